@@ -1,0 +1,242 @@
+// Package machine owns state machines as data: states, the transition
+// table, the initial state and, per scope, the terminal state and the happy
+// route to it. It is pure: no I/O, so every rule is table-tested.
+package machine
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+)
+
+// Scope is one way through a machine: where it stops and the states it
+// passes on the way when nothing fails.
+type Scope struct {
+	Terminal string   `json:"terminal"`
+	Route    []string `json:"route"`
+}
+
+// Machine is a state machine as data. Recovery names, for a state whose
+// phase can fail, the state that repairs it (test -> debug); after the
+// repair the route resumes at the failed state.
+type Machine struct {
+	Name        string              `json:"name"`
+	Initial     string              `json:"initial"`
+	Transitions map[string][]string `json:"transitions"`
+	Scopes      map[string]Scope    `json:"scopes"`
+	Recovery    map[string]string   `json:"recovery,omitempty"`
+}
+
+// Default is the seeds' eight-state machine with the newest transition
+// table of the original library and its seven scopes.
+func Default() *Machine {
+	return &Machine{
+		Name:    "default",
+		Initial: "initialize",
+		Transitions: map[string][]string{
+			"initialize": {"research", "implement"},
+			"research":   {"plan", "complete"},
+			"plan":       {"implement", "complete", "debug"},
+			"implement":  {"test", "complete"},
+			"test":       {"debug", "document", "complete"},
+			"debug":      {"test", "document", "complete"},
+			"document":   {"complete"},
+			"complete":   {},
+		},
+		Scopes: map[string]Scope{
+			"research-only":       {Terminal: "research", Route: []string{"initialize", "research"}},
+			"research-and-plan":   {Terminal: "plan", Route: []string{"initialize", "research", "plan"}},
+			"research-and-revise": {Terminal: "plan", Route: []string{"initialize", "research", "plan"}},
+			"full-implementation": {Terminal: "complete", Route: []string{"initialize", "research", "plan", "implement", "test", "document", "complete"}},
+			"debug-only":          {Terminal: "debug", Route: []string{"initialize", "research", "plan", "debug"}},
+			"implement-only":      {Terminal: "implement", Route: []string{"initialize", "implement"}},
+			"test-and-debug":      {Terminal: "complete", Route: []string{"initialize", "implement", "test", "complete"}},
+		},
+		Recovery: map[string]string{"test": "debug"},
+	}
+}
+
+// Parse reads a custom machine from JSON and validates it.
+func Parse(data []byte) (*Machine, error) {
+	var m Machine
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return nil, fail.Invalidf("machine: not valid machine JSON: %v (expected {\"name\",\"initial\",\"transitions\",\"scopes\",\"recovery\"})", err)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// Validate checks that the machine is closed and that every scope's route
+// walks allowed transitions from the initial state to its terminal state.
+func (m *Machine) Validate() error {
+	if m.Initial == "" || !m.HasState(m.Initial) {
+		return fail.Invalidf("machine %q: initial state %q is not in transitions", m.Name, m.Initial)
+	}
+	for from, tos := range m.Transitions {
+		if !validName(from) {
+			return fail.Invalidf("machine %q: state name %q must match [a-z][a-z0-9_-]*", m.Name, from)
+		}
+		for _, to := range tos {
+			if !m.HasState(to) {
+				return fail.Invalidf("machine %q: transition %s -> %s leads to an unknown state; add %q to transitions", m.Name, from, to, to)
+			}
+		}
+	}
+	if len(m.Scopes) == 0 {
+		return fail.Invalidf("machine %q: no scopes; add at least one {\"terminal\", \"route\"}", m.Name)
+	}
+	for name, s := range m.Scopes {
+		if !validName(name) {
+			return fail.Invalidf("machine %q: scope name %q must match [a-z][a-z0-9_-]*", m.Name, name)
+		}
+		if err := m.validateRoute(name, s); err != nil {
+			return err
+		}
+	}
+	for from, to := range m.Recovery {
+		if !m.Allowed(from, to) || !m.Allowed(to, from) {
+			return fail.Invalidf("machine %q: recovery %s -> %s needs transitions both ways", m.Name, from, to)
+		}
+	}
+	return nil
+}
+
+func (m *Machine) validateRoute(name string, s Scope) error {
+	if !m.HasState(s.Terminal) {
+		return fail.Invalidf("machine %q: scope %q: terminal state %q is not a state", m.Name, name, s.Terminal)
+	}
+	if len(s.Route) == 0 || s.Route[0] != m.Initial || s.Route[len(s.Route)-1] != s.Terminal {
+		return fail.Invalidf("machine %q: scope %q: route must start at %q and end at %q", m.Name, name, m.Initial, s.Terminal)
+	}
+	for i := 1; i < len(s.Route); i++ {
+		if !m.Allowed(s.Route[i-1], s.Route[i]) {
+			return fail.Invalidf("machine %q: scope %q: route step %s -> %s is not in transitions", m.Name, name, s.Route[i-1], s.Route[i])
+		}
+	}
+	return nil
+}
+
+func validName(s string) bool {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// HasState reports whether s is a state of the machine.
+func (m *Machine) HasState(s string) bool {
+	_, ok := m.Transitions[s]
+	return ok
+}
+
+// Allowed reports whether from -> to is in the table.
+func (m *Machine) Allowed(from, to string) bool {
+	return slices.Contains(m.Transitions[from], to)
+}
+
+// States lists the states in route order of the longest scope, then the
+// rest alphabetically, so output is stable and reads like the workflow.
+func (m *Machine) States() []string {
+	var longest []string
+	for _, name := range m.ScopeNames() {
+		if r := m.Scopes[name].Route; len(r) > len(longest) {
+			longest = r
+		}
+	}
+	out := slices.Clone(longest)
+	var rest []string
+	for s := range m.Transitions {
+		if !slices.Contains(out, s) {
+			rest = append(rest, s)
+		}
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
+}
+
+// ScopeNames lists the scopes sorted by name.
+func (m *Machine) ScopeNames() []string {
+	names := make([]string, 0, len(m.Scopes))
+	for n := range m.Scopes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Scope returns the named scope or a usage error listing the valid ones.
+func (m *Machine) Scope(name string) (Scope, error) {
+	s, ok := m.Scopes[name]
+	if !ok {
+		return Scope{}, fail.Invalidf("unknown scope %q; use one of: %s", name, strings.Join(m.ScopeNames(), ", "))
+	}
+	return s, nil
+}
+
+// Check decides a transition from current to next for a workflow whose
+// terminal state is terminal. same is true when current == next: the call
+// is idempotent and nothing must be written.
+func (m *Machine) Check(current, next, terminal string) (same bool, err error) {
+	if !m.HasState(next) {
+		return false, fail.Refusedf("unknown state %q; states are: %s", next, strings.Join(m.States(), ", "))
+	}
+	if current == next {
+		return true, nil
+	}
+	if current == terminal || len(m.Transitions[current]) == 0 {
+		return false, fail.Refusedf("workflow is in terminal state %q; no transition out of it is allowed (start a new workflow with sm-init)", current)
+	}
+	if !m.Allowed(current, next) {
+		return false, fail.Refusedf("transition %s -> %s is not allowed; allowed next states from %s: %s", current, next, current, strings.Join(m.Transitions[current], ", "))
+	}
+	return false, nil
+}
+
+// Next returns the state that follows current on the scope's route. With
+// failed set, it returns the recovery state of current (test -> debug).
+// From a recovery state off the route it returns to the state that failed.
+// At the terminal state it returns "" (the workflow is done).
+func (m *Machine) Next(scope Scope, current string, failed bool, failedState string) (string, error) {
+	if failed {
+		to, ok := m.Recovery[current]
+		if !ok {
+			return "", fail.Refusedf("state %q has no recovery state; the machine recovers only: %s", current, recoveryList(m.Recovery))
+		}
+		return to, nil
+	}
+	if current == scope.Terminal {
+		return "", nil
+	}
+	if i := slices.Index(scope.Route, current); i >= 0 {
+		return scope.Route[i+1], nil
+	}
+	if failedState != "" && m.Recovery[failedState] == current {
+		return failedState, nil
+	}
+	return "", fmt.Errorf("state %q is not on the route %s and no failed state to return to", current, strings.Join(scope.Route, " -> "))
+}
+
+func recoveryList(r map[string]string) string {
+	if len(r) == 0 {
+		return "none"
+	}
+	var parts []string
+	for from, to := range r {
+		parts = append(parts, from+" -> "+to)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}

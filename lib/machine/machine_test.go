@@ -1,0 +1,153 @@
+package machine
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+)
+
+func TestDefaultIsValid(t *testing.T) {
+	if err := Default().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDefaultScopesTerminals(t *testing.T) {
+	want := map[string]string{
+		"research-only": "research", "research-and-plan": "plan", "research-and-revise": "plan",
+		"full-implementation": "complete", "debug-only": "debug", "implement-only": "implement",
+		"test-and-debug": "complete",
+	}
+	m := Default()
+	if len(m.Scopes) != len(want) {
+		t.Fatalf("got %d scopes, want %d", len(m.Scopes), len(want))
+	}
+	for scope, term := range want {
+		s, err := m.Scope(scope)
+		if err != nil || s.Terminal != term {
+			t.Errorf("scope %s: terminal %q err %v, want %q", scope, s.Terminal, err, term)
+		}
+	}
+}
+
+// Every ordered pair of default states, checked against the table itself.
+func TestCheckEveryPair(t *testing.T) {
+	m := Default()
+	allowed := map[[2]string]bool{}
+	for _, p := range [][2]string{
+		{"initialize", "research"}, {"initialize", "implement"},
+		{"research", "plan"}, {"research", "complete"},
+		{"plan", "implement"}, {"plan", "complete"}, {"plan", "debug"},
+		{"implement", "test"}, {"implement", "complete"},
+		{"test", "debug"}, {"test", "document"}, {"test", "complete"},
+		{"debug", "test"}, {"debug", "document"}, {"debug", "complete"},
+		{"document", "complete"},
+	} {
+		allowed[p] = true
+	}
+	for _, from := range m.States() {
+		for _, to := range m.States() {
+			same, err := m.Check(from, to, "complete")
+			switch {
+			case from == to:
+				if !same || err != nil {
+					t.Errorf("%s -> %s: want idempotent, got same=%v err=%v", from, to, same, err)
+				}
+			case allowed[[2]string{from, to}]:
+				if err != nil {
+					t.Errorf("%s -> %s: want allowed, got %v", from, to, err)
+				}
+			default:
+				if fail.Code(err) != fail.Refused {
+					t.Errorf("%s -> %s: want refused (3), got %v", from, to, err)
+				}
+			}
+		}
+	}
+}
+
+func TestCheckTerminalOfScope(t *testing.T) {
+	m := Default()
+	_, err := m.Check("research", "plan", "research")
+	if fail.Code(err) != fail.Refused {
+		t.Fatalf("leaving the scope's terminal state: got %v", err)
+	}
+	_, err = m.Check("plan", "nowhere", "complete")
+	if fail.Code(err) != fail.Refused {
+		t.Fatalf("unknown state: got %v", err)
+	}
+}
+
+func TestNextWalksEveryRoute(t *testing.T) {
+	m := Default()
+	for _, name := range m.ScopeNames() {
+		s := m.Scopes[name]
+		var walked []string
+		cur := m.Initial
+		for cur != "" {
+			walked = append(walked, cur)
+			next, err := m.Next(s, cur, false, "")
+			if err != nil {
+				t.Fatalf("%s at %s: %v", name, cur, err)
+			}
+			cur = next
+		}
+		if !slices.Equal(walked, s.Route) {
+			t.Errorf("%s walked %v, want %v", name, walked, s.Route)
+		}
+	}
+}
+
+func TestNextRecovery(t *testing.T) {
+	m := Default()
+	full := m.Scopes["full-implementation"]
+	tests := []struct {
+		cur, failedState string
+		failed           bool
+		want             string
+		code             int
+	}{
+		{"test", "", true, "debug", 0},
+		{"debug", "test", false, "test", 0},
+		{"plan", "", true, "", fail.Refused},
+		{"debug", "", false, "", fail.Unexpected},
+	}
+	for _, tt := range tests {
+		got, err := m.Next(full, tt.cur, tt.failed, tt.failedState)
+		if got != tt.want || fail.Code(err) != tt.code {
+			t.Errorf("Next(%s, failed=%v, from %q) = %q, %v; want %q code %d", tt.cur, tt.failed, tt.failedState, got, err, tt.want, tt.code)
+		}
+	}
+	// debug-only ends at debug: debug is on its route, so it is terminal.
+	if got, _ := m.Next(m.Scopes["debug-only"], "debug", false, ""); got != "" {
+		t.Errorf("debug-only at debug: got %q, want done", got)
+	}
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name, json string
+		ok         bool
+	}{
+		{"minimal", `{"name":"review","initial":"start","transitions":{"start":["review"],"review":["done","start"],"done":[]},"scopes":{"quick":{"terminal":"done","route":["start","review","done"]}}}`, true},
+		{"unknown field", `{"name":"x","initial":"a","transitions":{"a":[]},"scopes":{"s":{"terminal":"a","route":["a"]}},"extra":1}`, false},
+		{"not json", `{`, false},
+		{"dangling transition", `{"name":"x","initial":"a","transitions":{"a":["b"]},"scopes":{"s":{"terminal":"a","route":["a"]}}}`, false},
+		{"route skips", `{"name":"x","initial":"a","transitions":{"a":["b"],"b":["c"],"c":[]},"scopes":{"s":{"terminal":"c","route":["a","c"]}}}`, false},
+		{"no scopes", `{"name":"x","initial":"a","transitions":{"a":[]},"scopes":{}}`, false},
+		{"bad state name", `{"name":"x","initial":"A b","transitions":{"A b":[]},"scopes":{"s":{"terminal":"A b","route":["A b"]}}}`, false},
+		{"one-way recovery", `{"name":"x","initial":"a","transitions":{"a":["b"],"b":[]},"scopes":{"s":{"terminal":"b","route":["a","b"]}},"recovery":{"a":"b"}}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.json))
+			if tt.ok && err != nil {
+				t.Fatalf("want ok, got %v", err)
+			}
+			if !tt.ok && fail.Code(err) != fail.Invalid {
+				t.Fatalf("want invalid (4), got %v", err)
+			}
+		})
+	}
+}
