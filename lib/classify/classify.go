@@ -1,0 +1,177 @@
+// Package classify owns workflow classification: validating the JSON the
+// workflow-classifier agent returns (Parse) and the offline, deterministic
+// classifier used when the user chooses it (Offline). It is pure: it must not
+// do I/O, read the environment, poll or wait; callers in lib/app do that.
+package classify
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+)
+
+// Classification is the classifier agent's answer, as documented in
+// docs/command-protocol.md.
+type Classification struct {
+	WorkflowType       string   `json:"workflow_type"`
+	Confidence         float64  `json:"confidence"`
+	ResearchComplexity int      `json:"research_complexity"`
+	ResearchTopics     []string `json:"research_topics"`
+	Reasoning          string   `json:"reasoning"`
+}
+
+// Scopes are the seven workflow types, in the order of the original
+// state machine (reference section 2.1).
+var Scopes = []string{
+	"research-only",
+	"research-and-plan",
+	"research-and-revise",
+	"full-implementation",
+	"debug-only",
+	"implement-only",
+	"test-and-debug",
+}
+
+// MaxComplexity is the largest research_complexity: at most four research
+// workers run in parallel.
+const MaxComplexity = 4
+
+// Parse validates the classifier's JSON and returns it. Surrounding
+// whitespace and one markdown code fence (```json ... ``` or ``` ... ```)
+// are accepted because agents add them; any other text is rejected.
+// Unknown fields are ignored. Every error is fail.Invalid except a
+// minConfidence outside 0-1, which is the caller's flag (fail.Usage).
+func Parse(data []byte, minConfidence float64) (Classification, error) {
+	var c Classification
+	if math.IsNaN(minConfidence) || minConfidence < 0 || minConfidence > 1 {
+		return c, fail.Usagef("--min-confidence %v is outside 0-1", minConfidence)
+	}
+	body := unfence(data)
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
+		why := "not a JSON object"
+		if err != nil {
+			why = err.Error()
+		}
+		return c, fail.Invalidf("classification is not valid JSON (%s); expected one JSON object like "+
+			`{"workflow_type": "research-and-plan", "confidence": 0.9, "research_complexity": 2, "research_topics": ["A", "B"], "reasoning": "..."}`+
+			", optionally in a ```json fence, and nothing else", why)
+	}
+
+	wt, ok := stringField(raw, "workflow_type")
+	if !ok || !slices.Contains(Scopes, wt) {
+		return c, fail.Invalidf("classification: workflow_type %s is not one of %s; the classifier must return one of them",
+			show(raw, "workflow_type"), strings.Join(Scopes, ", "))
+	}
+	c.WorkflowType = wt
+
+	conf, ok := numberField(raw, "confidence")
+	switch {
+	case !ok:
+		return c, fail.Invalidf("classification: confidence %s is not a number; the classifier must return a number from 0 to 1",
+			show(raw, "confidence"))
+	case conf < 0 || conf > 1:
+		return c, fail.Invalidf("classification: confidence %v is outside 0-1; the classifier must return a number from 0 to 1", conf)
+	case conf < minConfidence:
+		return c, fail.Invalidf("classification: confidence %v is below the minimum %v; re-run the classifier with a clearer description, or change the threshold with --min-confidence",
+			conf, minConfidence)
+	}
+	c.Confidence = conf
+
+	n, ok := numberField(raw, "research_complexity")
+	if !ok || n != math.Trunc(n) || n < 1 || n > MaxComplexity {
+		return c, fail.Invalidf("classification: research_complexity %s is not an integer from 1 to %d; the classifier must return one",
+			show(raw, "research_complexity"), MaxComplexity)
+	}
+	c.ResearchComplexity = int(n)
+
+	topicsErr := fail.Invalidf("classification: research_topics %s is not an array of exactly %d non-empty strings (research_complexity is %d); the classifier must return one topic per research worker",
+		show(raw, "research_topics"), c.ResearchComplexity, c.ResearchComplexity)
+	var topics []string
+	if err := json.Unmarshal(raw["research_topics"], &topics); err != nil || len(topics) != c.ResearchComplexity {
+		return c, topicsErr
+	}
+	for _, t := range topics {
+		// NUL cannot be stored in workflow state (exit-code table: invalid data).
+		if strings.TrimSpace(t) == "" || strings.ContainsRune(t, 0) {
+			return c, topicsErr
+		}
+	}
+	c.ResearchTopics = topics
+
+	if r, present := raw["reasoning"]; present && !isNull(r) {
+		s, ok := stringField(raw, "reasoning")
+		if !ok {
+			return c, fail.Invalidf("classification: reasoning %s is not a string; the classifier must return a string (it may be empty)",
+				show(raw, "reasoning"))
+		}
+		c.Reasoning = s
+	}
+	return c, nil
+}
+
+// unfence strips surrounding whitespace and one enclosing code fence whose
+// info string is empty or "json".
+func unfence(data []byte) []byte {
+	s := bytes.TrimSpace(data)
+	if !bytes.HasPrefix(s, []byte("```")) || !bytes.HasSuffix(s, []byte("```")) || len(s) < 6 {
+		return s
+	}
+	inner := s[3 : len(s)-3]
+	nl := bytes.IndexByte(inner, '\n')
+	if nl < 0 {
+		return s // a one-line fence has no room for an info string: leave it to fail
+	}
+	info := strings.ToLower(strings.TrimSpace(string(inner[:nl])))
+	if info != "" && info != "json" {
+		return s
+	}
+	return bytes.TrimSpace(inner[nl+1:])
+}
+
+func isNull(r json.RawMessage) bool { return string(bytes.TrimSpace(r)) == "null" }
+
+func stringField(raw map[string]json.RawMessage, key string) (string, bool) {
+	r, ok := raw[key]
+	if !ok || len(r) == 0 || r[0] != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(r, &s) != nil || strings.ContainsRune(s, 0) {
+		return "", false
+	}
+	return s, true
+}
+
+func numberField(raw map[string]json.RawMessage, key string) (float64, bool) {
+	r, ok := raw[key]
+	if !ok || len(r) == 0 {
+		return 0, false
+	}
+	var num json.Number
+	// json.Number also accepts a quoted number; a string is not a number here.
+	if r[0] == '"' || json.Unmarshal(r, &num) != nil {
+		return 0, false
+	}
+	f, err := num.Float64()
+	if err != nil || math.IsInf(f, 0) {
+		return 0, false
+	}
+	return f, true
+}
+
+// show renders a field's raw value for an error message, or "(missing)".
+func show(raw map[string]json.RawMessage, key string) string {
+	r, ok := raw[key]
+	if !ok {
+		return "(missing)"
+	}
+	if s := []rune(string(r)); len(s) > 60 {
+		return string(s[:57]) + "..."
+	}
+	return string(r)
+}
