@@ -1,0 +1,183 @@
+// Package statefile owns the key/value state format and the one shell
+// escaper. A state file is data, never a script: one KEY=value line per
+// write, newest last, with backslash and newline escaped so every value
+// without NUL round-trips. It does no I/O; lib/store reads and writes.
+package statefile
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+)
+
+// header starts every state file; base is the size of the file right
+// after its last compaction, so an append can decide with one stat and
+// one short read whether it is time to compact again.
+const headerPrefix = "# flowstate state v1 base="
+
+// ValidKey reports whether key is a shell identifier.
+func ValidKey(key string) bool {
+	if key == "" {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9' {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// CheckPair validates a key and value before anything is written.
+func CheckPair(key, value string) error {
+	if !ValidKey(key) {
+		return fail.Invalidf("invalid key %q: keys must match [A-Za-z_][A-Za-z0-9_]*", key)
+	}
+	if bytes.IndexByte([]byte(value), 0) >= 0 {
+		return fail.Invalidf("value of %s contains a NUL byte, which no shell variable can hold; remove it", key)
+	}
+	return nil
+}
+
+// EncodeLine renders one record without the trailing newline.
+func EncodeLine(key, value string) []byte {
+	buf := make([]byte, 0, len(key)+1+len(value)+8)
+	buf = append(buf, key...)
+	buf = append(buf, '=')
+	for i := 0; i < len(value); i++ {
+		switch c := value[i]; c {
+		case '\\':
+			buf = append(buf, '\\', '\\')
+		case '\n':
+			buf = append(buf, '\\', 'n')
+		case '\r':
+			buf = append(buf, '\\', 'r')
+		default:
+			buf = append(buf, c)
+		}
+	}
+	return buf
+}
+
+func decodeValue(raw []byte) (string, bool) {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw), true
+	}
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			out = append(out, raw[i])
+			continue
+		}
+		i++
+		if i == len(raw) {
+			return "", false
+		}
+		switch raw[i] {
+		case '\\':
+			out = append(out, '\\')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		default:
+			return "", false
+		}
+	}
+	return string(out), true
+}
+
+// Header renders the first line of a file whose compacted size is base.
+func Header(base int) []byte {
+	return []byte(headerPrefix + strconv.Itoa(base))
+}
+
+// Base reads the compacted size from a file's first line; 0 if absent.
+func Base(firstLine []byte) int {
+	rest, ok := bytes.CutPrefix(firstLine, []byte(headerPrefix))
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.Atoi(string(bytes.TrimRight(rest, "\n")))
+	return n
+}
+
+// ShouldCompact decides from sizes alone: once the file has more than
+// doubled since its last compaction (plus slack for small files), rewrite
+// it, so its size stays proportional to the number of keys.
+func ShouldCompact(size, base int64) bool {
+	return size > 2*base+4096
+}
+
+// State is the decoded content of a state file: the newest value per key.
+type State struct {
+	Values map[string]string
+	// Warnings name lines that were skipped: a torn last line left by a
+	// killed writer, or a damaged line. They are never fatal.
+	Warnings []string
+}
+
+// Parse decodes a state file. Later lines win.
+func Parse(data []byte) State {
+	st := State{Values: map[string]string{}}
+	lineNo := 0
+	for len(data) > 0 {
+		lineNo++
+		nl := bytes.IndexByte(data, '\n')
+		if nl < 0 {
+			st.Warnings = append(st.Warnings, fmt.Sprintf("line %d: torn last line (a writer was interrupted); skipped", lineNo))
+			break
+		}
+		line := data[:nl]
+		data = data[nl+1:]
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		eq := bytes.IndexByte(line, '=')
+		if eq <= 0 || !ValidKey(string(line[:eq])) {
+			st.Warnings = append(st.Warnings, fmt.Sprintf("line %d: not a KEY=value record; skipped", lineNo))
+			continue
+		}
+		v, ok := decodeValue(line[eq+1:])
+		if !ok {
+			st.Warnings = append(st.Warnings, fmt.Sprintf("line %d: bad escape in value of %s; skipped", lineNo, line[:eq]))
+			continue
+		}
+		st.Values[string(line[:eq])] = v
+	}
+	return st
+}
+
+// Keys returns the keys sorted, the order every output uses.
+func (s State) Keys() []string {
+	keys := make([]string, 0, len(s.Values))
+	for k := range s.Values {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Compact renders the whole state as a fresh file: header, then one
+// line per key, sorted.
+func Compact(values map[string]string) []byte {
+	keys := State{Values: values}.Keys()
+	var body bytes.Buffer
+	for _, k := range keys {
+		body.Write(EncodeLine(k, values[k]))
+		body.WriteByte('\n')
+	}
+	// The header's own length counts toward base; digits of the size
+	// change the size, so settle it in two passes.
+	base := body.Len() + len(Header(body.Len())) + 1
+	base = body.Len() + len(Header(base)) + 1
+	out := make([]byte, 0, base)
+	out = append(out, Header(base)...)
+	out = append(out, '\n')
+	return append(out, body.Bytes()...)
+}
