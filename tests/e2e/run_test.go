@@ -1,0 +1,110 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// runTimeout bounds one CLI run; a stuck run fails instead of hanging CI.
+const runTimeout = 3 * time.Minute
+
+// result is what one CLI run left behind.
+type result struct {
+	Stdout, Stderr string
+	ExitCode       int
+	Wall           time.Duration
+}
+
+// process is a running `claude -p`.
+type process struct {
+	cmd            *exec.Cmd
+	stdout, stderr bytes.Buffer
+	started        time.Time
+	cancel         context.CancelFunc
+}
+
+// start launches `claude -p prompt` in the project with the scratch plugin,
+// pointed at the stand-in.
+func (s *scenario) start(prompt string) *process {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	p := &process{cancel: cancel}
+	p.cmd = exec.CommandContext(ctx, claudeBin, "-p", prompt,
+		"--plugin-dir", s.Plugin,
+		// As root --dangerously-skip-permissions is refused; allow the tools instead.
+		"--allowedTools", "Bash Read Write Edit Agent")
+	p.cmd.Dir = s.Project
+	p.cmd.Env = s.env()
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	// Its own process group, so that a timeout or kill also ends the shells it started.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p.cmd.Cancel = func() error { return syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) }
+	p.cmd.WaitDelay = 10 * time.Second
+	p.started = time.Now()
+	if err := p.cmd.Start(); err != nil {
+		cancel()
+		s.t.Fatal(err)
+	}
+	return p
+}
+
+// wait lets the run finish.
+func (p *process) wait() result {
+	err := p.cmd.Wait()
+	p.cancel()
+	r := result{Stdout: p.stdout.String(), Stderr: p.stderr.String(), Wall: time.Since(p.started)}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		r.ExitCode = exit.ExitCode()
+	case err != nil:
+		r.ExitCode = -1
+	}
+	return r
+}
+
+// kill ends the CLI abruptly (SIGKILL, no SessionEnd), as a crash would.
+func (p *process) kill() { _ = p.cmd.Process.Kill() }
+
+// claude runs the CLI to the end and logs what a scenario reports: wall time
+// and how many times the stand-in called the plugin's tool.
+func (s *scenario) claude(prompt, tool string) result {
+	s.t.Helper()
+	r := s.start(prompt).wait()
+	s.t.Logf("%q: exit %d, wall %s, %d %s calls", prompt, r.ExitCode, r.Wall.Round(time.Millisecond), s.Model.CountBashCalls(tool), tool)
+	if r.ExitCode != 0 {
+		s.t.Logf("stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
+	}
+	return r
+}
+
+// env is the CLI's environment: the test's own, minus anything of an outer
+// Claude Code session or a real API account, plus the scratch HOME and the
+// stand-in.
+func (s *scenario) env() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(name, "CLAUDE"), strings.HasPrefix(name, "ANTHROPIC"),
+			strings.HasPrefix(name, "XDG_"), name == "HOME", name == "AI_AGENT", name == "IS_SANDBOX":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env,
+		"HOME="+s.Home,
+		"ANTHROPIC_BASE_URL="+s.Model.URL,
+		"ANTHROPIC_API_KEY=sk-fake",
+		"DISABLE_TELEMETRY=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+	)
+}

@@ -1,0 +1,102 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flowstate-dev/flowstate/tests/e2e/standin"
+)
+
+// scenario is one test's world: a scratch HOME, a scratch git project, a
+// scratch copy of a plugin and a running stand-in model.
+type scenario struct {
+	t       *testing.T
+	Home    string
+	Project string
+	Plugin  string
+	Model   *standin.Server
+	LogDir  string // stand-in request log, kept after the test for debugging
+}
+
+// pluginParts are the plugin's own files; everything else in the source
+// directory (Go code, tests, docs) is not part of the plugin.
+var pluginParts = []string{".claude-plugin", "commands", "agents", "hooks", "skills", "scripts"}
+
+// newScenario copies the plugin at pluginSrc into a scratch directory, puts
+// bins (name → built binary) into its bin/, and starts the stand-in.
+func newScenario(t *testing.T, pluginSrc string, bins map[string]string, knobs standin.Knobs) *scenario {
+	t.Helper()
+	s := &scenario{t: t, Home: t.TempDir(), Project: t.TempDir(), Plugin: filepath.Join(t.TempDir(), "plugin")}
+	for _, part := range pluginParts {
+		src := filepath.Join(pluginSrc, part)
+		if _, err := os.Stat(src); err == nil {
+			if err := os.CopyFS(filepath.Join(s.Plugin, part), os.DirFS(src)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for name, bin := range bins {
+		data, err := os.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(s.Plugin, "bin"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(s.Plugin, "bin", name), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.git("init", "-q", "-b", "main")
+	s.git("config", "user.email", "e2e@flowstate.invalid")
+	s.git("config", "user.name", "flowstate e2e")
+	if err := os.WriteFile(filepath.Join(s.Project, "README.md"), []byte("# scratch project\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.git("add", "README.md")
+	s.git("commit", "-q", "-m", "initial")
+
+	s.LogDir = filepath.Join(cacheDir, "runs", strings.ReplaceAll(t.Name(), "/", "_"))
+	if err := os.RemoveAll(s.LogDir); err != nil {
+		t.Fatal(err)
+	}
+	model, err := standin.Start(knobs, s.LogDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Model = model
+	t.Cleanup(model.Close)
+	t.Logf("stand-in log: %s", s.LogDir)
+	return s
+}
+
+func (s *scenario) git(args ...string) {
+	s.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = s.Project
+	if out, err := cmd.CombinedOutput(); err != nil {
+		s.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// path is a project file's absolute path.
+func (s *scenario) path(rel string) string { return filepath.Join(s.Project, rel) }
+
+func (s *scenario) read(rel string) string {
+	s.t.Helper()
+	b, err := os.ReadFile(s.path(rel))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return string(b)
+}
+
+func (s *scenario) exists(rel string) bool {
+	_, err := os.Stat(s.path(rel))
+	return err == nil
+}

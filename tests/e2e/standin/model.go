@@ -1,0 +1,226 @@
+package standin
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// turn is the model's answer to one request: tool calls (stop_reason
+// tool_use) or, when there are none, a final text (stop_reason end_turn).
+type turn struct {
+	Text  string
+	Tools []toolUse
+}
+
+type toolUse struct {
+	Name  string
+	Input any
+}
+
+type bashInput struct {
+	Command     string `json:"command"`
+	Description string `json:"description"`
+}
+
+type writeInput struct {
+	FilePath string `json:"file_path"`
+	Content  string `json:"content"`
+}
+
+// thread is everything one decision depends on.
+type thread struct {
+	Conv  conversation
+	Agent string // persona of a subagent, "" in the main thread
+	Knobs Knobs
+	// TestRun is called once per test-results file the stand-in is about to
+	// write and returns its 1-based ordinal (FailTestRuns counts these).
+	TestRun func() int
+}
+
+// decide replays the conversation against the program to find the current
+// step, and returns the next turn.
+func decide(th thread) turn {
+	c := th.Conv
+	prog, err := programOf(c)
+	if err != nil {
+		return turn{Text: "stand-in cannot follow this program: " + err.Error()}
+	}
+	env := map[string]string{}
+	if c.Subagent {
+		merge(env, c.Prompt)
+	}
+	skipWrites := c.Subagent && th.Knobs.MissingWorker != "" && strings.Contains(c.Prompt, th.Knobs.MissingWorker)
+	lastOutput, signal := "", ""
+	h := 0 // next unconsumed call in the history
+	for pc := 0; pc < len(prog.Steps); {
+		st := prog.Steps[pc]
+		switch st.Kind {
+		case stepBash:
+			if h == len(c.Calls) {
+				return turn{Tools: []toolUse{{"Bash", bashInput{st.Text, fmt.Sprintf("Run step %d", pc+1)}}}}
+			}
+			call, stop := consume(c.Calls, &h, "Bash")
+			if stop != "" {
+				return turn{Text: stop}
+			}
+			merge(env, call.Result)
+			lastOutput = call.Result
+			if s := lastSignal(call.Result); s != "" {
+				signal = s
+			}
+			next, jumps := nextOf(call.Result)
+			switch {
+			case !jumps:
+				pc++
+			case next == "done":
+				pc = len(prog.Steps)
+			default:
+				target, ok := prog.Sections[next]
+				if !ok {
+					return turn{Text: fmt.Sprintf("Stopped: NEXT=%s names no section \"## %s\".", next, next)}
+				}
+				pc = target
+			}
+		case stepTask:
+			calls, err := st.Task.expand(env)
+			if err != nil {
+				return turn{Text: "Stopped: " + err.Error()}
+			}
+			if h == len(c.Calls) && len(calls) > 0 {
+				var tools []toolUse
+				for _, inv := range calls {
+					tools = append(tools, toolUse{"Agent", inv})
+				}
+				return turn{Tools: tools}
+			}
+			for range calls {
+				if _, stop := consume(c.Calls, &h, "Agent"); stop != "" {
+					return turn{Text: stop}
+				}
+			}
+			pc++
+		case stepWrite:
+			if skipWrites {
+				pc++
+				continue
+			}
+			if h == len(c.Calls) {
+				return turn{Tools: []toolUse{{"Write", th.write(prog, pc, env)}}}
+			}
+			if _, stop := consume(c.Calls, &h, "Write"); stop != "" {
+				return turn{Text: stop}
+			}
+			pc++
+		}
+	}
+	return turn{Text: th.final(prog, env, lastOutput, signal)}
+}
+
+// programOf is the main thread's command, or a subagent's prompt followed by
+// its agent body: the prompt's files are written first, then the body's steps
+// (which may verify them) run.
+func programOf(c conversation) (program, error) {
+	if !c.Subagent {
+		p, err := parseProgram(c.Program)
+		// Only subagents write files; prose in a command is never a step.
+		var steps []step
+		for _, s := range p.Steps {
+			if s.Kind != stepWrite {
+				steps = append(steps, s)
+			}
+		}
+		p.Steps = steps
+		return p, err
+	}
+	prompt, err := parseProgram(c.Prompt)
+	if err != nil {
+		return prompt, fmt.Errorf("prompt: %w", err)
+	}
+	body, err := parseProgram(c.Program)
+	if err != nil {
+		return body, fmt.Errorf("agent body: %w", err)
+	}
+	return prompt.then(body), nil
+}
+
+// consume takes the next call from the history; a failed or unexpected call
+// yields the text that ends the turn.
+func consume(calls []toolCall, h *int, want string) (toolCall, string) {
+	call := calls[*h]
+	*h++
+	switch {
+	case call.Name != want:
+		return call, fmt.Sprintf("stand-in lost its place: expected a %s call, the conversation has %s", want, call.Name)
+	case !call.HasResult:
+		return call, fmt.Sprintf("stand-in lost its place: %s call %s has no result", want, call.ID)
+	case call.IsError:
+		return call, fmt.Sprintf("Stopped: the %s step failed, so the command stops here.\n\n%s", want, call.Result)
+	}
+	return call, ""
+}
+
+func merge(env map[string]string, out string) {
+	for _, kv := range keyValues(out) {
+		env[kv[0]] = kv[1]
+	}
+}
+
+// nextOf reports the NEXT value printed by this one step, if any.
+func nextOf(out string) (string, bool) {
+	next, ok := "", false
+	for _, kv := range keyValues(out) {
+		if kv[0] == "NEXT" {
+			next, ok = strings.TrimSpace(kv[1]), true
+		}
+	}
+	return next, ok
+}
+
+func (th thread) write(prog program, pc int, env map[string]string) writeInput {
+	path := substitute(prog.Steps[pc].Text, env)
+	var all []string
+	for _, s := range prog.Steps {
+		if s.Kind == stepWrite {
+			all = append(all, projectRelative(th.Conv.Cwd, substitute(s.Text, env)))
+		}
+	}
+	w := writeContext{Persona: th.Agent, Path: path, Prompt: th.Conv.Prompt, Siblings: all, Knobs: th.Knobs}
+	if th.Agent == "test-specialist" && filepath.Ext(path) == ".json" {
+		w.TestRun = th.TestRun()
+	}
+	return writeInput{FilePath: absolute(th.Conv.Cwd, path), Content: w.content()}
+}
+
+// final is the answer when the program is finished.
+func (th thread) final(prog program, env map[string]string, lastOutput, signal string) string {
+	if !th.Conv.Subagent {
+		if out := strings.TrimSpace(lastOutput); out != "" {
+			return out
+		}
+		return "Done."
+	}
+	switch {
+	case signal != "":
+		return signal
+	case th.Agent == "workflow-classifier":
+		return th.Knobs.classification()
+	case prog.Return != "":
+		return substitute(prog.Return, env)
+	}
+	return "Done."
+}
+
+func absolute(cwd, path string) string {
+	if filepath.IsAbs(path) || cwd == "" {
+		return path
+	}
+	return filepath.Join(cwd, path)
+}
+
+func projectRelative(cwd, path string) string {
+	if rel, err := filepath.Rel(cwd, absolute(cwd, path)); err == nil && cwd != "" {
+		return rel
+	}
+	return path
+}

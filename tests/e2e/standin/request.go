@@ -1,0 +1,166 @@
+package standin
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+)
+
+// request is the part of a Messages API request body the stand-in reads.
+type request struct {
+	System   json.RawMessage `json:"system"`
+	Messages []message       `json:"messages"`
+	Stream   bool            `json:"stream"`
+}
+
+type message struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// block is any content block; which fields are set depends on Type.
+type block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   json.RawMessage `json:"content,omitempty"`
+	IsError   bool            `json:"is_error,omitempty"`
+}
+
+// blocks decodes content that the API allows to be either a plain string or a
+// list of blocks.
+func blocks(raw json.RawMessage) []block {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return []block{{Type: "text", Text: s}}
+	}
+	var bs []block
+	_ = json.Unmarshal(raw, &bs)
+	return bs
+}
+
+// texts joins the text of all text blocks in raw.
+func texts(raw json.RawMessage) string {
+	var parts []string
+	for _, b := range blocks(raw) {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// toolCall is one tool_use the assistant made earlier in the conversation,
+// paired with its tool_result.
+type toolCall struct {
+	ID        string
+	Name      string
+	Input     json.RawMessage
+	Result    string
+	IsError   bool
+	HasResult bool
+}
+
+// conversation is what the stand-in derives from one request.
+type conversation struct {
+	Subagent bool
+	// Program is the text to follow: the expanded command (main thread) or the
+	// agent body (subagent).
+	Program string
+	// Prompt is a subagent's task, the first user message; empty in the main thread.
+	Prompt string
+	// Cwd is the session's working directory, used to make Write paths absolute.
+	Cwd   string
+	Calls []toolCall
+}
+
+// subagentMarker is in the billing header, the first system block, of every
+// request a subagent makes (Claude Code 2.1.328).
+const subagentMarker = "cc_is_subagent=true"
+
+// harnessNotes starts the text Claude Code appends to an agent body in a
+// subagent's system prompt; the body is what comes before it.
+const harnessNotes = "\n\nMessages from the agent that launched you"
+
+var cwdLine = regexp.MustCompile(`(?m)^ - Primary working directory: (.+)$`)
+
+func parseConversation(req request) conversation {
+	system := blocks(req.System)
+	var c conversation
+	if len(system) > 0 && strings.Contains(system[0].Text, subagentMarker) {
+		c.Subagent = true
+		var body []string
+		for _, b := range system[1:] {
+			body = append(body, b.Text)
+		}
+		c.Program, _, _ = strings.Cut(strings.Join(body, "\n"), harnessNotes)
+	}
+	results := map[string]block{}
+	firstUser := true
+	for _, m := range req.Messages {
+		bs := blocks(m.Content)
+		switch m.Role {
+		case "user":
+			if firstUser {
+				firstUser = false
+				task := firstUserText(bs)
+				if c.Subagent {
+					c.Prompt = task
+				} else {
+					c.Program = task
+				}
+			}
+			for _, b := range bs {
+				if b.Type == "tool_result" {
+					results[b.ToolUseID] = b
+				}
+			}
+		case "assistant":
+			for _, b := range bs {
+				if b.Type == "tool_use" {
+					c.Calls = append(c.Calls, toolCall{ID: b.ID, Name: b.Name, Input: b.Input})
+				}
+			}
+		case "system":
+			if m := cwdLine.FindStringSubmatch(texts(m.Content)); m != nil && c.Cwd == "" {
+				c.Cwd = strings.TrimSpace(m[1])
+			}
+		}
+	}
+	for i := range c.Calls {
+		if r, ok := results[c.Calls[i].ID]; ok {
+			c.Calls[i].HasResult = true
+			c.Calls[i].IsError = r.IsError
+			c.Calls[i].Result = texts(r.Content)
+		}
+	}
+	return c
+}
+
+// firstUserText is the task in the first user message: for a slash command the
+// expanded body after the <command-message> block, otherwise all text; the
+// <system-reminder> blocks Claude Code adds are never part of it.
+func firstUserText(bs []block) string {
+	var all, afterCommand []string
+	seenCommand := false
+	for _, b := range bs {
+		if b.Type != "text" || strings.HasPrefix(b.Text, "<system-reminder>") {
+			continue
+		}
+		if strings.HasPrefix(b.Text, "<command-message>") {
+			seenCommand = true
+			continue
+		}
+		all = append(all, b.Text)
+		if seenCommand {
+			afterCommand = append(afterCommand, b.Text)
+		}
+	}
+	if seenCommand {
+		return strings.TrimSpace(strings.Join(afterCommand, "\n"))
+	}
+	return strings.TrimSpace(strings.Join(all, "\n"))
+}

@@ -1,0 +1,178 @@
+package standin
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Server is a running stand-in on 127.0.0.1. Point Claude Code at it with
+// ANTHROPIC_BASE_URL=URL.
+type Server struct {
+	URL string
+
+	knobs  Knobs
+	logDir string
+	http   *httptest.Server
+	seq    atomic.Int64 // numbers requests, and so the log files
+	tools  atomic.Int64 // numbers tool_use ids
+
+	mu sync.Mutex
+	// agentTypes maps the prompt of every Agent call the stand-in made to its
+	// subagent_type: a subagent's requests carry its prompt and body but not
+	// its name, and the persona is chosen by name.
+	agentTypes map[string]string
+	testRuns   int
+	exchanges  []Exchange
+}
+
+// Exchange is one answered Messages request, for assertions and reports.
+type Exchange struct {
+	Seq      int64
+	Subagent bool
+	Agent    string // persona of the subagent ("" in the main thread)
+	Text     string // final text; empty when the turn made tool calls
+	Tools    []ToolUse
+}
+
+// ToolUse is one tool call the stand-in made.
+type ToolUse struct {
+	Name  string
+	Input json.RawMessage
+}
+
+// Start serves the stand-in on a free loopback port. Every request body, and
+// every answer, is written to logDir (created if needed).
+func Start(knobs Knobs, logDir string) (*Server, error) {
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, err
+	}
+	s := &Server{knobs: knobs, logDir: logDir, agentTypes: map[string]string{}}
+	s.http = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.URL = s.http.URL
+	return s, nil
+}
+
+// Close stops the server; requests still waiting (SlowDelay) end with it.
+func (s *Server) Close() {
+	s.http.CloseClientConnections()
+	s.http.Close()
+}
+
+// Exchanges returns the answered Messages requests in the order answered.
+func (s *Server) Exchanges() []Exchange {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Exchange(nil), s.exchanges...)
+}
+
+// CountBashCalls counts how often program is invoked in the Bash commands the
+// stand-in ran (each command position counts, e.g. `a && program x; program y` is 2).
+func (s *Server) CountBashCalls(program string) int {
+	invocation := regexp.MustCompile(`(?m)(^|[\s;&|(]|\$\()` + regexp.QuoteMeta(program) + `(\s|$|;|\))`)
+	n := 0
+	for _, e := range s.Exchanges() {
+		for _, u := range e.Tools {
+			var in bashInput
+			if u.Name == "Bash" && json.Unmarshal(u.Input, &in) == nil {
+				n += len(invocation.FindAllString(in.Command, -1))
+			}
+		}
+	}
+	return n
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	seq := s.seq.Add(1)
+	body, _ := io.ReadAll(r.Body)
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
+		// HEAD probes, count_tokens, telemetry: answer harmlessly.
+		s.log(fmt.Sprintf("%04d-%s-%s.txt", seq, r.Method, unsafeName.ReplaceAllString(r.URL.Path, "_")), body)
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "/count_tokens") {
+			_, _ = io.WriteString(w, `{"input_tokens": 1}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{}`)
+		return
+	}
+	var req request
+	if err := json.Unmarshal(body, &req); err != nil {
+		s.log(fmt.Sprintf("%04d-bad.request.json", seq), body)
+		http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad json"}}`, http.StatusBadRequest)
+		return
+	}
+	conv := parseConversation(req)
+	agent := ""
+	if conv.Subagent {
+		s.mu.Lock()
+		agent = personaOf(s.agentTypes[strings.TrimSpace(conv.Prompt)])
+		s.mu.Unlock()
+	}
+	name := fmt.Sprintf("%04d-main", seq)
+	if conv.Subagent {
+		name = fmt.Sprintf("%04d-sub-%s", seq, unsafeName.ReplaceAllString(orDefault(agent, "unknown"), "_"))
+	}
+	s.log(name+".request.json", body)
+
+	if agent != "" && agent == s.knobs.SlowAgent {
+		select {
+		case <-time.After(s.knobs.SlowDelay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+
+	t := decide(thread{Conv: conv, Agent: agent, Knobs: s.knobs, TestRun: s.nextTestRun})
+	msg := t.message(fmt.Sprintf("msg_standin_%04d", seq), func() string {
+		return fmt.Sprintf("toolu_standin_%d", s.tools.Add(1))
+	})
+	s.record(seq, conv, agent, t)
+	reply, _ := json.MarshalIndent(msg, "", "  ")
+	s.log(name+".reply.json", reply)
+	if !req.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(reply)
+		return
+	}
+	_ = stream(w, msg)
+}
+
+func (s *Server) nextTestRun() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.testRuns++
+	return s.testRuns
+}
+
+func (s *Server) record(seq int64, conv conversation, agent string, t turn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := Exchange{Seq: seq, Subagent: conv.Subagent, Agent: agent}
+	if len(t.Tools) == 0 {
+		e.Text = t.Text
+	}
+	for _, u := range t.Tools {
+		in, _ := json.Marshal(u.Input)
+		e.Tools = append(e.Tools, ToolUse{Name: u.Name, Input: in})
+		if inv, ok := u.Input.(invocation); ok {
+			s.agentTypes[strings.TrimSpace(inv.Prompt)] = inv.SubagentType
+		}
+	}
+	s.exchanges = append(s.exchanges, e)
+}
+
+func (s *Server) log(name string, data []byte) {
+	_ = os.WriteFile(filepath.Join(s.logDir, name), data, 0o644)
+}
