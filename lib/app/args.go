@@ -1,0 +1,79 @@
+package app
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// permute moves a command's known flags in front of its positional
+// arguments, so `sm-transition plan --reason x` works although urfave/cli
+// v2 stops parsing flags at the first positional. Commands whose
+// positionals are arbitrary values (state-append, log-append) are left as
+// typed: a value like "--stdin" must stay a value. "--" ends flags.
+func permute(app *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	i := 1
+	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "--" {
+		if takesValue(app.Flags, args[i]) {
+			i++
+		}
+		i++
+	}
+	if i >= len(args) {
+		return args
+	}
+	cmd := app.Command(args[i])
+	if cmd == nil || rawArgs[cmd.Name] {
+		return args
+	}
+	var flags, pos []string
+	rest := args[i+1:]
+	for j := 0; j < len(rest); j++ {
+		a := rest[j]
+		if a == "--" {
+			pos = append(pos, rest[j:]...)
+			break
+		}
+		if strings.HasPrefix(a, "-") && len(a) > 1 && findFlag(cmd.Flags, a) != nil {
+			flags = append(flags, a)
+			if takesValue(cmd.Flags, a) && j+1 < len(rest) {
+				j++
+				flags = append(flags, rest[j])
+			}
+			continue
+		}
+		pos = append(pos, a)
+	}
+	out := append([]string{}, args[:i+1]...)
+	out = append(out, flags...)
+	return append(out, pos...)
+}
+
+// rawArgs lists commands whose positional arguments are taken verbatim.
+var rawArgs = map[string]bool{"state-append": true, "log-append": true}
+
+func findFlag(flags []cli.Flag, arg string) cli.Flag {
+	name := strings.TrimLeft(arg, "-")
+	name, _, _ = strings.Cut(name, "=")
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return f
+			}
+		}
+	}
+	return nil
+}
+
+// takesValue is true for a non-boolean flag written without "=value".
+func takesValue(flags []cli.Flag, arg string) bool {
+	f := findFlag(flags, arg)
+	if f == nil || strings.Contains(arg, "=") {
+		return false
+	}
+	_, isBool := f.(*cli.BoolFlag)
+	return !isBool
+}

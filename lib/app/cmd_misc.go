@@ -1,0 +1,147 @@
+package app
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+)
+
+func miscCommands(e *env) []*cli.Command {
+	return []*cli.Command{
+		{
+			Name:      "log-append",
+			Usage:     "append one JSON value as a line of the workflow's log NAME (logs/NAME.jsonl)",
+			UsageText: "flowstate log-append NAME JSON",
+			Flags:     []cli.Flag{workflowFlag()},
+			Action: func(c *cli.Context) error {
+				a, err := args(c, "NAME", "JSON")
+				if err != nil {
+					return err
+				}
+				w, err := e.workflow(c)
+				if err != nil {
+					return err
+				}
+				return w.AppendLog(a[0], []byte(a[1]))
+			},
+		},
+		{
+			Name:      "list",
+			Usage:     "list the project's workflows, newest first",
+			UsageText: "flowstate list [--json]",
+			Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+			Action: func(c *cli.Context) error {
+				if _, err := args(c); err != nil {
+					return err
+				}
+				p, err := e.Project()
+				if err != nil {
+					return err
+				}
+				all, err := p.List()
+				if err != nil {
+					return err
+				}
+				if c.Bool("json") {
+					if all == nil {
+						e.printf("[]\n")
+						return nil
+					}
+					return e.printJSON(all)
+				}
+				tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tCOMMAND\tSCOPE\tSTATE\tUPDATED")
+				for _, s := range all {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, s.Command, s.Scope, s.CurrentState, s.UpdatedAt)
+				}
+				return tw.Flush()
+			},
+		},
+		{
+			Name:      "version",
+			Usage:     "print the version and commit; --at-least X fails (exit 2) when older than X",
+			UsageText: "flowstate version [--at-least X.Y.Z]",
+			Flags:     []cli.Flag{&cli.StringFlag{Name: "at-least", Usage: "minimum version required"}},
+			Action: func(c *cli.Context) error {
+				if _, err := args(c); err != nil {
+					return err
+				}
+				if min := c.String("at-least"); min != "" {
+					ok, err := versionAtLeast(Version, min)
+					if err != nil {
+						return err
+					}
+					if !ok {
+						return fail.Usagef("flowstate %s is older than the required %s; rebuild it with ./install.sh", Version, min)
+					}
+				}
+				e.printf("flowstate %s (commit %s)\n", Version, Commit)
+				return nil
+			},
+		},
+		{
+			Name:      "help",
+			Usage:     "show help for a command, or `flowstate help exit-codes`",
+			UsageText: "flowstate help [COMMAND|exit-codes]",
+			Action: func(c *cli.Context) error {
+				topic := c.Args().First()
+				switch topic {
+				case "":
+					return cli.ShowAppHelp(c)
+				case "exit-codes":
+					tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
+					fmt.Fprintln(tw, "CODE\tMEANING")
+					for _, row := range fail.Table {
+						fmt.Fprintf(tw, "%d\t%s\n", row.Code, row.Meaning)
+					}
+					return tw.Flush()
+				}
+				if c.App.Command(topic) == nil {
+					return fail.Usagef("no help topic %q; run `flowstate help` for the commands", topic)
+				}
+				return cli.ShowCommandHelp(c, topic)
+			},
+		},
+	}
+}
+
+// versionAtLeast compares dotted numeric versions; a pre-release suffix
+// (-dev) counts as older than the release itself.
+func versionAtLeast(have, want string) (bool, error) {
+	hv, hpre := splitVersion(have)
+	wv, wpre := splitVersion(want)
+	if wv == nil {
+		return false, fail.Usagef("--at-least %q is not a version like 1.2.0", want)
+	}
+	for i := 0; i < max(len(hv), len(wv)); i++ {
+		var h, w int
+		if i < len(hv) {
+			h = hv[i]
+		}
+		if i < len(wv) {
+			w = wv[i]
+		}
+		if h != w {
+			return h > w, nil
+		}
+	}
+	return !hpre || wpre, nil
+}
+
+func splitVersion(v string) (nums []int, pre bool) {
+	v = strings.TrimPrefix(v, "v")
+	v, suffix, _ := strings.Cut(v, "-")
+	for _, part := range strings.Split(v, ".") {
+		n, err := strconv.Atoi(part)
+		if err != nil {
+			return nil, false
+		}
+		nums = append(nums, n)
+	}
+	return nums, suffix != ""
+}

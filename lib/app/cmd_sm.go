@@ -1,0 +1,248 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/flowstate-dev/flowstate/lib/classify"
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/machine"
+	"github.com/flowstate-dev/flowstate/lib/sm"
+)
+
+func smCommands(e *env) []*cli.Command {
+	return []*cli.Command{
+		{
+			Name:      "sm-init",
+			Usage:     "create a workflow, print its id, and make it the session's current workflow",
+			UsageText: "flowstate sm-init --description TEXT --command NAME (--scope SCOPE [--complexity 1-4] [--topics JSON] | --classification JSON) [--machine FILE] [--workflow ID]",
+			Description: "With --scope, the scope is given; with --classification, the classifier agent's JSON\n" +
+				"(workflow_type, confidence, research_complexity, research_topics, reasoning) is validated\n" +
+				"and its workflow_type becomes the scope. --classification @FILE reads the JSON from FILE.",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "description", Usage: "what the workflow is for"},
+				&cli.StringFlag{Name: "command", Usage: "the command running it, e.g. coordinate"},
+				&cli.StringFlag{Name: "scope", Usage: "one of the machine's scopes"},
+				&cli.IntFlag{Name: "complexity", Usage: "research complexity 1-4 (default: number of topics, else 2)"},
+				&cli.StringFlag{Name: "topics", Usage: "research topics as a JSON array of strings"},
+				&cli.StringFlag{Name: "classification", Usage: "classifier JSON, or @FILE"},
+				&cli.Float64Flag{Name: "min-confidence", Value: 0.7, Usage: "lowest classifier confidence accepted"},
+				&cli.StringFlag{Name: "machine", Usage: "custom state machine JSON `FILE`"},
+				workflowFlag(),
+			},
+			Action: e.smInit,
+		},
+		{
+			Name:      "sm-transition",
+			Usage:     "move the workflow to STATE if the machine allows it",
+			UsageText: "flowstate sm-transition STATE [--reason TEXT]",
+			Flags:     []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why, recorded in the event log"}, workflowFlag()},
+			Action: func(c *cli.Context) error {
+				a, err := args(c, "STATE")
+				if err != nil {
+					return err
+				}
+				w, err := e.workflow(c)
+				if err != nil {
+					return err
+				}
+				_, err = sm.Transition(w, a[0], c.String("reason"))
+				return err
+			},
+		},
+		{
+			Name:      "sm-status",
+			Usage:     "print the workflow's state as KEY=VALUE lines (or JSON)",
+			UsageText: "flowstate sm-status [--json]",
+			Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}, workflowFlag()},
+			Action: func(c *cli.Context) error {
+				if _, err := args(c); err != nil {
+					return err
+				}
+				w, err := e.workflow(c)
+				if err != nil {
+					return err
+				}
+				doc, err := w.ReadCheckpoint()
+				if err != nil {
+					return err
+				}
+				st := sm.StatusOf(w.ID, doc)
+				if c.Bool("json") {
+					return e.printJSON(st)
+				}
+				e.printf("WORKFLOW_ID=%s\nCOMMAND_NAME=%s\nWORKFLOW_SCOPE=%s\nCURRENT_STATE=%s\nTERMINAL_STATE=%s\nCOMPLETED_STATES=%s\nIS_TERMINAL=%t\n",
+					st.WorkflowID, st.Command, st.Scope, st.CurrentState, st.TerminalState, strings.Join(st.CompletedStates, " "), st.IsTerminal)
+				return nil
+			},
+		},
+		{
+			Name:      "sm-next",
+			Usage:     "print the state after the current one on the scope's route, or done",
+			UsageText: "flowstate sm-next [--failed]",
+			Description: "With --failed, print the state that recovers the current one (test -> debug).\n" +
+				"From a recovery state, print the state that failed. At the terminal state, print done.",
+			Flags: []cli.Flag{&cli.BoolFlag{Name: "failed", Usage: "the current state's phase failed"}, workflowFlag()},
+			Action: func(c *cli.Context) error {
+				if _, err := args(c); err != nil {
+					return err
+				}
+				w, err := e.workflow(c)
+				if err != nil {
+					return err
+				}
+				next, err := sm.Next(w, c.Bool("failed"))
+				if err != nil {
+					return err
+				}
+				if next == "" {
+					next = "done"
+				}
+				e.printf("%s\n", next)
+				return nil
+			},
+		},
+		{
+			Name:      "sm-fail",
+			Usage:     "record an error for the current state in the checkpoint's error_state",
+			UsageText: "flowstate sm-fail --error TEXT",
+			Flags:     []cli.Flag{&cli.StringFlag{Name: "error", Usage: "what failed"}, workflowFlag()},
+			Action: func(c *cli.Context) error {
+				if _, err := args(c); err != nil {
+					return err
+				}
+				w, err := e.workflow(c)
+				if err != nil {
+					return err
+				}
+				return sm.Fail(w, c.String("error"))
+			},
+		},
+		{
+			Name:      "sm-retry",
+			Usage:     "spend one retry of the failed state; exit 3 once the retries are used up",
+			UsageText: "flowstate sm-retry [--max N]",
+			Flags: []cli.Flag{
+				&cli.IntFlag{Name: "max", Value: sm.DefaultMaxRetries, Usage: "retries allowed per state"},
+				workflowFlag(),
+			},
+			Action: func(c *cli.Context) error {
+				if _, err := args(c); err != nil {
+					return err
+				}
+				w, err := e.workflow(c)
+				if err != nil {
+					return err
+				}
+				used, err := sm.Retry(w, c.Int("max"))
+				if err != nil {
+					return err
+				}
+				e.printf("%d\n", used)
+				return nil
+			},
+		},
+	}
+}
+
+func (e *env) smInit(c *cli.Context) error {
+	if _, err := args(c); err != nil {
+		return err
+	}
+	m := machine.Default()
+	var machineJSON []byte
+	if path := c.String("machine"); path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			if os.IsNotExist(err) {
+				return fail.Usagef("--machine: file %s not found", path)
+			}
+			return fmt.Errorf("--machine: %w", err)
+		}
+		if m, err = machine.Parse(b); err != nil {
+			return fmt.Errorf("--machine %s: %w", path, err)
+		}
+		machineJSON = b
+	}
+	cls, err := e.classification(c)
+	if err != nil {
+		return err
+	}
+	p, err := e.Project()
+	if err != nil {
+		return err
+	}
+	w, err := sm.Init(p, sm.InitParams{
+		ID:             c.String("workflow"),
+		Description:    c.String("description"),
+		Command:        c.String("command"),
+		Scope:          cls.WorkflowType,
+		Classification: cls,
+		Machine:        m,
+		MachineJSON:    machineJSON,
+		Session:        e.Getenv("CLAUDE_CODE_SESSION_ID"),
+	})
+	if err != nil {
+		return err
+	}
+	e.printf("%s\n", w.ID)
+	return nil
+}
+
+// classification builds the classification from either --classification
+// (validated classifier output) or --scope with optional complexity and
+// topics (given by the user, so confidence 1).
+func (e *env) classification(c *cli.Context) (classify.Classification, error) {
+	raw, scope := c.String("classification"), c.String("scope")
+	switch {
+	case raw != "" && scope != "":
+		return classify.Classification{}, fail.Usagef("sm-init: give either --scope or --classification, not both")
+	case raw != "":
+		if c.IsSet("complexity") || c.IsSet("topics") {
+			return classify.Classification{}, fail.Usagef("sm-init: --complexity and --topics come from --classification; drop them")
+		}
+		data := []byte(raw)
+		if name, ok := strings.CutPrefix(raw, "@"); ok {
+			b, err := os.ReadFile(name)
+			if err != nil {
+				if os.IsNotExist(err) {
+					return classify.Classification{}, fail.Usagef("--classification: file %s not found", name)
+				}
+				return classify.Classification{}, fmt.Errorf("--classification: %w", err)
+			}
+			data = b
+		}
+		cls, err := classify.Parse(data, c.Float64("min-confidence"))
+		if err != nil {
+			return cls, fmt.Errorf("--classification: %w", err)
+		}
+		return cls, nil
+	case scope != "":
+		cls := classify.Classification{WorkflowType: scope, Confidence: 1, Reasoning: "scope given by the user", ResearchTopics: []string{}}
+		if t := c.String("topics"); t != "" {
+			if err := json.Unmarshal([]byte(t), &cls.ResearchTopics); err != nil {
+				return cls, fail.Invalidf("--topics must be a JSON array of strings, e.g. '[\"auth\",\"sessions\"]': %v", err)
+			}
+		}
+		cls.ResearchComplexity = c.Int("complexity")
+		if !c.IsSet("complexity") {
+			cls.ResearchComplexity = 2
+			if n := len(cls.ResearchTopics); n > 0 {
+				cls.ResearchComplexity = n
+			}
+		}
+		if cls.ResearchComplexity < 1 || cls.ResearchComplexity > 4 {
+			return cls, fail.Invalidf("--complexity %d is outside 1-4", cls.ResearchComplexity)
+		}
+		if n := len(cls.ResearchTopics); n > 0 && n != cls.ResearchComplexity {
+			return cls, fail.Invalidf("--topics has %d topics but --complexity is %d; give one topic per complexity level", n, cls.ResearchComplexity)
+		}
+		return cls, nil
+	default:
+		return classify.Classification{}, fail.Usagef("sm-init needs --scope SCOPE or --classification JSON")
+	}
+}

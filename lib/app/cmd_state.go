@@ -1,0 +1,157 @@
+package app
+
+import (
+	"bufio"
+	"bytes"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/sm"
+	"github.com/flowstate-dev/flowstate/lib/statefile"
+	"github.com/flowstate-dev/flowstate/lib/store"
+)
+
+func stateCommands(e *env) []*cli.Command {
+	return []*cli.Command{
+		{
+			Name:      "state-append",
+			Usage:     "store KEY=VALUE in the workflow's state (last value wins)",
+			UsageText: "flowstate state-append KEY VALUE\n   flowstate state-append --stdin < lines   (KEY=VALUE per line, # comments and blank lines skipped)",
+			Description: "Any value without NUL is stored exactly; an empty value is a value. Keys match\n" +
+				"[A-Za-z_][A-Za-z0-9_]*. Flags go before KEY: arguments after it are taken verbatim.",
+			Flags: []cli.Flag{&cli.BoolFlag{Name: "stdin", Usage: "read KEY=VALUE lines from stdin"}, workflowFlag()},
+			Action: func(c *cli.Context) error {
+				pairs, err := e.statePairs(c)
+				if err != nil {
+					return err
+				}
+				w, err := e.workflow(c)
+				if err != nil {
+					return err
+				}
+				return w.AppendState(pairs)
+			},
+		},
+		{
+			Name:      "state-get",
+			Usage:     "print the raw value of KEY",
+			UsageText: "flowstate state-get KEY [--default VALUE]",
+			Flags:     []cli.Flag{&cli.StringFlag{Name: "default", Usage: "print this when KEY is not set instead of failing"}, workflowFlag()},
+			Action: func(c *cli.Context) error {
+				a, err := args(c, "KEY")
+				if err != nil {
+					return err
+				}
+				if !statefile.ValidKey(a[0]) {
+					return fail.Invalidf("invalid key %q: keys must match [A-Za-z_][A-Za-z0-9_]*", a[0])
+				}
+				values, w, err := e.loadValues(c)
+				if err != nil {
+					return err
+				}
+				v, ok := values[a[0]]
+				switch {
+				case ok:
+				case c.IsSet("default"):
+					v = c.String("default")
+				default:
+					return fail.Usagef("key %s is not set in workflow %s; set it with state-append or pass --default", a[0], w.ID)
+				}
+				_, err = e.Stdout.Write([]byte(v))
+				return err
+			},
+		},
+		{
+			Name:      "state-load",
+			Usage:     "print `export KEY=...` lines for eval: stored keys plus the state machine's",
+			UsageText: `out=$(flowstate state-load) && eval "$out"`,
+			Description: "Values are quoted so that eval never expands or runs anything in them.\n" +
+				"Also exported: WORKFLOW_ID, CLAUDE_PROJECT_DIR, COMMAND_NAME, WORKFLOW_DESCRIPTION,\n" +
+				"WORKFLOW_SCOPE, CURRENT_STATE, TERMINAL_STATE, COMPLETED_STATES, COMPLETED_STATES_COUNT,\n" +
+				"RESEARCH_COMPLEXITY, RESEARCH_TOPICS_JSON.",
+			Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print a JSON object instead"}, workflowFlag()},
+			Action: func(c *cli.Context) error {
+				if _, err := args(c); err != nil {
+					return err
+				}
+				values, _, err := e.loadValues(c)
+				if err != nil {
+					return err
+				}
+				if c.Bool("json") {
+					return e.printJSON(values)
+				}
+				e.printf("%s", statefile.ExportLines(values))
+				return nil
+			},
+		},
+	}
+}
+
+// statePairs collects the pairs to append from args or stdin, refusing
+// the whole batch if any pair is bad, so nothing is half-written.
+func (e *env) statePairs(c *cli.Context) ([][2]string, error) {
+	var pairs [][2]string
+	if c.Bool("stdin") {
+		if c.NArg() != 0 {
+			return nil, fail.Usagef("state-append --stdin takes no arguments")
+		}
+		data, err := readAllLimited(e.Stdin, "stdin")
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(make([]byte, 0, 64<<10), MaxInput)
+		for n := 1; sc.Scan(); n++ {
+			line := strings.TrimSuffix(sc.Text(), "\r")
+			if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			k, v, ok := strings.Cut(line, "=")
+			if !ok {
+				return nil, fail.Invalidf("stdin line %d is not KEY=VALUE; nothing was stored", n)
+			}
+			pairs = append(pairs, [2]string{k, v})
+		}
+	} else {
+		a, err := args(c, "KEY", "VALUE")
+		if err != nil {
+			return nil, err
+		}
+		pairs = [][2]string{{a[0], a[1]}}
+	}
+	for _, kv := range pairs {
+		if err := statefile.CheckPair(kv[0], kv[1]); err != nil {
+			return nil, err
+		}
+		if sm.IsDerived(kv[0]) {
+			return nil, fail.Invalidf("%s is derived from the checkpoint and cannot be stored; use sm-transition or sm-init to change it", kv[0])
+		}
+	}
+	return pairs, nil
+}
+
+// loadValues merges stored keys with the derived ones; derived win.
+func (e *env) loadValues(c *cli.Context) (map[string]string, *store.Workflow, error) {
+	w, err := e.workflow(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := w.LoadState()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, warning := range st.Warnings {
+		e.warn("workflow %s state: %s", w.ID, warning)
+	}
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return nil, nil, err
+	}
+	for k, v := range sm.Derived(w, doc) {
+		st.Values[k] = v
+	}
+	return st.Values, w, nil
+}

@@ -1,0 +1,23 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+func (e *env) printf(format string, a ...any) {
+	fmt.Fprintf(e.Stdout, format, a...)
+}
+
+func (e *env) printJSON(v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(e.Stdout, "%s\n", b)
+	return err
+}
+
+func (e *env) warn(format string, a ...any) {
+	fmt.Fprintf(e.Stderr, "flowstate: warning: "+format+"\n", a...)
+}

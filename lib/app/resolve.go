@@ -1,0 +1,67 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/store"
+)
+
+func workflowFlag() cli.Flag {
+	return &cli.StringFlag{Name: "workflow", Usage: "workflow `ID` (default: FLOWSTATE_WORKFLOW, then the session's workflow, then the only active one)"}
+}
+
+// workflow resolves the workflow a command acts on: the command's
+// --workflow, the global --workflow, FLOWSTATE_WORKFLOW, the session's
+// current workflow, the only active workflow.
+func (e *env) workflow(c *cli.Context) (*store.Workflow, error) {
+	p, err := e.Project()
+	if err != nil {
+		return nil, err
+	}
+	flag := ""
+	for _, ctx := range c.Lineage() {
+		if v := ctx.String("workflow"); v != "" {
+			flag = v
+			break
+		}
+	}
+	return p.Resolve(store.Selector{
+		Flag:    flag,
+		Env:     e.Getenv("FLOWSTATE_WORKFLOW"),
+		Session: e.Getenv("CLAUDE_CODE_SESSION_ID"),
+	})
+}
+
+// args checks the positional argument count and names them in the error.
+func args(c *cli.Context, names ...string) ([]string, error) {
+	if c.NArg() != len(names) {
+		return nil, fail.Usagef("%s takes %d argument(s): %s; got %d", c.Command.Name, len(names), strings.Join(names, " "), c.NArg())
+	}
+	return c.Args().Slice(), nil
+}
+
+// readInput reads a FILE argument, "-" or no argument meaning stdin.
+// A missing file is a usage error (exit 2).
+func (e *env) readInput(c *cli.Context, what string) ([]byte, error) {
+	if c.NArg() > 1 {
+		return nil, fail.Usagef("%s takes at most one FILE (or - for stdin)", c.Command.Name)
+	}
+	name := c.Args().First()
+	if name == "" || name == "-" {
+		return readAllLimited(e.Stdin, what)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, fail.Usagef("%s: file %s not found", what, name)
+		}
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer f.Close()
+	return readAllLimited(f, what)
+}

@@ -1,0 +1,351 @@
+// Package sm owns the state-machine operations on a stored workflow:
+// init, transition, fail, retry, next and status. It composes machine
+// (the rules), checkpoint (the document) and store (the locked files);
+// it prints nothing and parses no flags.
+package sm
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/classify"
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/machine"
+	"github.com/flowstate-dev/flowstate/lib/store"
+)
+
+// DefaultMaxRetries is how often one state may be retried after failing.
+const DefaultMaxRetries = 2
+
+// Checkpoint paths this package reads and writes.
+const (
+	pCurrent    = "state_machine.current_state"
+	pCompleted  = "state_machine.completed_states"
+	pTerminal   = "state_machine.workflow_config.terminal_state"
+	pScope      = "state_machine.workflow_config.scope"
+	pStatus     = "status"
+	pLastError  = "error_state.last_error"
+	pFailed     = "error_state.failed_state"
+	pRetryCount = "error_state.retry_count"
+	pRetries    = "error_state.retries"
+)
+
+// InitParams describes a new workflow.
+type InitParams struct {
+	ID             string // optional; generated when empty
+	Description    string
+	Command        string
+	Scope          string
+	Classification classify.Classification
+	Machine        *machine.Machine
+	MachineJSON    []byte // the custom machine as given, nil for the default
+	Session        string // CLAUDE_CODE_SESSION_ID, may be empty
+}
+
+// Init creates the workflow, its first checkpoint, and points the
+// session at it.
+func Init(p *store.Project, ip InitParams) (*store.Workflow, error) {
+	if ip.Description == "" || ip.Command == "" {
+		return nil, fail.Usagef("sm-init needs --description TEXT and --command NAME")
+	}
+	m := ip.Machine
+	scope, err := m.Scope(ip.Scope)
+	if err != nil {
+		return nil, err
+	}
+	now := p.Now()
+	id := ip.ID
+	if id == "" {
+		id = store.NewID(ip.Command, now)
+	} else if err := store.ValidID(id); err != nil {
+		return nil, fmt.Errorf("--workflow: %w", err)
+	}
+	c := ip.Classification
+	cp, err := checkpoint.New(checkpoint.Params{
+		WorkflowID:    id,
+		Command:       ip.Command,
+		Description:   ip.Description,
+		Scope:         ip.Scope,
+		ProjectName:   filepath.Base(p.Dir),
+		InitialState:  m.Initial,
+		TerminalState: scope.Terminal,
+		Transitions:   m.Transitions,
+		Classification: checkpoint.Classification{
+			WorkflowType:       c.WorkflowType,
+			ResearchComplexity: c.ResearchComplexity,
+			ResearchTopics:     c.ResearchTopics,
+			Confidence:         c.Confidence,
+			Reasoning:          c.Reasoning,
+			ClassifiedAt:       checkpoint.Timestamp(now),
+		},
+		Now: now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if ip.Session != "" {
+		// Recorded so that another session's blocks never pick it up.
+		if cp, err = sjson.SetBytes(cp, "session_id", ip.Session); err != nil {
+			return nil, err
+		}
+	}
+	w, err := p.Create(id, cp, ip.MachineJSON)
+	if err != nil {
+		return nil, err
+	}
+	if ip.Session != "" {
+		if err := p.SetSession(ip.Session, id); err != nil {
+			return nil, fmt.Errorf("workflow %s created, but pointing session %s at it failed: %w", id, ip.Session, err)
+		}
+	}
+	return w, nil
+}
+
+// LoadMachine returns the workflow's machine: its custom one or the default.
+func LoadMachine(w *store.Workflow) (*machine.Machine, error) {
+	b, err := w.MachineJSON()
+	if err != nil {
+		return nil, fmt.Errorf("workflow %s: read machine: %w", w.ID, err)
+	}
+	if b == nil {
+		return machine.Default(), nil
+	}
+	m, err := machine.Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("workflow %s: %w", w.ID, err)
+	}
+	return m, nil
+}
+
+// Transition moves the workflow to state `to`. It reports changed=false
+// (and writes nothing) when the workflow is already there.
+func Transition(w *store.Workflow, to, reason string) (changed bool, err error) {
+	m, err := LoadMachine(w)
+	if err != nil {
+		return false, err
+	}
+	err = w.Update(func(tx *store.Tx) error {
+		doc := tx.Checkpoint
+		from := gjson.GetBytes(doc, pCurrent).String()
+		terminal := gjson.GetBytes(doc, pTerminal).String()
+		same, err := m.Check(from, to, terminal)
+		if err != nil {
+			return fmt.Errorf("workflow %s: %w", w.ID, err)
+		}
+		if same {
+			return nil
+		}
+		ed := editor{doc: doc}
+		ed.set(pCurrent, to)
+		ed.addCompleted(from)
+		if to == terminal {
+			ed.addCompleted(to)
+			ed.set(pStatus, "complete")
+		}
+		// Leaving the failed state forward (not into its recovery) ends
+		// the error; the retry counts stay as history.
+		if failed := gjson.GetBytes(doc, pFailed).String(); failed == from && m.Recovery[from] != to {
+			ed.setRaw(pLastError, "null")
+			ed.setRaw(pFailed, "null")
+			ed.setRaw(pRetryCount, "0")
+		}
+		ed.touch(tx.Now)
+		if ed.err != nil {
+			return ed.err
+		}
+		tx.Checkpoint = ed.doc
+		changed = true
+		fields := map[string]any{"from": from, "to": to}
+		if reason != "" {
+			fields["reason"] = reason
+		}
+		tx.Event("transition", fields)
+		return nil
+	})
+	return changed, err
+}
+
+// Fail records an error for the current state in error_state.
+func Fail(w *store.Workflow, message string) error {
+	if message == "" {
+		return fail.Usagef("sm-fail needs --error TEXT describing what failed")
+	}
+	return w.Update(func(tx *store.Tx) error {
+		state := gjson.GetBytes(tx.Checkpoint, pCurrent).String()
+		ed := editor{doc: tx.Checkpoint}
+		ed.set(pLastError, message)
+		ed.set(pFailed, state)
+		ed.setRaw(pRetryCount, fmt.Sprint(gjson.GetBytes(tx.Checkpoint, pRetries+"."+state).Int()))
+		ed.touch(tx.Now)
+		tx.Checkpoint = ed.doc
+		tx.Event("error", map[string]any{"state": state, "error": message})
+		return ed.err
+	})
+}
+
+// Retry spends one retry of the failed state and returns how many have
+// been used; past max it refuses with exit 3.
+func Retry(w *store.Workflow, max int) (used int64, err error) {
+	err = w.Update(func(tx *store.Tx) error {
+		state := gjson.GetBytes(tx.Checkpoint, pFailed).String()
+		if state == "" {
+			return fail.Refusedf("workflow %s: nothing to retry: no failed state recorded (run sm-fail --error TEXT first)", w.ID)
+		}
+		used = gjson.GetBytes(tx.Checkpoint, pRetries+"."+state).Int()
+		if used >= int64(max) {
+			return fail.Refusedf("workflow %s: retries exhausted for state %q (%d of %d used); last error: %s", w.ID, state, used, max, gjson.GetBytes(tx.Checkpoint, pLastError).String())
+		}
+		used++
+		ed := editor{doc: tx.Checkpoint}
+		ed.setRaw(pRetries+"."+state, fmt.Sprint(used))
+		ed.setRaw(pRetryCount, fmt.Sprint(used))
+		ed.touch(tx.Now)
+		tx.Checkpoint = ed.doc
+		tx.Event("retry", map[string]any{"state": state, "retry": used, "max": max})
+		return ed.err
+	})
+	return used, err
+}
+
+// Next says which state follows the current one on the scope's route, or
+// "" when the workflow is done. failed asks for the recovery state.
+func Next(w *store.Workflow, failed bool) (string, error) {
+	m, err := LoadMachine(w)
+	if err != nil {
+		return "", err
+	}
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return "", err
+	}
+	scope, err := m.Scope(gjson.GetBytes(doc, pScope).String())
+	if err != nil {
+		return "", fmt.Errorf("workflow %s: %w", w.ID, err)
+	}
+	next, err := m.Next(scope, gjson.GetBytes(doc, pCurrent).String(), failed, gjson.GetBytes(doc, pFailed).String())
+	if err != nil {
+		return "", fmt.Errorf("workflow %s: %w", w.ID, err)
+	}
+	return next, nil
+}
+
+// Status is the state-machine view of a workflow.
+type Status struct {
+	WorkflowID      string   `json:"workflow_id"`
+	Command         string   `json:"command"`
+	Scope           string   `json:"scope"`
+	CurrentState    string   `json:"current_state"`
+	TerminalState   string   `json:"terminal_state"`
+	CompletedStates []string `json:"completed_states"`
+	IsTerminal      bool     `json:"is_terminal"`
+	Status          string   `json:"status"`
+	LastError       *string  `json:"last_error"`
+	FailedState     *string  `json:"failed_state"`
+	RetryCount      int64    `json:"retry_count"`
+}
+
+// StatusOf reads the status from a checkpoint document.
+func StatusOf(id string, doc []byte) Status {
+	r := gjson.GetManyBytes(doc, "command", pScope, pCurrent, pTerminal, pCompleted, pStatus, pLastError, pFailed, pRetryCount)
+	s := Status{
+		WorkflowID: id, Command: r[0].String(), Scope: r[1].String(), CurrentState: r[2].String(),
+		TerminalState: r[3].String(), Status: r[5].String(), RetryCount: r[8].Int(),
+		CompletedStates: []string{},
+	}
+	for _, c := range r[4].Array() {
+		s.CompletedStates = append(s.CompletedStates, c.String())
+	}
+	s.IsTerminal = s.CurrentState == s.TerminalState
+	if r[6].Type == gjson.String {
+		v := r[6].String()
+		s.LastError = &v
+	}
+	if r[7].Type == gjson.String {
+		v := r[7].String()
+		s.FailedState = &v
+	}
+	return s
+}
+
+// editor applies several sjson edits, keeping the first error.
+type editor struct {
+	doc []byte
+	err error
+}
+
+func (e *editor) set(path string, v any) {
+	if e.err == nil {
+		e.doc, e.err = sjson.SetBytes(e.doc, path, v)
+	}
+}
+
+func (e *editor) setRaw(path, raw string) {
+	if e.err == nil {
+		e.doc, e.err = sjson.SetRawBytes(e.doc, path, []byte(raw))
+	}
+}
+
+func (e *editor) addCompleted(state string) {
+	var done []string
+	for _, c := range gjson.GetBytes(e.doc, pCompleted).Array() {
+		done = append(done, c.String())
+	}
+	if slices.Contains(done, state) {
+		return
+	}
+	b, _ := json.Marshal(append(done, state))
+	e.setRaw(pCompleted, string(b))
+}
+
+func (e *editor) touch(now time.Time) {
+	ts := checkpoint.Timestamp(now)
+	e.set("updated_at", ts)
+	e.set("metadata.updated_at", ts)
+}
+
+// IsDerived reports whether key is one of Derived's keys, which users
+// cannot store.
+func IsDerived(key string) bool {
+	switch key {
+	case "WORKFLOW_ID", "CLAUDE_PROJECT_DIR", "COMMAND_NAME", "WORKFLOW_DESCRIPTION", "WORKFLOW_SCOPE",
+		"CURRENT_STATE", "TERMINAL_STATE", "COMPLETED_STATES", "COMPLETED_STATES_COUNT",
+		"RESEARCH_COMPLEXITY", "RESEARCH_TOPICS_JSON":
+		return true
+	}
+	return false
+}
+
+// Derived are the shell variables computed from the checkpoint rather
+// than stored as keys, so the state machine has one source of truth and
+// a transition is one atomic write. The compat layer and state-load
+// export them under the original libraries' names.
+func Derived(w *store.Workflow, doc []byte) map[string]string {
+	st := StatusOf(w.ID, doc)
+	r := gjson.GetManyBytes(doc, "state_machine.workflow_config.description",
+		"state_machine.classification.research_complexity", "state_machine.classification.research_topics")
+	topics := r[2].Raw
+	if topics == "" {
+		topics = "[]"
+	}
+	return map[string]string{
+		"WORKFLOW_ID":            w.ID,
+		"CLAUDE_PROJECT_DIR":     w.P.Dir,
+		"COMMAND_NAME":           st.Command,
+		"WORKFLOW_DESCRIPTION":   r[0].String(),
+		"WORKFLOW_SCOPE":         st.Scope,
+		"CURRENT_STATE":          st.CurrentState,
+		"TERMINAL_STATE":         st.TerminalState,
+		"COMPLETED_STATES":       strings.Join(st.CompletedStates, " "),
+		"COMPLETED_STATES_COUNT": fmt.Sprint(len(st.CompletedStates)),
+		"RESEARCH_COMPLEXITY":    r[1].String(),
+		"RESEARCH_TOPICS_JSON":   topics,
+	}
+}

@@ -1,0 +1,74 @@
+package store
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"strings"
+	"time"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+)
+
+const maxIDLen = 128
+
+// ValidID accepts workflow and session ids that are safe as one path
+// component: letters, digits, '.', '_' and '-', not starting with '.' or
+// '-', at most 128 bytes.
+func ValidID(id string) error {
+	if id == "" {
+		return fail.Invalidf("empty id")
+	}
+	if len(id) > maxIDLen {
+		return fail.Invalidf("id of %d bytes is too long (at most %d)", len(id), maxIDLen)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' ||
+			i > 0 && (c == '.' || c == '-')
+		if !ok {
+			return fail.Invalidf("id %q: only letters, digits, '_', and (not first) '.' or '-' are allowed", printable(id))
+		}
+	}
+	if strings.Contains(id, "..") {
+		return fail.Invalidf("id %q must not contain '..'", id)
+	}
+	return nil
+}
+
+// printable keeps an error message on one line whatever the id holds.
+func printable(s string) string {
+	if len(s) > 64 {
+		s = s[:64] + "..."
+	}
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+// NewID makes a readable, unique id: command, UTC time, random suffix.
+// The random part makes two ids of one second different, unlike the
+// original's one-second checkpoint names.
+func NewID(command string, now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	prefix := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		if r >= 'A' && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return '-'
+	}, command)
+	prefix = strings.Trim(prefix, "-")
+	if prefix == "" {
+		prefix = "wf"
+	}
+	if len(prefix) > 40 {
+		prefix = prefix[:40]
+	}
+	return prefix + "-" + now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,140 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+)
+
+// Selector says how a bash block names its workflow, in order of
+// precedence: --workflow, FLOWSTATE_WORKFLOW, the Claude Code session's
+// current workflow, then the project's only active workflow (of Command,
+// when given) that belongs to no other session.
+type Selector struct {
+	Flag    string
+	Env     string
+	Session string
+	Command string
+}
+
+// Resolve finds the workflow a bash block means. None or several
+// candidates is a usage error that says what to run.
+func (p *Project) Resolve(sel Selector) (*Workflow, error) {
+	if sel.Flag != "" {
+		return p.Workflow(sel.Flag)
+	}
+	if sel.Env != "" {
+		w, err := p.Workflow(sel.Env)
+		if err != nil {
+			return nil, fmt.Errorf("FLOWSTATE_WORKFLOW: %w", err)
+		}
+		return w, nil
+	}
+	if sel.Session != "" {
+		id, err := p.sessionWorkflow(sel.Session)
+		if err != nil {
+			return nil, err
+		}
+		if id != "" {
+			if w, err := p.Workflow(id); err == nil {
+				return w, nil
+			}
+		}
+	}
+	all, err := p.List()
+	if err != nil {
+		return nil, err
+	}
+	var cands []Summary
+	for _, s := range all {
+		if !s.Active() || sel.Command != "" && s.Command != sel.Command {
+			continue
+		}
+		if sel.Session != "" && s.Session != "" && s.Session != sel.Session {
+			continue // another session's workflow: never touch it
+		}
+		cands = append(cands, s)
+	}
+	switch len(cands) {
+	case 1:
+		return p.Workflow(cands[0].ID)
+	case 0:
+		return nil, fail.Usagef("no active workflow found in %s; start one with `flowstate sm-init --description TEXT --command NAME --scope SCOPE`, or pass --workflow ID (see `flowstate list`)", p.Dir)
+	default:
+		ids := make([]string, len(cands))
+		for i, c := range cands {
+			ids[i] = c.ID
+		}
+		return nil, fail.Usagef("%d active workflows in %s: %s; pass --workflow ID or set FLOWSTATE_WORKFLOW", len(cands), p.Dir, strings.Join(ids, ", "))
+	}
+}
+
+// Summary is what `flowstate list` shows of a workflow.
+type Summary struct {
+	ID           string `json:"id"`
+	Command      string `json:"command"`
+	Scope        string `json:"scope"`
+	CurrentState string `json:"current_state"`
+	Terminal     string `json:"terminal_state"`
+	Status       string `json:"status"`
+	Session      string `json:"session_id,omitempty"`
+	UpdatedAt    string `json:"updated_at"`
+}
+
+// Active is true until the workflow reaches its terminal state or is
+// marked complete, failed or abandoned.
+func (s Summary) Active() bool {
+	if s.CurrentState == s.Terminal {
+		return false
+	}
+	return s.Status == "" || s.Status == "in_progress"
+}
+
+// List summarises the project's workflows, newest update first. An
+// unreadable checkpoint is listed with state "unreadable" rather than
+// hiding the workflow.
+func (p *Project) List() ([]Summary, error) {
+	entries, err := os.ReadDir(p.workflowsDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list workflows in %s: %w", p.workflowsDir(), err)
+	}
+	var out []Summary
+	for _, e := range entries {
+		if !e.IsDir() || ValidID(e.Name()) != nil {
+			continue
+		}
+		out = append(out, p.summarize(e.Name()))
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].UpdatedAt != out[j].UpdatedAt {
+			return out[i].UpdatedAt > out[j].UpdatedAt
+		}
+		return out[i].ID > out[j].ID
+	})
+	return out, nil
+}
+
+func (p *Project) summarize(id string) Summary {
+	s := Summary{ID: id}
+	w := &Workflow{ID: id, Dir: p.workflowsDir() + "/" + id, P: p}
+	data, err := os.ReadFile(w.path(checkpointFile))
+	if err != nil || !gjson.ValidBytes(data) {
+		s.CurrentState, s.Status = "unreadable", "unreadable"
+		return s
+	}
+	r := gjson.GetManyBytes(data, "command", "state_machine.workflow_config.scope", "state_machine.current_state",
+		"state_machine.workflow_config.terminal_state", "status", "session_id", "updated_at")
+	s.Command, s.Scope, s.CurrentState, s.Terminal = r[0].String(), r[1].String(), r[2].String(), r[3].String()
+	s.Status, s.Session, s.UpdatedAt = r[4].String(), r[5].String(), r[6].String()
+	return s
+}

@@ -1,0 +1,310 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/statefile"
+)
+
+// Workflow is one workflow's directory.
+type Workflow struct {
+	ID  string
+	Dir string
+	P   *Project
+}
+
+// File names inside a workflow directory.
+const (
+	lockFile       = "lock"
+	stateFile      = "state"
+	checkpointFile = "checkpoint.json"
+	eventsFile     = "events.jsonl"
+	machineFile    = "machine.json"
+	logsDir        = "logs"
+)
+
+// Workflow returns the workflow with id if its directory exists.
+func (p *Project) Workflow(id string) (*Workflow, error) {
+	if err := ValidID(id); err != nil {
+		return nil, fmt.Errorf("workflow id: %w", err)
+	}
+	w := &Workflow{ID: id, Dir: filepath.Join(p.workflowsDir(), id), P: p}
+	if _, err := os.Stat(w.path(checkpointFile)); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fail.Usagef("workflow %q not found in %s; run `flowstate list` to see the project's workflows", id, p.Dir)
+		}
+		return nil, fmt.Errorf("workflow %s: %w", id, err)
+	}
+	return w, nil
+}
+
+func (w *Workflow) path(name string) string { return filepath.Join(w.Dir, name) }
+
+// CheckpointPath is where the checkpoint lives, for messages and docs.
+func (w *Workflow) CheckpointPath() string { return w.path(checkpointFile) }
+
+// EventsPath is the workflow's append-only event log.
+func (w *Workflow) EventsPath() string { return w.path(eventsFile) }
+
+// Create makes a new workflow directory with its first checkpoint, an
+// empty state file, the custom machine if any, and an "init" event.
+func (p *Project) Create(id string, cp, machineJSON []byte) (*Workflow, error) {
+	if err := ValidID(id); err != nil {
+		return nil, fmt.Errorf("workflow id: %w", err)
+	}
+	l, err := p.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer l.Release()
+	w := &Workflow{ID: id, Dir: filepath.Join(p.workflowsDir(), id), P: p}
+	if err := os.Mkdir(w.Dir, fsx.DirPerm); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, fail.Usagef("workflow %q already exists in %s; choose another --workflow id or omit it", id, p.Dir)
+		}
+		return nil, fmt.Errorf("create workflow %s: %w", id, err)
+	}
+	if machineJSON != nil {
+		if err := fsx.WriteFile(w.path(machineFile), machineJSON); err != nil {
+			return nil, err
+		}
+	}
+	if err := fsx.WriteFile(w.path(stateFile), statefile.Compact(nil)); err != nil {
+		return nil, err
+	}
+	if err := fsx.WriteFile(w.path(checkpointFile), cp); err != nil {
+		return nil, err
+	}
+	return w, w.appendEvents([][]byte{eventLine(p.Now(), "init", nil)})
+}
+
+// MachineJSON returns the custom machine of the workflow, or nil when it
+// uses the default one.
+func (w *Workflow) MachineJSON() ([]byte, error) {
+	b, err := os.ReadFile(w.path(machineFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
+func (w *Workflow) lock() (*fsx.Lock, error) {
+	return fsx.Acquire(w.path(lockFile), w.P.LockWait)
+}
+
+// ReadCheckpoint returns the checkpoint, migrating an older schema in
+// place first (under the lock, keeping a backup). A corrupted file or an
+// unknown version is an error and the file is left as it is.
+func (w *Workflow) ReadCheckpoint() ([]byte, error) {
+	data, err := os.ReadFile(w.path(checkpointFile))
+	if err != nil {
+		return nil, fmt.Errorf("workflow %s: read checkpoint: %w", w.ID, err)
+	}
+	if current(data) {
+		return data, nil
+	}
+	l, err := w.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer l.Release()
+	return w.readLocked()
+}
+
+// current is the fast path: valid JSON already at the schema version.
+func current(data []byte) bool {
+	return gjson.GetBytes(data, "schema_version").String() == checkpoint.SchemaVersion && gjson.ValidBytes(data)
+}
+
+// readLocked reads the checkpoint while the lock is held, migrating it
+// when needed.
+func (w *Workflow) readLocked() ([]byte, error) {
+	path := w.path(checkpointFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("workflow %s: read checkpoint: %w", w.ID, err)
+	}
+	if current(data) {
+		return data, nil
+	}
+	out, from, err := checkpoint.Migrate(data)
+	if err != nil {
+		return nil, fmt.Errorf("workflow %s: checkpoint %s: %w", w.ID, path, err)
+	}
+	backup := path + ".v" + from + ".bak"
+	if _, err := os.Stat(backup); errors.Is(err, fs.ErrNotExist) {
+		if err := fsx.WriteFile(backup, data); err != nil {
+			return nil, err
+		}
+	}
+	if err := fsx.WriteFile(path, out); err != nil {
+		return nil, err
+	}
+	now := w.P.Now()
+	return out, w.appendEvents([][]byte{eventLine(now, "migrated", map[string]any{"from": from, "to": checkpoint.SchemaVersion, "backup": filepath.Base(backup)})})
+}
+
+// Tx is one locked read-modify-write of a workflow. Change Checkpoint;
+// add events; Update validates and writes both.
+type Tx struct {
+	Checkpoint []byte
+	Now        time.Time
+	events     [][]byte
+}
+
+// Event records a timestamped event to append once the checkpoint is
+// written.
+func (tx *Tx) Event(kind string, fields map[string]any) {
+	tx.events = append(tx.events, eventLine(tx.Now, kind, fields))
+}
+
+// Update runs fn under the workflow's lock. The checkpoint is validated
+// and replaced atomically only if fn changed it; events are appended
+// after it, so a crash between the two loses at most an event, never
+// state.
+func (w *Workflow) Update(fn func(tx *Tx) error) error {
+	l, err := w.lock()
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	data, err := w.readLocked()
+	if err != nil {
+		return err
+	}
+	tx := &Tx{Checkpoint: data, Now: w.P.Now()}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if !bytes.Equal(tx.Checkpoint, data) {
+		if err := checkpoint.Validate(tx.Checkpoint); err != nil {
+			return fmt.Errorf("workflow %s: refusing to write an invalid checkpoint: %w", w.ID, err)
+		}
+		if err := fsx.WriteFile(w.path(checkpointFile), tx.Checkpoint); err != nil {
+			return err
+		}
+	}
+	return w.appendEvents(tx.events)
+}
+
+func eventLine(now time.Time, kind string, fields map[string]any) []byte {
+	ev := map[string]any{}
+	for k, v := range fields {
+		ev[k] = v
+	}
+	ev["ts"] = now.UTC().Format(time.RFC3339Nano)
+	ev["event"] = kind
+	b, _ := json.Marshal(ev) // maps of strings and numbers always marshal
+	return b
+}
+
+// appendEvents appends to events.jsonl; callers hold the lock.
+func (w *Workflow) appendEvents(lines [][]byte) error {
+	for _, line := range lines {
+		if err := fsx.AppendLine(w.path(eventsFile), line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AppendLog appends one JSON value as a line of logs/<name>.jsonl.
+func (w *Workflow) AppendLog(name string, value []byte) error {
+	if !statefile.ValidKey(name) {
+		return fail.Invalidf("log name %q must match [A-Za-z_][A-Za-z0-9_]*", name)
+	}
+	if !json.Valid(value) {
+		return fail.Invalidf("log %s: value is not valid JSON; pass one JSON value, e.g. '{\"ms\": 12}'", name)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, value); err != nil {
+		return fail.Invalidf("log %s: %v", name, err)
+	}
+	l, err := w.lock()
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	if err := fsx.EnsureDir(w.path(logsDir)); err != nil {
+		return err
+	}
+	return fsx.AppendLine(filepath.Join(w.path(logsDir), name+".jsonl"), compact.Bytes())
+}
+
+// AppendState appends key/value pairs in one write under the lock and
+// compacts the file when it has grown past twice its compacted size, so
+// appends stay O(1) and the file proportional to the number of keys.
+func (w *Workflow) AppendState(pairs [][2]string) error {
+	var buf bytes.Buffer
+	for i, kv := range pairs {
+		if err := statefile.CheckPair(kv[0], kv[1]); err != nil {
+			return err
+		}
+		if i > 0 {
+			buf.WriteByte('\n')
+		}
+		buf.Write(statefile.EncodeLine(kv[0], kv[1]))
+	}
+	l, err := w.lock()
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	path := w.path(stateFile)
+	if err := fsx.AppendLine(path, buf.Bytes()); err != nil {
+		return err
+	}
+	size, base, err := stateSizes(path)
+	if err != nil || !statefile.ShouldCompact(size, base) {
+		return err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return fsx.WriteFile(path, statefile.Compact(statefile.Parse(data).Values))
+}
+
+// stateSizes returns the file size and the base recorded in its header,
+// reading only the first line.
+func stateSizes(path string) (size, base int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, 0, err
+	}
+	head := make([]byte, 64)
+	n, err := f.Read(head)
+	if err != nil && err != io.EOF {
+		return 0, 0, err
+	}
+	line, _, _ := bytes.Cut(head[:n], []byte("\n"))
+	return st.Size(), int64(statefile.Base(line)), nil
+}
+
+// LoadState reads the key/value state; damaged lines come back as
+// warnings, never as errors.
+func (w *Workflow) LoadState() (statefile.State, error) {
+	data, err := os.ReadFile(w.path(stateFile))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return statefile.State{}, fmt.Errorf("workflow %s: read state: %w", w.ID, err)
+	}
+	return statefile.Parse(data), nil
+}
