@@ -1,0 +1,782 @@
+package checkpoint
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/tidwall/gjson"
+)
+
+// Migrations follow the bash library's chain (1.0 → 1.1 → 1.2 → 1.3 → 2.0 →
+// 2.1), one pure function per step over the decoded document, with its
+// bugs fixed: the newest transition table, research-and-revise ends at
+// plan, tests_passing is never touched, and the 2.1 step fills every field
+// flowstate's 2.1 requires so the result validates.
+//
+// Fields a step does not know are kept: users keep their own data there,
+// and the 1.x fields (replanning_count, replan_history, …) live on.
+
+type step func(m map[string]any) error
+
+var migrations = map[string]step{
+	"1.0": migrate10to11,
+	"1.1": migrate11to12,
+	"1.2": migrate12to13,
+	"1.3": migrate13to20,
+	"2.0": migrate20to21,
+}
+
+var nextVersion = map[string]string{"1.0": "1.1", "1.1": "1.2", "1.2": "1.3", "1.3": "2.0", "2.0": "2.1"}
+
+// Migrate returns doc as a valid 2.1 document and the version it had.
+//
+// An already valid flowstate 2.1 document comes back as the same bytes
+// (out == doc), so callers can skip the write. A document saying "2.1"
+// without workflow_id was written by the bash library (its 2.1 is not
+// ours); it is migrated like a 2.0 one and from is still "2.1": callers
+// decide whether to write by comparing bytes, not versions.
+//
+// The version is schema_version, else the seeds' "version", else 1.0.
+// Unknown or newer versions, corrupt JSON and documents that cannot be
+// repaired are fail.Invalid naming the version or path and what to do.
+func Migrate(doc []byte) (out []byte, from string, err error) {
+	if !gjson.ValidBytes(doc) {
+		return nil, "", fail.Invalidf("checkpoint: cannot migrate: not valid JSON; restore the backup (checkpoint.json.bak) or fix the file by hand")
+	}
+	root := gjson.ParseBytes(doc)
+	if !root.IsObject() {
+		return nil, "", fail.Invalidf("checkpoint: cannot migrate: the document is %s, not a JSON object", describe(root))
+	}
+	from, key, err := detectVersion(root)
+	if err != nil {
+		return nil, "", err
+	}
+	if from == SchemaVersion && root.Get("workflow_id").Exists() {
+		if err := Validate(doc); err != nil {
+			return nil, from, err
+		}
+		return doc, from, nil
+	}
+	m, err := decode(doc)
+	if err != nil {
+		return nil, from, err
+	}
+	if key == "version" {
+		delete(m, "version") // superseded by schema_version
+	}
+	v := from
+	if v == SchemaVersion {
+		v = "2.0" // the bash library's 2.1: same shape as 2.0 plus classification
+	}
+	for v != SchemaVersion {
+		if err := migrations[v](m); err != nil {
+			return nil, from, fail.Invalidf("checkpoint: cannot migrate %s to %s: %w", v, nextVersion[v], err)
+		}
+		v = nextVersion[v]
+	}
+	if out, err = encodeDoc(m); err != nil {
+		return nil, from, err
+	}
+	if err := Validate(out); err != nil {
+		return nil, from, fmt.Errorf("checkpoint: migrated from %s, but the result is still invalid (fix the original and retry; it is unchanged): %w", from, err)
+	}
+	return out, from, nil
+}
+
+// detectVersion returns the document's version and the key it came from.
+func detectVersion(root gjson.Result) (version, key string, err error) {
+	key = "schema_version"
+	v := root.Get(key)
+	if !v.Exists() {
+		key = "version"
+		if v = root.Get(key); !v.Exists() {
+			return "1.0", "", nil // the bash library's rule
+		}
+	}
+	if v.Type != gjson.String {
+		return "", key, fail.Invalidf("checkpoint: %s must be a string such as %q, got %s; fix it or restore a backup", key, SchemaVersion, describe(v))
+	}
+	if v.Str == SchemaVersion {
+		return v.Str, key, nil
+	}
+	if _, ok := migrations[v.Str]; ok {
+		return v.Str, key, nil
+	}
+	if f, err := strconv.ParseFloat(v.Str, 64); err == nil && f > 2.1 {
+		return "", key, fail.Invalidf("checkpoint: schema version %q is newer than this flowstate understands (%s); upgrade flowstate, or restore a backup written by this version", v.Str, SchemaVersion)
+	}
+	return "", key, fail.Invalidf("checkpoint: schema version %q is unknown (this flowstate migrates 1.0, 1.1, 1.2, 1.3, 2.0 and reads %s); fix %s or restore a backup", v.Str, SchemaVersion, key)
+}
+
+func decode(doc []byte) (map[string]any, error) {
+	d := json.NewDecoder(bytes.NewReader(doc))
+	d.UseNumber() // keep numbers exactly as written (ids, big counters)
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		return nil, fail.Invalidf("checkpoint: cannot migrate: %v", err)
+	}
+	return m, nil
+}
+
+// 1.0 → 1.1: replanning bookkeeping.
+func migrate10to11(m map[string]any) error {
+	setDefault(m, "replanning_count", json.Number("0"))
+	setDefault(m, "last_replan_reason", nil)
+	setDefault(m, "replan_phase_counts", map[string]any{})
+	setDefault(m, "replan_history", []any{})
+	m["schema_version"] = "1.1"
+	return nil
+}
+
+// 1.1 → 1.2: debugging bookkeeping.
+func migrate11to12(m map[string]any) error {
+	setDefault(m, "debug_report_path", nil)
+	setDefault(m, "user_last_choice", nil)
+	setDefault(m, "debug_iteration_count", json.Number("0"))
+	m["schema_version"] = "1.2"
+	return nil
+}
+
+// 1.2 → 1.3: topic and template fields (from workflow_state when the
+// caller saved them there), context preservation, spec maintenance.
+func migrate12to13(m map[string]any) error {
+	ws, _ := m["workflow_state"].(map[string]any)
+	for _, k := range []string{"topic_directory", "topic_number", "template_source", "template_variables"} {
+		setDefault(m, k, ws[k]) // nil when absent, as in the bash library
+	}
+	setDefault(m, "context_preservation", map[string]any{
+		"pruning_log":                []any{},
+		"artifact_metadata_cache":    map[string]any{},
+		"subagent_output_references": []any{},
+	})
+	setDefault(m, "spec_maintenance", map[string]any{
+		"parent_plan_path":         nil,
+		"grandparent_plan_path":    nil,
+		"spec_updater_invocations": []any{},
+		"checkbox_propagation_log": []any{},
+	})
+	m["schema_version"] = "1.3"
+	return nil
+}
+
+// 1.3 → 2.0: the state machine becomes first-class. Phase numbers map to
+// states; the table is the newest one, not the bash migration's old one.
+func migrate13to20(m map[string]any) error {
+	if _, ok := m["state_machine"].(map[string]any); !ok {
+		m["state_machine"] = smFromPhases(m)
+	}
+	setObject(m, "phase_data")
+	setObject(m, "supervisor_state")
+	if _, ok := m["error_state"].(map[string]any); !ok {
+		last, _ := m["last_error"].(string)
+		m["error_state"] = map[string]any{"last_error": nilIfEmpty(last), "retry_count": json.Number("0"), "failed_state": nil}
+	}
+	if _, ok := m["metadata"].(map[string]any); !ok {
+		m["metadata"] = map[string]any{
+			"checkpoint_id": m["checkpoint_id"],
+			"project_name":  m["project_name"],
+			"created_at":    m["created_at"],
+			"updated_at":    m["updated_at"],
+		}
+	}
+	m["schema_version"] = "2.0"
+	return nil
+}
+
+// migrate20to21 adds the classification and fills, from what the document
+// has, every field flowstate's 2.1 requires. It also repairs what 2.0
+// documents commonly carry: comma-string transition lists, the bash
+// migration's old default table, missing terminal states.
+func migrate20to21(m map[string]any) error {
+	sm, err := objectOrNew(m, "state_machine", func() map[string]any { return smFromPhases(m) })
+	if err != nil {
+		return err
+	}
+	table, err := migrateTable(sm)
+	if err != nil {
+		return err
+	}
+	if s, ok := sm["current_state"].(string); !ok || s == "" {
+		sm["current_state"] = phaseState(m["current_phase"], "initialize")
+	}
+	sm["completed_states"] = dedupeStrings(sm["completed_states"])
+
+	wc, err := objectOrNew(sm, "workflow_config", func() map[string]any { return map[string]any{} })
+	if err != nil {
+		return fmt.Errorf("state_machine.%w", err)
+	}
+	desc := firstString(m["workflow_description"], wc["description"])
+	command := firstString(m["command"], wc["command"], m["workflow_type"])
+	scope := firstString(wc["scope"])
+	if scope == "" {
+		scope = inferScope(desc)
+	}
+	setDefault(wc, "scope", scope)
+	setDefault(wc, "description", desc)
+	setDefault(wc, "command", command)
+	if t, ok := wc["terminal_state"].(string); !ok || t == "" {
+		t, err := terminalFor(scope, table)
+		if err != nil {
+			return err
+		}
+		wc["terminal_state"] = t
+	}
+
+	if err := migrateClassification(sm, scope); err != nil {
+		return err
+	}
+
+	// Top level.
+	md, err := objectOrNew(m, "metadata", func() map[string]any { return map[string]any{} })
+	if err != nil {
+		return err
+	}
+	created, err := firstTime("created_at", m["created_at"], md["created_at"], m["updated_at"], md["updated_at"], m["timestamp"])
+	if err != nil {
+		return err
+	}
+	updated, _ := firstTime("updated_at", m["updated_at"], md["updated_at"])
+	if updated == "" {
+		updated = created
+	}
+	id := firstString(m["workflow_id"], m["checkpoint_id"], md["checkpoint_id"])
+	if id == "" {
+		prefix := command
+		if prefix == "" {
+			prefix = "workflow"
+		}
+		t, _ := time.Parse(time.RFC3339Nano, created)
+		id = prefix + "_" + t.Format("20060102_150405") // the bash checkpoint id shape
+	}
+	project := firstString(m["project_name"], md["project_name"])
+	m["workflow_id"] = id
+	m["command"] = command
+	m["project_name"] = project
+	m["workflow_description"] = desc
+	m["created_at"] = created
+	m["updated_at"] = updated
+	migrateStatus(m)
+
+	if err := setObject(m, "phase_data"); err != nil {
+		return err
+	}
+	if err := setObject(m, "supervisor_state"); err != nil {
+		return err
+	}
+	migrateWorkers(m["supervisor_state"])
+	if err := migrateErrorState(m); err != nil {
+		return err
+	}
+
+	if s, ok := md["checkpoint_id"].(string); !ok || s == "" {
+		md["checkpoint_id"] = id
+	}
+	if _, ok := md["project_name"].(string); !ok {
+		md["project_name"] = project
+	}
+	if t, err := firstTime("metadata.created_at", md["created_at"]); err == nil {
+		md["created_at"] = t
+	} else {
+		md["created_at"] = created
+	}
+	if t, err := firstTime("metadata.updated_at", md["updated_at"]); err == nil {
+		md["updated_at"] = t
+	} else {
+		md["updated_at"] = updated
+	}
+	m["schema_version"] = SchemaVersion
+	return nil
+}
+
+// The newest default table of the bash state machine (2.0.0, Dec 2025).
+func defaultTable() map[string]any {
+	return map[string]any{
+		"initialize": []any{"research", "implement"},
+		"research":   []any{"plan", "complete"},
+		"plan":       []any{"implement", "complete", "debug"},
+		"implement":  []any{"test", "complete"},
+		"test":       []any{"debug", "document", "complete"},
+		"debug":      []any{"test", "document", "complete"},
+		"document":   []any{"complete"},
+		"complete":   []any{},
+	}
+}
+
+// The table the bash 1.3 → 2.0 migration wrote into checkpoints (bug 12).
+// A 2.0 document carrying exactly this table gets the newest one instead;
+// any other table is the user's and is kept.
+var oldDefaultTable = map[string]string{
+	"initialize": "research", "research": "plan,complete", "plan": "implement,complete",
+	"implement": "test", "test": "debug,document", "debug": "test,complete",
+	"document": "complete", "complete": "",
+}
+
+var phaseStates = []string{"initialize", "research", "plan", "implement", "test", "debug", "document", "complete"}
+
+// phaseState maps a 1.x phase number (0..7, number or digit string) to
+// its state, or returns def.
+func phaseState(v any, def string) string {
+	var s string
+	switch x := v.(type) {
+	case json.Number:
+		s = x.String()
+	case string:
+		s = x
+	default:
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n >= len(phaseStates) {
+		return def
+	}
+	return phaseStates[n]
+}
+
+// smFromPhases builds a 2.0 state machine from 1.x fields.
+func smFromPhases(m map[string]any) map[string]any {
+	completed := []any{}
+	if phases, ok := m["completed_phases"].([]any); ok {
+		for _, p := range phases {
+			// Unknown phases are dropped: the bash library mapped them all
+			// to initialize.
+			if s := phaseState(p, ""); s != "" && !containsAny(completed, s) {
+				completed = append(completed, s)
+			}
+		}
+	}
+	desc, _ := m["workflow_description"].(string)
+	command, _ := m["workflow_type"].(string)
+	scope := inferScope(desc)
+	terminal, _ := terminalFor(scope, defaultTable())
+	return map[string]any{
+		"current_state":    phaseState(m["current_phase"], "initialize"),
+		"completed_states": completed,
+		"transition_table": defaultTable(),
+		"workflow_config": map[string]any{
+			"scope":          scope,
+			"description":    desc,
+			"command":        command,
+			"terminal_state": terminal,
+		},
+	}
+}
+
+// inferScope is the bash migration's scope guess from the description,
+// made case-insensitive.
+func inferScope(desc string) string {
+	d := strings.ToLower(desc)
+	if strings.HasPrefix(d, "research") && !strings.Contains(d, "plan") && !strings.Contains(d, "implement") {
+		return "research-only"
+	}
+	// (research|analyze).*(to |and |for ).*(plan|planning)
+	if i := firstIndex(d, "research", "analyze"); i >= 0 {
+		rest := d[i:]
+		if j := firstIndex(rest, "to ", "and ", "for "); j >= 0 && strings.Contains(rest[j:], "plan") {
+			return "research-and-plan"
+		}
+	}
+	if firstIndex(d, "fix", "debug", "troubleshoot") >= 0 {
+		return "debug-only"
+	}
+	return "full-implementation"
+}
+
+func firstIndex(s string, subs ...string) int {
+	best := -1
+	for _, sub := range subs {
+		if i := strings.Index(s, sub); i >= 0 && (best < 0 || i < best) {
+			best = i
+		}
+	}
+	return best
+}
+
+// scopeTerminal is sm_init's map, including research-and-revise → plan
+// (sm_load forgot it and ended such workflows at complete).
+var scopeTerminal = map[string]string{
+	"research-only": "research", "research-and-plan": "plan", "research-and-revise": "plan",
+	"full-implementation": "complete", "debug-only": "debug", "implement-only": "implement",
+	"test-and-debug": "complete",
+}
+
+func terminalFor(scope string, table map[string]any) (string, error) {
+	if t, ok := scopeTerminal[scope]; ok {
+		if _, ok := table[t]; ok {
+			return t, nil
+		}
+	}
+	if _, ok := table["complete"]; ok {
+		return "complete", nil
+	}
+	var ends []string
+	for s, next := range table {
+		if l, ok := next.([]any); ok && len(l) == 0 {
+			ends = append(ends, s)
+		}
+	}
+	if len(ends) == 1 {
+		return ends[0], nil
+	}
+	return "", fmt.Errorf("state_machine.workflow_config.terminal_state: missing and cannot be inferred for scope %q; set it to a state of the transition table", scope)
+}
+
+// migrateTable turns the seeds' comma strings into arrays and replaces
+// the bash migration's outdated default table.
+func migrateTable(sm map[string]any) (map[string]any, error) {
+	raw, present := sm["transition_table"]
+	if !present || raw == nil {
+		t := defaultTable()
+		sm["transition_table"] = t
+		return t, nil
+	}
+	t, ok := raw.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("state_machine.transition_table: must be an object, got %s; fix it and retry", typeName(raw))
+	}
+	old := len(t) == len(oldDefaultTable)
+	for s, v := range t {
+		str, isStr := v.(string)
+		if old && (!isStr || oldDefaultTable[s] != str) {
+			old = false
+		}
+		if isStr {
+			t[s] = splitComma(str)
+		}
+	}
+	if old {
+		t = defaultTable()
+		sm["transition_table"] = t
+	}
+	return t, nil
+}
+
+func splitComma(s string) []any {
+	out := []any{}
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" && !containsAny(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// migrateClassification adds the 2.1 classification, or completes one
+// that a caller already stored (seed 004 stored topics as objects).
+func migrateClassification(sm map[string]any, scope string) error {
+	c, err := objectOrNew(sm, "classification", func() map[string]any {
+		return map[string]any{"reasoning": "migrated from 2.0; re-classify"}
+	})
+	if err != nil {
+		return fmt.Errorf("state_machine.%w", err)
+	}
+	setDefault(c, "workflow_type", scope)
+	setDefault(c, "research_complexity", json.Number("2"))
+	c["research_complexity"] = normalizeComplexity(c["research_complexity"])
+	setDefault(c, "confidence", json.Number("0"))
+	setDefault(c, "reasoning", "")
+	topics := []any{}
+	if list, ok := c["research_topics"].([]any); ok {
+		for i, t := range list {
+			switch x := t.(type) {
+			case string:
+				topics = append(topics, x)
+			case map[string]any:
+				name, ok := x["short_name"].(string)
+				if !ok {
+					return fmt.Errorf("state_machine.classification.research_topics.%d: an object without a short_name string; replace it with a topic string", i)
+				}
+				topics = append(topics, name)
+			default:
+				return fmt.Errorf("state_machine.classification.research_topics.%d: must be a string, got %s", i, typeName(t))
+			}
+		}
+	} else if c["research_topics"] != nil {
+		return fmt.Errorf("state_machine.classification.research_topics: must be an array, got %s", typeName(c["research_topics"]))
+	}
+	c["research_topics"] = topics
+	if t, err := firstTime("classified_at", c["classified_at"]); err == nil {
+		c["classified_at"] = t
+	} else {
+		c["classified_at"] = nil
+	}
+	return nil
+}
+
+// normalizeComplexity is sm_init's normalize_complexity: non-numeric → 2,
+// 1-4 kept, else a 0-100 score bucketed (<30 → 1, <50 → 2, <70 → 3, else 4),
+// decimals truncated.
+func normalizeComplexity(v any) json.Number {
+	var f float64
+	switch x := v.(type) {
+	case json.Number:
+		var err error
+		if f, err = x.Float64(); err != nil {
+			return "2"
+		}
+	case string:
+		var err error
+		if f, err = strconv.ParseFloat(strings.TrimSpace(x), 64); err != nil {
+			return "2"
+		}
+	default:
+		return "2"
+	}
+	n := int64(f)
+	switch {
+	case n >= 1 && n <= 4:
+		return json.Number(strconv.FormatInt(n, 10))
+	case n < 30:
+		return "1"
+	case n < 50:
+		return "2"
+	case n < 70:
+		return "3"
+	}
+	return "4"
+}
+
+// migrateStatus maps the statuses found in the wild to the four of 2.1.
+// An unknown one becomes in_progress and is kept as legacy_status.
+func migrateStatus(m map[string]any) {
+	s, _ := m["status"].(string)
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "in_progress", "in-progress", "running", "pending", "paused", "pre_execution":
+		m["status"] = "in_progress"
+	case "complete", "completed", "done", "success", "succeeded":
+		m["status"] = "complete"
+	case "failed", "failure", "error":
+		m["status"] = "failed"
+	case "abandoned", "cancelled", "canceled", "aborted":
+		m["status"] = "abandoned"
+	default:
+		m["legacy_status"] = m["status"]
+		m["status"] = "in_progress"
+	}
+}
+
+// migrateWorkers maps the seeds' worker statuses onto 2.1's.
+func migrateWorkers(ss any) {
+	sups, _ := ss.(map[string]any)
+	for _, sup := range sups {
+		s, _ := sup.(map[string]any)
+		workers, _ := s["workers"].([]any)
+		for _, w := range workers {
+			wm, _ := w.(map[string]any)
+			if st, ok := wm["status"].(string); ok {
+				switch st {
+				case "in_progress", "in-progress", "started":
+					wm["status"] = "running"
+				case "complete", "done", "success":
+					wm["status"] = "completed"
+				case "error":
+					wm["status"] = "failed"
+				case "queued":
+					wm["status"] = "pending"
+				}
+			}
+		}
+	}
+}
+
+func migrateErrorState(m map[string]any) error {
+	es, err := objectOrNew(m, "error_state", func() map[string]any { return map[string]any{} })
+	if err != nil {
+		return err
+	}
+	if _, ok := es["last_error"]; !ok {
+		last, _ := m["last_error"].(string)
+		es["last_error"] = nilIfEmpty(last)
+	}
+	switch x := es["last_error"].(type) {
+	case nil, string:
+	default: // an error object: keep its text
+		b, _ := json.Marshal(x)
+		es["last_error"] = string(b)
+	}
+	setDefault(es, "retry_count", json.Number("0"))
+	if s, ok := es["failed_state"].(string); ok && s == "" {
+		es["failed_state"] = nil
+	}
+	setDefault(es, "failed_state", nil)
+	return nil
+}
+
+// firstTime returns the first value that parses as a time, normalised to
+// RFC 3339 UTC.
+func firstTime(name string, vals ...any) (string, error) {
+	for _, v := range vals {
+		if t, ok := parseTime(v); ok {
+			return t.UTC().Format(time.RFC3339Nano), nil
+		}
+	}
+	return "", fmt.Errorf("%s: no usable timestamp (created_at, updated_at or metadata.*); add \"created_at\": \"2025-11-07T14:30:22Z\" with the real time and retry", name)
+}
+
+func parseTime(v any) (time.Time, bool) {
+	switch x := v.(type) {
+	case string:
+		x = strings.TrimSpace(x)
+		if t, err := time.Parse(time.RFC3339Nano, x); err == nil {
+			return t, true
+		}
+		// Zoneless forms: `date -u` output without the Z.
+		for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02 15:04:05"} {
+			if t, err := time.Parse(layout, x); err == nil {
+				return t, true
+			}
+		}
+	case json.Number:
+		if n, err := x.Int64(); err == nil && n > 0 && n < 1<<34 {
+			return time.Unix(n, 0), true // epoch seconds
+		}
+	}
+	return time.Time{}, false
+}
+
+func setDefault(m map[string]any, k string, v any) {
+	if _, ok := m[k]; !ok {
+		m[k] = v
+	}
+}
+
+// setObject makes m[k] an empty object when missing or null.
+func setObject(m map[string]any, k string) error {
+	_, err := objectOrNew(m, k, func() map[string]any { return map[string]any{} })
+	return err
+}
+
+func objectOrNew(m map[string]any, k string, mk func() map[string]any) (map[string]any, error) {
+	switch x := m[k].(type) {
+	case map[string]any:
+		return x, nil
+	case nil:
+		o := mk()
+		m[k] = o
+		return o, nil
+	default:
+		return nil, fmt.Errorf("%s: must be an object, got %s; fix it and retry", k, typeName(x))
+	}
+}
+
+func firstString(vals ...any) string {
+	for _, v := range vals {
+		if s, ok := v.(string); ok && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func dedupeStrings(v any) []any {
+	out := []any{}
+	list, _ := v.([]any)
+	for _, x := range list {
+		if s, ok := x.(string); !ok || !containsAny(out, s) {
+			out = append(out, x) // non-strings are left for Validate to name
+		}
+	}
+	return out
+}
+
+func containsAny(list []any, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func typeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+// Key order of a migrated document: the 2.1 fields as New writes them,
+// then everything else sorted (encoding/json sorts nested maps anyway).
+var (
+	topOrder = []string{"schema_version", "workflow_id", "command", "project_name", "workflow_description",
+		"status", "created_at", "updated_at", "state_machine", "phase_data", "supervisor_state", "error_state", "metadata"}
+	smOrder = []string{"current_state", "completed_states", "transition_table", "workflow_config", "classification"}
+)
+
+func encodeDoc(m map[string]any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := encodeOrdered(&b, m, topOrder, true); err != nil {
+		return nil, fail.Invalidf("checkpoint: encode migrated document: %v", err)
+	}
+	return format(b.Bytes()), nil
+}
+
+func encodeOrdered(b *bytes.Buffer, m map[string]any, order []string, top bool) error {
+	keys := make([]string, 0, len(m))
+	for _, k := range order {
+		if _, ok := m[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	rest := make([]string, 0, len(m))
+	for k := range m {
+		if !contains(order, k) {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	keys = append(keys, rest...)
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := encodeValue(b, k); err != nil {
+			return err
+		}
+		b.WriteByte(':')
+		if sm, ok := m[k].(map[string]any); ok && top && k == "state_machine" {
+			if err := encodeOrdered(b, sm, smOrder, false); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := encodeValue(b, m[k]); err != nil {
+			return err
+		}
+	}
+	b.WriteByte('}')
+	return nil
+}
+
+func encodeValue(b *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	b.Truncate(b.Len() - 1) // Encode's newline
+	return nil
+}

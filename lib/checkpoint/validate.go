@@ -1,0 +1,597 @@
+package checkpoint
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/tidwall/gjson"
+)
+
+// Validate reports whether doc is a valid 2.1 checkpoint. The error is a
+// fail.Invalid naming the first offending JSON path, e.g.
+// `checkpoint: state_machine.current_state: must be a string, got number 3`.
+//
+// It checks what checkpoint-2.1.schema.json says, plus what a JSON Schema
+// cannot say: every state named anywhere is a state of
+// state_machine.transition_table, and known keys are not duplicated (gjson
+// reads the first duplicate, encoding/json the last: they must not differ).
+//
+// One pass of gjson over the bytes, no decoding into Go values: every CLI
+// call validates and the whole call has about a millisecond.
+func Validate(doc []byte) error {
+	if !gjson.ValidBytes(doc) {
+		return fail.Invalidf("checkpoint: not valid JSON; restore the backup (checkpoint.json.bak) or fix the file by hand")
+	}
+	root := gjson.ParseBytes(doc)
+	if !root.IsObject() {
+		return invalidf("", "must be a JSON object, got %s", describe(root))
+	}
+	var top [len(topNames)]gjson.Result
+	if err := collect(root, "", topNames[:], top[:]); err != nil {
+		return err
+	}
+	// Version first: a 2.0 or 3.0 document fails here with advice, not on
+	// whatever field happens to differ.
+	if err := checkVersion(top[0]); err != nil {
+		return err
+	}
+	for i, name := range topNames {
+		if !top[i].Exists() {
+			return invalidf(name, "required field is missing")
+		}
+	}
+	if err := wantNonEmptyString(top[1], "workflow_id"); err != nil {
+		return err
+	}
+	for i := 2; i <= 4; i++ { // command, project_name, workflow_description
+		if err := wantString(top[i], topNames[i]); err != nil {
+			return err
+		}
+	}
+	if err := wantEnum(top[5], "status", statuses); err != nil {
+		return err
+	}
+	for i := 6; i <= 7; i++ { // created_at, updated_at
+		if err := wantTimestamp(top[i], topNames[i]); err != nil {
+			return err
+		}
+	}
+	states, err := checkStateMachine(top[8])
+	if err != nil {
+		return err
+	}
+	if err := checkPhaseData(top[9]); err != nil {
+		return err
+	}
+	if err := checkSupervisorState(top[10]); err != nil {
+		return err
+	}
+	if err := checkErrorState(top[11], states); err != nil {
+		return err
+	}
+	return checkMetadata(top[12])
+}
+
+// Order matters: Validate addresses these by index.
+var topNames = [...]string{
+	"schema_version", "workflow_id", "command", "project_name", "workflow_description",
+	"status", "created_at", "updated_at", "state_machine", "phase_data",
+	"supervisor_state", "error_state", "metadata",
+}
+
+var (
+	statuses       = []string{"in_progress", "complete", "failed", "abandoned"}
+	workerStatuses = []string{"completed", "failed", "pending", "running"}
+)
+
+func checkVersion(v gjson.Result) error {
+	switch {
+	case !v.Exists():
+		return invalidf("schema_version", `required field is missing; a document without it is a 1.0 checkpoint: migrate it`)
+	case v.Type != gjson.String:
+		return invalidf("schema_version", "must be the string %q, got %s", SchemaVersion, describe(v))
+	case v.Str != SchemaVersion:
+		if _, ok := migrations[v.Str]; ok {
+			return invalidf("schema_version", "%q is an older schema; migrate the checkpoint to %s first", v.Str, SchemaVersion)
+		}
+		return invalidf("schema_version", "%q is not supported (this flowstate reads %s); upgrade flowstate or restore a backup", v.Str, SchemaVersion)
+	}
+	return nil
+}
+
+var smNames = [...]string{"current_state", "completed_states", "transition_table", "workflow_config", "classification"}
+
+// checkStateMachine returns the states of the transition table, which the
+// rest of the document refers to.
+func checkStateMachine(sm gjson.Result) ([]string, error) {
+	const p = "state_machine"
+	if err := wantObject(sm, p); err != nil {
+		return nil, err
+	}
+	var f [len(smNames)]gjson.Result
+	if err := collect(sm, p, smNames[:], f[:]); err != nil {
+		return nil, err
+	}
+	if err := required(p, smNames[:], f[:]); err != nil {
+		return nil, err
+	}
+	states, err := checkTable(f[2])
+	if err != nil {
+		return nil, err
+	}
+	if err := wantState(f[0], p+".current_state", states); err != nil {
+		return nil, err
+	}
+	if err := checkStateList(f[1], p+".completed_states", states); err != nil {
+		return nil, err
+	}
+	if err := checkWorkflowConfig(f[3], states); err != nil {
+		return nil, err
+	}
+	return states, checkClassification(f[4])
+}
+
+func checkTable(t gjson.Result) ([]string, error) {
+	const p = "state_machine.transition_table"
+	if err := wantObject(t, p); err != nil {
+		return nil, err
+	}
+	states := make([]string, 0, 8)
+	var err error
+	t.ForEach(func(k, _ gjson.Result) bool {
+		switch {
+		case k.Str == "":
+			err = invalidf(p, "a state name must not be empty")
+		case contains(states, k.Str):
+			err = semanticf(p+"."+k.Str, "appears twice; remove one of them")
+		default:
+			states = append(states, k.Str)
+		}
+		return err == nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(states) == 0 {
+		return nil, invalidf(p, "must name at least one state")
+	}
+	t.ForEach(func(k, v gjson.Result) bool {
+		err = checkStateList(v, p+"."+k.Str, states)
+		return err == nil
+	})
+	return states, err
+}
+
+// checkStateList checks an array of distinct state names.
+func checkStateList(v gjson.Result, p string, states []string) error {
+	if !v.IsArray() {
+		if v.Type == gjson.String && strings.Contains(p, "transition_table") {
+			return invalidf(p, "must be an array of states, got the string %q (a 2.0 comma list? migrate the checkpoint)", v.Str)
+		}
+		return invalidf(p, "must be an array of states, got %s", describe(v))
+	}
+	var err error
+	i := 0
+	seen := make([]string, 0, 8)
+	v.ForEach(func(_, s gjson.Result) bool {
+		ip := p + "." + strconv.Itoa(i)
+		i++
+		if s.Type != gjson.String {
+			err = invalidf(ip, "must be a string, got %s", describe(s))
+		} else if contains(seen, s.Str) {
+			err = invalidf(ip, "%q is listed twice", s.Str)
+		} else if !contains(states, s.Str) {
+			err = notAState(ip, s.Str, states)
+		}
+		seen = append(seen, s.Str)
+		return err == nil
+	})
+	return err
+}
+
+var wcNames = [...]string{"scope", "description", "command", "terminal_state"}
+
+func checkWorkflowConfig(wc gjson.Result, states []string) error {
+	const p = "state_machine.workflow_config"
+	if err := wantObject(wc, p); err != nil {
+		return err
+	}
+	var f [len(wcNames)]gjson.Result
+	if err := collect(wc, p, wcNames[:], f[:]); err != nil {
+		return err
+	}
+	if err := required(p, wcNames[:], f[:]); err != nil {
+		return err
+	}
+	for i := 0; i < 3; i++ {
+		if err := wantString(f[i], p+"."+wcNames[i]); err != nil {
+			return err
+		}
+	}
+	return wantState(f[3], p+".terminal_state", states)
+}
+
+var clNames = [...]string{"workflow_type", "research_complexity", "research_topics", "confidence", "reasoning", "classified_at"}
+
+func checkClassification(c gjson.Result) error {
+	const p = "state_machine.classification"
+	if err := wantObject(c, p); err != nil {
+		return err
+	}
+	var f [len(clNames)]gjson.Result
+	if err := collect(c, p, clNames[:], f[:]); err != nil {
+		return err
+	}
+	if err := required(p, clNames[:5], f[:5]); err != nil { // classified_at is optional
+		return err
+	}
+	if err := wantString(f[0], p+".workflow_type"); err != nil {
+		return err
+	}
+	if n, err := wantInteger(f[1], p+".research_complexity"); err != nil {
+		return err
+	} else if n < 1 || n > 4 {
+		return invalidf(p+".research_complexity", "must be 1, 2, 3 or 4, got %s", f[1].Raw)
+	}
+	if !f[2].IsArray() {
+		return invalidf(p+".research_topics", "must be an array of strings, got %s", describe(f[2]))
+	}
+	var err error
+	i := 0
+	f[2].ForEach(func(_, t gjson.Result) bool {
+		err = wantString(t, p+".research_topics."+strconv.Itoa(i))
+		i++
+		return err == nil
+	})
+	if err != nil {
+		return err
+	}
+	if f[3].Type != gjson.Number {
+		return invalidf(p+".confidence", "must be a number from 0 to 1, got %s", describe(f[3]))
+	} else if !(f[3].Num >= 0 && f[3].Num <= 1) {
+		return invalidf(p+".confidence", "must be from 0 to 1, got %s", f[3].Raw)
+	}
+	if err := wantString(f[4], p+".reasoning"); err != nil {
+		return err
+	}
+	if f[5].Exists() && f[5].Type != gjson.Null {
+		if err := wantTimestamp(f[5], p+".classified_at"); err != nil {
+			return invalidf(p+".classified_at", "must be null or an RFC 3339 UTC time like 2025-11-14T14:30:00Z, got %s", describe(f[5]))
+		}
+	}
+	return nil
+}
+
+// checkPhaseData: free-form, but one object per state so phases can add
+// keys without clobbering each other.
+func checkPhaseData(pd gjson.Result) error {
+	if err := wantObject(pd, "phase_data"); err != nil {
+		return err
+	}
+	var err error
+	pd.ForEach(func(k, v gjson.Result) bool {
+		err = wantObject(v, "phase_data."+k.Str)
+		return err == nil
+	})
+	return err
+}
+
+func checkSupervisorState(ss gjson.Result) error {
+	if err := wantObject(ss, "supervisor_state"); err != nil {
+		return err
+	}
+	var err error
+	ss.ForEach(func(k, sup gjson.Result) bool {
+		p := "supervisor_state." + k.Str
+		if err = wantObject(sup, p); err != nil {
+			return false
+		}
+		var f [1]gjson.Result
+		if err = collect(sup, p, []string{"workers"}, f[:]); err != nil || !f[0].Exists() {
+			return err == nil
+		}
+		err = checkWorkers(f[0], p+".workers")
+		return err == nil
+	})
+	return err
+}
+
+var workerNames = []string{"worker_id", "status"}
+
+func checkWorkers(ws gjson.Result, p string) error {
+	if !ws.IsArray() {
+		return invalidf(p, "must be an array of worker objects, got %s", describe(ws))
+	}
+	var err error
+	i := 0
+	ws.ForEach(func(_, w gjson.Result) bool {
+		wp := p + "." + strconv.Itoa(i)
+		i++
+		if err = wantObject(w, wp); err != nil {
+			return false
+		}
+		var f [2]gjson.Result
+		if err = collect(w, wp, workerNames, f[:]); err != nil {
+			return false
+		}
+		if err = required(wp, workerNames, f[:]); err != nil {
+			return false
+		}
+		if err = wantNonEmptyString(f[0], wp+".worker_id"); err != nil {
+			return false
+		}
+		err = wantEnum(f[1], wp+".status", workerStatuses)
+		return err == nil
+	})
+	return err
+}
+
+var esNames = [...]string{"last_error", "retry_count", "failed_state", "retries"}
+
+func checkErrorState(es gjson.Result, states []string) error {
+	const p = "error_state"
+	if err := wantObject(es, p); err != nil {
+		return err
+	}
+	var f [len(esNames)]gjson.Result
+	if err := collect(es, p, esNames[:], f[:]); err != nil {
+		return err
+	}
+	if err := required(p, esNames[:3], f[:3]); err != nil { // retries is optional
+		return err
+	}
+	if f[0].Type != gjson.Null && f[0].Type != gjson.String {
+		return invalidf(p+".last_error", "must be a string or null, got %s", describe(f[0]))
+	}
+	if n, err := wantInteger(f[1], p+".retry_count"); err != nil {
+		return err
+	} else if n < 0 {
+		return invalidf(p+".retry_count", "must not be negative, got %s", f[1].Raw)
+	}
+	if f[2].Type != gjson.Null {
+		if f[2].Type != gjson.String {
+			return invalidf(p+".failed_state", "must be a state or null, got %s", describe(f[2]))
+		}
+		if err := wantState(f[2], p+".failed_state", states); err != nil {
+			return err
+		}
+	}
+	if !f[3].Exists() {
+		return nil
+	}
+	if err := wantObject(f[3], p+".retries"); err != nil {
+		return err
+	}
+	var err error
+	f[3].ForEach(func(k, v gjson.Result) bool {
+		rp := p + ".retries." + k.Str
+		var n float64
+		if n, err = wantInteger(v, rp); err != nil {
+			return false
+		}
+		if n < 0 {
+			err = invalidf(rp, "must not be negative, got %s", v.Raw)
+		} else if !contains(states, k.Str) {
+			err = notAState(rp, k.Str, states)
+		}
+		return err == nil
+	})
+	return err
+}
+
+var mdNames = [...]string{"checkpoint_id", "project_name", "created_at", "updated_at"}
+
+func checkMetadata(md gjson.Result) error {
+	const p = "metadata"
+	if err := wantObject(md, p); err != nil {
+		return err
+	}
+	var f [len(mdNames)]gjson.Result
+	if err := collect(md, p, mdNames[:], f[:]); err != nil {
+		return err
+	}
+	if err := required(p, mdNames[:], f[:]); err != nil {
+		return err
+	}
+	if err := wantNonEmptyString(f[0], p+".checkpoint_id"); err != nil {
+		return err
+	}
+	if err := wantString(f[1], p+".project_name"); err != nil {
+		return err
+	}
+	if err := wantTimestamp(f[2], p+".created_at"); err != nil {
+		return err
+	}
+	return wantTimestamp(f[3], p+".updated_at")
+}
+
+// collect stores the members of obj named in names into out (same index)
+// in one pass, and rejects a known name that appears twice. Unknown keys
+// are the user's and are left alone.
+func collect(obj gjson.Result, p string, names []string, out []gjson.Result) error {
+	var err error
+	obj.ForEach(func(k, v gjson.Result) bool {
+		for i, n := range names {
+			if k.Str == n {
+				if out[i].Exists() {
+					err = semanticf(join(p, n), "appears twice; remove one of them")
+					return false
+				}
+				out[i] = v
+				break
+			}
+		}
+		return true
+	})
+	return err
+}
+
+func required(p string, names []string, f []gjson.Result) error {
+	for i, n := range names {
+		if !f[i].Exists() {
+			return invalidf(join(p, n), "required field is missing")
+		}
+	}
+	return nil
+}
+
+func wantObject(v gjson.Result, p string) error {
+	if !v.IsObject() {
+		return invalidf(p, "must be an object, got %s", describe(v))
+	}
+	return nil
+}
+
+func wantString(v gjson.Result, p string) error {
+	if v.Type != gjson.String {
+		return invalidf(p, "must be a string, got %s", describe(v))
+	}
+	return nil
+}
+
+func wantNonEmptyString(v gjson.Result, p string) error {
+	if err := wantString(v, p); err != nil {
+		return err
+	}
+	if v.Str == "" {
+		return invalidf(p, "must not be empty")
+	}
+	return nil
+}
+
+func wantEnum(v gjson.Result, p string, allowed []string) error {
+	if v.Type != gjson.String || !contains(allowed, v.Str) {
+		return invalidf(p, "must be one of %s, got %s", strings.Join(allowed, ", "), describe(v))
+	}
+	return nil
+}
+
+func wantState(v gjson.Result, p string, states []string) error {
+	if err := wantString(v, p); err != nil {
+		return err
+	}
+	if !contains(states, v.Str) {
+		return notAState(p, v.Str, states)
+	}
+	return nil
+}
+
+// wantInteger accepts what JSON Schema calls an integer: any number with
+// no fractional part, so 2.0 and 2e0 pass as they do for the schema.
+func wantInteger(v gjson.Result, p string) (float64, error) {
+	if v.Type != gjson.Number || math.IsInf(v.Num, 0) || v.Num != math.Trunc(v.Num) {
+		return 0, invalidf(p, "must be an integer, got %s", describe(v))
+	}
+	return v.Num, nil
+}
+
+// wantTimestamp accepts RFC 3339 in UTC ("Z"), optionally with fractional
+// seconds: the one form that sorts as text and that every writer produces.
+func wantTimestamp(v gjson.Result, p string) error {
+	if v.Type != gjson.String || !isUTCTimestamp(v.Str) {
+		return invalidf(p, "must be an RFC 3339 UTC time like 2025-11-07T14:30:22Z, got %s", describe(v))
+	}
+	return nil
+}
+
+// isUTCTimestamp mirrors the schema's pattern
+// ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z$
+// plus format date-time (real month, day, hour…), without a regexp.
+func isUTCTimestamp(s string) bool {
+	const shape = "dddd-dd-ddTdd:dd:dd"
+	if len(s) < len(shape)+1 || s[len(s)-1] != 'Z' {
+		return false
+	}
+	for i := 0; i < len(shape); i++ {
+		if shape[i] == 'd' {
+			if s[i] < '0' || s[i] > '9' {
+				return false
+			}
+		} else if s[i] != shape[i] {
+			return false
+		}
+	}
+	if frac := s[len(shape) : len(s)-1]; frac != "" {
+		if len(frac) < 2 || frac[0] != '.' {
+			return false
+		}
+		for i := 1; i < len(frac); i++ {
+			if frac[i] < '0' || frac[i] > '9' {
+				return false
+			}
+		}
+	}
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil
+}
+
+func notAState(p, s string, states []string) error {
+	return semanticf(p, "%q is not a state of state_machine.transition_table (states: %s)", s, strings.Join(states, ", "))
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func join(p, name string) string {
+	if p == "" {
+		return name
+	}
+	return p + "." + name
+}
+
+// invalidf is the one shape of a validation error: the path, then what is
+// wrong with the value found there.
+func invalidf(path, format string, args ...any) error {
+	if path == "" {
+		path = "(document)"
+	}
+	return fail.Invalidf("checkpoint: "+path+": "+format, args...)
+}
+
+// semanticError marks the checks a JSON Schema cannot express (a state
+// must exist in the table, no duplicate keys); the schema agreement test
+// expects exactly these to pass the schema and fail Validate.
+type semanticError struct{ msg string }
+
+func (e *semanticError) Error() string { return e.msg }
+
+func semanticf(path, format string, args ...any) error {
+	return &fail.Error{Code: fail.Invalid, Err: &semanticError{"checkpoint: " + path + ": " + fmt.Sprintf(format, args...)}}
+}
+
+// describe names a value's JSON type, with the value itself when short.
+func describe(v gjson.Result) string {
+	switch {
+	case !v.Exists():
+		return "nothing"
+	case v.Type == gjson.Null:
+		return "null"
+	case v.Type == gjson.True, v.Type == gjson.False:
+		return "boolean " + v.Raw
+	case v.Type == gjson.Number:
+		return "number " + short(v.Raw)
+	case v.Type == gjson.String:
+		return "string " + short(strconv.Quote(v.Str))
+	case v.IsArray():
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+func short(s string) string {
+	if len(s) > 40 {
+		return s[:37] + "..."
+	}
+	return s
+}
