@@ -30,8 +30,27 @@ func Validate(doc []byte) error {
 	if !root.IsObject() {
 		return invalidf("", "must be a JSON object, got %s", describe(root))
 	}
+	vd := &validator{}
+	if err := vd.document(root); err != nil {
+		return err
+	}
+	return vd.semantic
+}
+
+// validator holds the first semantic finding (see semanticError) while the
+// structural checks go on: a structural error, which the JSON Schema also
+// reports, always wins, so both validators agree on every document.
+type validator struct{ semantic error }
+
+func (vd *validator) note(err error) {
+	if vd.semantic == nil {
+		vd.semantic = err
+	}
+}
+
+func (vd *validator) document(root gjson.Result) error {
 	var top [len(topNames)]gjson.Result
-	if err := collect(root, "", topNames[:], top[:]); err != nil {
+	if err := vd.collect(root, "", topNames[:], top[:]); err != nil {
 		return err
 	}
 	// Version first: a 2.0 or 3.0 document fails here with advice, not on
@@ -60,20 +79,20 @@ func Validate(doc []byte) error {
 			return err
 		}
 	}
-	states, err := checkStateMachine(top[8])
+	states, err := vd.checkStateMachine(top[8])
 	if err != nil {
 		return err
 	}
-	if err := checkPhaseData(top[9]); err != nil {
+	if err := vd.checkPhaseData(top[9]); err != nil {
 		return err
 	}
-	if err := checkSupervisorState(top[10]); err != nil {
+	if err := vd.checkSupervisorState(top[10]); err != nil {
 		return err
 	}
-	if err := checkErrorState(top[11], states); err != nil {
+	if err := vd.checkErrorState(top[11], states); err != nil {
 		return err
 	}
-	return checkMetadata(top[12])
+	return vd.checkMetadata(top[12])
 }
 
 // Order matters: Validate addresses these by index.
@@ -107,35 +126,35 @@ var smNames = [...]string{"current_state", "completed_states", "transition_table
 
 // checkStateMachine returns the states of the transition table, which the
 // rest of the document refers to.
-func checkStateMachine(sm gjson.Result) ([]string, error) {
+func (vd *validator) checkStateMachine(sm gjson.Result) ([]string, error) {
 	const p = "state_machine"
 	if err := wantObject(sm, p); err != nil {
 		return nil, err
 	}
 	var f [len(smNames)]gjson.Result
-	if err := collect(sm, p, smNames[:], f[:]); err != nil {
+	if err := vd.collect(sm, p, smNames[:], f[:]); err != nil {
 		return nil, err
 	}
 	if err := required(p, smNames[:], f[:]); err != nil {
 		return nil, err
 	}
-	states, err := checkTable(f[2])
+	states, err := vd.checkTable(f[2])
 	if err != nil {
 		return nil, err
 	}
-	if err := wantState(f[0], p+".current_state", states); err != nil {
+	if err := vd.wantState(f[0], p+".current_state", states); err != nil {
 		return nil, err
 	}
-	if err := checkStateList(f[1], p+".completed_states", states); err != nil {
+	if err := vd.checkStateList(f[1], p+".completed_states", states); err != nil {
 		return nil, err
 	}
-	if err := checkWorkflowConfig(f[3], states); err != nil {
+	if err := vd.checkWorkflowConfig(f[3], states); err != nil {
 		return nil, err
 	}
-	return states, checkClassification(f[4])
+	return states, vd.checkClassification(f[4])
 }
 
-func checkTable(t gjson.Result) ([]string, error) {
+func (vd *validator) checkTable(t gjson.Result) ([]string, error) {
 	const p = "state_machine.transition_table"
 	if err := wantObject(t, p); err != nil {
 		return nil, err
@@ -147,7 +166,7 @@ func checkTable(t gjson.Result) ([]string, error) {
 		case k.Str == "":
 			err = invalidf(p, "a state name must not be empty")
 		case contains(states, k.Str):
-			err = semanticf(p+"."+k.Str, "appears twice; remove one of them")
+			vd.note(semanticf(p+"."+k.Str, "appears twice; remove one of them"))
 		default:
 			states = append(states, k.Str)
 		}
@@ -160,14 +179,14 @@ func checkTable(t gjson.Result) ([]string, error) {
 		return nil, invalidf(p, "must name at least one state")
 	}
 	t.ForEach(func(k, v gjson.Result) bool {
-		err = checkStateList(v, p+"."+k.Str, states)
+		err = vd.checkStateList(v, p+"."+k.Str, states)
 		return err == nil
 	})
 	return states, err
 }
 
 // checkStateList checks an array of distinct state names.
-func checkStateList(v gjson.Result, p string, states []string) error {
+func (vd *validator) checkStateList(v gjson.Result, p string, states []string) error {
 	if !v.IsArray() {
 		if v.Type == gjson.String && strings.Contains(p, "transition_table") {
 			return invalidf(p, "must be an array of states, got the string %q (a 2.0 comma list? migrate the checkpoint)", v.Str)
@@ -185,7 +204,7 @@ func checkStateList(v gjson.Result, p string, states []string) error {
 		} else if contains(seen, s.Str) {
 			err = invalidf(ip, "%q is listed twice", s.Str)
 		} else if !contains(states, s.Str) {
-			err = notAState(ip, s.Str, states)
+			vd.note(notAState(ip, s.Str, states))
 		}
 		seen = append(seen, s.Str)
 		return err == nil
@@ -195,13 +214,13 @@ func checkStateList(v gjson.Result, p string, states []string) error {
 
 var wcNames = [...]string{"scope", "description", "command", "terminal_state"}
 
-func checkWorkflowConfig(wc gjson.Result, states []string) error {
+func (vd *validator) checkWorkflowConfig(wc gjson.Result, states []string) error {
 	const p = "state_machine.workflow_config"
 	if err := wantObject(wc, p); err != nil {
 		return err
 	}
 	var f [len(wcNames)]gjson.Result
-	if err := collect(wc, p, wcNames[:], f[:]); err != nil {
+	if err := vd.collect(wc, p, wcNames[:], f[:]); err != nil {
 		return err
 	}
 	if err := required(p, wcNames[:], f[:]); err != nil {
@@ -212,18 +231,18 @@ func checkWorkflowConfig(wc gjson.Result, states []string) error {
 			return err
 		}
 	}
-	return wantState(f[3], p+".terminal_state", states)
+	return vd.wantState(f[3], p+".terminal_state", states)
 }
 
 var clNames = [...]string{"workflow_type", "research_complexity", "research_topics", "confidence", "reasoning", "classified_at"}
 
-func checkClassification(c gjson.Result) error {
+func (vd *validator) checkClassification(c gjson.Result) error {
 	const p = "state_machine.classification"
 	if err := wantObject(c, p); err != nil {
 		return err
 	}
 	var f [len(clNames)]gjson.Result
-	if err := collect(c, p, clNames[:], f[:]); err != nil {
+	if err := vd.collect(c, p, clNames[:], f[:]); err != nil {
 		return err
 	}
 	if err := required(p, clNames[:5], f[:5]); err != nil { // classified_at is optional
@@ -268,7 +287,7 @@ func checkClassification(c gjson.Result) error {
 
 // checkPhaseData: free-form, but one object per state so phases can add
 // keys without clobbering each other.
-func checkPhaseData(pd gjson.Result) error {
+func (vd *validator) checkPhaseData(pd gjson.Result) error {
 	if err := wantObject(pd, "phase_data"); err != nil {
 		return err
 	}
@@ -280,7 +299,7 @@ func checkPhaseData(pd gjson.Result) error {
 	return err
 }
 
-func checkSupervisorState(ss gjson.Result) error {
+func (vd *validator) checkSupervisorState(ss gjson.Result) error {
 	if err := wantObject(ss, "supervisor_state"); err != nil {
 		return err
 	}
@@ -291,10 +310,10 @@ func checkSupervisorState(ss gjson.Result) error {
 			return false
 		}
 		var f [1]gjson.Result
-		if err = collect(sup, p, []string{"workers"}, f[:]); err != nil || !f[0].Exists() {
+		if err = vd.collect(sup, p, []string{"workers"}, f[:]); err != nil || !f[0].Exists() {
 			return err == nil
 		}
-		err = checkWorkers(f[0], p+".workers")
+		err = vd.checkWorkers(f[0], p+".workers")
 		return err == nil
 	})
 	return err
@@ -302,7 +321,7 @@ func checkSupervisorState(ss gjson.Result) error {
 
 var workerNames = []string{"worker_id", "status"}
 
-func checkWorkers(ws gjson.Result, p string) error {
+func (vd *validator) checkWorkers(ws gjson.Result, p string) error {
 	if !ws.IsArray() {
 		return invalidf(p, "must be an array of worker objects, got %s", describe(ws))
 	}
@@ -315,7 +334,7 @@ func checkWorkers(ws gjson.Result, p string) error {
 			return false
 		}
 		var f [2]gjson.Result
-		if err = collect(w, wp, workerNames, f[:]); err != nil {
+		if err = vd.collect(w, wp, workerNames, f[:]); err != nil {
 			return false
 		}
 		if err = required(wp, workerNames, f[:]); err != nil {
@@ -332,13 +351,13 @@ func checkWorkers(ws gjson.Result, p string) error {
 
 var esNames = [...]string{"last_error", "retry_count", "failed_state", "retries"}
 
-func checkErrorState(es gjson.Result, states []string) error {
+func (vd *validator) checkErrorState(es gjson.Result, states []string) error {
 	const p = "error_state"
 	if err := wantObject(es, p); err != nil {
 		return err
 	}
 	var f [len(esNames)]gjson.Result
-	if err := collect(es, p, esNames[:], f[:]); err != nil {
+	if err := vd.collect(es, p, esNames[:], f[:]); err != nil {
 		return err
 	}
 	if err := required(p, esNames[:3], f[:3]); err != nil { // retries is optional
@@ -356,7 +375,7 @@ func checkErrorState(es gjson.Result, states []string) error {
 		if f[2].Type != gjson.String {
 			return invalidf(p+".failed_state", "must be a state or null, got %s", describe(f[2]))
 		}
-		if err := wantState(f[2], p+".failed_state", states); err != nil {
+		if err := vd.wantState(f[2], p+".failed_state", states); err != nil {
 			return err
 		}
 	}
@@ -376,7 +395,7 @@ func checkErrorState(es gjson.Result, states []string) error {
 		if n < 0 {
 			err = invalidf(rp, "must not be negative, got %s", v.Raw)
 		} else if !contains(states, k.Str) {
-			err = notAState(rp, k.Str, states)
+			vd.note(notAState(rp, k.Str, states))
 		}
 		return err == nil
 	})
@@ -385,13 +404,13 @@ func checkErrorState(es gjson.Result, states []string) error {
 
 var mdNames = [...]string{"checkpoint_id", "project_name", "created_at", "updated_at"}
 
-func checkMetadata(md gjson.Result) error {
+func (vd *validator) checkMetadata(md gjson.Result) error {
 	const p = "metadata"
 	if err := wantObject(md, p); err != nil {
 		return err
 	}
 	var f [len(mdNames)]gjson.Result
-	if err := collect(md, p, mdNames[:], f[:]); err != nil {
+	if err := vd.collect(md, p, mdNames[:], f[:]); err != nil {
 		return err
 	}
 	if err := required(p, mdNames[:], f[:]); err != nil {
@@ -412,14 +431,14 @@ func checkMetadata(md gjson.Result) error {
 // collect stores the members of obj named in names into out (same index)
 // in one pass, and rejects a known name that appears twice. Unknown keys
 // are the user's and are left alone.
-func collect(obj gjson.Result, p string, names []string, out []gjson.Result) error {
+func (vd *validator) collect(obj gjson.Result, p string, names []string, out []gjson.Result) error {
 	var err error
 	obj.ForEach(func(k, v gjson.Result) bool {
 		for i, n := range names {
 			if k.Str == n {
 				if out[i].Exists() {
-					err = semanticf(join(p, n), "appears twice; remove one of them")
-					return false
+					vd.note(semanticf(join(p, n), "appears twice; remove one of them"))
+					break
 				}
 				out[i] = v
 				break
@@ -470,12 +489,12 @@ func wantEnum(v gjson.Result, p string, allowed []string) error {
 	return nil
 }
 
-func wantState(v gjson.Result, p string, states []string) error {
+func (vd *validator) wantState(v gjson.Result, p string, states []string) error {
 	if err := wantString(v, p); err != nil {
 		return err
 	}
 	if !contains(states, v.Str) {
-		return notAState(p, v.Str, states)
+		vd.note(notAState(p, v.Str, states))
 	}
 	return nil
 }
