@@ -1,0 +1,203 @@
+package classify
+
+import "strings"
+
+// The word lists the offline rules read. They are small on purpose: a rule
+// looks at the verb that leads a clause and at the shape of its object, so
+// only words that can play those parts are listed.
+
+// verbClass is what a clause-leading verb asks for, before its object is seen.
+type verbClass uint8
+
+const (
+	classNone     verbClass = iota // a particle verb ("look", "find") that only counts in a phrasal verb
+	classResearch                  // learn something
+	classPlan                      // produce a plan or design
+	classMake                      // create X: a plan, tests or a feature, by X
+	classRevise                    // change X: an existing plan, else code
+	classBuild                     // build X: a feature, or carry out a plan
+	classExecute                   // carry out X: a plan, tests, else build
+	classFix                       // repair a failure
+	classTest                      // test X
+	classRun                       // run X: only tests mean anything here
+	classImprove                   // grow X: test coverage, else build
+)
+
+var verbClasses = map[string]verbClass{
+	"research": classResearch, "investigate": classResearch, "analyze": classResearch,
+	"analyse": classResearch, "explore": classResearch, "study": classResearch,
+	"survey": classResearch, "examine": classResearch, "understand": classResearch,
+	"audit": classResearch, "compare": classResearch, "evaluate": classResearch,
+	"assess": classResearch, "review": classResearch, "inspect": classResearch,
+	"explain": classResearch, "learn": classResearch, "summarize": classResearch,
+	"summarise": classResearch, "benchmark": classResearch, "profile": classResearch,
+	"look into": classResearch, "look at": classResearch, "find out": classResearch,
+	"dig into": classResearch, "figure out": classResearch, "read up": classResearch,
+	"go through": classResearch,
+
+	"plan": classPlan, "design": classPlan, "propose": classPlan, "outline": classPlan,
+	"architect": classPlan, "strategize": classPlan,
+
+	"create": classMake, "write": classMake, "draft": classMake, "make": classMake,
+	"produce": classMake, "prepare": classMake, "generate": classMake, "add": classMake,
+	"sketch": classMake, "put together": classMake, "come up": classMake,
+
+	"revise": classRevise, "update": classRevise, "amend": classRevise, "refine": classRevise,
+	"rework": classRevise, "adjust": classRevise, "modify": classRevise, "change": classRevise,
+	"edit": classRevise, "rewrite": classRevise, "correct": classRevise,
+
+	"implement": classBuild, "build": classBuild, "develop": classBuild, "code": classBuild,
+	"refactor": classBuild, "migrate": classBuild, "port": classBuild, "integrate": classBuild,
+	"support": classBuild, "ship": classBuild, "extend": classBuild, "introduce": classBuild,
+	"enable": classBuild, "convert": classBuild, "replace": classBuild, "wire": classBuild,
+	"upgrade": classBuild, "document": classBuild, "set up": classBuild, "hook up": classBuild,
+
+	"execute": classExecute, "apply": classExecute, "carry out": classExecute, "follow": classExecute,
+
+	"fix": classFix, "debug": classFix, "troubleshoot": classFix, "diagnose": classFix,
+	"resolve": classFix, "repair": classFix, "solve": classFix, "stabilize": classFix,
+	"stabilise": classFix, "track down": classFix,
+
+	"test": classTest,
+
+	"run": classRun, "rerun": classRun,
+
+	"increase": classImprove, "improve": classImprove, "raise": classImprove,
+
+	"look": classNone, "find": classNone, "figure": classNone, "dig": classNone,
+	"read": classNone, "go": classNone, "put": classNone, "come": classNone,
+	"set": classNone, "hook": classNone, "carry": classNone, "track": classNone,
+}
+
+// lemmas maps inflected forms ("researching", "fixes", "debugged") to the
+// verbs above; over-generating forms is harmless since only these verbs are
+// looked up.
+var lemmas = func() map[string]string {
+	m := map[string]string{}
+	for v := range verbClasses {
+		if strings.Contains(v, " ") {
+			continue
+		}
+		for _, f := range []string{v, v + "s", v + "es", v + "ed", v + "d", v + "ing",
+			strings.TrimSuffix(v, "e") + "ing", v + v[len(v)-1:] + "ing", v + v[len(v)-1:] + "ed",
+			strings.TrimSuffix(v, "y") + "ies", strings.TrimSuffix(v, "y") + "ied"} {
+			if _, taken := m[f]; !taken || f == v {
+				m[f] = v
+			}
+		}
+	}
+	for f, v := range map[string]string{"wrote": "write", "written": "write", "ran": "run",
+		"built": "build", "made": "make", "found": "find", "went": "go", "came": "come"} {
+		m[f] = v
+	}
+	return m
+}()
+
+// nounVerbs read "do a review of X" as "review X": the request's verb
+// is a noun after a light verb (lightVerbs).
+var nounVerbs = map[string]string{
+	"review": "review", "analysis": "analyze", "investigation": "investigate", "audit": "audit",
+	"study": "study", "survey": "survey", "comparison": "compare", "evaluation": "evaluate",
+	"assessment": "assess", "exploration": "explore", "dive": "dig into", "research": "research",
+	"design": "design", "plan": "plan", "implementation": "implement", "refactor": "refactor",
+	"migration": "migrate", "fix": "fix", "test": "test", "cleanup": "implement",
+}
+
+func set(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+var (
+	// fillers come before the verb of a request and carry no intent.
+	fillers = set("please", "pls", "kindly", "just", "first", "also", "then", "now", "so",
+		"and", "but", "i", "we", "you", "me", "us", "let's", "lets", "let", "can", "could",
+		"would", "will", "should", "shall", "must", "need", "needs", "want", "wants", "like",
+		"i'd", "we'd", "i'll", "we'll", "to", "help", "ahead", "continue", "start", "begin",
+		"try", "quickly", "actually", "simply", "only", "finally", "next", "ok", "okay", "hey",
+		"do", "carefully", "properly", "fully", "again")
+
+	// negators turn the intent that follows into something the user does
+	// not want ("don't implement yet", "no plan needed", "skip research").
+	negators = set("don't", "dont", "do not", "not", "no", "never", "without", "skip", "avoid",
+		"doesn't", "shouldn't", "won't")
+
+	// negatedNouns are the nouns a negator can name instead of a verb.
+	negatedNouns = map[string]intent{
+		"plan": intentPlan, "plans": intentPlan, "planning": intentPlan, "design": intentPlan,
+		"research": intentResearch, "investigation": intentResearch,
+		"tests": intentTest, "test": intentTest, "testing": intentTest,
+		"implementation": intentImplement, "code": intentImplement, "coding": intentImplement,
+		"changes": intentImplement, "fixes": intentFix, "fixing": intentFix,
+	}
+
+	nominalPreps = set("of", "into", "on", "for", "about")
+	notWorking   = set("not", "doesn't", "don't", "isn't", "aren't", "stopped", "never")
+
+	lightVerbs = set("do", "perform", "conduct", "undertake")
+
+	questionWords = set("what", "how", "where", "which", "who", "whether", "why")
+
+	determiners = set("the", "a", "an", "our", "your", "my", "its", "their", "this", "these",
+		"those", "some", "any", "all", "each", "every", "that")
+
+	pronouns = set("it", "them", "this", "that", "these", "those")
+
+	// splitWords start a new clause: "and then" chains and subordinate
+	// clauses each get their own leading verb.
+	splitWords = set("and", "then", "but", "after", "before", "so", "while", "once", "afterwards")
+
+	// planNouns make a "create X" request a planning request.
+	planNouns = set("plan", "plans", "design", "proposal", "roadmap", "spec", "specification",
+		"rfc", "strategy", "blueprint")
+
+	testNouns = set("test", "tests", "testing", "coverage", "testcases", "specs")
+
+	// featureNouns after a workflow name mean the workflow itself is meant
+	// ("the research-and-revise workflow"), not the plan it produced.
+	featureNouns = set("workflow", "workflows", "scope", "scopes", "type", "command", "commands",
+		"mode", "support", "state", "phase", "machine")
+
+	// metaNouns after a workflow name make it the object of study (seed 004).
+	metaNouns = set("workflow", "workflows", "scope", "scopes", "type", "command", "commands")
+
+	failureWords = set("bug", "bugs", "buggy", "crash", "crashes", "crashed", "crashing",
+		"hang", "hangs", "hanging", "hung", "error", "errors", "fail", "fails", "failed",
+		"failing", "failure", "failures", "broken", "breaks", "leak", "leaks", "leaking",
+		"panic", "panics", "exception", "exceptions", "regression", "regressions",
+		"segfault", "flaky", "deadlock", "deadlocks", "corrupt", "corrupted", "500")
+
+	// errorModifiers: "error handling" names a topic, not a failure.
+	errorModifiers = set("handling", "handler", "handlers", "message", "messages", "code",
+		"codes", "reporting", "types", "type", "wrapping", "model", "patterns")
+
+	breadthWords = set("comprehensive", "comprehensively", "entire", "whole", "thorough",
+		"thoroughly", "holistic", "end-to-end", "exhaustive")
+
+	// Topic cleaning: where a noun phrase ends, and which words alone are
+	// not a subject.
+	cutWords = set("is", "are", "was", "were", "be", "been", "does", "do", "did", "works",
+		"work", "worked", "can", "could", "will", "would", "should", "has", "have", "had",
+		"needs", "need", "when", "that", "which", "who", "so", "because", "since", "after",
+		"before", "while", "if", "to", "at", "from", "with", "via", "using", "by", "into",
+		"instead", "in", "on", "as", "than", "we", "they", "it", "i", "you", "now", "today",
+		"yesterday", "accordingly", "already", "yet", "based", "describes", "happens",
+		"reaches", "transitions", "get", "gets", "keep", "keeps", "print", "prints", "where",
+		"end", "uncover", "find", "there")
+	leadingPreps = set("for", "of", "in", "on", "with", "to", "at", "from", "about", "into",
+		"via", "how", "what", "why", "where", "which", "whether", "who", "when", "there")
+	smallWords = set("of", "for", "and", "in", "on", "to", "the", "a", "an", "with", "vs", "or")
+	generic    = set("it", "them", "this", "that", "these", "those", "plan", "plans", "work",
+		"whatever", "what", "what's", "fails", "fail", "anything", "everything", "something",
+		"things", "thing", "ones", "one", "failing", "failures", "failure", "bugs", "bug",
+		"problems", "problem", "issues", "issue", "tests", "test", "unit", "integration",
+		"property", "code", "changes", "output", "design", "doc", "proposal",
+		"roadmap", "strategy", "spec", "underlying", "needed", "new", "approved", "existing",
+		"current", "phased", "why", "implementation", "breaks", "fixes", "suite", "options")
+	acronyms = set("api", "apis", "cli", "ci", "ui", "jwt", "sso", "http", "https", "json", "yaml",
+		"toml", "sql", "rest", "url", "id", "ssh", "tls", "io", "sdk", "llm", "oauth", "saml")
+	fileExts = set("md", "go", "json", "jsonl", "sh", "txt", "yaml", "yml", "toml", "js", "ts", "py")
+)

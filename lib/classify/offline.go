@@ -1,0 +1,627 @@
+package classify
+
+import (
+	"fmt"
+	"math"
+	"path"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// The offline classifier reads a description the way the classifier agent is
+// told to: by intent, not keywords (seed 004). It
+//
+//  1. tokenizes, turning quoted or backticked spans, workflow names
+//     ("research-and-revise") and /commands into opaque names, and file
+//     paths into paths, so none of them can act as a verb;
+//  2. splits the text into clauses at punctuation, "and"/"then" chains,
+//     subordinators ("after", "before", "so") and purpose infinitives
+//     ("... to plan a move");
+//  3. reads each clause's leading verb (after fillers like "please just"),
+//     its negation ("don't implement", "no plan needed", "skip research")
+//     and its object (a plan? tests? a failure? a workflow by name?);
+//  4. applies the first matching rule of the ordered table in rules.
+//
+// Verbs inside an object are part of the object: "plan how to debug X" asks
+// for a plan, "research the research-and-revise workflow" asks for research
+// about a workflow.
+
+type intent uint8
+
+const (
+	intentResearch intent = iota
+	intentPlan
+	intentRevise      // revise an existing plan
+	intentImplement   // build something new
+	intentExecutePlan // build what an existing plan says
+	intentFix
+	intentTest
+	numIntents
+)
+
+type tokenKind uint8
+
+const (
+	kindWord  tokenKind = iota
+	kindPunct           // a clause boundary
+	kindName            // quoted span, workflow name or /command: never a verb
+	kindPath            // file or directory path
+)
+
+type token struct {
+	text    string // lower case; for quoted spans, the trimmed content
+	orig    string // as typed, for topics
+	kind    tokenKind
+	scope   string // the workflow this name spells, if any
+	command bool   // a /command
+	planRef bool   // a path or quoted name of a plan file
+}
+
+// tokenize splits s into tokens. Control characters count as spaces so no
+// topic can carry one (NUL cannot be stored in workflow state).
+func tokenize(s string) []token {
+	rs := []rune(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s))
+	var toks []token
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			if t, ok := wordToken(string(cur)); ok {
+				toks = append(toks, t)
+			}
+			cur = cur[:0]
+		}
+	}
+	atEnd := func(i int) bool { return i+1 >= len(rs) || unicode.IsSpace(rs[i+1]) }
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case len(cur) == 0 && strings.ContainsRune("`\"'“‘", r):
+			if j := closingQuote(rs, i); j > 0 {
+				if t, ok := quotedToken(string(rs[i+1 : j])); ok {
+					toks = append(toks, t)
+				}
+				i = j
+			}
+		case unicode.IsSpace(r):
+			flush()
+		case strings.ContainsRune("()[]{}—–", r),
+			strings.ContainsRune(",;:!?.", r) && atEnd(i),
+			r == '-' && len(cur) == 0 && atEnd(i):
+			flush()
+			toks = append(toks, token{text: string(r), orig: string(r), kind: kindPunct})
+		default:
+			cur = append(cur, r)
+		}
+	}
+	flush()
+	return toks
+}
+
+// closingQuote finds the quote closing the one at i, or -1. A single quote
+// only closes before a non-letter, so "don't" inside 'x' stays a word.
+func closingQuote(rs []rune, i int) int {
+	want := map[rune]rune{'`': '`', '"': '"', '\'': '\'', '“': '”', '‘': '’'}[rs[i]]
+	for j := i + 1; j < len(rs); j++ {
+		if rs[j] != want {
+			continue
+		}
+		if want == '\'' && j+1 < len(rs) && (unicode.IsLetter(rs[j+1]) || unicode.IsDigit(rs[j+1])) {
+			continue
+		}
+		return j
+	}
+	return -1
+}
+
+func isScope(s string) bool { return slices.Contains(Scopes, s) }
+
+func isPath(s string) bool {
+	if strings.Contains(strings.TrimPrefix(s, "/"), "/") {
+		return true
+	}
+	ext := strings.TrimPrefix(path.Ext(s), ".")
+	return ext != "" && fileExts[ext]
+}
+
+func wordToken(w string) (token, bool) {
+	w = strings.Trim(w, `'’"`)
+	lower := strings.ToLower(w)
+	t := token{text: lower, orig: w, kind: kindWord}
+	switch {
+	case w == "":
+		return t, false
+	case isScope(lower):
+		t.kind, t.scope = kindName, lower
+	case strings.HasPrefix(lower, "/") && len(lower) > 1 && !strings.Contains(lower[1:], "/"):
+		t.kind, t.command = kindName, true
+	case isPath(lower):
+		t.kind, t.planRef = kindPath, strings.Contains(lower, "plan")
+	}
+	return t, true
+}
+
+func quotedToken(content string) (token, bool) {
+	content = strings.TrimSpace(content)
+	if content == "" {
+		return token{}, false
+	}
+	lower := strings.ToLower(content)
+	t := token{text: lower, orig: content, kind: kindName}
+	switch {
+	case isScope(lower):
+		t.scope = lower
+	case isPath(lower):
+		t.kind, t.planRef = kindPath, strings.Contains(lower, "plan")
+	}
+	return t, true
+}
+
+func (t token) is(words map[string]bool) bool { return t.kind == kindWord && words[t.text] }
+
+// lemma is the verb a word token is a form of, or "".
+func (t token) lemma() string {
+	if t.kind != kindWord {
+		return ""
+	}
+	return lemmas[t.text]
+}
+
+// clause is a run of tokens between boundaries; joiner is the boundary
+// that opened it ("" for the first, "and", ",", "to", ...).
+type clause struct {
+	toks   []token
+	joiner string
+}
+
+func splitClauses(toks []token) []clause {
+	var out []clause
+	cur := clause{}
+	cut := func(joiner string) {
+		if len(cur.toks) > 0 {
+			out = append(out, cur)
+		}
+		cur = clause{joiner: joiner}
+	}
+	for i, t := range toks {
+		switch {
+		case t.kind == kindPunct:
+			cut(t.text)
+		case t.is(splitWords):
+			cut(t.text)
+		case t.kind == kindWord && t.text == "to" && purposeVerbAt(toks, i+1) &&
+			(i == 0 || !toks[i-1].is(questionWords)):
+			// "analyze X to plan a move": a purpose infinitive is an intent of
+			// its own, unlike "how to debug X", which is an object.
+			cut("to")
+		default:
+			cur.toks = append(cur.toks, t)
+		}
+	}
+	cut("")
+	return out
+}
+
+// purposeVerbAt reports whether toks[i] is an intent verb with an object
+// after it: "transitions to plan" ends the clause, so plan is a noun there.
+func purposeVerbAt(toks []token, i int) bool {
+	if i+1 >= len(toks) || toks[i+1].kind == kindPunct {
+		return false
+	}
+	c, ok := verbClasses[toks[i].lemma()]
+	return ok && c != classNone
+}
+
+// act is what one clause asks for.
+type act struct {
+	intent   intent
+	has      bool // a verb or question was found
+	negated  bool
+	verb     string
+	obj      []token
+	question bool
+	failure  bool // the object (or the verbless clause) reports a failure
+	meta     bool // the object is a workflow or /command by name
+	pronoun  bool // the object is "it"/"them" resolved to the plan
+}
+
+// readClause finds the clause's leading verb after fillers and negation and
+// decides the intent from the verb class and the object. planMentioned lets
+// "update it" refer to a plan named elsewhere in the description.
+func readClause(c clause, planMentioned bool) act {
+	toks := c.toks
+	var a act
+	i := 0
+	for i < len(toks) {
+		t := toks[i]
+		switch {
+		case t.is(negators):
+			a.negated = true
+		case t.kind == kindWord && t.text == "do" && i+1 < len(toks) && toks[i+1].text == "not":
+			a.negated = true
+			i++
+		case t.is(fillers), a.negated && t.is(determiners):
+		default:
+			goto lead
+		}
+		i++
+	}
+lead:
+	if i >= len(toks) {
+		return a
+	}
+	t := toks[i]
+	if t.is(questionWords) {
+		a.has, a.question, a.intent, a.verb, a.obj = true, true, intentResearch, t.text, toks[i+1:]
+		a.failure = t.text == "why" || reportsFailure(a.obj)
+		return a
+	}
+	verb, obj := t.lemma(), toks[i+1:]
+	if v, rest, ok := nominalVerb(toks, i); ok {
+		verb, obj = v, rest
+	}
+	if len(obj) > 0 {
+		if next := obj[0]; next.kind == kindWord {
+			if _, ok := verbClasses[verb+" "+next.text]; ok {
+				verb, obj = verb+" "+next.text, obj[1:]
+			}
+		}
+	}
+	class, ok := verbClasses[verb]
+	if !ok && a.negated && t.kind == kindWord {
+		if in, ok := negatedNouns[t.text]; ok {
+			a.has, a.intent, a.verb = true, in, t.text
+			return a
+		}
+	}
+	if !ok || class == classNone {
+		a.failure = reportsFailure(toks[i:])
+		return a
+	}
+	a.has, a.verb, a.obj = true, verb, obj
+	plan, pronoun := planObject(obj, planMentioned)
+	a.pronoun = pronoun
+	tests := hasAny(obj, testNouns)
+	switch class {
+	case classResearch:
+		a.intent = intentResearch
+		a.failure = reportsFailure(obj) || startsWith(obj, "why")
+		a.meta = namesWorkflow(obj)
+	case classPlan:
+		a.intent = intentPlan
+	case classMake:
+		head := nounPhrase(obj)
+		switch {
+		case hasAny(head, planNouns):
+			a.intent = intentPlan
+		case hasAny(head, testNouns):
+			a.intent = intentTest
+		case plan:
+			a.intent = intentRevise // "add a phase to the plan"
+		default:
+			a.intent = intentImplement
+		}
+	case classRevise:
+		a.intent = intentImplement
+		if plan {
+			a.intent = intentRevise
+		}
+	case classBuild, classExecute:
+		switch {
+		case plan:
+			a.intent = intentExecutePlan
+		case class == classExecute && tests:
+			a.intent = intentTest
+		default:
+			a.intent = intentImplement
+		}
+	case classFix:
+		a.intent = intentFix
+	case classTest:
+		a.intent = intentTest
+	case classRun, classImprove:
+		switch {
+		case tests:
+			a.intent = intentTest
+		case class == classImprove:
+			a.intent = intentImplement
+		default:
+			a.has = false
+		}
+	}
+	return a
+}
+
+// nominalVerb reads "(do|perform) a [comprehensive] review of X" as
+// "review X", the light verb at toks[i] or just before it (as a filler).
+func nominalVerb(toks []token, i int) (string, []token, bool) {
+	if toks[i].is(lightVerbs) {
+		i++
+	} else if i == 0 || !toks[i-1].is(lightVerbs) {
+		return "", nil, false
+	}
+	rest := skip(toks[i:], determiners)
+	for j := 0; j < len(rest) && j < 3; j++ {
+		if v, ok := nounVerbs[rest[j].text]; ok && rest[j].kind == kindWord {
+			return v, skip(rest[j+1:], nominalPreps), true
+		}
+	}
+	return "", nil, false
+}
+
+// planObject reports whether obj refers to an existing plan: the word plan,
+// a plan file, the output of a planning workflow ("the research-and-plan
+// output"), or a bare pronoun when a plan is mentioned elsewhere.
+func planObject(obj []token, planMentioned bool) (plan, viaPronoun bool) {
+	if mentionsPlan(obj) {
+		return true, false
+	}
+	rest := skip(obj, determiners)
+	if planMentioned && len(rest) > 0 && rest[0].is(pronouns) && (len(rest) == 1 || rest[1].kind == kindWord && rest[1].is(cutWords)) {
+		return true, true
+	}
+	return false, false
+}
+
+func mentionsPlan(toks []token) bool {
+	for i, t := range toks {
+		switch {
+		case t.planRef, t.kind == kindWord && (t.text == "plan" || t.text == "plans"):
+			return true
+		case t.scope == "research-and-plan" || t.scope == "research-and-revise":
+			if i+1 == len(toks) || !toks[i+1].is(featureNouns) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// namesWorkflow reports an object like "the implement-only scope" or "the
+// /implement command": one of flowstate's own workflows, by name.
+func namesWorkflow(obj []token) bool {
+	for i, t := range obj {
+		if t.command || t.scope != "" && i+1 < len(obj) && obj[i+1].is(metaNouns) {
+			return true
+		}
+	}
+	return false
+}
+
+func reportsFailure(toks []token) bool {
+	for i, t := range toks {
+		if t.kind != kindWord {
+			continue
+		}
+		if t.text == "error" || t.text == "errors" {
+			if i+1 < len(toks) && toks[i+1].is(errorModifiers) {
+				continue
+			}
+			return true
+		}
+		if failureWords[t.text] {
+			return true
+		}
+		// "doesn't work", "not working", "isn't working"
+		if (t.text == "work" || t.text == "working" || t.text == "works") && i > 0 &&
+			toks[i-1].is(notWorking) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasAny(toks []token, words map[string]bool) bool {
+	return slices.ContainsFunc(toks, func(t token) bool { return t.is(words) })
+}
+
+func startsWith(toks []token, word string) bool {
+	return len(toks) > 0 && toks[0].kind == kindWord && toks[0].text == word
+}
+
+func skip(toks []token, words map[string]bool) []token {
+	for len(toks) > 0 && toks[0].is(words) {
+		toks = toks[1:]
+	}
+	return toks
+}
+
+// nounPhrase is the object up to its first preposition or subordinator:
+// the thing being made in "create an implementation plan for X".
+func nounPhrase(obj []token) []token {
+	obj = skip(obj, leadingPreps) // "come up with a plan"
+	for i, t := range obj {
+		if t.is(cutWords) || t.is(nominalPreps) {
+			return obj[:i]
+		}
+	}
+	return obj
+}
+
+// signals is what the whole description asks for, after negation.
+type signals struct {
+	acts             []act
+	pos, neg         [numIntents]bool
+	verb             [numIntents]string // first verb seen per intent, for the reasoning
+	pronounPlan      bool
+	meta             bool
+	failureResearch  bool
+	failureStatement bool
+	testsMentioned   bool
+}
+
+func read(clauses []clause) signals {
+	var s signals
+	planMentioned := false
+	for _, c := range clauses {
+		if a := readClause(c, false); !a.negated && mentionsPlan(c.toks) {
+			planMentioned = true
+		}
+	}
+	for _, c := range clauses {
+		a := readClause(c, planMentioned)
+		s.acts = append(s.acts, a)
+		if a.negated {
+			if a.has {
+				s.neg[a.intent] = true
+			}
+			continue
+		}
+		if hasAny(c.toks, testNouns) {
+			s.testsMentioned = true
+		}
+		if !a.has {
+			s.failureStatement = s.failureStatement || a.failure
+			continue
+		}
+		if !s.pos[a.intent] {
+			s.pos[a.intent], s.verb[a.intent] = true, a.verb
+		}
+		s.pronounPlan = s.pronounPlan || a.pronoun
+		if a.intent == intentResearch {
+			s.meta = s.meta || a.meta
+			s.failureResearch = s.failureResearch || a.failure
+		}
+	}
+	for in := range s.pos {
+		s.pos[in] = s.pos[in] && !s.neg[in]
+	}
+	return s
+}
+
+// rule is one line of the decision table; the first that applies wins.
+type rule struct {
+	name    string
+	scope   string
+	conf    float64
+	applies func(s *signals) bool
+	why     func(s *signals) string
+}
+
+// rules is ordered from the most specific request to the least: revising or
+// carrying out an existing plan names its object, building something new
+// subsumes research, planning and tests, and so on down to plain research.
+var rules = []rule{
+	{"revise-plan", "research-and-revise", 0.9,
+		func(s *signals) bool { return s.pos[intentRevise] },
+		func(s *signals) string {
+			return fmt.Sprintf("the verb %q acts on an existing plan%s", s.verb[intentRevise], pronounNote(s))
+		}},
+	{"implement-existing-plan", "implement-only", 0.9,
+		func(s *signals) bool {
+			return s.pos[intentExecutePlan] && !s.pos[intentResearch] && !s.pos[intentImplement]
+		},
+		func(s *signals) string {
+			return fmt.Sprintf("the verb %q carries out an existing plan with no research asked for%s",
+				s.verb[intentExecutePlan], pronounNote(s))
+		}},
+	{"build-feature", "full-implementation", 0.9,
+		func(s *signals) bool { return s.pos[intentImplement] || s.pos[intentExecutePlan] },
+		func(s *signals) string {
+			v := s.verb[intentImplement]
+			if v == "" {
+				v = s.verb[intentExecutePlan]
+			}
+			return fmt.Sprintf("the verb %q asks to build something, which includes research, plan, tests and docs", v)
+		}},
+	{"plan-requested", "research-and-plan", 0.9,
+		func(s *signals) bool { return s.pos[intentPlan] },
+		func(s *signals) string {
+			return fmt.Sprintf("%q asks for a plan, design or proposal and nothing is to be built yet", s.verb[intentPlan])
+		}},
+	{"test-then-fix", "test-and-debug", 0.9,
+		func(s *signals) bool { return s.pos[intentTest] },
+		func(s *signals) string {
+			return fmt.Sprintf("%q asks to write or run tests and fix what fails", s.verb[intentTest])
+		}},
+	{"fix-failing-tests", "test-and-debug", 0.8,
+		func(s *signals) bool { return s.pos[intentFix] && s.testsMentioned },
+		func(s *signals) string { return fmt.Sprintf("%q is aimed at failing tests", s.verb[intentFix]) }},
+	{"fix-failure", "debug-only", 0.9,
+		func(s *signals) bool { return s.pos[intentFix] },
+		func(s *signals) string {
+			return fmt.Sprintf("the verb %q asks to repair a failure, with nothing new to build", s.verb[intentFix])
+		}},
+	{"investigate-failure", "debug-only", 0.8,
+		func(s *signals) bool { return s.failureResearch && !s.neg[intentFix] },
+		func(s *signals) string {
+			return fmt.Sprintf("%q is aimed at a failure (why it happens), which is debugging", s.verb[intentResearch])
+		}},
+	{"report-failure", "debug-only", 0.75,
+		func(s *signals) bool { return s.failureStatement && !s.neg[intentFix] },
+		func(*signals) string { return "the description reports a failure without asking for anything else" }},
+	{"research-workflow-by-name", "research-and-plan", 0.75,
+		func(s *signals) bool { return s.pos[intentResearch] && s.meta && !s.neg[intentPlan] },
+		func(s *signals) string {
+			return fmt.Sprintf("%q takes a workflow or command by name as its object, so the name is the topic, not the intent, and research on a workflow feeds a plan (seed 004)",
+				s.verb[intentResearch])
+		}},
+	{"research", "research-only", 0.9,
+		func(s *signals) bool { return s.pos[intentResearch] },
+		func(s *signals) string {
+			return fmt.Sprintf("%q asks to learn about something, with no plan or change asked for", s.verb[intentResearch])
+		}},
+	{"no-rule", "full-implementation", 0.5,
+		func(*signals) bool { return true },
+		func(*signals) string {
+			return "no leading verb or failure report was recognised, so this guesses a feature request"
+		}},
+}
+
+func pronounNote(s *signals) string {
+	if s.pronounPlan {
+		return " (\"it\" refers to the plan mentioned)"
+	}
+	return ""
+}
+
+// implied lists the intents each scope covers; any other intent the
+// description asks for lowers the confidence.
+var implied = map[string][]intent{
+	"research-only":       {intentResearch},
+	"research-and-plan":   {intentResearch, intentPlan},
+	"research-and-revise": {intentResearch, intentRevise},
+	"full-implementation": {intentResearch, intentPlan, intentImplement, intentExecutePlan, intentTest, intentFix},
+	"debug-only":          {intentResearch, intentFix},
+	"implement-only":      {intentExecutePlan},
+	"test-and-debug":      {intentTest, intentFix},
+}
+
+// Offline classifies a description without a model: deterministic, pure, and
+// meant for when the user asks for it (FLOWSTATE_CLASSIFICATION=offline),
+// never as a silent fallback for the agent. Its output passes Parse(_, 0).
+// Confidence is the firing rule's, less 0.05 for each other intent the
+// description asks for (never below 0.7); it is 0.5 when no rule matched.
+func Offline(description string) Classification {
+	clauses := splitClauses(tokenize(description))
+	s := read(clauses)
+	r := rules[len(rules)-1]
+	for _, c := range rules {
+		if c.applies(&s) {
+			r = c
+			break
+		}
+	}
+	conf := r.conf
+	if r.name != "no-rule" {
+		for in, on := range s.pos {
+			if on && !slices.Contains(implied[r.scope], intent(in)) {
+				conf -= 0.05
+			}
+		}
+		conf = max(conf, 0.7)
+	}
+	topics := researchTopics(clauses, s.acts, r.scope)
+	return Classification{
+		WorkflowType:       r.scope,
+		Confidence:         math.Round(conf*100) / 100,
+		ResearchComplexity: len(topics),
+		ResearchTopics:     topics,
+		Reasoning:          fmt.Sprintf("Offline rule %s: %s.", r.name, r.why(&s)),
+	}
+}

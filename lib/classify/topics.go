@@ -1,0 +1,215 @@
+package classify
+
+import (
+	"path"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Research complexity and topics.
+//
+// Complexity rule: count the distinct subjects of the request, that is the
+// noun phrases that are objects of its verbs, where each list item ("X, Y and
+// Z"), each side of "across", "between", "or" and "vs", and each plan file
+// (by name) counts once; add one when a breadth word appears (comprehensive,
+// entire, whole, thorough, end to end); clamp to 1..4. When no verb has a
+// usable object, the phrases of the verbless clauses count instead (a bare
+// report like "memory leak in the hook handler").
+//
+// Topics are those phrases, title-cased and deduplicated, in order of
+// appearance; when there are fewer phrases than the complexity, aspects of
+// the first subject pad the list ("<Subject> current state", "<Subject> best
+// practices", ...).
+
+const (
+	maxTopicWords = 6
+	maxTopicRunes = 60
+)
+
+var (
+	headPreps       = set("in", "of", "for", "on", "with", "about")
+	phraseSplitters = set("across", "between", "or", "vs", "versus")
+	aspects         = []string{"current state", "best practices", "constraints", "risks"}
+	// defaultSubjects name the subject when the description has no usable
+	// noun phrase ("update the plan", "execute plan 003").
+	defaultSubjects = map[string]string{
+		"research-only":       "Research subject",
+		"research-and-plan":   "Planning subject",
+		"research-and-revise": "Existing plan",
+		"full-implementation": "Requested change",
+		"debug-only":          "Reported failure",
+		"implement-only":      "Plan implementation",
+		"test-and-debug":      "Test failures",
+	}
+)
+
+func researchTopics(clauses []clause, acts []act, scope string) []string {
+	var phrases []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if k := strings.ToLower(p); p != "" && !seen[k] {
+			seen[k] = true
+			phrases = append(phrases, p)
+		}
+	}
+	addObject := func(toks []token) {
+		var piece []token
+		for _, t := range toks {
+			switch {
+			case t.planRef:
+				add(planFileSubject(t.text))
+			case t.is(phraseSplitters):
+				add(cleanPhrase(piece))
+				piece = nil
+			default:
+				piece = append(piece, t)
+			}
+		}
+		add(cleanPhrase(piece))
+	}
+
+	listing := false // the previous clause gave a subject, so ", Y and Z" continue it
+	for i, c := range clauses {
+		a := acts[i]
+		switch {
+		case a.negated:
+			listing = false
+		case a.has:
+			addObject(a.obj)
+			listing = true
+		case listing && (c.joiner == "," || c.joiner == "and"):
+			addObject(c.toks)
+		default:
+			listing = false
+		}
+	}
+	if len(phrases) == 0 {
+		for i, c := range clauses {
+			if !acts[i].negated && !acts[i].has {
+				addObject(c.toks)
+			}
+		}
+	}
+
+	if len(phrases) == 0 {
+		add(defaultSubjects[scope])
+	}
+	n := len(phrases)
+	if broad(clauses) {
+		n++
+	}
+	n = min(max(n, 1), MaxComplexity)
+	topics := phrases[:min(len(phrases), n)]
+	subject := phrases[0]
+	for _, a := range aspects {
+		if len(topics) == n {
+			break
+		}
+		if p := subject + " " + a; !seen[strings.ToLower(p)] {
+			topics = append(topics, p)
+		}
+	}
+	return topics
+}
+
+func broad(clauses []clause) bool {
+	for _, c := range clauses {
+		for i, t := range c.toks {
+			if t.is(breadthWords) {
+				return true
+			}
+			if t.text == "end" && i+2 < len(c.toks) && c.toks[i+1].text == "to" && c.toks[i+2].text == "end" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// planFileSubject names a plan by its file: "plans/002_api_redesign.md" is
+// "Api Redesign".
+func planFileSubject(p string) string {
+	base := strings.TrimSuffix(path.Base(p), path.Ext(p))
+	var words []string
+	for _, w := range strings.FieldsFunc(base, func(r rune) bool { return r == '_' || r == '-' || r == ' ' }) {
+		if w != "plan" && strings.Trim(w, "0123456789") != "" {
+			words = append(words, w)
+		}
+	}
+	toks := make([]token, len(words))
+	for i, w := range words {
+		toks[i] = token{text: w, orig: w, kind: kindWord}
+	}
+	return cleanPhrase(toks)
+}
+
+// cleanPhrase turns an object into a short topic: leading function words
+// go, a generic head with a preposition goes ("tests for the X" is about X),
+// the phrase ends at the first verb-like or subordinating word, articles go,
+// and what is left is title-cased.
+func cleanPhrase(toks []token) string {
+	lead := func(ts []token) []token {
+		for len(ts) > 0 && (ts[0].kind == kindPunct || ts[0].is(determiners) || ts[0].is(fillers) ||
+			ts[0].is(leadingPreps) || ts[0].is(cutWords) || ts[0].is(negators)) {
+			ts = ts[1:]
+		}
+		return ts
+	}
+	toks = lead(toks)
+	j := 0
+	for j < len(toks) && (toks[j].is(generic) || toks[j].is(determiners)) {
+		j++
+	}
+	if j > 0 && j < len(toks) && toks[j].is(headPreps) {
+		toks = lead(toks[j+1:])
+	}
+	var words []token
+	for _, t := range toks {
+		if t.kind == kindPunct || t.is(cutWords) {
+			break
+		}
+		if !t.is(determiners) {
+			words = append(words, t)
+		}
+	}
+	if len(words) > maxTopicWords {
+		words = words[:maxTopicWords]
+	}
+	for len(words) > 0 && (words[len(words)-1].is(smallWords) || words[len(words)-1].is(leadingPreps)) {
+		words = words[:len(words)-1]
+	}
+	meaningful := false
+	for _, w := range words {
+		if !w.is(generic) && strings.Trim(w.text, "0123456789.%") != "" {
+			meaningful = true
+		}
+	}
+	if !meaningful {
+		return ""
+	}
+	parts := make([]string, len(words))
+	for i, w := range words {
+		parts[i] = titleWord(w, i == 0)
+	}
+	s := strings.Join(parts, " ")
+	if utf8.RuneCountInString(s) > maxTopicRunes {
+		s = strings.TrimSpace(string([]rune(s)[:maxTopicRunes]))
+	}
+	return s
+}
+
+func titleWord(t token, first bool) string {
+	switch {
+	case t.kind != kindWord:
+		return t.orig
+	case strings.IndexFunc(t.orig, unicode.IsUpper) >= 0:
+		return t.orig
+	case acronyms[t.text]:
+		return strings.ToUpper(t.orig)
+	case smallWords[t.text] && !first:
+		return t.text
+	}
+	r, size := utf8.DecodeRuneInString(t.orig)
+	return string(unicode.ToUpper(r)) + t.orig[size:]
+}
