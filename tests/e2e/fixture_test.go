@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flowstate-dev/flowstate/tests/e2e/standin"
 )
@@ -85,4 +86,31 @@ func answers(m *standin.Server, persona string) []string {
 		}
 	}
 	return out
+}
+
+// TestFixtureKilled: the CLI killed while an agent is working (SlowAgent)
+// stops at once, keeps what was written before, and leaves no stuck server.
+func TestFixtureKilled(t *testing.T) {
+	s := fixtureScenario(t, standin.Knobs{SlowAgent: "supervisor", SlowDelay: time.Minute})
+	p := s.start("/fixture:run")
+	deadline := time.Now().Add(time.Minute)
+	for s.Model.Served("supervisor") == 0 {
+		if time.Now().After(deadline) {
+			p.kill()
+			t.Fatalf("the supervisor never started: %+v", p.wait())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	p.kill()
+	r := p.wait()
+	t.Logf("killed after %s", r.Wall.Round(time.Millisecond))
+	if r.ExitCode == 0 {
+		t.Errorf("killed CLI exited 0")
+	}
+	if !s.exists("out/reports/002_beta.md") || s.exists("out/nested") {
+		t.Errorf("want the first fan-out's reports and nothing of the supervisor's")
+	}
+	if s.exists("out/session-ended") {
+		t.Errorf("SessionEnd ran although the CLI was killed")
+	}
 }

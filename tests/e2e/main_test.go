@@ -7,14 +7,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 )
 
 // Set by TestMain for every test.
 var (
 	claudeBin  string // the Claude Code CLI of the pinned version
-	flowstate  string // freshly built flowstate, "" while cmd/flowstate does not exist
 	fixtureBin string // freshly built testdata/fixture-tool
+	binDir     string // where the tests' binaries are built
 	repoRoot   string
 	cacheDir   string // tests/e2e/.cache, gitignored
 )
@@ -38,22 +39,38 @@ func setup(m *testing.M) (int, error) {
 	if claudeBin, err = ensureClaude(filepath.Join(cacheDir, "npm")); err != nil {
 		return 0, err
 	}
-	bins, err := os.MkdirTemp("", "flowstate-e2e-bin-")
-	if err != nil {
+	if binDir, err = os.MkdirTemp("", "flowstate-e2e-bin-"); err != nil {
 		return 0, err
 	}
-	defer os.RemoveAll(bins)
-	fixtureBin = filepath.Join(bins, "fixture-tool")
+	defer os.RemoveAll(binDir)
+	fixtureBin = filepath.Join(binDir, "fixture-tool")
 	if err := goBuild(fixtureBin, "./tests/e2e/testdata/fixture-tool"); err != nil {
 		return 0, err
 	}
-	if _, err := os.Stat(filepath.Join(repoRoot, "cmd", "flowstate")); err == nil {
-		flowstate = filepath.Join(bins, "flowstate")
-		if err := goBuild(flowstate, "./cmd/flowstate"); err != nil {
-			return 0, err
-		}
-	}
 	return m.Run(), nil
+}
+
+var (
+	flowstateOnce sync.Once
+	flowstatePath string
+	flowstateErr  error
+)
+
+// flowstateBin builds flowstate once for all tests that need it, so that the
+// fixture tests do not depend on the state of cmd/flowstate.
+func flowstateBin(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(repoRoot, "cmd", "flowstate")); err != nil {
+		t.Skip("cmd/flowstate does not exist yet")
+	}
+	flowstateOnce.Do(func() {
+		flowstatePath = filepath.Join(binDir, "flowstate")
+		flowstateErr = goBuild(flowstatePath, "./cmd/flowstate")
+	})
+	if flowstateErr != nil {
+		t.Fatal(flowstateErr)
+	}
+	return flowstatePath
 }
 
 func goBuild(out, pkg string) error {

@@ -86,10 +86,19 @@ func (s *scenario) claude(prompt, tool string) result {
 	return r
 }
 
-// env is the CLI's environment: the test's own, minus anything of an outer
-// Claude Code session or a real API account, plus the scratch HOME and the
-// stand-in.
+// env is the CLI's environment for a scenario: pointed at the stand-in.
 func (s *scenario) env() []string {
+	return append(isolatedEnv(s.Home),
+		"ANTHROPIC_BASE_URL="+s.Model.URL,
+		"ANTHROPIC_API_KEY=sk-fake",
+		"DISABLE_TELEMETRY=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+	)
+}
+
+// isolatedEnv is the test's own environment minus anything of an outer Claude
+// Code session or a real API account, with home as HOME.
+func isolatedEnv(home string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
@@ -100,11 +109,5 @@ func (s *scenario) env() []string {
 		}
 		env = append(env, kv)
 	}
-	return append(env,
-		"HOME="+s.Home,
-		"ANTHROPIC_BASE_URL="+s.Model.URL,
-		"ANTHROPIC_API_KEY=sk-fake",
-		"DISABLE_TELEMETRY=1",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-	)
+	return append(env, "HOME="+home)
 }

@@ -27,31 +27,12 @@ type scenario struct {
 // directory (Go code, tests, docs) is not part of the plugin.
 var pluginParts = []string{".claude-plugin", "commands", "agents", "hooks", "skills", "scripts"}
 
-// newScenario copies the plugin at pluginSrc into a scratch directory, puts
-// bins (name → built binary) into its bin/, and starts the stand-in.
+// newScenario makes a scratch copy of the plugin at pluginSrc with bins
+// (name → built binary) in its bin/, a scratch HOME and git project, and
+// starts the stand-in.
 func newScenario(t *testing.T, pluginSrc string, bins map[string]string, knobs standin.Knobs) *scenario {
 	t.Helper()
-	s := &scenario{t: t, Home: t.TempDir(), Project: t.TempDir(), Plugin: filepath.Join(t.TempDir(), "plugin")}
-	for _, part := range pluginParts {
-		src := filepath.Join(pluginSrc, part)
-		if _, err := os.Stat(src); err == nil {
-			if err := os.CopyFS(filepath.Join(s.Plugin, part), os.DirFS(src)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	for name, bin := range bins {
-		data, err := os.ReadFile(bin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(filepath.Join(s.Plugin, "bin"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(s.Plugin, "bin", name), data, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := &scenario{t: t, Home: t.TempDir(), Project: t.TempDir(), Plugin: preparePlugin(t, pluginSrc, bins)}
 	s.git("init", "-q", "-b", "main")
 	s.git("config", "user.email", "e2e@flowstate.invalid")
 	s.git("config", "user.name", "flowstate e2e")
@@ -73,6 +54,34 @@ func newScenario(t *testing.T, pluginSrc string, bins map[string]string, knobs s
 	t.Cleanup(model.Close)
 	t.Logf("stand-in log: %s", s.LogDir)
 	return s
+}
+
+// preparePlugin copies the plugin's parts from src into a scratch directory
+// and puts bins into its bin/, so that the repository is never modified.
+func preparePlugin(t *testing.T, src string, bins map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "plugin")
+	for _, part := range pluginParts {
+		from := filepath.Join(src, part)
+		if _, err := os.Stat(from); err == nil {
+			if err := os.CopyFS(filepath.Join(dir, part), os.DirFS(from)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, bin := range bins {
+		data, err := os.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "bin", name), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 func (s *scenario) git(args ...string) {

@@ -32,6 +32,7 @@ type Server struct {
 	// its name, and the persona is chosen by name.
 	agentTypes map[string]string
 	testRuns   int
+	served     map[string]int // Messages requests received per persona ("" = main thread)
 	exchanges  []Exchange
 }
 
@@ -56,7 +57,7 @@ func Start(knobs Knobs, logDir string) (*Server, error) {
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, err
 	}
-	s := &Server{knobs: knobs, logDir: logDir, agentTypes: map[string]string{}}
+	s := &Server{knobs: knobs, logDir: logDir, agentTypes: map[string]string{}, served: map[string]int{}}
 	s.http = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.http.URL
 	return s, nil
@@ -73,6 +74,14 @@ func (s *Server) Exchanges() []Exchange {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Exchange(nil), s.exchanges...)
+}
+
+// Served is how many Messages requests the persona ("" for the main thread)
+// has sent so far, including ones still waiting for their answer.
+func (s *Server) Served(persona string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.served[persona]
 }
 
 // CountBashCalls counts how often program is invoked in the Bash commands the
@@ -114,12 +123,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	conv := parseConversation(req)
+	s.mu.Lock()
 	agent := ""
 	if conv.Subagent {
-		s.mu.Lock()
 		agent = personaOf(s.agentTypes[strings.TrimSpace(conv.Prompt)])
-		s.mu.Unlock()
 	}
+	s.served[agent]++
+	s.mu.Unlock()
 	name := fmt.Sprintf("%04d-main", seq)
 	if conv.Subagent {
 		name = fmt.Sprintf("%04d-sub-%s", seq, unsafeName.ReplaceAllString(orDefault(agent, "unknown"), "_"))

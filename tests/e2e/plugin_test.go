@@ -1,0 +1,29 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFlowstatePluginValidates checks the repository's plugin, with the
+// freshly built flowstate in its bin/, with the real CLI's validator.
+func TestFlowstatePluginValidates(t *testing.T) {
+	if _, err := os.Stat(filepath.Join(repoRoot, ".claude-plugin", "plugin.json")); err != nil {
+		t.Skip("the plugin manifest does not exist yet")
+	}
+	dir := preparePlugin(t, repoRoot, map[string]string{"flowstate": flowstateBin(t)})
+	cmd := exec.Command(claudeBin, "plugin", "validate", dir)
+	cmd.Env = isolatedEnv(t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("claude plugin validate: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "bin: flowstate") {
+		t.Errorf("validator does not list bin/flowstate:\n%s", out)
+	}
+}
