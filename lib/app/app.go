@@ -109,6 +109,7 @@ func commands(e *env) []*cli.Command {
 		stateCommands(e),
 		checkpointCommands(e),
 		miscCommands(e),
+		classifyCommands(e),
 	} {
 		cs = append(cs, group...)
 	}
