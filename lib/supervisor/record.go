@@ -1,0 +1,240 @@
+package supervisor
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+)
+
+// Bounds on durations (about 31 years) and counts, far above any real
+// value, so that sums over many workers or phases cannot overflow int64.
+const (
+	maxMs    = 1e12
+	maxCount = 1e12
+)
+
+// Worker statuses. A worker is recorded pending before it starts, running
+// while it works, and completed or failed when it returns.
+const (
+	Completed = "completed"
+	Failed    = "failed"
+	Pending   = "pending"
+	Running   = "running"
+)
+
+// Record is one worker of a supervisor, as seed 002 stores it in
+// supervisor_state.<name>.workers. Exactly one of Topic (research), Track
+// (implementation) or Stage (testing) names the work; FilesModified is the
+// per-track list of seed 002's implementation tracks. Metadata is kept raw so
+// that fields this package does not know survive an upsert.
+type Record struct {
+	WorkerID      string          `json:"worker_id"`
+	Topic         string          `json:"topic,omitempty"`
+	Track         string          `json:"track,omitempty"`
+	Stage         string          `json:"stage,omitempty"`
+	Status        string          `json:"status"`
+	OutputPath    string          `json:"output_path,omitempty"`
+	DurationMs    int64           `json:"duration_ms,omitempty"`
+	FilesModified []string        `json:"files_modified,omitempty"`
+	Metadata      json.RawMessage `json:"metadata,omitempty"`
+	Error         string          `json:"error,omitempty"`
+}
+
+// metadata is the union of the metadata fields the aggregations read; the
+// pointers tell a missing count from a zero.
+type metadata struct {
+	Title           string    `json:"title"`
+	Summary         string    `json:"summary"`
+	KeyFindings     []string  `json:"key_findings"`
+	FilesModified   []string  `json:"files_modified"`
+	TotalLines      *int64    `json:"total_lines"`
+	TotalTests      *int64    `json:"total_tests"`
+	TestsPassed     *int64    `json:"tests_passed"`
+	TestsFailed     *int64    `json:"tests_failed"`
+	CoveragePercent *float64  `json:"coverage_percent"`
+	Failures        []Failing `json:"failures"`
+}
+
+// Label is what a person calls the worker's work: topic, track or stage,
+// else the worker id.
+func (r Record) Label() string {
+	for _, s := range []string{r.Topic, r.Track, r.Stage} {
+		if s != "" {
+			return s
+		}
+	}
+	return r.WorkerID
+}
+
+// meta decodes Metadata; absent or null metadata is empty.
+func (r Record) meta() (metadata, error) {
+	var m metadata
+	if !r.hasMetadata() {
+		return m, nil
+	}
+	if err := json.Unmarshal(r.Metadata, &m); err != nil {
+		return m, fmt.Errorf("metadata: %w", err)
+	}
+	return m, nil
+}
+
+func (r Record) hasMetadata() bool {
+	t := bytes.TrimSpace(r.Metadata)
+	return len(t) > 0 && string(t) != "null"
+}
+
+// Validate checks the fields every kind relies on.
+func (r Record) Validate() error {
+	switch {
+	case strings.TrimSpace(r.WorkerID) == "" || !validText(r.WorkerID):
+		return fail.Invalidf("worker_id %q: must be non-empty text on one line, e.g. \"research_specialist_1\"", r.WorkerID)
+	case r.Status != Completed && r.Status != Failed && r.Status != Pending && r.Status != Running:
+		return fail.Invalidf("worker %s: status %q is not one of completed, failed, pending, running", r.WorkerID, r.Status)
+	case r.DurationMs < 0 || r.DurationMs > maxMs:
+		return fail.Invalidf("worker %s: duration_ms %d is not within 0-%d", r.WorkerID, r.DurationMs, int64(maxMs))
+	case !validText(r.OutputPath):
+		return fail.Invalidf("worker %s: output_path %q contains control characters", r.WorkerID, r.OutputPath)
+	}
+	if r.hasMetadata() && bytes.TrimSpace(r.Metadata)[0] != '{' {
+		return fail.Invalidf("worker %s: metadata must be a JSON object, got %.40s", r.WorkerID, r.Metadata)
+	}
+	m, err := r.meta()
+	if err != nil {
+		return fail.Invalidf("worker %s: %v; see seed 002 for the metadata fields", r.WorkerID, err)
+	}
+	if m.TotalLines != nil && (*m.TotalLines < 0 || *m.TotalLines > maxCount) {
+		return fail.Invalidf("worker %s: metadata total_lines %d is not within 0-%d", r.WorkerID, *m.TotalLines, int64(maxCount))
+	}
+	if m.TotalTests != nil {
+		counts := TestResults{*m.TotalTests, deref(m.TestsPassed), deref(m.TestsFailed), m.CoveragePercent, nil}
+		if err := counts.check(); err != nil {
+			return fmt.Errorf("worker %s: metadata: %w", r.WorkerID, err)
+		}
+	}
+	return nil
+}
+
+// decodeStrict decodes exactly one JSON value into v, rejecting unknown
+// fields (a misspelt "duration" would otherwise be silently zero) and
+// trailing data.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("unexpected data after the JSON value")
+	}
+	return nil
+}
+
+const recordFields = "worker_id, topic, track, stage, status, output_path, duration_ms, files_modified, metadata, error"
+
+// ParseRecord decodes and validates one worker record (a JSON object).
+func ParseRecord(data []byte) (Record, error) {
+	var r Record
+	if err := decodeStrict(data, &r); err != nil {
+		return Record{}, fail.Invalidf("worker record: %v; give one JSON object with the fields %s", err, recordFields)
+	}
+	return r, r.Validate()
+}
+
+// ParseRecords decodes and validates a JSON array of worker records with
+// distinct worker ids; null or an empty array is no records.
+func ParseRecords(data []byte) ([]Record, error) {
+	var recs []Record
+	if err := decodeStrict(data, &recs); err != nil {
+		return nil, fail.Invalidf("worker records: %v; give a JSON array of objects with the fields %s", err, recordFields)
+	}
+	seen := make(map[string]bool, len(recs))
+	for i, r := range recs {
+		if err := r.Validate(); err != nil {
+			return nil, fmt.Errorf("worker record %d: %w", i+1, err)
+		}
+		if seen[r.WorkerID] {
+			return nil, fail.Invalidf("worker record %d: worker_id %q appears twice; each worker is recorded once", i+1, r.WorkerID)
+		}
+		seen[r.WorkerID] = true
+	}
+	return recs, nil
+}
+
+// Upsert puts rec into workers, the JSON array stored at
+// supervisor_state.<name>.workers (empty or null for none): it replaces the
+// element with the same worker_id, else appends. Other elements are kept
+// byte for byte. The caller holds the workflow lock around read, Upsert and
+// write, which is what makes simultaneous records safe.
+func Upsert(workers []byte, rec Record) ([]byte, error) {
+	if err := rec.Validate(); err != nil {
+		return nil, err
+	}
+	enc, err := json.Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
+	var elems []json.RawMessage
+	if t := bytes.TrimSpace(workers); len(t) > 0 && string(t) != "null" {
+		if err := json.Unmarshal(t, &elems); err != nil {
+			return nil, fail.Invalidf("stored workers are not a JSON array (%v); repair or delete supervisor_state.<name>.workers in the checkpoint", err)
+		}
+	}
+	out := make([]json.RawMessage, 0, len(elems)+1)
+	replaced := false
+	for i, e := range elems {
+		var id struct {
+			WorkerID string `json:"worker_id"`
+		}
+		if err := json.Unmarshal(e, &id); err != nil {
+			return nil, fail.Invalidf("stored worker %d is not a worker object (%v); repair supervisor_state.<name>.workers in the checkpoint", i+1, err)
+		}
+		switch {
+		case id.WorkerID != rec.WorkerID:
+			out = append(out, e)
+		case !replaced:
+			out = append(out, enc)
+			replaced = true
+		} // a duplicate left by a hand edit is dropped
+	}
+	if !replaced {
+		out = append(out, enc)
+	}
+	return json.Marshal(out)
+}
+
+// Progress sorts workers for a resumed phase: it re-runs Failed and Pending
+// (recorded pending or running, or expected and never recorded) and keeps
+// Completed.
+type Progress struct {
+	Completed []string `json:"completed"`
+	Failed    []string `json:"failed"`
+	Pending   []string `json:"pending"`
+}
+
+// Status sorts the recorded workers, then any expected worker id not
+// recorded, into a Progress, each list in record order.
+func Status(workers []Record, expected []string) Progress {
+	p := Progress{Completed: []string{}, Failed: []string{}, Pending: []string{}}
+	seen := make(map[string]bool, len(workers))
+	for _, w := range workers {
+		seen[w.WorkerID] = true
+		switch w.Status {
+		case Completed:
+			p.Completed = append(p.Completed, w.WorkerID)
+		case Failed:
+			p.Failed = append(p.Failed, w.WorkerID)
+		default:
+			p.Pending = append(p.Pending, w.WorkerID)
+		}
+	}
+	for _, id := range expected {
+		if !seen[id] {
+			seen[id] = true
+			p.Pending = append(p.Pending, id)
+		}
+	}
+	return p
+}

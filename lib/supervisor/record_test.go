@@ -1,0 +1,200 @@
+package supervisor
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+)
+
+func TestParseRecords(t *testing.T) {
+	tests := []struct {
+		name, in string
+		n        int
+		code     int
+		msg      string
+	}{
+		{name: "seed shape", in: `[{"worker_id":"w1","topic":"t","status":"completed","output_path":"/r.md","duration_ms":12000,"metadata":{"title":"T","summary":"s","key_findings":["f"],"extra":1}}]`, n: 1},
+		{name: "all statuses", in: `[{"worker_id":"a","status":"completed"},{"worker_id":"b","status":"failed","error":"x"},{"worker_id":"c","status":"pending"},{"worker_id":"d","status":"running"}]`, n: 4},
+		{name: "null metadata", in: `[{"worker_id":"a","status":"completed","metadata":null}]`, n: 1},
+		{name: "empty", in: `[]`, n: 0},
+		{name: "object not array", in: `{"worker_id":"a","status":"completed"}`, code: fail.Invalid, msg: "JSON array"},
+		{name: "missing worker_id", in: `[{"status":"completed"}]`, code: fail.Invalid, msg: "worker_id"},
+		{name: "blank worker_id", in: `[{"worker_id":"  ","status":"completed"}]`, code: fail.Invalid, msg: "worker_id"},
+		{name: "newline in worker_id", in: `[{"worker_id":"a\nb","status":"completed"}]`, code: fail.Invalid, msg: "one line"},
+		{name: "bad status", in: `[{"worker_id":"a","status":"done"}]`, code: fail.Invalid, msg: "completed, failed, pending, running"},
+		{name: "unknown field", in: `[{"worker_id":"a","status":"completed","duration":5}]`, code: fail.Invalid, msg: "duration"},
+		{name: "negative duration", in: `[{"worker_id":"a","status":"completed","duration_ms":-1}]`, code: fail.Invalid, msg: "duration_ms -1"},
+		{name: "absurd duration", in: `[{"worker_id":"a","status":"completed","duration_ms":9223372036854775807}]`, code: fail.Invalid, msg: "not within"},
+		{name: "metadata not object", in: `[{"worker_id":"a","status":"completed","metadata":[1]}]`, code: fail.Invalid, msg: "object"},
+		{name: "metadata wrong type", in: `[{"worker_id":"a","status":"completed","metadata":{"summary":5}}]`, code: fail.Invalid, msg: "metadata"},
+		{name: "metadata impossible counts", in: `[{"worker_id":"a","status":"completed","metadata":{"total_tests":1,"tests_passed":2}}]`, code: fail.Invalid, msg: "exceed"},
+		{name: "duplicate id", in: `[{"worker_id":"a","status":"completed"},{"worker_id":"a","status":"failed"}]`, code: fail.Invalid, msg: "twice"},
+		{name: "trailing data", in: `[] []`, code: fail.Invalid},
+		{name: "not json", in: `REPORT_CREATED: x`, code: fail.Invalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			recs, err := ParseRecords([]byte(tt.in))
+			wantCode(t, err, tt.code)
+			if err == nil && len(recs) != tt.n {
+				t.Errorf("%d records, want %d", len(recs), tt.n)
+			}
+			if err != nil && !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("error %q should mention %q", err, tt.msg)
+			}
+		})
+	}
+}
+
+func TestParseRecord(t *testing.T) {
+	r, err := ParseRecord([]byte(`{"worker_id":"w","track":"frontend","status":"completed","files_modified":["a.go"]}`))
+	if err != nil || r.Label() != "frontend" || r.FilesModified[0] != "a.go" {
+		t.Errorf("%+v %v", r, err)
+	}
+	_, err = ParseRecord([]byte(`[{"worker_id":"w","status":"completed"}]`))
+	wantCode(t, err, fail.Invalid)
+}
+
+func ids(t *testing.T, workers []byte) []string {
+	t.Helper()
+	recs, err := ParseRecords(workers)
+	if err != nil {
+		t.Fatalf("upserted workers must parse: %v\n%s", err, workers)
+	}
+	var out []string
+	for _, r := range recs {
+		out = append(out, r.WorkerID+"="+r.Status)
+	}
+	return out
+}
+
+func TestUpsert(t *testing.T) {
+	w, err := Upsert(nil, Record{WorkerID: "a", Status: Pending})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ = Upsert(w, Record{WorkerID: "b", Status: Pending})
+	w, _ = Upsert(w, Record{WorkerID: "a", Status: Completed, OutputPath: "/r.md"})
+	if got := ids(t, w); !reflect.DeepEqual(got, []string{"a=completed", "b=pending"}) {
+		t.Errorf("got %v", got)
+	}
+	// Other elements are kept byte for byte, unknown fields included.
+	w, err = Upsert([]byte(`[{"worker_id":"x","status":"completed","note":"kept"}]`), Record{WorkerID: "y", Status: Running})
+	if err != nil || !strings.Contains(string(w), `"note":"kept"`) {
+		t.Errorf("%s %v", w, err)
+	}
+	// A duplicate left by a hand edit is folded into the upserted record.
+	w, _ = Upsert([]byte(`[{"worker_id":"a","status":"pending"},{"worker_id":"a","status":"running"}]`), Record{WorkerID: "a", Status: Failed, Error: "e"})
+	if got := ids(t, w); !reflect.DeepEqual(got, []string{"a=failed"}) {
+		t.Errorf("got %v", got)
+	}
+	for _, bad := range []string{`{}`, `[1]`, `[{"worker_id":5}]`, `nope`} {
+		_, err := Upsert([]byte(bad), Record{WorkerID: "a", Status: Pending})
+		wantCode(t, err, fail.Invalid)
+	}
+	_, err = Upsert([]byte(`null`), Record{WorkerID: "", Status: Pending})
+	wantCode(t, err, fail.Invalid)
+}
+
+// Eight workers recording at the same moment: the app layer serialises them
+// with the workflow lock (simulated by the mutex); whatever order they win
+// the lock in, each record is there exactly once, and a later update of the
+// same worker replaces its earlier record.
+func TestUpsertEightConcurrentWorkers(t *testing.T) {
+	for trial := 0; trial < 20; trial++ {
+		var (
+			mu     sync.Mutex
+			stored []byte
+			wg     sync.WaitGroup
+			errs   = make(chan error, 16)
+		)
+		record := func(r Record) {
+			defer wg.Done()
+			mu.Lock()
+			defer mu.Unlock()
+			next, err := Upsert(stored, r)
+			if err != nil {
+				errs <- err
+				return
+			}
+			stored = next
+		}
+		for i := rand.Perm(8); len(i) > 0; i = i[1:] {
+			wg.Add(1)
+			go record(Record{WorkerID: fmt.Sprintf("worker_%d", i[0]), Status: Completed, DurationMs: int64(i[0])})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		recs, err := ParseRecords(stored)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) != 8 {
+			t.Fatalf("%d records, want 8: %s", len(recs), stored)
+		}
+		seen := map[string]int{}
+		for _, r := range recs {
+			seen[r.WorkerID]++
+		}
+		for i := 0; i < 8; i++ {
+			if n := seen[fmt.Sprintf("worker_%d", i)]; n != 1 {
+				t.Fatalf("worker_%d recorded %d times", i, n)
+			}
+		}
+	}
+}
+
+func TestStatus(t *testing.T) {
+	workers := []Record{
+		{WorkerID: "a", Status: Completed},
+		{WorkerID: "b", Status: Failed},
+		{WorkerID: "c", Status: Running},
+		{WorkerID: "d", Status: Pending},
+	}
+	got := Status(workers, []string{"a", "e", "c", "e"})
+	want := Progress{Completed: []string{"a"}, Failed: []string{"b"}, Pending: []string{"c", "d", "e"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	b, _ := json.Marshal(Status(nil, nil))
+	if string(b) != `{"completed":[],"failed":[],"pending":[]}` {
+		t.Errorf("empty lists print as [], not null: %s", b)
+	}
+}
+
+func TestShouldSupervise(t *testing.T) {
+	tests := []struct {
+		kind Kind
+		c    Counts
+		want bool
+	}{
+		{Research, Counts{Topics: 3}, false},
+		{Research, Counts{Topics: 4}, true},
+		{Research, Counts{Tests: 100}, false},
+		{Implementation, Counts{Domains: 2, Complexity: 9}, false},
+		{Implementation, Counts{Domains: 3}, true},
+		{Implementation, Counts{Complexity: 10}, true},
+		{Testing, Counts{Tests: 19, TestTypes: 1}, false},
+		{Testing, Counts{Tests: 20}, true},
+		{Testing, Counts{TestTypes: 2}, true},
+	}
+	for _, tt := range tests {
+		got, err := ShouldSupervise(tt.kind, tt.c)
+		if err != nil || got != tt.want {
+			t.Errorf("ShouldSupervise(%s, %+v) = %v, %v; want %v", tt.kind, tt.c, got, err, tt.want)
+		}
+	}
+	_, err := ShouldSupervise(Research, Counts{Topics: -1})
+	wantCode(t, err, fail.Usage)
+	_, err = ShouldSupervise("docs", Counts{})
+	wantCode(t, err, fail.Usage)
+}
