@@ -1,6 +1,10 @@
 package classify
 
-import "strings"
+import (
+	"maps"
+	"slices"
+	"strings"
+)
 
 // The word lists the offline rules read. They are small on purpose: a rule
 // looks at the verb that leads a clause and at the shape of its object, so
@@ -71,10 +75,10 @@ var verbClasses = map[string]verbClass{
 
 // lemmas maps inflected forms ("researching", "fixes", "debugged") to the
 // verbs above; over-generating forms is harmless since only these verbs are
-// looked up.
+// looked up. Sorted iteration keeps the table the same on every run.
 var lemmas = func() map[string]string {
 	m := map[string]string{}
-	for v := range verbClasses {
+	for _, v := range slices.Sorted(maps.Keys(verbClasses)) {
 		if strings.Contains(v, " ") {
 			continue
 		}

@@ -219,15 +219,14 @@ func purposeVerbAt(toks []token, i int) bool {
 
 // act is what one clause asks for.
 type act struct {
-	intent   intent
-	has      bool // a verb or question was found
-	negated  bool
-	verb     string
-	obj      []token
-	question bool
-	failure  bool // the object (or the verbless clause) reports a failure
-	meta     bool // the object is a workflow or /command by name
-	pronoun  bool // the object is "it"/"them" resolved to the plan
+	intent  intent
+	has     bool // a verb or question was found
+	negated bool
+	verb    string
+	obj     []token
+	failure bool // the object (or the verbless clause) reports a failure
+	meta    bool // the object is a workflow or /command by name
+	pronoun bool // the object is "it"/"them" resolved to the plan
 }
 
 // readClause finds the clause's leading verb after fillers and negation and
@@ -257,7 +256,7 @@ lead:
 	}
 	t := toks[i]
 	if t.is(questionWords) {
-		a.has, a.question, a.intent, a.verb, a.obj = true, true, intentResearch, t.text, toks[i+1:]
+		a.has, a.intent, a.verb, a.obj = true, intentResearch, t.text, toks[i+1:]
 		a.failure = t.text == "why" || reportsFailure(a.obj)
 		return a
 	}
