@@ -236,6 +236,7 @@ func readClause(c clause, planMentioned bool) act {
 	toks := c.toks
 	var a act
 	i := 0
+scan:
 	for i < len(toks) {
 		t := toks[i]
 		switch {
@@ -246,11 +247,10 @@ func readClause(c clause, planMentioned bool) act {
 			i++
 		case t.is(fillers), a.negated && t.is(determiners):
 		default:
-			goto lead
+			break scan
 		}
 		i++
 	}
-lead:
 	if i >= len(toks) {
 		return a
 	}
