@@ -220,16 +220,16 @@ func TestMigrationSteps(t *testing.T) {
 
 func TestInferScopeAndTerminal(t *testing.T) {
 	scopes := map[string]string{
-		"Research authentication patterns":                                "research-only",
-		"research the auth flow and plan the migration":                   "research-and-plan",
-		"Analyze the logs for a plan":                                     "research-and-plan",
-		"Research and implement OAuth":                                    "full-implementation",
-		"Fix the flaky login test":                                        "debug-only",
-		"Troubleshoot CI":                                                 "debug-only",
-		"Add user authentication":                                         "full-implementation",
-		"":                                                                "full-implementation",
-		"RESEARCH caching":                                                "research-only",
-		"Plan and research": /* connector must follow research */ "full-implementation",
+		"Research authentication patterns":              "research-only",
+		"research the auth flow and plan the migration": "research-and-plan",
+		"Analyze the logs for a plan":                   "research-and-plan",
+		"Research and implement OAuth":                  "full-implementation",
+		"Fix the flaky login test":                      "debug-only",
+		"Troubleshoot CI":                               "debug-only",
+		"Add user authentication":                       "full-implementation",
+		"":                                              "full-implementation",
+		"RESEARCH caching":                              "research-only",
+		"Plan and research":/* connector must follow research */ "full-implementation",
 	}
 	for desc, want := range scopes {
 		if got := inferScope(desc); got != want {
