@@ -34,7 +34,7 @@ func permute(app *cli.App, args []string) []string {
 	for j := 0; j < len(rest); j++ {
 		a := rest[j]
 		if a == "--" {
-			pos = append(pos, rest[j:]...)
+			pos = append(pos, rest[j+1:]...)
 			break
 		}
 		if strings.HasPrefix(a, "-") && len(a) > 1 && findFlag(cmd.Flags, a) != nil {
@@ -49,6 +49,12 @@ func permute(app *cli.App, args []string) []string {
 	}
 	out := append([]string{}, args[:i+1]...)
 	out = append(out, flags...)
+	if len(pos) == 0 {
+		return out
+	}
+	// "--" keeps positionals such as a negative delta from being read
+	// as flags.
+	out = append(out, "--")
 	return append(out, pos...)
 }
 

@@ -5,8 +5,6 @@
 package fsx
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -33,25 +31,38 @@ const DefaultWait = 10 * time.Second
 type Lock struct{ fl *flock.Flock }
 
 // Acquire takes the exclusive lock on path (created 0600 if missing),
-// retrying until wait has passed, then fails with exit 5 naming the file.
+// waiting at most wait, then fails with exit 5 naming the file. The wait
+// is a blocking flock(2), not polling: the kernel wakes waiters as soon
+// as the holder releases, so 32 writers do not starve each other.
 func Acquire(path string, wait time.Duration) (*Lock, error) {
 	fl := flock.New(path, flock.SetPermissions(FilePerm))
 	ok, err := fl.TryLock()
-	if err == nil && !ok {
-		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		defer cancel()
-		ok, err = fl.TryLockContext(ctx, 5*time.Millisecond)
-		if errors.Is(err, context.DeadlineExceeded) {
-			err = nil
-		}
-	}
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	if !ok {
+	if ok {
+		return &Lock{fl: fl}, nil
+	}
+	done := make(chan error, 1)
+	go func() { done <- fl.Lock() }()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		return &Lock{fl: fl}, nil
+	case <-timer.C:
+		// The blocked flock may still succeed later; release it then, so
+		// an in-process caller never leaks a held lock.
+		go func() {
+			if <-done == nil {
+				_ = fl.Unlock()
+			}
+		}()
 		return nil, fail.Lockedf("lock %s is held by another process for more than %s; wait for it to finish or raise FLOWSTATE_LOCK_WAIT", path, wait)
 	}
-	return &Lock{fl: fl}, nil
 }
 
 // Release drops the lock. Safe to call on nil.
