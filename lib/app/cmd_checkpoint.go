@@ -165,4 +165,3 @@ func (e *env) checkpointSet(c *cli.Context) error {
 	}
 	return err
 }
-

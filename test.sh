@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs every test flowstate has: unit and process-per-block suites,
+# robustness (crash, concurrency, hostile input), a short fuzz pass, the
+# plugin checks and the end-to-end scenarios in the real Claude Code CLI
+# against a local stand-in model. Installs what it needs (the Claude Code
+# CLI from npm) on a fresh machine.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+CLAUDE_CODE_VERSION=2.1.328
+FUZZ_SECONDS=${FUZZ_SECONDS:-5}
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "toolchain"
+command -v go >/dev/null || { echo "test.sh: Go 1.25+ is required (https://go.dev/dl/)" >&2; exit 1; }
+go version
+
+step "Claude Code CLI $CLAUDE_CODE_VERSION"
+npm_prefix="$PWD/tests/e2e/.cache/npm"
+if ! "$npm_prefix/node_modules/.bin/claude" --version 2>/dev/null | grep -q "^$CLAUDE_CODE_VERSION"; then
+  command -v npm >/dev/null || { echo "test.sh: npm is required to install the Claude Code CLI" >&2; exit 1; }
+  npm install --silent --no-audit --no-fund --prefix "$npm_prefix" "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"
+fi
+export PATH="$npm_prefix/node_modules/.bin:$PATH"
+claude --version
+
+step "vet"
+go vet ./...
+go vet -tags e2e ./tests/e2e/...
+
+step "unit, process-per-block, plugin and robustness suites"
+go test -count=1 ./...
+
+step "end to end in Claude Code"
+go test -count=1 -tags e2e -v ./tests/e2e/... 2>&1 | grep -Ev '^=== (RUN|PAUSE|CONT)'
+
+step "fuzz (${FUZZ_SECONDS}s per target)"
+if [ -x bench/fuzz.sh ]; then bench/fuzz.sh "$FUZZ_SECONDS"; fi
+
+step "cross-compilation"
+for target in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
+  GOOS=${target%/*} GOARCH=${target#*/} go build -o /dev/null ./cmd/flowstate
+  echo "built $target"
+done
