@@ -47,7 +47,7 @@ var nextVersion = map[string]string{"1.0": "1.1", "1.1": "1.2", "1.2": "1.3", "1
 // repaired are fail.Invalid naming the version or path and what to do.
 func Migrate(doc []byte) (out []byte, from string, err error) {
 	if !gjson.ValidBytes(doc) {
-		return nil, "", fail.Invalidf("checkpoint: cannot migrate: not valid JSON; restore the backup (checkpoint.json.bak) or fix the file by hand")
+		return nil, "", fail.Invalidf("checkpoint: cannot migrate: not valid JSON; restore the latest backup (checkpoint.json.*.bak) or fix the file by hand")
 	}
 	root := gjson.ParseBytes(doc)
 	if !root.IsObject() {

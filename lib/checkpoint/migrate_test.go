@@ -137,7 +137,7 @@ func TestMigrateErrors(t *testing.T) {
 		{"future 2.2", `{"schema_version":"2.2"}`, `schema version "2.2" is newer`},
 		{"banana", `{"version":"banana"}`, `schema version "banana" is unknown (this flowstate migrates 1.0, 1.1, 1.2, 1.3, 2.0 and reads 2.1); fix version`},
 		{"number", `{"schema_version":2.0}`, `schema_version must be a string such as "2.1", got number 2.0`},
-		{"corrupt", valid[:500], `cannot migrate: not valid JSON; restore the backup`},
+		{"corrupt", valid[:500], `cannot migrate: not valid JSON; restore the latest backup`},
 		{"array", `[1,2]`, `the document is an array, not a JSON object`},
 		{"no time", `{"schema_version":"1.3","workflow_type":"x"}`, `cannot migrate 2.0 to 2.1: created_at: no usable timestamp`},
 		{"no time 2.0", `{"version":"2.0","state_machine":{"current_state":"plan"}}`, `created_at: no usable timestamp`},

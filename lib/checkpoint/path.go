@@ -91,7 +91,7 @@ func Display(raw string) string {
 	return string(pretty.Ugly([]byte(raw)))
 }
 
-var errNotJSON = fail.Invalidf("checkpoint: not valid JSON; restore the backup (checkpoint.json.bak) or fix the file by hand")
+var errNotJSON = fail.Invalidf("checkpoint: not valid JSON; restore the latest backup (checkpoint.json.*.bak) or fix the file by hand")
 
 // Set stores rawValue (any JSON value) at path, creating missing objects
 // on the way, and sets updated_at and metadata.updated_at to now. An
