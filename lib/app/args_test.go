@@ -1,0 +1,51 @@
+package app
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+func TestPermute(t *testing.T) {
+	app := &cli.App{Flags: []cli.Flag{workflowFlag()}, Commands: commands(&env{})}
+	tests := []struct{ in, want string }{
+		{"fs sm-transition plan --reason go", "fs sm-transition --reason go -- plan"},
+		{"fs --workflow w sm-transition plan", "fs --workflow w sm-transition -- plan"},
+		{"fs sm-status --json --workflow w", "fs sm-status --json --workflow w"},
+		{"fs checkpoint-set p 1 --increment", "fs checkpoint-set --increment -- p 1"},
+		{"fs checkpoint-set --increment p -- -11", "fs checkpoint-set --increment -- p -11"},
+		{"fs sm-transition plan --unknown", "fs sm-transition -- plan --unknown"},
+		// Values are verbatim for commands that store them.
+		{"fs state-append K --stdin", "fs state-append K --stdin"},
+		{"fs log-append n --workflow", "fs log-append n --workflow"},
+		{"fs", "fs"},
+		{"fs nosuch a --b", "fs nosuch a --b"},
+	}
+	for _, tt := range tests {
+		got := strings.Join(permute(app, strings.Fields(tt.in)), " ")
+		if got != tt.want {
+			t.Errorf("permute(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestVersionAtLeast(t *testing.T) {
+	tests := []struct {
+		have, want string
+		ok         bool
+	}{
+		{"1.2.0", "1.2.0", true}, {"1.2.0", "1.1.9", true}, {"1.2.0", "1.10", false},
+		{"v2.0.0", "1.9.9", true}, {"0.1.0-dev", "0.1.0", false}, {"0.1.0-dev", "0.0.9", true},
+		{"0.1.0", "0.1.0-rc1", true}, {"1.2", "1.2.0", true},
+	}
+	for _, tt := range tests {
+		got, err := versionAtLeast(tt.have, tt.want)
+		if err != nil || got != tt.ok {
+			t.Errorf("versionAtLeast(%s, %s) = %v, %v", tt.have, tt.want, got, err)
+		}
+	}
+	if _, err := versionAtLeast("1.0.0", "latest"); err == nil {
+		t.Error("non-version accepted")
+	}
+}

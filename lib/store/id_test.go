@@ -1,0 +1,107 @@
+package store
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+)
+
+func TestValidID(t *testing.T) {
+	ok := []string{"a", "coordinate-20261121-203835-75dc60", "orchestrate_billing_20251102_160312", "A.b-c_9", strings.Repeat("x", 128)}
+	bad := []string{"", "../etc", "a/b", "/abs", "..", "a..b", ".hidden", "-flag", "new\nline", "nul\x00", "sp ace", "é", strings.Repeat("x", 129), strings.Repeat("y", 10240)}
+	for _, id := range ok {
+		if err := ValidID(id); err != nil {
+			t.Errorf("ValidID(%q) = %v", id, err)
+		}
+	}
+	for _, id := range bad {
+		err := ValidID(id)
+		if fail.Code(err) != fail.Invalid {
+			t.Errorf("ValidID(%.20q) = %v, want invalid", id, err)
+		}
+		if err != nil && strings.ContainsAny(err.Error(), "\n\x00") {
+			t.Errorf("error for %.20q spans lines: %q", id, err)
+		}
+	}
+}
+
+func TestNewID(t *testing.T) {
+	now := time.Date(2026, 11, 21, 20, 38, 35, 0, time.UTC)
+	re := regexp.MustCompile(`^([a-z0-9-]+)-20261121-203835-[0-9a-f]{6}$`)
+	for cmd, prefix := range map[string]string{"coordinate": "coordinate", "My Command!": "my-command", "": "wf", "///": "wf"} {
+		id := NewID(cmd, now)
+		m := re.FindStringSubmatch(id)
+		if m == nil || m[1] != prefix {
+			t.Errorf("NewID(%q) = %q, want prefix %q", cmd, id, prefix)
+		}
+		if err := ValidID(id); err != nil {
+			t.Errorf("NewID(%q) = %q is not a valid id: %v", cmd, id, err)
+		}
+	}
+	if NewID("x", now) == NewID("x", now) {
+		t.Error("two ids in the same second are equal")
+	}
+}
+
+func TestFindRoot(t *testing.T) {
+	root := t.TempDir()
+	deep := filepath.Join(root, "a", "b", "c")
+	if err := os.MkdirAll(filepath.Join(root, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(deep, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got := findRoot(deep); got != root {
+		t.Errorf("findRoot = %s, want %s", got, root)
+	}
+	// A nearer .claude wins over the outer .git.
+	inner := filepath.Join(root, "a")
+	if err := os.Mkdir(filepath.Join(inner, ".claude"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got := findRoot(deep); got != inner {
+		t.Errorf("findRoot = %s, want %s", got, inner)
+	}
+	p, err := FindProject(func(k string) string {
+		if k == "CLAUDE_PROJECT_DIR" {
+			return root
+		}
+		return ""
+	}, deep)
+	if err != nil || p.Dir != root {
+		t.Errorf("CLAUDE_PROJECT_DIR not preferred: %v %v", p, err)
+	}
+	_, err = FindProject(func(k string) string {
+		if k == "FLOWSTATE_LOCK_WAIT" {
+			return "soon"
+		}
+		return ""
+	}, deep)
+	if fail.Code(err) != fail.Usage {
+		t.Errorf("bad FLOWSTATE_LOCK_WAIT: %v", err)
+	}
+}
+
+func TestSummaryActive(t *testing.T) {
+	tests := []struct {
+		s    Summary
+		want bool
+	}{
+		{Summary{CurrentState: "research", Terminal: "plan", Status: "in_progress"}, true},
+		{Summary{CurrentState: "research", Terminal: "plan"}, true},
+		{Summary{CurrentState: "plan", Terminal: "plan", Status: "in_progress"}, false},
+		{Summary{CurrentState: "research", Terminal: "plan", Status: "abandoned"}, false},
+		{Summary{CurrentState: "unreadable", Status: "unreadable"}, false},
+	}
+	for _, tt := range tests {
+		if got := tt.s.Active(); got != tt.want {
+			t.Errorf("%+v.Active() = %v", tt.s, got)
+		}
+	}
+}
