@@ -110,6 +110,7 @@ func commands(e *env) []*cli.Command {
 		checkpointCommands(e),
 		miscCommands(e),
 		classifyCommands(e),
+		supervisorCommands(e),
 	} {
 		cs = append(cs, group...)
 	}

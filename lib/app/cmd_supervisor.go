@@ -1,0 +1,435 @@
+package app
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/supervisor"
+)
+
+func supervisorCommands(e *env) []*cli.Command {
+	return []*cli.Command{
+		{
+			Name:      "report-meta",
+			Usage:     "print {title, summary, key_findings} of a markdown report",
+			UsageText: "flowstate report-meta FILE|-",
+			Description: "The report format is docs/command-protocol.md section 6: title from the first H1,\n" +
+				"summary from the Executive Summary (or Overview) paragraph cut to 50 words, findings from\n" +
+				"the Key Findings list or the \"### Finding N:\" headings. No such report: exit 4.",
+			Action: func(c *cli.Context) error {
+				if _, err := args(c, "FILE"); err != nil {
+					return err
+				}
+				md, err := e.readInput(c, "report")
+				if err != nil {
+					return err
+				}
+				m, err := supervisor.ParseReport(md)
+				if err != nil {
+					return fmt.Errorf("report-meta %s: %w", c.Args().First(), err)
+				}
+				return e.printJSON(m)
+			},
+		},
+		{
+			Name:      "aggregate",
+			Usage:     "print the aggregated_metadata of worker records (JSON array) as one JSON line",
+			UsageText: "flowstate aggregate --kind research|implementation|testing [--signal] FILE|-",
+			Description: "Each worker's output_path is read to fill metadata the record lacks (reports for research\n" +
+				"and implementation, test results JSON for testing); implementation counts the lines of\n" +
+				"modified files, relative to the project. Some workers failed: exit 0, partial_failures\n" +
+				"set and a warning on stderr. All failed: the SUPERVISOR_FAILED line on stdout, exit 3.\n" +
+				"Records usually come from the checkpoint:\n" +
+				"  flowstate checkpoint-get supervisor_state.research.workers | flowstate aggregate --kind research -",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "kind", Usage: "research, implementation or testing"},
+				&cli.BoolFlag{Name: "signal", Usage: "print \"SUPERVISOR_COMPLETE: <json>\", the supervisor's final answer"},
+			},
+			Action: e.aggregate,
+		},
+		{
+			Name:      "supervisor-record",
+			Usage:     "store one worker record in supervisor_state.NAME.workers, replacing the same worker_id",
+			UsageText: "flowstate supervisor-record --supervisor NAME FILE|-",
+			Description: "The record is seed 002's worker object: worker_id, topic|track|stage, status\n" +
+				"(completed, failed, pending, running), output_path, duration_ms, files_modified, metadata,\n" +
+				"error. Workers may record at the same moment: each write holds the workflow lock.",
+			Flags: []cli.Flag{supervisorFlag(), workflowFlag()},
+			Action: func(c *cli.Context) error {
+				name, err := supervisorName(c)
+				if err != nil {
+					return err
+				}
+				data, err := e.readInput(c, "worker record")
+				if err != nil {
+					return err
+				}
+				rec, err := supervisor.ParseRecord(data)
+				if err != nil {
+					return fmt.Errorf("supervisor-record: %w", err)
+				}
+				w, err := e.workflow(c)
+				if err != nil {
+					return err
+				}
+				path := workersPath(name)
+				return w.Update(func(tx *store.Tx) error {
+					raw, _, err := checkpoint.Get(tx.Checkpoint, path)
+					if err != nil {
+						return err
+					}
+					workers, err := supervisor.Upsert([]byte(raw), rec)
+					if err != nil {
+						return fmt.Errorf("workflow %s, %s: %w", w.ID, path, err)
+					}
+					if tx.Checkpoint, err = checkpoint.Set(tx.Checkpoint, path, workers, tx.Now); err != nil {
+						return fmt.Errorf("workflow %s: %w", w.ID, err)
+					}
+					tx.Event("supervisor-record", map[string]any{"supervisor": name, "worker_id": rec.WorkerID, "status": rec.Status})
+					return nil
+				})
+			},
+		},
+		{
+			Name:      "supervisor-status",
+			Usage:     "list the completed, failed and pending workers of supervisor NAME",
+			UsageText: "flowstate supervisor-status NAME [--expect ID,ID...] [--json]",
+			Description: "Prints WORKERS_COMPLETED=, WORKERS_FAILED=, WORKERS_PENDING= (comma-separated ids),\n" +
+				"WORKERS_TO_RUN= (failed and pending: what a resumed phase runs again) and\n" +
+				"WORKERS_TO_RUN_COUNT=. Pending covers workers recorded pending or running and --expect\n" +
+				"ids never recorded.",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "expect", Usage: "comma-separated worker ids the phase runs"},
+				&cli.BoolFlag{Name: "json", Usage: "print {completed, failed, pending} as JSON"},
+				workflowFlag(),
+			},
+			Action: e.supervisorStatus,
+		},
+		{
+			Name:      "should-supervise",
+			Usage:     "print hierarchical or flat for the size of the work (seed 002 thresholds)",
+			UsageText: "flowstate should-supervise --kind research --topics N\n   flowstate should-supervise --kind implementation [--domains N] [--complexity N]\n   flowstate should-supervise --kind testing [--tests N] [--test-types N]",
+			Description: fmt.Sprintf("hierarchical when research has >= %d topics, implementation >= %d domains or complexity >= %d,\n"+
+				"testing >= %d tests or >= %d test types; flat otherwise.",
+				supervisor.ResearchTopics, supervisor.ImplementationDomains, supervisor.ImplementationComplexity, supervisor.TestingTests, supervisor.TestingTypes),
+			Flags:  append([]cli.Flag{&cli.StringFlag{Name: "kind", Usage: "research, implementation or testing"}}, countFlags()...),
+			Action: e.shouldSupervise,
+		},
+		{
+			Name:      "waves",
+			Usage:     "print the phases of a plan grouped into parallel waves, e.g. [[1],[2,3],[4]]",
+			UsageText: "flowstate waves [--estimate] PLAN.md|DEPS.json|-",
+			Description: "A plan has \"### Phase N: Name\" headings, each with a \"dependencies: [..]\" line and\n" +
+				"optionally \"estimate_ms: N\". DEPS.json is [{\"phase\": 1, \"dependencies\": [], \"estimate_ms\": N}]\n" +
+				"or {\"1\": [], \"2\": [1]}. --estimate prints {waves, parallel_ms, sequential_ms,\n" +
+				"time_savings_percent} instead and needs estimate_ms on every phase. A dependency cycle or a\n" +
+				"dependency on a missing phase: exit 4.",
+			Flags: []cli.Flag{&cli.BoolFlag{Name: "estimate", Usage: "add the parallel and sequential duration estimate"}},
+			Action: func(c *cli.Context) error {
+				data, err := e.readInput(c, "plan")
+				if err != nil {
+					return err
+				}
+				phases, err := parsePhases(c.Args().First(), data)
+				if err != nil {
+					return fmt.Errorf("waves: %w", err)
+				}
+				waves, err := supervisor.Waves(phases)
+				if err != nil {
+					return fmt.Errorf("waves: %w", err)
+				}
+				var out any = waves
+				if c.Bool("estimate") {
+					est, err := supervisor.EstimateWaves(phases, waves)
+					if err != nil {
+						return fmt.Errorf("waves --estimate: %w", err)
+					}
+					out = struct {
+						Waves [][]int `json:"waves"`
+						supervisor.Estimate
+					}{waves, est}
+				}
+				return e.printLine(out)
+			},
+		},
+		{
+			Name:      "parse-signal",
+			Usage:     "print the completion signals in agent output (stdin) as JSON",
+			UsageText: "flowstate parse-signal [FILE|-]",
+			Description: "Signals are lines REPORT_CREATED: <path>, SUPERVISOR_COMPLETE: {json} and\n" +
+				"SUPERVISOR_FAILED: {json}; the JSON must be valid. No signal: exit 4.",
+			Action: func(c *cli.Context) error {
+				text, err := e.readInput(c, "agent output")
+				if err != nil {
+					return err
+				}
+				sigs, err := supervisor.ParseSignals(text)
+				if err != nil {
+					return fmt.Errorf("parse-signal: %w", err)
+				}
+				return e.printJSON(sigs)
+			},
+		},
+	}
+}
+
+func supervisorFlag() cli.Flag {
+	return &cli.StringFlag{Name: "supervisor", Usage: "supervisor `NAME`, e.g. research_supervisor"}
+}
+
+// supervisorNamePattern keeps NAME a plain checkpoint key: a leading
+// letter, so it is never read as an array index.
+var supervisorNamePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+
+// supervisorName checks the --supervisor flag (required; checked here
+// because urfave prints help on stdout for a missing Required flag).
+func supervisorName(c *cli.Context) (string, error) {
+	name := c.String("supervisor")
+	if name == "" {
+		return "", fail.Usagef("%s needs --supervisor NAME, e.g. --supervisor research_supervisor", c.Command.Name)
+	}
+	return name, checkSupervisorName(name)
+}
+
+func checkSupervisorName(name string) error {
+	if !supervisorNamePattern.MatchString(name) {
+		return fail.Usagef("supervisor name %q: use a letter then letters, digits, _ or - (e.g. research_supervisor)", name)
+	}
+	return nil
+}
+
+func workersPath(name string) string { return "supervisor_state." + name + ".workers" }
+
+// printLine prints v as one line of compact JSON, for output that must fit
+// on one line (after SUPERVISOR_COMPLETE:, or a KEY=VALUE value).
+func (e *env) printLine(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	e.printf("%s\n", b)
+	return nil
+}
+
+func (e *env) aggregate(c *cli.Context) error {
+	kind, err := supervisor.ParseKind(c.String("kind"))
+	if err != nil {
+		return err
+	}
+	if _, err := args(c, "FILE|-"); err != nil {
+		return err
+	}
+	data, err := e.readInput(c, "worker records")
+	if err != nil {
+		return err
+	}
+	recs, err := supervisor.ParseRecords(data)
+	if err != nil {
+		return fmt.Errorf("aggregate: %w", err)
+	}
+	in := supervisor.Inputs{Outputs: e.readOutputs(recs)}
+	if kind == supervisor.Implementation {
+		in.FileLines = e.fileLines()
+	}
+	out, err := supervisor.Aggregate(kind, recs, in)
+	var failed *supervisor.FailedError
+	if errors.As(err, &failed) {
+		e.printf("%s\n", failed.Error())
+		return fmt.Errorf("aggregate: %w", errors.Unwrap(failed))
+	}
+	if err != nil {
+		return fmt.Errorf("aggregate: %w", err)
+	}
+	var partial struct {
+		Failures []supervisor.Failure `json:"partial_failures"`
+	}
+	_ = json.Unmarshal(out, &partial) // out was just marshalled
+	for _, f := range partial.Failures {
+		e.warn("worker %s failed: %s", f.WorkerID, f.Error)
+	}
+	if c.Bool("signal") {
+		e.printf("%s: ", supervisor.SupervisorComplete)
+	}
+	e.printf("%s\n", out)
+	return nil
+}
+
+// readOutputs reads each record's output_path, relative to the working
+// directory. A file that cannot be read is left out: Aggregate then lists
+// its worker among the failures, with the path.
+func (e *env) readOutputs(recs []supervisor.Record) map[string][]byte {
+	out := map[string][]byte{}
+	for _, r := range recs {
+		if r.OutputPath == "" {
+			continue
+		}
+		f, err := os.Open(e.abs(r.OutputPath))
+		if err != nil {
+			continue
+		}
+		if b, err := readAllLimited(f, r.OutputPath); err == nil {
+			out[r.OutputPath] = b
+		} else {
+			e.warn("worker %s: %v", r.WorkerID, err)
+		}
+		f.Close()
+	}
+	return out
+}
+
+// fileLines counts the lines of a modified file; files_modified paths are
+// project-relative (protocol section 6).
+func (e *env) fileLines() func(string) (int, bool) {
+	base := e.Cwd
+	if p, err := e.Project(); err == nil {
+		base = p.Dir
+	}
+	return func(path string) (int, bool) {
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(base, path)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return 0, false
+		}
+		defer f.Close()
+		n := 0
+		s := bufio.NewScanner(f)
+		s.Buffer(nil, MaxInput)
+		for s.Scan() {
+			n++
+		}
+		return n, s.Err() == nil
+	}
+}
+
+func (e *env) abs(path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(e.Cwd, path)
+}
+
+func (e *env) supervisorStatus(c *cli.Context) error {
+	a, err := args(c, "NAME")
+	if err != nil {
+		return err
+	}
+	if err := checkSupervisorName(a[0]); err != nil {
+		return err
+	}
+	w, err := e.workflow(c)
+	if err != nil {
+		return err
+	}
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return err
+	}
+	raw, ok, err := checkpoint.Get(doc, workersPath(a[0]))
+	if err != nil {
+		return err
+	}
+	var recs []supervisor.Record
+	if ok {
+		if recs, err = supervisor.ParseRecords([]byte(raw)); err != nil {
+			return fmt.Errorf("workflow %s, %s: %w", w.ID, workersPath(a[0]), err)
+		}
+	}
+	var expected []string
+	for _, id := range strings.Split(c.String("expect"), ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			expected = append(expected, id)
+		}
+	}
+	p := supervisor.Status(recs, expected)
+	if c.Bool("json") {
+		return e.printJSON(p)
+	}
+	toRun := append(append([]string{}, p.Failed...), p.Pending...)
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "WORKERS_COMPLETED=%s\n", strings.Join(p.Completed, ","))
+	fmt.Fprintf(&b, "WORKERS_FAILED=%s\n", strings.Join(p.Failed, ","))
+	fmt.Fprintf(&b, "WORKERS_PENDING=%s\n", strings.Join(p.Pending, ","))
+	fmt.Fprintf(&b, "WORKERS_TO_RUN=%s\n", strings.Join(toRun, ","))
+	fmt.Fprintf(&b, "WORKERS_TO_RUN_COUNT=%d\n", len(toRun))
+	_, err = e.Stdout.Write(b.Bytes())
+	return err
+}
+
+// countFlags are should-supervise's counts; kindCounts says which apply
+// to each kind, so a count given for the wrong kind is caught.
+func countFlags() []cli.Flag {
+	var fs []cli.Flag
+	for _, n := range []string{"topics", "domains", "complexity", "tests", "test-types"} {
+		fs = append(fs, &cli.IntFlag{Name: n, Usage: "count of " + n})
+	}
+	return fs
+}
+
+var kindCounts = map[supervisor.Kind][]string{
+	supervisor.Research:       {"topics"},
+	supervisor.Implementation: {"domains", "complexity"},
+	supervisor.Testing:        {"tests", "test-types"},
+}
+
+func (e *env) shouldSupervise(c *cli.Context) error {
+	kind, err := supervisor.ParseKind(c.String("kind"))
+	if err != nil {
+		return err
+	}
+	if _, err := args(c); err != nil {
+		return err
+	}
+	applies := strings.Join(kindCounts[kind], " or --")
+	given := false
+	for _, k := range []supervisor.Kind{supervisor.Research, supervisor.Implementation, supervisor.Testing} {
+		for _, n := range kindCounts[k] {
+			switch {
+			case !c.IsSet(n):
+			case k != kind:
+				return fail.Usagef("--%s does not apply to --kind %s (it reads --%s)", n, kind, applies)
+			default:
+				given = true
+			}
+		}
+	}
+	if !given {
+		return fail.Usagef("should-supervise --kind %s needs --%s", kind, applies)
+	}
+	hier, err := supervisor.ShouldSupervise(kind, supervisor.Counts{
+		Topics: c.Int("topics"), Domains: c.Int("domains"), Complexity: c.Int("complexity"),
+		Tests: c.Int("tests"), TestTypes: c.Int("test-types"),
+	})
+	if err != nil {
+		return err
+	}
+	if hier {
+		e.printf("hierarchical\n")
+	} else {
+		e.printf("flat\n")
+	}
+	return nil
+}
+
+// parsePhases reads a plan: JSON when the file is .json or the text starts
+// with [ or {, the plan markdown otherwise.
+func parsePhases(name string, data []byte) ([]supervisor.Phase, error) {
+	t := bytes.TrimSpace(data)
+	if strings.HasSuffix(name, ".json") || bytes.HasPrefix(t, []byte("[")) || bytes.HasPrefix(t, []byte("{")) {
+		return supervisor.ParseDeps(data)
+	}
+	return supervisor.ParsePlan(data)
+}
