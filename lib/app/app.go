@@ -60,6 +60,7 @@ func (e *env) Project() (*store.Project, error) {
 // returns the exit code.
 func Main(args []string, io IO) int {
 	e := &env{IO: io}
+	notFound := false // urfave/cli reports an unknown command as success
 	app := &cli.App{
 		Name:                 "flowstate",
 		Usage:                "workflow state for Claude Code commands: state machine, key/value state, checkpoints",
@@ -76,6 +77,7 @@ func Main(args []string, io IO) int {
 		Commands:             commands(e),
 		OnUsageError:         usageError,
 		CommandNotFound: func(c *cli.Context, name string) {
+			notFound = true
 			fmt.Fprintf(io.Stderr, "flowstate: unknown command %q; run `flowstate help` for the list\n", name)
 		},
 	}
@@ -83,6 +85,9 @@ func Main(args []string, io IO) int {
 		prepare(c)
 	}
 	err := app.Run(permute(app, args))
+	if notFound {
+		return fail.Usage
+	}
 	if err == nil {
 		return fail.OK
 	}
