@@ -26,7 +26,7 @@ var Table = []struct {
 	{OK, "success"},
 	{Unexpected, "unexpected error (I/O, permissions, a bug)"},
 	{Usage, "usage or configuration: bad flags or arguments, no project, no workflow found, ambiguous workflow, missing file"},
-	{Refused, "refused: transition not in the machine's table, leaving a terminal state, retries exhausted"},
+	{Refused, "refused: transition not in the machine's table, leaving a terminal state, retries exhausted, every supervisor worker failed"},
 	{Invalid, "invalid data: malformed JSON, schema violation, unknown schema version, bad key or id, NUL in a value"},
 	{Locked, "lock not acquired in time (the message names the lock file)"},
 }
