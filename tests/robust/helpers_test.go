@@ -27,12 +27,13 @@ type project struct {
 	Root string // holds project/, home/ and tmp/
 	Dir  string // CLAUDE_PROJECT_DIR
 	env  []string
+	bin  string // what runs as flowstate: the binary, or a wrapper around it
 }
 
 func newProject(t testing.TB) *project {
 	t.Helper()
 	root := t.TempDir()
-	p := &project{t: t, Root: root, Dir: filepath.Join(root, "project")}
+	p := &project{t: t, Root: root, Dir: filepath.Join(root, "project"), bin: bin}
 	for _, d := range []string{p.Dir, filepath.Join(root, "home"), filepath.Join(root, "tmp")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -74,7 +75,7 @@ func (r result) String() string {
 }
 
 func (p *project) command(c call) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
-	cmd := exec.Command(bin, c.Args...)
+	cmd := exec.Command(p.bin, c.Args...)
 	cmd.Dir = p.Dir
 	cmd.Env = append(append([]string{}, p.env...), c.Env...)
 	cmd.Stdin = c.Stdin
@@ -131,6 +132,19 @@ func (p *project) newWorkflow(id string) string {
 	p.ok("sm-init", "--workflow", id, "--description", "robustness", "--command", "robust", "--scope", "full-implementation")
 	p.setenv("FLOWSTATE_WORKFLOW=" + id)
 	return id
+}
+
+// wrap makes every later run go through a shell script that ends in
+// `exec flowstate "$@"`, to change what a plain exec cannot (umask,
+// mount namespace).
+func (p *project) wrap(script string) {
+	p.t.Helper()
+	path := filepath.Join(p.Root, "wrapper.sh")
+	body := "#!/bin/sh\nflowstate='" + strings.ReplaceAll(bin, "'", `'\''`) + "'\n" + script + "\n"
+	if err := os.WriteFile(path, []byte(body), 0o700); err != nil {
+		p.t.Fatal(err)
+	}
+	p.bin = path
 }
 
 func (p *project) stateDir() string { return filepath.Join(p.Dir, ".claude", "state") }

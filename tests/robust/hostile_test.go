@@ -224,54 +224,39 @@ func TestSymlinkedStateDir(t *testing.T) {
 }
 
 // TestUnwritableStateDir: writes into a read-only state directory fail
-// with one line (exit 1) and change nothing. Root ignores permission
-// bits, so as root the directory is made read-only with a bind mount in
-// a private mount namespace.
+// with one line (exit 1) and change nothing; reads still work. Root
+// ignores permission bits, so as root the directory is made read-only
+// by a bind mount in a private mount namespace around each run.
 func TestUnwritableStateDir(t *testing.T) {
-	p, id := victim(t)
-	wrap := readOnly(t, p.stateDir())
+	p, _ := victim(t)
+	readOnly(t, p, p.stateDir())
 	for _, c := range [][]string{
 		{"state-append", "K", "v"}, {"checkpoint-set", "phase_data.x.n", "1"}, {"sm-transition", "plan"}, {"log-append", "m", "1"},
 		{"sm-init", "--workflow", "new", "--description", "d", "--command", "c", "--scope", "research-only"},
 	} {
-		refuse(t, p, args(wrap(c)...), 1, "read-only file system")
+		refuse(t, p, args(c...), 1, p.stateDir())
 	}
-	// Reads still work.
-	if got := p.ok(wrap([]string{"state-get", "KEPT"})...); !strings.Contains(got, "rm -rf") {
+	if got := p.ok("state-get", "KEPT"); !strings.Contains(got, "rm -rf") {
 		t.Errorf("state-get on a read-only state dir: %q", got)
 	}
-	_ = id
 }
 
-// readOnly returns a wrapper that runs flowstate with dir read-only: via
-// `unshare -m` and a read-only bind mount as root, else chmod.
-func readOnly(t *testing.T, dir string) func([]string) []string {
+func readOnly(t *testing.T, p *project, dir string) {
 	if os.Geteuid() != 0 {
-		chmodTree(t, dir, 0o500)
-		t.Cleanup(func() { chmodTree(t, dir, 0o700) })
-		return func(c []string) []string { return c }
+		chmodTree(dir, 0o500)
+		t.Cleanup(func() { chmodTree(dir, 0o700) })
+		return
 	}
-	probe := exec.Command("unshare", "-m", "sh", "-c", `mount --bind "$1" "$1" && mount -o remount,bind,ro "$1"`, "sh", dir)
-	if out, err := probe.CombinedOutput(); err != nil {
-		t.Skipf("running as root and cannot make a read-only bind mount (%v: %s); the unwritable-directory case needs a non-root user or CAP_SYS_ADMIN", err, out)
+	const mount = `mount --bind "$0" "$0" && mount -o remount,bind,ro "$0"`
+	if out, err := exec.Command("unshare", "-m", "sh", "-c", mount, dir).CombinedOutput(); err != nil {
+		t.Skipf("root, and no read-only bind mount possible (%v: %s): the unwritable-directory case needs a non-root user or CAP_SYS_ADMIN", err, out)
 	}
-	// The project's run() executes bin; switch it to a shell that mounts
-	// and then execs flowstate in the private namespace.
-	realBin := bin
-	t.Cleanup(func() { bin = realBin })
-	script := filepath.Join(t.TempDir(), "ro-flowstate")
-	err := os.WriteFile(script, []byte("#!/bin/sh\nexec unshare -m sh -c 'mount --bind \"$0\" \"$0\" && mount -o remount,bind,ro \"$0\" && exec \"$@\"' "+
-		shellQuote(dir)+" "+shellQuote(realBin)+" \"$@\"\n"), 0o700)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin = script
-	return func(c []string) []string { return c }
+	p.wrap(`exec unshare -m sh -c '` + mount + ` && shift && exec "$@"' ` + shellQuote(dir) + ` x "$flowstate" "$@"`)
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-func chmodTree(t *testing.T, dir string, mode os.FileMode) {
+func chmodTree(dir string, mode os.FileMode) {
 	_ = filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
 		if err == nil && info.IsDir() {
 			_ = os.Chmod(path, mode)
