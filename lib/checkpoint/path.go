@@ -184,7 +184,7 @@ func Append(doc []byte, path string, rawValue []byte, now time.Time) ([]byte, er
 }
 
 func value(path string, raw []byte) ([]byte, error) {
-	raw = bytes.TrimSpace(raw)
+	raw = bytes.Trim(raw, " \t\r\n") // JSON's whitespace only: TrimSpace would also eat U+00A0 and turn an invalid value valid
 	if len(raw) == 0 || !gjson.ValidBytes(raw) {
 		return nil, fail.Invalidf("checkpoint: %s: value %s is not valid JSON; quote strings, e.g. '\"text\"'", path, short(strconv.Quote(string(raw))))
 	}

@@ -120,6 +120,7 @@ func TestSet(t *testing.T) {
 		{"invalid JSON value", "user_notes.x", `{"broken":`, "ERR value \"{\\\"broken\\\":\" is not valid JSON"},
 		{"unquoted string", "user_notes.x", `hello`, "ERR value \"hello\" is not valid JSON; quote strings"},
 		{"empty value", "user_notes.x", ``, "ERR is not valid JSON"},
+		{"non-JSON whitespace", "user_notes.x", "\u00a00", "ERR is not valid JSON"},
 		{"breaks schema", "state_machine.current_state", `"deploy"`, `ERR refusing to set state_machine.current_state: checkpoint: state_machine.current_state: "deploy" is not a state`},
 		{"wrong type", "error_state.retry_count", `"1"`, "ERR refusing to set error_state.retry_count: checkpoint: error_state.retry_count: must be an integer"},
 		{"future version", "schema_version", `"3.0"`, "ERR refusing to set schema_version"},
