@@ -114,6 +114,7 @@ func commands(e *env) []*cli.Command {
 		stateCommands(e),
 		checkpointCommands(e),
 		miscCommands(e),
+		phaseCommands(e),
 		classifyCommands(e),
 		supervisorCommands(e),
 	} {

@@ -1,0 +1,294 @@
+// Package phase owns the pure decisions of the orchestrator commands
+// (/coordinate, /supervise, /orchestrate, /workflow-resume): which agents a
+// workflow state needs, where each writes its artifact, which workers still
+// have to run and in which batch, whether a sub-supervisor coordinates them,
+// and what the test/debug loop owes next.
+//
+// It does no I/O: lib/app/cmd_phase.go reads the checkpoint and the
+// artifacts, calls these functions, writes through lib/store and prints.
+// Keeping the decisions here is what keeps the command markdown small: a
+// command only runs `flowstate phase-plan`, the agents it names, and
+// `flowstate phase-verify`, in a loop.
+package phase
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"unicode"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/supervisor"
+)
+
+// Role is what one workflow state asks of agents.
+type Role struct {
+	State      string
+	Agent      string          // the worker agent, e.g. research-specialist
+	Supervisor string          // its sub-supervisor agent; "" when the state is always flat
+	Kind       supervisor.Kind // aggregation kind; "" for single-agent states
+	Key        string          // supervisor_state key that holds the workers
+	Artifact   string          // what a worker writes, as its prompt names it
+}
+
+// roles lists the states that need agents. Other states (initialize,
+// complete, states of custom machines) have no work and are passed through.
+var roles = []Role{
+	{"research", "research-specialist", "research-sub-supervisor", supervisor.Research, "research_supervisor", "research report"},
+	{"plan", "plan-architect", "", "", "plan_architect", "plan"},
+	{"implement", "implementation-executor", "implementation-sub-supervisor", supervisor.Implementation, "implementation_supervisor", "implementation summary"},
+	{"test", "test-specialist", "testing-sub-supervisor", supervisor.Testing, "testing_supervisor", "test results JSON"},
+	{"debug", "debug-analyst", "", "", "debug_analyst", "debug report"},
+	{"document", "doc-writer", "", "", "doc_writer", "documentation summary"},
+}
+
+// Roles returns every state's role, in workflow order.
+func Roles() []Role { return append([]Role(nil), roles...) }
+
+// RoleOf returns the role of state; ok is false for a state without work.
+func RoleOf(state string) (Role, bool) {
+	for _, r := range roles {
+		if r.State == state {
+			return r, true
+		}
+	}
+	return Role{}, false
+}
+
+// Worker is one agent invocation a state needs. ID is stable across
+// resumes, so a worker recorded as completed is never run again.
+type Worker struct {
+	ID     string
+	Label  string // the prompt's "Topic:" line: research topic, plan phase, test type, ...
+	Output string // absolute path of the artifact the worker writes
+	Batch  int    // 1-based; implementation waves, 1 for every other state
+}
+
+// Facts is what the app layer read for planning a state.
+type Facts struct {
+	SpecDir     string             // absolute .claude/specs/<workflow-id>
+	Description string             // the workflow description
+	Topics      []string           // classified research topics; may be empty
+	Plan        []supervisor.Phase // the plan's phases; nil when the scope has no plan
+	Loop        Loop
+	Failures    string // one line naming the failing tests a debug attempt works on
+}
+
+// Workers lists every worker of state, in batch order. A state without a
+// role has none.
+func Workers(state string, f Facts) ([]Worker, error) {
+	one := func(id, label, rel string) []Worker {
+		return []Worker{{ID: id, Label: label, Output: filepath.Join(f.SpecDir, rel), Batch: 1}}
+	}
+	desc := OneLine(f.Description)
+	switch state {
+	case "research":
+		topics := f.Topics
+		if len(topics) == 0 {
+			// A scope given by the user carries no topics: research the request itself.
+			topics = []string{desc}
+		}
+		ws := make([]Worker, len(topics))
+		for i, t := range topics {
+			n := i + 1
+			ws[i] = Worker{ID: fmt.Sprintf("research_%d", n), Label: OneLine(t), Batch: 1,
+				Output: filepath.Join(f.SpecDir, "reports", fmt.Sprintf("%03d_%s.md", n, Slug(t)))}
+		}
+		return ws, nil
+	case "plan":
+		return one("plan_1", desc, filepath.Join("plans", "001_"+Slug(desc)+".md")), nil
+	case "implement":
+		return implementers(f, desc)
+	case "test":
+		var ws []Worker
+		for _, t := range TestTypes(f.Plan) {
+			ws = append(ws, one(fmt.Sprintf("test_%s_r%d", t, f.Loop.TestRun()), t+" tests",
+				filepath.Join("tests", fmt.Sprintf("r%d_%s_results.json", f.Loop.TestRun(), t)))...)
+		}
+		return ws, nil
+	case "debug":
+		label := OneLine(f.Failures)
+		if label == "" {
+			label = desc
+		}
+		n := f.Loop.DebugAttempt()
+		return one(fmt.Sprintf("debug_%d", n), label, filepath.Join("debug", fmt.Sprintf("%03d_debug.md", n))), nil
+	case "document":
+		return one("document_1", desc, filepath.Join("summaries", "workflow_summary.md")), nil
+	}
+	return nil, nil
+}
+
+// implementers gives one executor per plan phase, batched by dependency
+// wave; without a plan (implement-only scopes) one executor does the request.
+func implementers(f Facts, desc string) ([]Worker, error) {
+	if len(f.Plan) == 0 {
+		return []Worker{{ID: "implement_1", Label: desc, Batch: 1,
+			Output: filepath.Join(f.SpecDir, "summaries", "001_implementation.md")}}, nil
+	}
+	waves, err := supervisor.Waves(f.Plan)
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	names := map[int]string{}
+	for _, p := range f.Plan {
+		names[p.Number] = p.Name
+	}
+	var ws []Worker
+	for i, wave := range waves {
+		for _, n := range wave {
+			label := fmt.Sprintf("Phase %d: %s", n, OneLine(names[n]))
+			ws = append(ws, Worker{ID: fmt.Sprintf("phase_%d", n), Label: strings.TrimSuffix(label, ": "), Batch: i + 1,
+				Output: filepath.Join(f.SpecDir, "summaries", fmt.Sprintf("%03d_phase_%d.md", n, n))})
+		}
+	}
+	return ws, nil
+}
+
+// TestTypes are the test workers of a run: unit tests always, integration
+// tests too when the plan has phases that build on each other (more than
+// one wave), because that is where pieces meet.
+func TestTypes(plan []supervisor.Phase) []string {
+	if waves, err := supervisor.Waves(plan); err == nil && len(waves) > 1 {
+		return []string{"unit", "integration"}
+	}
+	return []string{"unit"}
+}
+
+// Pending returns the workers to run now: the unfinished workers of the
+// lowest batch that has any (a later wave waits for the earlier one), only
+// the first of them when sequential. remaining counts every unfinished
+// worker of the state, this batch included.
+func Pending(ws []Worker, done func(id string) bool, sequential bool) (batch []Worker, remaining int) {
+	for _, w := range ws {
+		if done(w.ID) {
+			continue
+		}
+		remaining++
+		if len(batch) == 0 || batch[0].Batch == w.Batch && !sequential {
+			batch = append(batch, w)
+		}
+	}
+	return batch, remaining
+}
+
+// Supervise decides, with seed 002's thresholds, whether the state's
+// workers go through its sub-supervisor: never in sequential mode or for a
+// single-agent state; otherwise by the size of the whole state, so that a
+// resumed phase is coordinated the way it started.
+func Supervise(r Role, ws []Worker, sequential bool) (bool, error) {
+	if sequential || r.Supervisor == "" {
+		return false, nil
+	}
+	var c supervisor.Counts
+	switch r.Kind {
+	case supervisor.Research:
+		c.Topics = len(ws)
+	case supervisor.Implementation:
+		c.Domains = len(ws)
+	case supervisor.Testing:
+		c.TestTypes = len(ws)
+	}
+	return supervisor.ShouldSupervise(r.Kind, c)
+}
+
+// Loop is where a workflow stands in its test/debug loop: retries spent on
+// the test state (error_state.retries.test), the state that failed, and the
+// highest debug attempt completed. Test run k is followed, when it fails, by
+// debug attempt k and then test run k+1, until sm-retry refuses.
+type Loop struct {
+	FailedState string
+	Retries     int
+	DebugDone   int
+}
+
+// TestRun is the number of the test run to work on.
+func (l Loop) TestRun() int { return l.Retries + 1 }
+
+// DebugAttempt is the number of the debug attempt to work on; a debug-only
+// workflow (no test failure) has attempt 1.
+func (l Loop) DebugAttempt() int { return max(1, l.Retries) }
+
+// OwesDebug reports that a failed test run has been recorded and retried
+// but not yet debugged: the workflow must go to the recovery state next.
+func (l Loop) OwesDebug() bool { return l.FailedState == "test" && l.Retries > l.DebugDone }
+
+// Context is the one line a worker's prompt lists under "Read first:": the
+// artifacts of earlier states that the state builds on, from the completed
+// workers' outputs per state.
+func Context(state string, outputs map[string][]string) string {
+	var from []string
+	switch state {
+	case "plan":
+		from = []string{"research"}
+	case "implement":
+		from = []string{"plan"}
+	case "test":
+		from = []string{"plan", "implement"}
+	case "debug":
+		from = []string{"test", "plan", "implement"}
+	case "document":
+		from = []string{"plan", "implement", "test", "debug", "research"}
+	}
+	var paths []string
+	for _, s := range from {
+		paths = append(paths, outputs[s]...)
+	}
+	if len(paths) == 0 {
+		return "nothing yet; start from the workflow description"
+	}
+	return strings.Join(paths, " ")
+}
+
+// Args splits a command's arguments as the user typed them into an
+// optional leading "--scope SCOPE" (or --scope=SCOPE) and the description.
+// One pair of quotes around the whole description is dropped.
+func Args(raw string) (scope, description string, err error) {
+	s := strings.TrimSpace(raw)
+	if rest, ok := strings.CutPrefix(s, "--scope"); ok {
+		rest = strings.TrimLeft(rest, " \t=")
+		scope, s, _ = strings.Cut(rest, " ")
+		if scope == "" {
+			return "", "", fail.Usagef("--scope needs a value, e.g. --scope research-only DESCRIPTION")
+		}
+		s = strings.TrimSpace(s)
+	}
+	if len(s) >= 2 && (s[0] == '"' || s[0] == '\'') && s[len(s)-1] == s[0] {
+		s = strings.TrimSpace(s[1 : len(s)-1])
+	}
+	if s == "" {
+		return "", "", fail.Usagef("no workflow description given; pass one after the command, e.g. /flowstate:coordinate research auth patterns")
+	}
+	return scope, s, nil
+}
+
+// OneLine folds a value onto one line, so that a printed KEY=VALUE line can
+// never start another key (a description holding "\nNEXT=done" stays text).
+func OneLine(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
+}
+
+// Slug makes a short file-name part from text: lower-case letters and
+// digits joined by single underscores, at most 40 bytes, "untitled" if empty.
+func Slug(s string) string {
+	var b strings.Builder
+	gap := false
+	for _, r := range strings.ToLower(s) {
+		if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			if gap && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			b.WriteRune(r)
+			gap = false
+			if b.Len() >= 40 {
+				break
+			}
+			continue
+		}
+		gap = true
+	}
+	if b.Len() == 0 {
+		return "untitled"
+	}
+	return strings.TrimRight(b.String(), "_")
+}
