@@ -117,6 +117,8 @@ func commands(e *env) []*cli.Command {
 		phaseCommands(e),
 		classifyCommands(e),
 		supervisorCommands(e),
+		hookCommands(e),
+		installCommands(e),
 	} {
 		cs = append(cs, group...)
 	}

@@ -1,0 +1,60 @@
+#!/bin/sh
+# install.sh: build flowstate and install it.
+#
+#   ./install.sh [PROJECT_DIR]        install into PROJECT_DIR/.claude (default: the current directory)
+#   ./install.sh --plugin             build bin/flowstate here, for `claude --plugin-dir .`
+#   ./install.sh --uninstall [DIR]    remove what the install put into DIR/.claude
+#
+# A thin wrapper: the logic lives in `flowstate install`, `uninstall` and `doctor`.
+# The binary comes from `go build` when Go is installed, else from a flowstate
+# already in bin/ or on PATH.
+set -eu
+
+repo=$(cd "$(dirname "$0")" && pwd)
+
+die() {
+	printf 'install.sh: %s\n' "$1" >&2
+	exit 1
+}
+
+# flowstate_bin prints the binary to use, building bin/flowstate when Go is here.
+flowstate_bin() {
+	if command -v go >/dev/null 2>&1; then
+		commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
+		(cd "$repo" && go build -trimpath -ldflags "-X github.com/flowstate-dev/flowstate/lib/app.Commit=$commit" \
+			-o bin/flowstate ./cmd/flowstate) || die "go build failed"
+		printf '%s\n' "$repo/bin/flowstate"
+	elif [ -x "$repo/bin/flowstate" ]; then
+		printf '%s\n' "$repo/bin/flowstate"
+	elif command -v flowstate >/dev/null 2>&1; then
+		command -v flowstate
+	else
+		die "Go is not installed and there is no flowstate binary in $repo/bin or on PATH: install Go 1.25+ (https://go.dev/dl/) and run this again"
+	fi
+}
+
+case "${1:-}" in
+-h | --help)
+	sed -n '2,10s/^# \{0,1\}//p' "$0"
+	;;
+--plugin)
+	bin=$(flowstate_bin)
+	printf 'install.sh: %s is ready; run: claude --plugin-dir %s\n' "$bin" "$repo" >&2
+	;;
+--uninstall)
+	bin=$(flowstate_bin)
+	exec "$bin" uninstall "${2:-.}"
+	;;
+-*)
+	die "unknown option $1 (see ./install.sh --help)"
+	;;
+*)
+	bin=$(flowstate_bin)
+	"$bin" install --from "$repo" "${1:-.}"
+	# Show the doctor's findings only when something is wrong.
+	if ! report=$("$bin" doctor "${1:-.}" 2>&1); then
+		printf '%s\n' "$report" >&2
+		exit 1
+	fi
+	;;
+esac

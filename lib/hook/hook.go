@@ -1,0 +1,255 @@
+// Package hook owns flowstate's Claude Code hook handlers: SessionStart
+// exports what later bash blocks need through CLAUDE_ENV_FILE and sweeps
+// stale ephemeral files; SessionEnd drops what is ephemeral for the
+// session's finished workflows. A hook must never fail or slow Claude
+// Code down, so Run reports nothing to its caller: problems go to a log
+// file and the process exits 0. It never touches checkpoints, state or
+// events: what `resume` needs is not its to delete.
+package hook
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/statefile"
+	"github.com/flowstate-dev/flowstate/lib/store"
+)
+
+// Events handled, as named on the command line (`flowstate hook NAME`).
+const (
+	SessionStart = "session-start"
+	SessionEnd   = "session-end"
+)
+
+// Env is everything a hook reads from outside.
+type Env struct {
+	Stdin  io.Reader
+	Getenv func(string) string
+	Cwd    string
+	Exe    string // absolute path of the running flowstate; its dir goes on PATH
+	Now    time.Time
+}
+
+// payload is the part of the hook's stdin JSON we use (reference 5.3).
+type payload struct {
+	SessionID string `json:"session_id"`
+	Cwd       string `json:"cwd"`
+}
+
+// stdinWait bounds the read of the payload: Claude Code writes it and
+// closes stdin at once; a hook run by hand from a terminal must not hang.
+const stdinWait = 300 * time.Millisecond
+
+// maxPayload caps the payload read; the real ones are a few hundred bytes.
+const maxPayload = 1 << 20
+
+// Run handles one event. It never panics and returns nothing: every
+// problem is written to the hook log.
+func Run(event string, env Env) {
+	l := &logger{env: env, event: event}
+	defer func() {
+		if r := recover(); r != nil {
+			l.printf("internal error: %v\n%s", r, debug.Stack())
+		}
+	}()
+	pl, err := readPayload(env.Stdin)
+	if err != nil {
+		l.printf("%v", err)
+	}
+	session := pl.SessionID
+	if session == "" {
+		session = env.Getenv("CLAUDE_CODE_SESSION_ID")
+	}
+	p := project(env, pl, l)
+	l.project = p
+	switch event {
+	case SessionStart:
+		if err := writeEnvFile(env, p); err != nil {
+			l.printf("%v", err)
+		}
+		if p != nil {
+			sweep(p, env.Now, l)
+		}
+	case SessionEnd:
+		if p != nil && session != "" {
+			endSession(p, session, env.Now, l)
+		}
+	default:
+		l.printf("unknown hook event %q (known: %s, %s); nothing done", event, SessionStart, SessionEnd)
+	}
+}
+
+func readPayload(r io.Reader) (payload, error) {
+	var pl payload
+	if r == nil {
+		return pl, nil
+	}
+	type result struct {
+		b   []byte
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(r, maxPayload))
+		ch <- result{b, err}
+	}()
+	var res result
+	select {
+	case res = <-ch:
+	case <-time.After(stdinWait):
+		return pl, fmt.Errorf("no hook payload on stdin within %s; using the environment only", stdinWait)
+	}
+	if res.err != nil {
+		return pl, fmt.Errorf("read hook payload: %w", res.err)
+	}
+	if len(strings.TrimSpace(string(res.b))) == 0 {
+		return pl, nil
+	}
+	if err := json.Unmarshal(res.b, &pl); err != nil {
+		return payload{}, fmt.Errorf("hook payload is not the expected JSON (%v); using the environment only", err)
+	}
+	return pl, nil
+}
+
+// project is CLAUDE_PROJECT_DIR, else the payload's cwd; nil when neither
+// is known, since guessing from the process's cwd could sweep a wrong
+// directory.
+func project(env Env, pl payload, l *logger) *store.Project {
+	getenv := env.Getenv
+	if env.Getenv("CLAUDE_PROJECT_DIR") == "" {
+		if pl.Cwd == "" {
+			return nil
+		}
+		getenv = func(k string) string {
+			if k == "CLAUDE_PROJECT_DIR" {
+				return pl.Cwd
+			}
+			return env.Getenv(k)
+		}
+	}
+	p, err := store.FindProject(getenv, env.Cwd)
+	if err != nil {
+		l.printf("%v", err)
+		return nil
+	}
+	p.LockWait = hookLockWait
+	return p
+}
+
+// envMarker starts the block written to CLAUDE_ENV_FILE; finding it
+// there means the block was already written.
+const envMarker = "# flowstate: PATH, CLAUDE_PROJECT_DIR, FLOWSTATE_BIN for bash blocks"
+
+// writeEnvFile appends the exports later bash blocks need: the Bash tool
+// has CLAUDE_CODE_SESSION_ID but neither CLAUDE_PROJECT_DIR nor (for a
+// project install) flowstate on its PATH.
+func writeEnvFile(env Env, p *store.Project) error {
+	path := env.Getenv("CLAUDE_ENV_FILE")
+	if path == "" {
+		return errors.New("CLAUDE_ENV_FILE is not set; later bash blocks will not find flowstate unless it is on PATH")
+	}
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("read CLAUDE_ENV_FILE: %w", err)
+	}
+	if strings.Contains(string(old), envMarker) {
+		return nil
+	}
+	block := EnvBlock(env.Exe, p)
+	if len(old) > 0 && old[len(old)-1] != '\n' {
+		block = "\n" + block
+	}
+	// Not fsx.AppendLine: the file is Claude Code's (or the user's)
+	// script, one per hook; cutting a "torn" last line would damage it.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("write CLAUDE_ENV_FILE: %w", err)
+	}
+	_, err = f.WriteString(block)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write CLAUDE_ENV_FILE: %w", err)
+	}
+	return nil
+}
+
+// EnvBlock renders the shell lines for CLAUDE_ENV_FILE. The file may be
+// sourced before every Bash command in one shell, so PATH is extended
+// only when the directory is not on it yet.
+func EnvBlock(exe string, p *store.Project) string {
+	var b strings.Builder
+	b.WriteString(envMarker + "\n")
+	if exe != "" {
+		dir := statefile.Quote(filepath.Dir(exe))
+		fmt.Fprintf(&b, "case \":$PATH:\" in *:%s:*) ;; *) export PATH=%s:\"$PATH\" ;; esac\n", dir, dir)
+		fmt.Fprintf(&b, "export FLOWSTATE_BIN=%s\n", statefile.Quote(exe))
+	}
+	if p != nil {
+		fmt.Fprintf(&b, "export CLAUDE_PROJECT_DIR=%s\n", statefile.Quote(p.Dir))
+	}
+	return b.String()
+}
+
+// logger writes problems to <project>/.claude/state/hooks.log, or to
+// $HOME/.claude/flowstate-hooks.log when there is no project or its state
+// directory cannot be written, or to stderr as a last resort.
+type logger struct {
+	env     Env
+	event   string
+	project *store.Project
+}
+
+// maxLog is where the log is rotated to hooks.log.1, so a hook failing
+// in every session cannot fill the disk.
+const maxLog = 512 << 10
+
+func (l *logger) printf(format string, a ...any) {
+	line := fmt.Sprintf("%s %s: %s\n", l.env.Now.UTC().Format(time.RFC3339), l.event, fmt.Sprintf(format, a...))
+	for _, path := range l.paths() {
+		if appendLog(path, line) == nil {
+			return
+		}
+	}
+	fmt.Fprint(os.Stderr, "flowstate: hook: "+line)
+}
+
+func (l *logger) paths() []string {
+	var out []string
+	if l.project != nil {
+		out = append(out, filepath.Join(l.project.StateDir, "hooks.log"))
+	}
+	if home := l.env.Getenv("HOME"); home != "" {
+		out = append(out, filepath.Join(home, ".claude", "flowstate-hooks.log"))
+	}
+	return out
+}
+
+// appendLog appends one line with O_APPEND, which keeps concurrent hooks'
+// short lines whole; a human log needs no lock.
+func appendLog(path, line string) error {
+	if err := fsx.EnsureDir(filepath.Dir(path)); err != nil {
+		return err
+	}
+	if st, err := os.Stat(path); err == nil && st.Size() > maxLog {
+		_ = os.Rename(path, path+".1")
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, fsx.FilePerm)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(line)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

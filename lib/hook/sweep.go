@@ -1,0 +1,187 @@
+package hook
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/flowstate-dev/flowstate/lib/store"
+)
+
+// StaleAfter is how long a finished workflow's session pointer is kept:
+// long enough that resuming the session the same day still finds it.
+const StaleAfter = 24 * time.Hour
+
+// tempAge is when a writer's temp file counts as stray: an atomic write
+// takes milliseconds, so after a minute its writer was killed.
+const tempAge = time.Minute
+
+// hookLockWait bounds lock waits inside a hook; a busy lock means someone
+// is working, and the cleanup can wait for the next session.
+const hookLockWait = 200 * time.Millisecond
+
+// Pointer is a session pointer that no longer serves anything.
+type Pointer struct {
+	Session  string
+	Workflow string
+	Why      string
+}
+
+// StalePointers lists the session pointers older than StaleAfter whose
+// workflow is finished or gone. Doctor reports them; SessionStart clears
+// them.
+func StalePointers(p *store.Project, now time.Time) ([]Pointer, error) {
+	dir := filepath.Dir(p.SessionPointer("x"))
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	byID, err := summaries(p)
+	if err != nil {
+		return nil, err
+	}
+	var out []Pointer
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || store.ValidID(name) != nil {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || !info.Mode().IsRegular() || now.Sub(info.ModTime()) < StaleAfter {
+			continue
+		}
+		id := readPointer(p, name)
+		s, ok := byID[id]
+		switch {
+		case !ok:
+			out = append(out, Pointer{Session: name, Workflow: id, Why: "its workflow no longer exists"})
+		case !s.Active():
+			out = append(out, Pointer{Session: name, Workflow: id, Why: "its workflow is finished"})
+		}
+	}
+	return out, nil
+}
+
+func summaries(p *store.Project) (map[string]store.Summary, error) {
+	all, err := p.List()
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]store.Summary, len(all))
+	for _, s := range all {
+		m[s.ID] = s
+	}
+	return m, nil
+}
+
+// readPointer returns the workflow id a session points at, "" if none.
+func readPointer(p *store.Project, session string) string {
+	b, err := os.ReadFile(p.SessionPointer(session))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// sweep clears stale session pointers and stray temp files of every
+// workflow. It runs at session start, when no block of the new session
+// is writing yet.
+func sweep(p *store.Project, now time.Time, l *logger) {
+	if _, err := os.Stat(p.StateDir); err != nil {
+		return // flowstate never ran here: nothing to sweep, nothing to create
+	}
+	stale, err := StalePointers(p, now)
+	if err != nil {
+		l.printf("sweep: %v", err)
+		return
+	}
+	for _, sp := range stale {
+		if err := p.ClearSession(sp.Session); err != nil {
+			l.printf("sweep: clear session pointer %s: %v", sp.Session, err)
+		}
+	}
+	cutoff := now.Add(-tempAge)
+	removeTemps(filepath.Dir(p.SessionPointer("x")), cutoff, l)
+	all, err := p.List()
+	if err != nil {
+		l.printf("sweep: %v", err)
+		return
+	}
+	for _, s := range all {
+		if w, err := p.Workflow(s.ID); err == nil {
+			removeTemps(w.Dir, cutoff, l)
+		}
+	}
+}
+
+// endSession removes the session's pointer and stray temp files when its
+// workflow is finished (or gone); an unfinished workflow keeps everything
+// so `resume` finds it.
+func endSession(p *store.Project, session string, now time.Time, l *logger) {
+	if store.ValidID(session) != nil {
+		l.printf("session id %q is not a valid id; nothing cleaned", session)
+		return
+	}
+	id := readPointer(p, session)
+	if id == "" {
+		return
+	}
+	byID, err := summaries(p)
+	if err != nil {
+		l.printf("%v", err)
+		return
+	}
+	s, ok := byID[id]
+	if ok && s.Active() {
+		return
+	}
+	if err := p.ClearSession(session); err != nil {
+		l.printf("clear session pointer %s: %v", session, err)
+	}
+	if !ok {
+		return
+	}
+	if w, err := p.Workflow(id); err == nil {
+		// Finished: nobody writes to it any more, so every temp is stray.
+		removeTemps(w.Dir, now.Add(time.Second), l)
+	}
+}
+
+// removeTemps deletes the temp files atomic writers leave when killed
+// (".checkpoint.json123…", ".state123…": a dot, the target's name, a
+// random number) that were last modified before cutoff.
+func removeTemps(dir string, cutoff time.Time, l *logger) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			l.printf("sweep %s: %v", dir, err)
+		}
+		return
+	}
+	for _, e := range entries {
+		if !isTemp(e.Name()) {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || !info.Mode().IsRegular() || !info.ModTime().Before(cutoff) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			l.printf("remove stray temp file: %v", err)
+		}
+	}
+}
+
+func isTemp(name string) bool {
+	if len(name) < 3 || name[0] != '.' {
+		return false
+	}
+	last := name[len(name)-1]
+	return last >= '0' && last <= '9'
+}

@@ -1,0 +1,226 @@
+package install
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/flowstate-dev/flowstate/lib/hook"
+	"github.com/flowstate-dev/flowstate/lib/store"
+)
+
+// Finding is one check of doctor: what was found and, when it is a
+// problem, how to fix it.
+type Finding struct {
+	OK   bool
+	What string
+	Fix  string
+}
+
+// DoctorOptions of Doctor.
+type DoctorOptions struct {
+	Version   string // of the running binary, to spot an old installed one
+	PluginDir string // a plugin checkout to check as well; "" for none
+	Now       time.Time
+}
+
+// Doctor checks the installation in dir (and the plugin dir, if given)
+// and says what is wrong and how to fix it.
+func Doctor(dir string, o DoctorOptions) ([]Finding, error) {
+	dir, err := projectDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	d := &doctor{dir: dir, o: o}
+	m, err := readManifest(dir)
+	switch {
+	case err == nil:
+		d.binary()
+		d.settings()
+		d.files(m)
+		d.gitignore()
+	case errors.Is(err, fs.ErrNotExist):
+		if o.PluginDir == "" {
+			d.bad(fmt.Sprintf("flowstate is not installed in %s/.claude (no %s)", dir, manifestRel),
+				fmt.Sprintf("run ./install.sh %s, or `flowstate install %s`; or use the plugin (claude --plugin-dir)", dir, dir))
+		}
+	default:
+		d.bad(err.Error(), "restore it from version control, or delete it and run `flowstate install "+dir+"`")
+	}
+	d.stateDir()
+	if o.PluginDir != "" {
+		d.plugin()
+	}
+	return d.out, nil
+}
+
+type doctor struct {
+	dir string
+	o   DoctorOptions
+	out []Finding
+}
+
+func (d *doctor) ok(what string)       { d.out = append(d.out, Finding{OK: true, What: what}) }
+func (d *doctor) bad(what, fix string) { d.out = append(d.out, Finding{What: what, Fix: fix}) }
+
+func (d *doctor) reinstall() string {
+	return "run `flowstate install " + d.dir + "` (or ./install.sh " + d.dir + ")"
+}
+
+// binary runs the installed binary's `version` to see that it works and
+// is the same version as this one.
+func (d *doctor) binary() {
+	bin := filepath.Join(d.dir, binRel)
+	if st, err := os.Stat(bin); err != nil || st.Mode()&0o111 == 0 {
+		d.bad(binRel+" is missing or not executable: the hooks and bash blocks cannot run it", d.reinstall())
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "version").Output()
+	if err != nil {
+		d.bad(fmt.Sprintf("%s does not run (%v)", binRel, err), d.reinstall())
+		return
+	}
+	installed := strings.TrimSpace(string(out))
+	if f := strings.Fields(installed); len(f) < 2 || f[1] != d.o.Version {
+		d.bad(fmt.Sprintf("%s is %q, but this is flowstate %s", binRel, installed, d.o.Version), d.reinstall())
+		return
+	}
+	d.ok(binRel + ": " + installed)
+}
+
+func (d *doctor) settings() {
+	b, err := os.ReadFile(filepath.Join(d.dir, settingsRel))
+	if err != nil {
+		d.bad(settingsRel+" is missing: no hooks run", d.reinstall())
+		return
+	}
+	if _, err := parseSettings(b); err != nil {
+		d.bad(err.Error(), "fix the JSON, then "+d.reinstall())
+		return
+	}
+	if missing := missingHooks(b); len(missing) > 0 {
+		d.bad(fmt.Sprintf("%s lacks flowstate's %s hook(s): bash blocks will not find flowstate or the project", settingsRel, strings.Join(missing, " and ")), d.reinstall())
+		return
+	}
+	d.ok(settingsRel + ": SessionStart and SessionEnd hooks present")
+}
+
+// files reports installed files that are missing or changed since.
+func (d *doctor) files(m *Manifest) {
+	var missing, changed []string
+	for _, rel := range slices.Sorted(maps.Keys(m.Files)) {
+		if rel == binRel {
+			continue // checked by running it
+		}
+		b, err := os.ReadFile(filepath.Join(d.dir, filepath.FromSlash(rel)))
+		switch {
+		case err != nil:
+			missing = append(missing, rel)
+		case hash(b) != m.Files[rel]:
+			changed = append(changed, rel)
+		}
+	}
+	if len(missing) > 0 {
+		d.bad("installed files are missing: "+strings.Join(missing, ", "), d.reinstall())
+	}
+	if len(changed) > 0 {
+		d.bad("installed files were changed since (install and uninstall keep them): "+strings.Join(changed, ", "),
+			"keep your versions, or run `flowstate install --force "+d.dir+"` to restore flowstate's")
+	}
+	if len(missing)+len(changed) == 0 {
+		d.ok(fmt.Sprintf("%d installed files unchanged (flowstate %s)", len(m.Files), m.Version))
+	}
+}
+
+func (d *doctor) gitignore() {
+	b, _ := os.ReadFile(filepath.Join(d.dir, gitignoreRel))
+	for _, line := range strings.Split(string(b), "\n") {
+		if ignoresState(line) {
+			d.ok(".gitignore ignores " + stateIgnore)
+			return
+		}
+	}
+	d.bad(".gitignore does not ignore "+stateIgnore+": workflow state could be committed", "add the line "+stateIgnore+" to "+filepath.Join(d.dir, gitignoreRel))
+}
+
+// stateDir checks that workflow state is private and writable, and that
+// no stale session pointers pile up (which means SessionStart never runs).
+func (d *doctor) stateDir() {
+	p, err := store.FindProject(func(k string) string {
+		if k == "CLAUDE_PROJECT_DIR" {
+			return d.dir
+		}
+		return ""
+	}, d.dir)
+	if err != nil {
+		d.bad(err.Error(), "")
+		return
+	}
+	st, err := os.Lstat(p.StateDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		d.ok(".claude/state/ does not exist yet (created by the first workflow)")
+		return
+	}
+	switch {
+	case err != nil:
+		d.bad(err.Error(), "")
+		return
+	case st.Mode()&fs.ModeSymlink != 0 || !st.IsDir():
+		d.bad(p.StateDir+" is a symlink or not a directory: flowstate refuses to use it", "replace it with a real directory: rm "+p.StateDir+" && mkdir -m 700 "+p.StateDir)
+		return
+	case st.Mode().Perm()&0o077 != 0:
+		d.bad(fmt.Sprintf("%s has mode %v: other users can read workflow state", p.StateDir, st.Mode().Perm()), "chmod 700 "+p.StateDir)
+	case syscall.Access(p.StateDir, 2 /* W_OK */) != nil:
+		d.bad(p.StateDir+" is not writable by you: every flowstate write will fail", "fix its owner or mode: chown -R $(id -u) "+p.StateDir+" && chmod 700 "+p.StateDir)
+	default:
+		d.ok(".claude/state/ is private and writable")
+	}
+	stale, err := hook.StalePointers(p, d.o.Now)
+	if err != nil {
+		d.bad("session pointers: "+err.Error(), "")
+		return
+	}
+	if len(stale) > 0 {
+		var ids []string
+		for _, s := range stale {
+			ids = append(ids, s.Session+" ("+s.Why+")")
+		}
+		d.bad(fmt.Sprintf("%d stale session pointers: %s; the SessionStart hook clears them, so it does not seem to run", len(stale), strings.Join(ids, ", ")),
+			"check the hooks above; the pointers are safe to delete, e.g. rm "+p.SessionPointer(stale[0].Session))
+	}
+}
+
+// plugin checks a plugin checkout (claude --plugin-dir DIR).
+func (d *doctor) plugin() {
+	dir := d.o.PluginDir
+	if _, err := os.Stat(filepath.Join(dir, "hooks", "hooks.json")); err != nil {
+		d.bad(dir+" has no hooks/hooks.json: it is not the flowstate plugin", "point --plugin-dir at the flowstate repository")
+		return
+	}
+	bin := filepath.Join(dir, "bin", "flowstate")
+	if st, err := os.Stat(bin); err != nil || st.Mode()&0o111 == 0 {
+		d.bad("plugin "+dir+" has no bin/flowstate: bash blocks find flowstate only if the SessionStart hook can build it (needs Go)",
+			"run ./install.sh --plugin in "+dir)
+		return
+	}
+	d.ok("plugin " + dir + ": bin/flowstate present")
+}
+
+func ignoresState(line string) bool {
+	switch strings.TrimSpace(line) {
+	case stateIgnore, "/" + stateIgnore, ".claude/state", "/.claude/state", ".claude/", "/.claude/", ".claude", "/.claude":
+		return true
+	}
+	return false
+}

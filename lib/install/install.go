@@ -1,0 +1,454 @@
+// Package install owns putting flowstate into a project's .claude/ and
+// taking it out again: commands and agents (de-namespaced for a project),
+// the binary, the hooks in settings.json, the .gitignore entry for the
+// state directory, and a manifest of all of it. Uninstall removes exactly
+// what the manifest lists, keeps what the user changed since, and puts
+// settings.json back byte for byte when nothing else touched it. Doctor
+// says what is wrong with an installation. It never touches workflow
+// state under .claude/state/.
+package install
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/google/renameio/v2"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+)
+
+// Paths inside the project, slash-separated as recorded in the manifest.
+const (
+	manifestRel  = ".claude/flowstate-manifest.json"
+	settingsRel  = ".claude/settings.json"
+	backupSuffix = ".flowstate-backup"
+	gitignoreRel = ".gitignore"
+	stateIgnore  = ".claude/state/"
+)
+
+// Manifest records what install added, so that uninstall removes exactly
+// that and doctor can tell which installed files were changed.
+type Manifest struct {
+	Version   string            `json:"version"`
+	Files     map[string]string `json:"files"`                  // project-relative path -> sha256 as installed
+	Dirs      []string          `json:"created_dirs,omitempty"` // removed by uninstall when empty
+	Settings  SettingsRecord    `json:"settings"`
+	Gitignore GitignoreRecord   `json:"gitignore"`
+}
+
+// SettingsRecord is what install did to .claude/settings.json.
+type SettingsRecord struct {
+	Created bool   `json:"created,omitempty"`       // there was no settings.json before
+	SHA256  string `json:"sha256,omitempty"`        // settings.json as install left it
+	Backup  string `json:"backup_sha256,omitempty"` // the backup of the user's settings.json
+}
+
+// GitignoreRecord is what install did to the project's .gitignore.
+type GitignoreRecord struct {
+	Created bool   `json:"created,omitempty"`
+	Added   string `json:"added,omitempty"` // the exact bytes appended
+}
+
+// Options of Install.
+type Options struct {
+	Assets  fs.FS     // the plugin tree: commands/, agents/
+	Binary  string    // the flowstate binary to copy to .claude/bin/flowstate
+	Version string    // recorded in the manifest
+	Force   bool      // also overwrite installed files the user changed
+	Log     io.Writer // messages for people
+}
+
+// file is one file install wants in the project.
+type file struct {
+	rel  string
+	data []byte
+	mode fs.FileMode
+}
+
+// Install installs flowstate into dir/.claude. Run again, it updates what
+// changed and, when nothing did, writes nothing.
+func Install(dir string, o Options) error {
+	dir, err := projectDir(dir)
+	if err != nil {
+		return err
+	}
+	old, err := readManifest(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	m := &Manifest{Version: o.Version, Files: map[string]string{}}
+	if old != nil {
+		m.Dirs, m.Settings, m.Gitignore = old.Dirs, old.Settings, old.Gitignore
+	} else {
+		old = &Manifest{Files: map[string]string{}}
+	}
+	want, err := wanted(o)
+	if err != nil {
+		return err
+	}
+	for _, f := range want {
+		if err := m.mkdirs(dir, path.Dir(f.rel)); err != nil {
+			return err
+		}
+		if err := installFile(dir, f, old, m, o); err != nil {
+			return err
+		}
+	}
+	for rel, sum := range old.Files {
+		if _, still := m.Files[rel]; !still {
+			removeFile(dir, rel, sum, o.Log)
+		}
+	}
+	if err := m.installSettings(dir); err != nil {
+		return err
+	}
+	if err := m.installGitignore(dir); err != nil {
+		return err
+	}
+	if err := writeManifest(dir, m); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Log, "flowstate: installed into %s/.claude: %d files, SessionStart and SessionEnd hooks in settings.json, %s in .gitignore\n", dir, len(m.Files), stateIgnore)
+	return nil
+}
+
+func projectDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	st, err := os.Stat(abs)
+	if err != nil || !st.IsDir() {
+		return "", fail.Usagef("project directory %s does not exist; create it or pass another", abs)
+	}
+	return abs, nil
+}
+
+// wanted lists the files to install: commands and agents from the plugin
+// tree, rewritten for a project, and the binary.
+func wanted(o Options) ([]file, error) {
+	var out []file
+	for _, top := range []string{"commands", "agents"} {
+		err := fs.WalkDir(o.Assets, top, func(p string, d fs.DirEntry, err error) error {
+			if errors.Is(err, fs.ErrNotExist) && p == top {
+				return fs.SkipDir
+			}
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
+				return err
+			}
+			b, err := fs.ReadFile(o.Assets, p)
+			if err != nil {
+				return err
+			}
+			out = append(out, file{rel: ".claude/" + p, data: rewrite(b), mode: 0o644})
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read plugin %s: %w", top, err)
+		}
+	}
+	bin, err := os.ReadFile(o.Binary)
+	if err != nil {
+		return nil, fmt.Errorf("read the flowstate binary to install: %w", err)
+	}
+	return append(out, file{rel: binRel, data: bin, mode: 0o755}), nil
+}
+
+// In a project, commands and agents are not namespaced: the plugin's
+// /flowstate:x is /x and agent flowstate:x is x.
+var (
+	agentRef   = regexp.MustCompile(`(subagent_type\s*[:=]\s*["']?)flowstate:`)
+	commandRef = regexp.MustCompile(`(^|[^\w./-])/flowstate:`)
+)
+
+func rewrite(b []byte) []byte {
+	b = agentRef.ReplaceAll(b, []byte("${1}"))
+	return commandRef.ReplaceAll(b, []byte("${1}/"))
+}
+
+// installFile writes f unless the user owns or changed what is there.
+func installFile(dir string, f file, old, m *Manifest, o Options) error {
+	abs := filepath.Join(dir, filepath.FromSlash(f.rel))
+	sum := hash(f.data)
+	cur, err := os.ReadFile(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return err
+	case hash(cur) == sum:
+		m.Files[f.rel] = sum
+		return nil
+	case o.Force:
+	case old.Files[f.rel] == "":
+		fmt.Fprintf(o.Log, "flowstate: kept your %s (not installed by flowstate); move it away or pass --force to replace it\n", f.rel)
+		return nil
+	case hash(cur) != old.Files[f.rel]:
+		fmt.Fprintf(o.Log, "flowstate: kept %s: you changed it since it was installed; pass --force to replace it\n", f.rel)
+		m.Files[f.rel] = old.Files[f.rel]
+		return nil
+	}
+	if err := writeFile(abs, f.data, f.mode); err != nil {
+		return err
+	}
+	m.Files[f.rel] = sum
+	return nil
+}
+
+// removeFile deletes an installed file unless it was changed since.
+func removeFile(dir, rel, sum string, log io.Writer) {
+	abs := filepath.Join(dir, filepath.FromSlash(rel))
+	cur, err := os.ReadFile(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		fmt.Fprintf(log, "flowstate: kept %s: %v\n", rel, err)
+	case hash(cur) != sum:
+		fmt.Fprintf(log, "flowstate: kept %s: it was changed after flowstate installed it; delete it yourself if you do not need it\n", rel)
+	default:
+		if err := os.Remove(abs); err != nil {
+			fmt.Fprintf(log, "flowstate: could not remove %s: %v\n", rel, err)
+		}
+	}
+}
+
+// mkdirs creates rel and its missing parents, recording each one created.
+func (m *Manifest) mkdirs(dir, rel string) error {
+	if rel == "." {
+		return nil
+	}
+	if err := m.mkdirs(dir, path.Dir(rel)); err != nil {
+		return err
+	}
+	abs := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.Mkdir(abs, 0o755); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil
+		}
+		return err
+	}
+	if !slices.Contains(m.Dirs, rel) {
+		m.Dirs = append(m.Dirs, rel)
+		slices.Sort(m.Dirs)
+	}
+	return nil
+}
+
+// installSettings adds the hooks to settings.json, backing up the user's
+// file the first time (when it holds no flowstate hooks yet).
+func (m *Manifest) installSettings(dir string) error {
+	abs := filepath.Join(dir, settingsRel)
+	cur, mode, err := readWithMode(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if m.Settings.SHA256 == "" {
+			m.Settings.Created = true
+		}
+	case err != nil:
+		return err
+	}
+	next, err := addHooks(cur)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(next, cur) || cur == nil {
+		if cur != nil && !hasOurs(cur) {
+			if err := writeFile(abs+backupSuffix, cur, mode); err != nil {
+				return err
+			}
+			m.Settings.Backup = hash(cur)
+			m.Settings.Created = false
+		}
+		if err := writeFile(abs, next, mode); err != nil {
+			return err
+		}
+	}
+	m.Settings.SHA256 = hash(next)
+	return nil
+}
+
+// installGitignore adds .claude/state/ to the project's .gitignore unless
+// a line already ignores it.
+func (m *Manifest) installGitignore(dir string) error {
+	abs := filepath.Join(dir, gitignoreRel)
+	cur, mode, err := readWithMode(abs)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for _, line := range strings.Split(string(cur), "\n") {
+		if ignoresState(line) {
+			return nil
+		}
+	}
+	add := stateIgnore + "\n"
+	if len(cur) > 0 && cur[len(cur)-1] != '\n' {
+		add = "\n" + add
+	}
+	if cur == nil {
+		m.Gitignore.Created = true
+	}
+	m.Gitignore.Added = add
+	return writeFile(abs, append(cur, add...), mode)
+}
+
+// Uninstall removes what the manifest lists, keeping files the user
+// changed, and restores settings.json and .gitignore.
+func Uninstall(dir string, log io.Writer) error {
+	dir, err := projectDir(dir)
+	if err != nil {
+		return err
+	}
+	m, err := readManifest(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fail.Usagef("no flowstate installation in %s (no %s); nothing to uninstall", dir, manifestRel)
+	}
+	if err != nil {
+		return err
+	}
+	for _, rel := range slices.Sorted(maps.Keys(m.Files)) {
+		removeFile(dir, rel, m.Files[rel], log)
+	}
+	if err := m.uninstallSettings(dir, log); err != nil {
+		return err
+	}
+	if err := m.uninstallGitignore(dir); err != nil {
+		return err
+	}
+	if err := os.Remove(filepath.Join(dir, manifestRel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for i := len(m.Dirs) - 1; i >= 0; i-- { // sorted, so children come after parents
+		_ = os.Remove(filepath.Join(dir, filepath.FromSlash(m.Dirs[i]))) // only succeeds when empty
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".claude", "state")); err == nil {
+		fmt.Fprintf(log, "flowstate: kept .claude/state/ (workflow state); delete it if you no longer need it\n")
+	}
+	fmt.Fprintf(log, "flowstate: uninstalled from %s\n", dir)
+	return nil
+}
+
+func (m *Manifest) uninstallSettings(dir string, log io.Writer) error {
+	abs := filepath.Join(dir, settingsRel)
+	cur, mode, err := readWithMode(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	backup := abs + backupSuffix
+	if hash(cur) == m.Settings.SHA256 {
+		if m.Settings.Created {
+			return os.Remove(abs)
+		}
+		if b, err := os.ReadFile(backup); err == nil && hash(b) == m.Settings.Backup {
+			return os.Rename(backup, abs) // the user's bytes and mode, exactly
+		}
+	}
+	next, err := removeHooks(cur)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(next, cur) {
+		if err := writeFile(abs, next, mode); err != nil {
+			return err
+		}
+	}
+	msg := "flowstate: settings.json changed after install, so only flowstate's hooks were taken out of it"
+	if _, err := os.Stat(backup); err == nil {
+		msg += "; your settings from before the install are in " + settingsRel + backupSuffix
+	}
+	fmt.Fprintln(log, msg)
+	return nil
+}
+
+func (m *Manifest) uninstallGitignore(dir string) error {
+	if m.Gitignore.Added == "" {
+		return nil
+	}
+	abs := filepath.Join(dir, gitignoreRel)
+	cur, mode, err := readWithMode(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	next, ok := bytes.CutSuffix(cur, []byte(m.Gitignore.Added))
+	if !ok {
+		lines := strings.SplitAfter(string(cur), "\n")
+		next = nil
+		for _, l := range lines {
+			if strings.TrimRight(l, "\r\n") != stateIgnore {
+				next = append(next, l...)
+			}
+		}
+	}
+	if len(next) == 0 && m.Gitignore.Created {
+		return os.Remove(abs)
+	}
+	return writeFile(abs, next, mode)
+}
+
+func readManifest(dir string) (*Manifest, error) {
+	b, err := os.ReadFile(filepath.Join(dir, manifestRel))
+	if err != nil {
+		return nil, err
+	}
+	m := &Manifest{}
+	if err := json.Unmarshal(b, m); err != nil {
+		return nil, fail.Invalidf("%s is damaged (%v); restore it from version control or delete it and install again", manifestRel, err)
+	}
+	if m.Files == nil {
+		m.Files = map[string]string{}
+	}
+	return m, nil
+}
+
+func writeManifest(dir string, m *Manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(dir, manifestRel), append(b, '\n'), 0o644)
+}
+
+// writeFile replaces path atomically. Not fsx.WriteFile: that makes files
+// 0600 for private state, while these are project files (often committed)
+// and the user's settings keep the mode they had.
+func writeFile(path string, data []byte, mode fs.FileMode) error {
+	if err := renameio.WriteFile(path, data, mode); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// readWithMode returns a file and its permissions; 0644 for a new file.
+func readWithMode(path string) ([]byte, fs.FileMode, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, 0o644, err
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, 0o644, err
+	}
+	return b, st.Mode().Perm(), nil
+}
+
+func hash(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}

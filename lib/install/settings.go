@@ -1,0 +1,218 @@
+package install
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+)
+
+// hookEvents are the Claude Code events flowstate hooks, with the
+// argument `flowstate hook` takes for each.
+var hookEvents = []struct{ Event, Arg string }{
+	{"SessionStart", "session-start"},
+	{"SessionEnd", "session-end"},
+}
+
+// binRel is where a project install puts the binary.
+const binRel = ".claude/bin/flowstate"
+
+// ourMarker identifies flowstate's handlers among the user's, also those
+// written by older versions with other flags.
+const ourMarker = "/" + binRel + " hook "
+
+// HookCommand is the settings.json command for a hook argument. Hooks run
+// with a bare PATH, so the binary is called by absolute path.
+func HookCommand(arg string) string { return `"$CLAUDE_PROJECT_DIR"` + ourMarker + arg }
+
+type handler struct {
+	Type    string `json:"type"`
+	Command string `json:"command"`
+	Timeout int    `json:"timeout,omitempty"`
+}
+
+type group struct {
+	Hooks []handler `json:"hooks"`
+}
+
+// groupJSON is flowstate's matcher group for one event: no matcher, so
+// it runs for every source (startup, resume, clear, compact) or reason.
+func groupJSON(arg string) []byte {
+	h := handler{Type: "command", Command: HookCommand(arg)}
+	if arg == "session-start" {
+		h.Timeout = 30 // SessionEnd's 1.5 s budget ignores timeouts anyway
+	}
+	b, _ := json.Marshal(group{Hooks: []handler{h}}) // plain structs always marshal
+	return b
+}
+
+// addHooks returns settings with flowstate's hooks added, appending one
+// group per event after the user's groups and leaving every other byte
+// as it was; settings already holding exactly these hooks come back
+// unchanged, so a reinstall writes nothing.
+func addHooks(orig []byte) ([]byte, error) {
+	doc, err := parseSettings(orig)
+	if err != nil {
+		return nil, err
+	}
+	for _, ev := range hookEvents {
+		path := "hooks." + ev.Event
+		if exactlyOurs(gjson.GetBytes(doc, path), ev.Arg) {
+			continue
+		}
+		if doc, err = removeOurs(doc, ev.Event, false); err != nil {
+			return nil, err
+		}
+		if doc, err = sjson.SetRawBytes(doc, path+".-1", groupJSON(ev.Arg)); err != nil {
+			return nil, fmt.Errorf("settings.json: add %s hook: %w", ev.Event, err)
+		}
+	}
+	if bytes.Equal(doc, orig) {
+		return orig, nil
+	}
+	return format(orig, doc), nil
+}
+
+// removeHooks takes flowstate's handlers out of settings, and the
+// groups, event lists and hooks object that they leave empty.
+func removeHooks(orig []byte) ([]byte, error) {
+	doc, err := parseSettings(orig)
+	if err != nil {
+		return nil, err
+	}
+	for _, ev := range hookEvents {
+		if doc, err = removeOurs(doc, ev.Event, true); err != nil {
+			return nil, err
+		}
+	}
+	if h := gjson.GetBytes(doc, "hooks"); h.IsObject() && len(h.Map()) == 0 {
+		if doc, err = sjson.DeleteBytes(doc, "hooks"); err != nil {
+			return nil, err
+		}
+	}
+	if bytes.Equal(doc, orig) {
+		return orig, nil
+	}
+	return format(orig, doc), nil
+}
+
+// missingHooks names the events whose flowstate hook is not in settings
+// exactly as install writes it.
+func missingHooks(settings []byte) []string {
+	var out []string
+	for _, ev := range hookEvents {
+		if !exactlyOurs(gjson.GetBytes(settings, "hooks."+ev.Event), ev.Arg) {
+			out = append(out, ev.Event)
+		}
+	}
+	return out
+}
+
+func hasOurs(settings []byte) bool {
+	return bytes.Contains(settings, []byte(binRel+" hook "))
+}
+
+func parseSettings(orig []byte) ([]byte, error) {
+	doc := orig
+	if len(bytes.TrimSpace(doc)) == 0 {
+		doc = []byte("{}")
+	}
+	if !json.Valid(doc) {
+		return nil, fail.Invalidf("settings.json is not valid JSON; fix it (Claude Code ignores it too) and run again")
+	}
+	if !gjson.ParseBytes(doc).IsObject() {
+		return nil, fail.Invalidf("settings.json is not a JSON object; fix it and run again")
+	}
+	if h := gjson.GetBytes(doc, "hooks"); h.Exists() && !h.IsObject() {
+		return nil, fail.Invalidf("settings.json: \"hooks\" is not an object; fix it and run again")
+	}
+	for _, ev := range hookEvents {
+		if a := gjson.GetBytes(doc, "hooks."+ev.Event); a.Exists() && !a.IsArray() {
+			return nil, fail.Invalidf("settings.json: hooks.%s is not an array; fix it and run again", ev.Event)
+		}
+	}
+	return doc, nil
+}
+
+// exactlyOurs is true when the event's list holds flowstate's handler
+// exactly once, alone in a group identical to the one install writes.
+func exactlyOurs(list gjson.Result, arg string) bool {
+	want := groupJSON(arg)
+	found := 0
+	exact := false
+	for _, g := range list.Array() {
+		for _, h := range g.Get("hooks").Array() {
+			if strings.Contains(h.Get("command").String(), ourMarker) {
+				found++
+			}
+		}
+		var c bytes.Buffer
+		if json.Compact(&c, []byte(g.Raw)) == nil && bytes.Equal(c.Bytes(), want) {
+			exact = true
+		}
+	}
+	return found == 1 && exact
+}
+
+// removeOurs deletes flowstate's handlers from one event's groups, and
+// with prune the groups and the event list left empty. Indices are
+// visited from the end so deletions do not shift the ones still to do.
+func removeOurs(doc []byte, event string, prune bool) ([]byte, error) {
+	path := "hooks." + event
+	groups := gjson.GetBytes(doc, path).Array()
+	var err error
+	for i := len(groups) - 1; i >= 0; i-- {
+		hs := groups[i].Get("hooks").Array()
+		removed := 0
+		for j := len(hs) - 1; j >= 0; j-- {
+			if !strings.Contains(hs[j].Get("command").String(), ourMarker) {
+				continue
+			}
+			if doc, err = sjson.DeleteBytes(doc, fmt.Sprintf("%s.%d.hooks.%d", path, i, j)); err != nil {
+				return nil, err
+			}
+			removed++
+		}
+		if removed > 0 && removed == len(hs) {
+			if doc, err = sjson.DeleteBytes(doc, fmt.Sprintf("%s.%d", path, i)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if a := gjson.GetBytes(doc, path); prune && a.Exists() && len(a.Array()) == 0 {
+		return sjson.DeleteBytes(doc, path)
+	}
+	return doc, nil
+}
+
+// format lays out edited settings. A file in the standard layout (what
+// Claude Code writes: two-space indent, like JSON.stringify(v, null, 2))
+// is re-indented so the added hooks look like the rest; any other layout
+// is kept as the user wrote it. The original's final newline is kept.
+func format(orig, edited []byte) []byte {
+	if isStandard(orig) {
+		var out bytes.Buffer
+		if json.Indent(&out, edited, "", "  ") == nil {
+			edited = out.Bytes()
+		}
+	}
+	edited = bytes.TrimRight(edited, " \t\r\n")
+	if len(bytes.TrimSpace(orig)) == 0 || bytes.HasSuffix(orig, []byte("\n")) {
+		edited = append(edited, '\n')
+	}
+	return edited
+}
+
+func isStandard(doc []byte) bool {
+	trimmed := bytes.TrimSpace(doc)
+	if len(trimmed) == 0 {
+		return true
+	}
+	var out bytes.Buffer
+	return json.Indent(&out, trimmed, "", "  ") == nil && bytes.Equal(out.Bytes(), trimmed)
+}
