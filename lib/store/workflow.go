@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
@@ -139,8 +140,11 @@ func (w *Workflow) ReadCheckpoint() ([]byte, error) {
 }
 
 // current is the fast path: valid JSON already at the schema version.
+// The bash libraries also wrote "2.1", without our workflow_id: those
+// still go through Migrate.
 func current(data []byte) bool {
-	return gjson.GetBytes(data, "schema_version").String() == checkpoint.SchemaVersion && gjson.ValidBytes(data)
+	r := gjson.GetManyBytes(data, "schema_version", "workflow_id")
+	return r[0].String() == checkpoint.SchemaVersion && r[1].String() != "" && gjson.ValidBytes(data)
 }
 
 // readLocked reads the checkpoint while the lock is held, migrating it
@@ -157,6 +161,16 @@ func (w *Workflow) readLocked() ([]byte, error) {
 	out, from, err := checkpoint.Migrate(data)
 	if err != nil {
 		return nil, fmt.Errorf("workflow %s: checkpoint %s: %w", w.ID, path, err)
+	}
+	if bytes.Equal(out, data) {
+		return data, nil
+	}
+	// The directory is the workflow's identity; an old checkpoint_id
+	// (the original's type_project_timestamp) may differ from it.
+	if gjson.GetBytes(out, "workflow_id").String() != w.ID {
+		if out, err = sjson.SetBytes(out, "workflow_id", w.ID); err != nil {
+			return nil, err
+		}
 	}
 	backup := path + ".v" + from + ".bak"
 	if _, err := os.Stat(backup); errors.Is(err, fs.ErrNotExist) {
