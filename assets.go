@@ -9,5 +9,5 @@ import "embed"
 // Plugin is the plugin tree, rooted like the repository: commands/*.md,
 // agents/*.md, hooks/hooks.json, hooks/run-hook.
 //
-//go:embed hooks
+//go:embed commands agents hooks
 var Plugin embed.FS
