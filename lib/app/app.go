@@ -115,10 +115,12 @@ func commands(e *env) []*cli.Command {
 		checkpointCommands(e),
 		miscCommands(e),
 		phaseCommands(e),
-		classifyCommands(e),
-		supervisorCommands(e),
 		hookCommands(e),
 		installCommands(e),
+		classifyCommands(e),
+		supervisorCommands(e),
+		graphCommands(e),
+		completionCommands(e),
 	} {
 		cs = append(cs, group...)
 	}

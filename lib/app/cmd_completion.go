@@ -1,0 +1,99 @@
+package app
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+)
+
+// Shell completion. The scripts hold no list of commands or flags: on
+// every TAB they ask the binary, through urfave/cli's hidden
+// --generate-bash-completion flag (EnableBashCompletion in Main), so they
+// never go stale when flowstate gains a command.
+
+func completionCommands(e *env) []*cli.Command {
+	return []*cli.Command{{
+		Name:      "completion",
+		Usage:     "print the shell completion script for bash or zsh",
+		UsageText: "flowstate completion bash|zsh",
+		Description: "bash: add `source <(flowstate completion bash)` to ~/.bashrc.\n" +
+			"zsh:  add `source <(flowstate completion zsh)` to ~/.zshrc (after compinit), or save the\n" +
+			"      output as _flowstate in a directory of $fpath.",
+		BashComplete: func(c *cli.Context) {
+			for _, sh := range shellNames() {
+				fmt.Fprintln(c.App.Writer, sh)
+			}
+		},
+		Action: func(c *cli.Context) error {
+			a, err := args(c, "SHELL")
+			if err != nil {
+				return err
+			}
+			script, ok := completionScripts[a[0]]
+			if !ok {
+				return fail.Usagef("completion: unknown shell %q; use one of: %s", a[0], strings.Join(shellNames(), ", "))
+			}
+			e.printf("%s", script)
+			return nil
+		},
+	}}
+}
+
+func shellNames() []string { return []string{"bash", "zsh"} }
+
+// Commands returns flowstate's command tree without running anything,
+// for tools that describe the CLI from the same definitions the binary
+// runs: docs/gen renders docs/cli.md from it.
+func Commands() []*cli.Command {
+	return commands(&env{IO: OS()})
+}
+
+var completionScripts = map[string]string{"bash": bashCompletion, "zsh": zshCompletion}
+
+// bashCompletion passes the words typed before the cursor to flowstate,
+// plus the current word when it is a partial flag (urfave/cli lists the
+// flags matching the argument just before --generate-bash-completion).
+// compgen filters the candidates by the current word; when there are
+// none, -o default falls back to file names (for --machine FILE and the
+// like).
+const bashCompletion = `# bash completion for flowstate; load it with: source <(flowstate completion bash)
+_flowstate_complete() {
+    COMPREPLY=()
+    local cur=${COMP_WORDS[COMP_CWORD]}
+    local -a typed=("${COMP_WORDS[@]:1:COMP_CWORD-1}")
+    [[ $cur == -* ]] && typed+=("$cur")
+    local candidates
+    candidates=$("${COMP_WORDS[0]}" "${typed[@]}" --generate-bash-completion 2>/dev/null) || return 0
+    local IFS=$'\n'
+    COMPREPLY=($(compgen -W "$candidates" -- "$cur"))
+}
+complete -o default -F _flowstate_complete flowstate
+`
+
+// zshCompletion does the same as the bash script; with the environment
+// variable "0" ending in zsh, urfave/cli prints commands as name:usage,
+// which _describe shows as descriptions.
+const zshCompletion = `#compdef flowstate
+# zsh completion for flowstate; load it with: source <(flowstate completion zsh)
+# (after compinit), or save it as _flowstate in a directory of $fpath.
+_flowstate() {
+    local cur=${words[CURRENT]}
+    local -a typed candidates
+    typed=(${words[2,CURRENT-1]})
+    [[ $cur == -* ]] && typed+=($cur)
+    candidates=(${(f)"$(env 0=zsh ${words[1]} $typed --generate-bash-completion 2>/dev/null)"})
+    if (( ${#candidates} == 0 )); then
+        _files
+        return
+    fi
+    _describe -t flowstate 'flowstate' candidates
+}
+if [[ ${funcstack[1]} == _flowstate ]]; then
+    _flowstate "$@"
+else
+    compdef _flowstate flowstate
+fi
+`
