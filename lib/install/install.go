@@ -85,6 +85,13 @@ func Install(dir string, o Options) error {
 	if err != nil {
 		return err
 	}
+	// Refuse bad settings before writing anything, so a failed install
+	// leaves no files without a manifest to remove them.
+	if cur, err := os.ReadFile(filepath.Join(dir, settingsRel)); err == nil {
+		if _, err := parseSettings(cur); err != nil {
+			return err
+		}
+	}
 	old, err := readManifest(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -258,6 +265,12 @@ func (m *Manifest) installSettings(dir string) error {
 		}
 	case err != nil:
 		return err
+	}
+	if cur != nil && m.Settings.SHA256 != "" && hash(cur) != m.Settings.SHA256 {
+		// Edited since the last install: neither the backup nor "no file"
+		// is these settings without flowstate's hooks any more, so
+		// uninstall must take the hooks out rather than restore.
+		m.Settings.Backup, m.Settings.Created = "", false
 	}
 	next, err := addHooks(cur)
 	if err != nil {

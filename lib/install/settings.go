@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -142,7 +143,8 @@ func parseSettings(orig []byte) ([]byte, error) {
 // exactlyOurs is true when the event's list holds flowstate's handler
 // exactly once, alone in a group identical to the one install writes.
 func exactlyOurs(list gjson.Result, arg string) bool {
-	want := groupJSON(arg)
+	var want any
+	_ = json.Unmarshal(groupJSON(arg), &want) // our own JSON
 	found := 0
 	exact := false
 	for _, g := range list.Array() {
@@ -151,8 +153,10 @@ func exactlyOurs(list gjson.Result, arg string) bool {
 				found++
 			}
 		}
-		var c bytes.Buffer
-		if json.Compact(&c, []byte(g.Raw)) == nil && bytes.Equal(c.Bytes(), want) {
+		// Compared as values: whoever rewrote the file may have
+		// reordered keys or changed the layout.
+		var have any
+		if json.Unmarshal([]byte(g.Raw), &have) == nil && reflect.DeepEqual(have, want) {
 			exact = true
 		}
 	}

@@ -1,0 +1,429 @@
+package installtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+var bin string
+
+func TestMain(m *testing.M) {
+	var cleanup func()
+	bin, cleanup = BuildOrExit()
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+const (
+	startCmd = `"$CLAUDE_PROJECT_DIR"/.claude/bin/flowstate hook session-start`
+	endCmd   = `"$CLAUDE_PROJECT_DIR"/.claude/bin/flowstate hook session-end`
+)
+
+// run runs the binary in a bare environment; it returns stdout, stderr
+// and the exit code.
+func run(t *testing.T, dir string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func mustRun(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, errs, code := run(t, dir, args...)
+	if code != 0 {
+		t.Fatalf("flowstate %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errs)
+	}
+	return errs
+}
+
+// project makes a project whose settings.json is the fixture ("" for
+// none) and whose .gitignore lacks a final newline.
+func project(t *testing.T, fixture string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("node_modules/\n*.log"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if fixture != "" {
+		b, err := os.ReadFile(filepath.Join("testdata", "settings", fixture))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, ".claude", "settings.json"), b)
+	}
+	return dir
+}
+
+func writeFile(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// snapshot maps every file and directory under dir to its mode and bytes.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	snap := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		v := info.Mode().String()
+		if !d.IsDir() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			v += " " + string(b)
+		}
+		snap[rel] = v
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}
+
+func sameSnapshot(t *testing.T, what string, want, got map[string]string) {
+	t.Helper()
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %s differs or is missing", what, k)
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("%s: %s was added", what, k)
+		}
+	}
+}
+
+func decode(t *testing.T, b []byte) any {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, b)
+	}
+	return v
+}
+
+// withoutOurs removes flowstate's handler groups from decoded settings,
+// and the hooks containers that install created, to compare with the
+// user's original.
+func withoutOurs(settings, orig map[string]any) map[string]any {
+	hooks, _ := settings["hooks"].(map[string]any)
+	origHooks, _ := orig["hooks"].(map[string]any)
+	for ev, list := range hooks {
+		var kept []any
+		for _, g := range list.([]any) {
+			s, _ := json.Marshal(g)
+			if !strings.Contains(string(s), "/.claude/bin/flowstate hook ") {
+				kept = append(kept, g)
+			}
+		}
+		if _, had := origHooks[ev]; !had && len(kept) == 0 {
+			delete(hooks, ev)
+			continue
+		}
+		if kept == nil {
+			kept = []any{}
+		}
+		hooks[ev] = kept
+	}
+	if _, had := orig["hooks"]; !had && len(hooks) == 0 {
+		delete(settings, "hooks")
+	}
+	return settings
+}
+
+// topKeys lists the top-level keys of a JSON object in file order.
+func topKeys(t *testing.T, b []byte) []string {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(b))
+	if _, err := d.Token(); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for d.More() {
+		k, err := d.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k.(string))
+		var skip json.RawMessage
+		if err := d.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keys
+}
+
+// countOurs counts flowstate handlers per event and checks each is the
+// last group of its event, after the user's.
+func countOurs(t *testing.T, settings map[string]any) map[string]int {
+	t.Helper()
+	n := map[string]int{}
+	hooks, _ := settings["hooks"].(map[string]any)
+	for ev, list := range hooks {
+		groups := list.([]any)
+		for i, g := range groups {
+			for _, h := range g.(map[string]any)["hooks"].([]any) {
+				cmd := h.(map[string]any)["command"].(string)
+				if cmd == startCmd || cmd == endCmd {
+					n[ev+" "+cmd]++
+					if i != len(groups)-1 {
+						t.Errorf("%s: flowstate's group is not after the user's", ev)
+					}
+				}
+			}
+		}
+	}
+	return n
+}
+
+func TestInstallReinstallUninstall(t *testing.T) {
+	for _, fixture := range []string{"", "empty-object.json", "user-hooks.json", "permissions-model.json", "odd-order.json", "unicode.json"} {
+		t.Run("settings="+fixture, func(t *testing.T) {
+			dir := project(t, fixture)
+			before := snapshot(t, dir)
+			settingsPath := filepath.Join(dir, ".claude", "settings.json")
+			orig, _ := os.ReadFile(settingsPath)
+
+			mustRun(t, dir, "install")
+			got := readFile(t, settingsPath)
+			settings := decode(t, got).(map[string]any)
+			want := map[string]int{"SessionStart " + startCmd: 1, "SessionEnd " + endCmd: 1}
+			if n := countOurs(t, settings); !reflect.DeepEqual(n, want) {
+				t.Errorf("flowstate handlers = %v, want one per event", n)
+			}
+			if fixture != "" {
+				origV := decode(t, orig).(map[string]any)
+				if user := withoutOurs(settings, origV); !reflect.DeepEqual(user, origV) {
+					t.Errorf("user settings changed:\n got %v\nwant %v", user, origV)
+				}
+				keys, origKeys := topKeys(t, got), topKeys(t, orig)
+				if len(keys) < len(origKeys) || !slices.Equal(keys[:len(origKeys)], origKeys) {
+					t.Errorf("key order %v, want %v first", keys, origKeys)
+				}
+				if b := readFile(t, settingsPath+".flowstate-backup"); !bytes.Equal(b, orig) {
+					t.Errorf("backup differs from the original settings")
+				}
+			}
+			if fixture == "unicode.json" {
+				for _, s := range []string{`"caf\u00e9 \"quoted\" back\\slash"`, "世界 🚀", `"line\nbreak\ttab"`} {
+					if !bytes.Contains(got, []byte(s)) {
+						t.Errorf("settings lost the bytes %s", s)
+					}
+				}
+			}
+			if gi := readFile(t, filepath.Join(dir, ".gitignore")); string(gi) != "node_modules/\n*.log\n.claude/state/\n" {
+				t.Errorf(".gitignore = %q", gi)
+			}
+			cmd := string(readFile(t, filepath.Join(dir, ".claude", "commands", "supervise.md")))
+			if strings.Contains(cmd, "flowstate:") && strings.Contains(cmd, "subagent_type: flowstate:") {
+				t.Errorf("installed command still namespaced:\n%s", cmd)
+			}
+			if st, err := os.Stat(filepath.Join(dir, ".claude", "bin", "flowstate")); err != nil || st.Mode()&0o111 == 0 {
+				t.Errorf("binary not installed executable: %v", err)
+			}
+
+			installed := snapshot(t, dir)
+			mustRun(t, dir, "install")
+			sameSnapshot(t, "reinstall", installed, snapshot(t, dir))
+
+			if out, errs, code := run(t, dir, "doctor"); code != 0 {
+				t.Errorf("doctor on a fresh install: exit %d\n%s%s", code, out, errs)
+			}
+
+			mustRun(t, dir, "uninstall")
+			sameSnapshot(t, "uninstall", before, snapshot(t, dir))
+		})
+	}
+}
+
+func TestInvalidSettingsRefused(t *testing.T) {
+	dir := project(t, "")
+	writeFile(t, filepath.Join(dir, ".claude", "settings.json"), []byte(`{"model": "opus",`))
+	before := snapshot(t, dir)
+	_, errs, code := run(t, dir, "install")
+	if code != 4 || !strings.Contains(errs, "settings.json is not valid JSON") {
+		t.Errorf("exit %d, stderr %q; want 4 and a message about settings.json", code, errs)
+	}
+	sameSnapshot(t, "refused install", before, snapshot(t, dir))
+}
+
+func TestUserChangesSurvive(t *testing.T) {
+	dir := project(t, "user-hooks.json")
+	own := []byte("# my own coordinate\n")
+	writeFile(t, filepath.Join(dir, ".claude", "commands", "coordinate.md"), own)
+	errs := mustRun(t, dir, "install")
+	if !strings.Contains(errs, "kept your .claude/commands/coordinate.md") {
+		t.Errorf("install did not say it kept the user's own command: %s", errs)
+	}
+
+	edited := filepath.Join(dir, ".claude", "agents", "plan-architect.md")
+	writeFile(t, edited, append(readFile(t, edited), "\nMy note.\n"...))
+	settingsPath := filepath.Join(dir, ".claude", "settings.json")
+	settings := bytes.Replace(readFile(t, settingsPath), []byte(`"hooks": {`), []byte(`"model": "haiku",
+  "hooks": {`), 1)
+	writeFile(t, settingsPath, settings)
+
+	errs = mustRun(t, dir, "install")
+	if !strings.Contains(errs, "kept .claude/agents/plan-architect.md") {
+		t.Errorf("reinstall did not keep the edited agent: %s", errs)
+	}
+	errs = mustRun(t, dir, "uninstall")
+	if !bytes.Equal(readFile(t, filepath.Join(dir, ".claude", "commands", "coordinate.md")), own) {
+		t.Errorf("uninstall touched the user's own command")
+	}
+	if !bytes.Contains(readFile(t, edited), []byte("My note.")) || !strings.Contains(errs, "kept .claude/agents/plan-architect.md") {
+		t.Errorf("uninstall removed an edited agent or did not say so: %s", errs)
+	}
+	after := readFile(t, settingsPath)
+	if bytes.Contains(after, []byte("flowstate hook")) || !bytes.Contains(after, []byte(`"model": "haiku"`)) ||
+		!bytes.Contains(after, []byte("MY_VAR")) || !bytes.Contains(after, []byte("log-session-end")) {
+		t.Errorf("uninstall after a settings edit: want flowstate's hooks out and the user's in:\n%s", after)
+	}
+	if !strings.Contains(errs, "settings.json.flowstate-backup") {
+		t.Errorf("uninstall did not point at the backup: %s", errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".claude", "bin")); err == nil {
+		t.Errorf(".claude/bin left behind")
+	}
+}
+
+func TestForceReplacesChangedFiles(t *testing.T) {
+	dir := project(t, "")
+	mustRun(t, dir, "install")
+	agent := filepath.Join(dir, ".claude", "agents", "doc-writer.md")
+	orig := readFile(t, agent)
+	writeFile(t, agent, []byte("mine"))
+	mustRun(t, dir, "install", "--force")
+	if !bytes.Equal(readFile(t, agent), orig) {
+		t.Errorf("--force did not restore the agent")
+	}
+}
+
+func TestDoctorFindsProblems(t *testing.T) {
+	dir := project(t, "user-hooks.json")
+	mustRun(t, dir, "install")
+	state := filepath.Join(dir, ".claude", "state")
+	sessions := filepath.Join(state, "sessions")
+	writeFile(t, filepath.Join(sessions, "old-session"), []byte("gone-workflow\n"))
+	old := time.Now().Add(-48 * time.Hour)
+	if err := os.Chtimes(filepath.Join(sessions, "old-session"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(state, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	settingsPath := filepath.Join(dir, ".claude", "settings.json")
+	s := decode(t, readFile(t, settingsPath)).(map[string]any)
+	delete(s["hooks"].(map[string]any), "SessionEnd")
+	b, _ := json.MarshalIndent(s, "", "  ")
+	writeFile(t, settingsPath, b)
+	writeFile(t, filepath.Join(dir, ".claude", "commands", "coordinate.md"), []byte("changed"))
+	plugin := t.TempDir()
+	writeFile(t, filepath.Join(plugin, "hooks", "hooks.json"), []byte("{}"))
+
+	out, errs, code := run(t, dir, "doctor", "--plugin-dir", plugin)
+	if code != 2 || !strings.Contains(errs, "doctor found 5 problem(s)") {
+		t.Errorf("doctor: exit %d, stderr %q; want 2 and 5 problems", code, errs)
+	}
+	for _, want := range []string{
+		"FAIL .claude/settings.json lacks flowstate's SessionEnd hook",
+		"FAIL installed files were changed since (install and uninstall keep them): .claude/commands/coordinate.md",
+		"other users can read workflow state", "fix: chmod 700 " + state,
+		"1 stale session pointers: old-session (its workflow no longer exists)",
+		"has no bin/flowstate", "run ./install.sh --plugin in " + plugin,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, out)
+		}
+	}
+	if err := os.Remove(filepath.Join(dir, ".claude", "bin", "flowstate")); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, _ := run(t, dir, "doctor"); !strings.Contains(out, "FAIL .claude/bin/flowstate is missing") {
+		t.Errorf("doctor did not report the missing binary:\n%s", out)
+	}
+}
+
+func TestDoctorWithoutInstall(t *testing.T) {
+	dir := t.TempDir()
+	out, _, code := run(t, dir, "doctor")
+	if code != 2 || !strings.Contains(out, "flowstate is not installed in") || !strings.Contains(out, "./install.sh") {
+		t.Errorf("doctor in an empty dir: exit %d\n%s", code, out)
+	}
+}
+
+// TestInstallScript runs ./install.sh as a user would: it builds the
+// binary with Go and installs, then uninstalls.
+func TestInstallScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go on PATH")
+	}
+	dir := project(t, "permissions-model.json")
+	before := snapshot(t, dir)
+	script := filepath.Join(RepoRoot(), "install.sh")
+	env := append(os.Environ(), "PATH="+filepath.Dir(goBin)+":/usr/bin:/bin")
+	for _, args := range [][]string{{dir}, {"--uninstall", dir}} {
+		cmd := exec.Command(script, args...)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("install.sh %v: %v\n%s", args, err, out)
+		}
+		if args[0] == dir {
+			if _, err := os.Stat(filepath.Join(dir, ".claude", "commands", "coordinate.md")); err != nil {
+				t.Errorf("install.sh did not install the commands: %v", err)
+			}
+		}
+	}
+	sameSnapshot(t, "install.sh --uninstall", before, snapshot(t, dir))
+}
