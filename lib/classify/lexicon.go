@@ -14,7 +14,7 @@ import (
 type verbClass uint8
 
 const (
-	classNone     verbClass = iota // a particle verb ("look", "find") that only counts in a phrasal verb
+	classNone     verbClass = iota // a particle verb ("look", "get") that only counts in a phrasal verb
 	classResearch                  // learn something
 	classPlan                      // produce a plan or design
 	classMake                      // create X: a plan, tests or a feature, by X
@@ -37,7 +37,9 @@ var verbClasses = map[string]verbClass{
 	"summarise": classResearch, "benchmark": classResearch, "profile": classResearch,
 	"look into": classResearch, "look at": classResearch, "find out": classResearch,
 	"dig into": classResearch, "figure out": classResearch, "read up": classResearch,
-	"go through": classResearch,
+	"go through": classResearch, "read through": classResearch, "look through": classResearch,
+	"walk through": classResearch, "tell me": classResearch, "tell us": classResearch,
+	"show me": classResearch, "show us": classResearch, "find": classResearch,
 
 	"plan": classPlan, "design": classPlan, "propose": classPlan, "outline": classPlan,
 	"architect": classPlan, "strategize": classPlan,
@@ -48,13 +50,18 @@ var verbClasses = map[string]verbClass{
 
 	"revise": classRevise, "update": classRevise, "amend": classRevise, "refine": classRevise,
 	"rework": classRevise, "adjust": classRevise, "modify": classRevise, "change": classRevise,
-	"edit": classRevise, "rewrite": classRevise, "correct": classRevise,
+	"edit": classRevise, "rewrite": classRevise, "correct": classRevise, "refresh": classRevise,
+	"incorporate": classRevise, "revisit": classRevise, "restructure": classRevise,
+	"reorder": classRevise, "reorganize": classRevise, "reorganise": classRevise,
+	"extend": classRevise, "expand": classRevise, "split": classRevise, "drop": classRevise,
+	"remove": classRevise,
 
 	"implement": classBuild, "build": classBuild, "develop": classBuild, "code": classBuild,
 	"refactor": classBuild, "migrate": classBuild, "port": classBuild, "integrate": classBuild,
-	"support": classBuild, "ship": classBuild, "extend": classBuild, "introduce": classBuild,
+	"support": classBuild, "ship": classBuild, "finish": classBuild, "introduce": classBuild,
 	"enable": classBuild, "convert": classBuild, "replace": classBuild, "wire": classBuild,
-	"upgrade": classBuild, "document": classBuild, "set up": classBuild, "hook up": classBuild,
+	"upgrade": classBuild, "complete": classBuild, "document": classBuild, "set up": classBuild,
+	"hook up": classBuild,
 
 	"execute": classExecute, "apply": classExecute, "carry out": classExecute, "follow": classExecute,
 
@@ -68,9 +75,10 @@ var verbClasses = map[string]verbClass{
 
 	"increase": classImprove, "improve": classImprove, "raise": classImprove,
 
-	"look": classNone, "find": classNone, "figure": classNone, "dig": classNone,
-	"read": classNone, "go": classNone, "put": classNone, "come": classNone,
-	"set": classNone, "hook": classNone, "carry": classNone, "track": classNone,
+	"look": classNone, "figure": classNone, "dig": classNone, "read": classNone,
+	"go": classNone, "put": classNone, "come": classNone, "set": classNone,
+	"hook": classNone, "carry": classNone, "track": classNone, "walk": classNone,
+	"tell": classNone, "show": classNone, "get": classNone, "keep": classNone,
 }
 
 // lemmas maps inflected forms ("researching", "fixes", "debugged") to the
@@ -91,20 +99,26 @@ var lemmas = func() map[string]string {
 		}
 	}
 	for f, v := range map[string]string{"wrote": "write", "written": "write", "ran": "run",
-		"built": "build", "made": "make", "found": "find", "went": "go", "came": "come"} {
+		"built": "build", "made": "make", "found": "find", "went": "go", "came": "come",
+		"got": "get", "kept": "keep", "told": "tell", "shown": "show"} {
 		m[f] = v
 	}
 	return m
 }()
 
-// nounVerbs read "do a review of X" as "review X": the request's verb
-// is a noun after a light verb (lightVerbs).
+// nounVerbs read "do a review of X" as "review X" and "I need a summary of
+// X" as "summarize X": the request's verb is a noun after a light verb
+// (lightVerbs), a verb of wanting (wantWords) or, in a clause with no verb,
+// an indefinite article ("Deliverable: a report on X").
 var nounVerbs = map[string]string{
 	"review": "review", "analysis": "analyze", "investigation": "investigate", "audit": "audit",
 	"study": "study", "survey": "survey", "comparison": "compare", "evaluation": "evaluate",
 	"assessment": "assess", "exploration": "explore", "dive": "dig into", "research": "research",
-	"design": "design", "plan": "plan", "implementation": "implement", "refactor": "refactor",
-	"migration": "migrate", "fix": "fix", "test": "test", "cleanup": "implement",
+	"summary": "summarize", "overview": "summarize", "writeup": "summarize", "write-up": "summarize",
+	"report": "research", "explanation": "explain", "breakdown": "analyze",
+	"design": "design", "plan": "plan", "proposal": "propose", "roadmap": "plan", "spec": "design",
+	"implementation": "implement", "refactor": "refactor", "migration": "migrate", "fix": "fix",
+	"test": "test", "tests": "test", "cleanup": "implement",
 }
 
 func set(words ...string) map[string]bool {
@@ -127,7 +141,7 @@ var (
 	// negators turn the intent that follows into something the user does
 	// not want ("don't implement yet", "no plan needed", "skip research").
 	negators = set("don't", "dont", "do not", "not", "no", "never", "without", "skip", "avoid",
-		"doesn't", "shouldn't", "won't")
+		"doesn't", "shouldn't", "won't", "nothing")
 
 	// negatedNouns are the nouns a negator can name instead of a verb.
 	negatedNouns = map[string]intent{
@@ -141,7 +155,35 @@ var (
 	nominalPreps = set("of", "into", "on", "for", "about")
 	notWorking   = set("not", "doesn't", "don't", "isn't", "aren't", "stopped", "never")
 
-	lightVerbs = set("do", "perform", "conduct", "undertake")
+	lightVerbs = set("do", "perform", "conduct", "undertake", "give", "provide", "send")
+
+	// wantWords are fillers that, before a noun like "summary", request it.
+	wantWords = set("need", "needs", "want", "wants", "like")
+
+	// recipients come between a light verb and its noun: "give me a plan".
+	recipients = set("me", "us")
+
+	// copulas after the noun make a statement of a nominal request.
+	copulas = set("is", "are", "was", "were", "has", "have", "had", "exists")
+
+	// indefinites open a noun phrase for something that does not exist yet.
+	indefinites = set("a", "an")
+
+	// A result verb whose object ends in a result word asks to reach a
+	// working state: "make them pass", "get the suite green" ask for a fix.
+	resultVerbs = set("make", "get", "keep")
+	resultWords = set("pass", "passing", "green", "work", "working", "succeed", "succeeding")
+
+	// causeNouns make a research object a failure: "find the cause".
+	causeNouns = set("cause", "causes", "culprit", "culprits")
+
+	// planParts refer to the plan mentioned elsewhere: "the plan is
+	// approved, start building phase 1".
+	planParts = set("phase", "phases")
+
+	// sourcePreps make a plan the source of what is made ("write the code
+	// for the plan"), not the place it goes ("add a phase to the plan").
+	sourcePreps = set("for", "from", "per")
 
 	questionWords = set("what", "how", "where", "which", "who", "whether", "why")
 
@@ -158,7 +200,8 @@ var (
 	planNouns = set("plan", "plans", "design", "proposal", "roadmap", "spec", "specification",
 		"rfc", "strategy", "blueprint")
 
-	testNouns = set("test", "tests", "testing", "coverage", "testcases", "specs")
+	testNouns = set("test", "tests", "testing", "coverage", "testcases", "specs", "suite",
+		"suites", "e2e")
 
 	// featureNouns after a workflow name mean the workflow itself is meant
 	// ("the research-and-revise workflow"), not the plan it produced.
@@ -172,7 +215,8 @@ var (
 		"hang", "hangs", "hanging", "hung", "error", "errors", "fail", "fails", "failed",
 		"failing", "failure", "failures", "broken", "breaks", "leak", "leaks", "leaking",
 		"panic", "panics", "exception", "exceptions", "regression", "regressions",
-		"segfault", "flaky", "deadlock", "deadlocks", "corrupt", "corrupted", "500")
+		"segfault", "flaky", "deadlock", "deadlocks", "corrupt", "corrupted", "500", "wrong",
+		"regressed")
 
 	// errorModifiers: "error handling" names a topic, not a failure.
 	errorModifiers = set("handling", "handler", "handlers", "message", "messages", "code",
@@ -190,7 +234,7 @@ var (
 		"instead", "in", "on", "as", "than", "we", "they", "it", "i", "you", "now", "today",
 		"yesterday", "accordingly", "already", "yet", "based", "describes", "happens",
 		"reaches", "transitions", "get", "gets", "keep", "keeps", "print", "prints", "where",
-		"end", "uncover", "find", "there")
+		"end", "uncover", "find", "there", "take", "takes")
 	leadingPreps = set("for", "of", "in", "on", "with", "to", "at", "from", "about", "into",
 		"via", "how", "what", "why", "where", "which", "whether", "who", "when", "there")
 	smallWords = set("of", "for", "and", "in", "on", "to", "the", "a", "an", "with", "vs", "or")

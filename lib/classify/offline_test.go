@@ -95,15 +95,23 @@ func accuracy(t *testing.T, name string, set []labelled) float64 {
 	return acc
 }
 
-// TestOfflineAccuracy measures the labelled set, which was written before
-// the rules and which they were designed against, and logs the held-out set,
-// written after the rules and never used to change them: the honest figure
-// for descriptions the rules have not seen.
+// TestOfflineAccuracy reports three figures:
+//
+//   - labelled (testdata/labelled.jsonl): written before the rules, which
+//     were designed against it; in-sample. The issue's target is 0.90 and the
+//     test fails below it.
+//   - heldout (testdata/heldout.jsonl): written after the first rules and
+//     held out then (0.74); its misses drove the second round of rules, so
+//     it is in-sample now.
+//   - heldout2 (testdata/heldout2.jsonl): written and committed before the
+//     second round and never edited: the out-of-sample figure. It is logged
+//     with its confusion pairs and does not fail the test.
 func TestOfflineAccuracy(t *testing.T) {
 	if acc := accuracy(t, "labelled", loadLabelled(t)); acc < 0.90 {
-		t.Errorf("offline accuracy %.3f is below 0.90", acc)
+		t.Errorf("offline accuracy %.3f on the labelled set is below 0.90", acc)
 	}
-	accuracy(t, "held-out", loadSet(t, "testdata/heldout.jsonl"))
+	accuracy(t, "heldout (in-sample)", loadSet(t, "testdata/heldout.jsonl"))
+	accuracy(t, "heldout2 (out-of-sample)", loadSet(t, "testdata/heldout2.jsonl"))
 }
 
 // TestOfflineRules pins the intent rules the issue calls out, one per case.
@@ -132,6 +140,32 @@ func TestOfflineRules(t *testing.T) {
 		{"debug the research-only scope: it transitions to plan", "debug-only"},
 		{`research "fix" and "debug" as command names`, "research-only"},
 		{"analyze the logs to plan a cleanup", "research-and-plan"},
+		// A verb inside a "what/how/whether ..." object is part of the object.
+		{"figure out what it would take to support ARM", "research-only"},
+		{"find out how we could migrate to Postgres", "research-only"},
+		// A negated infinitive stays negated: "no need to research".
+		{"no need to research, just implement the plan", "implement-only"},
+		// A requested noun is the request: "I need a summary of X".
+		{"I need a summary of the retry logic", "research-only"},
+		{"give me an overview of the hooks", "research-only"},
+		{"we'd like a proposal for the cache", "research-and-plan"},
+		{"a plan was approved yesterday, implement it", "implement-only"},
+		// Change verbs act on the plan when the plan is their object.
+		{"refresh the plan with the new limits", "research-and-revise"},
+		{"incorporate the feedback into plans/007_importer.md", "research-and-revise"},
+		{"extend the plan with a rollback phase", "research-and-revise"},
+		{"remove the legacy parser", "full-implementation"},
+		// A phase refers to the plan mentioned elsewhere.
+		{"the plan is approved, start building phase 1", "implement-only"},
+		{"go build it", "full-implementation"},
+		{"write the code for the approved plan", "implement-only"},
+		// Test-suite nouns and reaching a passing state.
+		{"run the e2e suite and fix the failures", "test-and-debug"},
+		{"get the test suite green again", "test-and-debug"},
+		{"make the build pass", "debug-only"},
+		// A cause to find is a failure to debug.
+		{"the importer drops rows, find the root cause", "debug-only"},
+		{"nothing to build, just explain the importer", "research-only"},
 	}
 	for _, tt := range tests {
 		if got := Offline(tt.desc); got.WorkflowType != tt.want {
