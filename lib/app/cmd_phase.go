@@ -256,7 +256,7 @@ func (e *env) view(w *store.Workflow) (*phaseView, error) {
 	}
 	// The debug analyst works on the failures of the run it follows.
 	failedRun := v.facts
-	failedRun.Loop.Retries = v.facts.Loop.DebugAttempt() - 1
+	failedRun.Loop = phase.Loop{Retries: v.facts.Loop.DebugAttempt() - 1}
 	if n, fs := v.testResults(failedRun); n > 0 {
 		v.facts.Failures = phase.FailureLine(n, fs)
 	}

@@ -202,8 +202,14 @@ type Loop struct {
 	DebugDone   int
 }
 
-// TestRun is the number of the test run to work on.
-func (l Loop) TestRun() int { return l.Retries + 1 }
+// TestRun is the number of the test run to work on: the failed run while
+// its debug is owed, else the next one.
+func (l Loop) TestRun() int {
+	if l.OwesDebug() {
+		return l.Retries
+	}
+	return l.Retries + 1
+}
 
 // DebugAttempt is the number of the debug attempt to work on; a debug-only
 // workflow (no test failure) has attempt 1.
@@ -253,7 +259,7 @@ func Args(raw string) (scope, description string, err error) {
 		}
 		s = strings.TrimSpace(s)
 	}
-	if len(s) >= 2 && (s[0] == '"' || s[0] == '\'') && s[len(s)-1] == s[0] {
+	if q := s[:min(1, len(s))]; len(s) >= 2 && (q == `"` || q == "'") && !strings.Contains(s[1:len(s)-1], q) && strings.HasSuffix(s, q) {
 		s = strings.TrimSpace(s[1 : len(s)-1])
 	}
 	if s == "" {

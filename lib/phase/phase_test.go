@@ -1,0 +1,248 @@
+package phase
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/supervisor"
+)
+
+var diamond = []supervisor.Phase{
+	{Number: 1, Name: "Foundation", Dependencies: []int{}},
+	{Number: 2, Name: "Core", Dependencies: []int{1}},
+	{Number: 3, Name: "", Dependencies: []int{1}},
+	{Number: 4, Name: "Integration", Dependencies: []int{2, 3}},
+}
+
+func ids(ws []Worker) string {
+	var s []string
+	for _, w := range ws {
+		s = append(s, fmt.Sprintf("%s@%d:%s>%s", w.ID, w.Batch, w.Label, strings.TrimPrefix(w.Output, "/s/")))
+	}
+	return strings.Join(s, " ")
+}
+
+func TestWorkers(t *testing.T) {
+	base := Facts{SpecDir: "/s", Description: "Build\nlogin  now"}
+	tests := []struct {
+		state string
+		f     func(f *Facts)
+		want  string
+	}{
+		{"research", func(f *Facts) { f.Topics = []string{"Auth patterns", "Session/Storage"} },
+			"research_1@1:Auth patterns>reports/001_auth_patterns.md research_2@1:Session/Storage>reports/002_session_storage.md"},
+		{"research", nil, "research_1@1:Build login now>reports/001_build_login_now.md"},
+		{"plan", nil, "plan_1@1:Build login now>plans/001_build_login_now.md"},
+		{"implement", nil, "implement_1@1:Build login now>summaries/001_implementation.md"},
+		{"implement", func(f *Facts) { f.Plan = diamond },
+			"phase_1@1:Phase 1: Foundation>summaries/001_phase_1.md phase_2@2:Phase 2: Core>summaries/002_phase_2.md " +
+				"phase_3@2:Phase 3>summaries/003_phase_3.md phase_4@3:Phase 4: Integration>summaries/004_phase_4.md"},
+		{"test", nil, "test_unit_r1@1:unit tests>tests/r1_unit_results.json"},
+		{"test", func(f *Facts) { f.Plan, f.Loop = diamond, Loop{Retries: 1, DebugDone: 1, FailedState: "test"} },
+			"test_unit_r2@1:unit tests>tests/r2_unit_results.json test_integration_r2@1:integration tests>tests/r2_integration_results.json"},
+		{"debug", nil, "debug_1@1:Build login now>debug/001_debug.md"},
+		{"debug", func(f *Facts) {
+			f.Loop, f.Failures = Loop{Retries: 2, DebugDone: 1, FailedState: "test"}, "1 failing\ntests"
+		},
+			"debug_2@1:1 failing tests>debug/002_debug.md"},
+		{"document", nil, "document_1@1:Build login now>summaries/workflow_summary.md"},
+		{"initialize", nil, ""},
+		{"complete", nil, ""},
+	}
+	for _, tt := range tests {
+		f := base
+		if tt.f != nil {
+			tt.f(&f)
+		}
+		ws, err := Workers(tt.state, f)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.state, err)
+		}
+		if got := ids(ws); got != tt.want {
+			t.Errorf("Workers(%s):\n got %s\nwant %s", tt.state, got, tt.want)
+		}
+	}
+	cycle := []supervisor.Phase{{Number: 1, Dependencies: []int{2}}, {Number: 2, Dependencies: []int{1}}}
+	if _, err := Workers("implement", Facts{Plan: cycle}); fail.Code(err) != fail.Invalid {
+		t.Errorf("a plan with a cycle: got %v, want invalid data", err)
+	}
+}
+
+func TestPending(t *testing.T) {
+	ws := []Worker{{ID: "a", Batch: 1}, {ID: "b", Batch: 1}, {ID: "c", Batch: 2}, {ID: "d", Batch: 2}, {ID: "e", Batch: 3}}
+	tests := []struct {
+		done       string
+		sequential bool
+		want       string
+		remaining  int
+	}{
+		{"", false, "a b", 5},
+		{"", true, "a", 5},
+		{"a", false, "b", 4},
+		{"a b", false, "c d", 3},
+		{"a b d", true, "c", 2},
+		{"b", false, "a", 4}, // a wave waits for its stragglers
+		{"a b c d e", false, "", 0},
+	}
+	for _, tt := range tests {
+		done := func(id string) bool { return strings.Contains(" "+tt.done+" ", " "+id+" ") }
+		batch, remaining := Pending(ws, done, tt.sequential)
+		var got []string
+		for _, w := range batch {
+			got = append(got, w.ID)
+		}
+		if strings.Join(got, " ") != tt.want || remaining != tt.remaining {
+			t.Errorf("Pending(done %q, sequential %v) = %v, %d; want %s, %d", tt.done, tt.sequential, got, remaining, tt.want, tt.remaining)
+		}
+	}
+}
+
+func TestSupervise(t *testing.T) {
+	n := func(k int) []Worker { return make([]Worker, k) }
+	research, _ := RoleOf("research")
+	implement, _ := RoleOf("implement")
+	test, _ := RoleOf("test")
+	plan, _ := RoleOf("plan")
+	tests := []struct {
+		role       Role
+		workers    int
+		sequential bool
+		want       bool
+	}{
+		{research, 3, false, false},
+		{research, 4, false, true},
+		{research, 4, true, false},
+		{implement, 2, false, false},
+		{implement, 3, false, true},
+		{test, 1, false, false},
+		{test, 2, false, true},
+		{plan, 9, false, false},
+	}
+	for _, tt := range tests {
+		if got, err := Supervise(tt.role, n(tt.workers), tt.sequential); err != nil || got != tt.want {
+			t.Errorf("Supervise(%s, %d workers, sequential %v) = %v, %v; want %v", tt.role.State, tt.workers, tt.sequential, got, err, tt.want)
+		}
+	}
+}
+
+// TestLoop walks the test/debug loop: run 1 fails, debug 1, run 2 fails,
+// debug 2, run 3.
+func TestLoop(t *testing.T) {
+	tests := []struct {
+		loop         Loop
+		run, attempt int
+		owesDebug    bool
+	}{
+		{Loop{}, 1, 1, false},
+		{Loop{FailedState: "test", Retries: 1}, 1, 1, true},
+		{Loop{FailedState: "test", Retries: 1, DebugDone: 1}, 2, 1, false},
+		{Loop{FailedState: "test", Retries: 2, DebugDone: 1}, 2, 2, true},
+		{Loop{FailedState: "test", Retries: 2, DebugDone: 2}, 3, 2, false},
+		{Loop{FailedState: "research", Retries: 1}, 2, 1, false},
+	}
+	for _, tt := range tests {
+		if run, attempt, owes := tt.loop.TestRun(), tt.loop.DebugAttempt(), tt.loop.OwesDebug(); run != tt.run || attempt != tt.attempt || owes != tt.owesDebug {
+			t.Errorf("%+v: run %d, attempt %d, owes %v; want %d, %d, %v", tt.loop, run, attempt, owes, tt.run, tt.attempt, tt.owesDebug)
+		}
+	}
+}
+
+func TestContext(t *testing.T) {
+	out := map[string][]string{"research": {"r1", "r2"}, "plan": {"p"}, "implement": {"i1"}, "test": {"t1"}}
+	for state, want := range map[string]string{
+		"research": "nothing yet; start from the workflow description",
+		"plan":     "r1 r2",
+		"test":     "p i1",
+		"debug":    "t1 p i1",
+		"document": "p i1 t1 r1 r2",
+	} {
+		if got := Context(state, out); got != want {
+			t.Errorf("Context(%s) = %q, want %q", state, got, want)
+		}
+	}
+}
+
+func TestArgs(t *testing.T) {
+	tests := []struct{ raw, scope, desc, err string }{
+		{"  research auth\n", "", "research auth", ""},
+		{"--scope research-only study X", "research-only", "study X", ""},
+		{"--scope=debug-only fix it", "debug-only", "fix it", ""},
+		{`--scope research-only "quoted text"`, "research-only", "quoted text", ""},
+		{"'a' and 'b'", "", "'a' and 'b'", ""},
+		{`"`, "", `"`, ""},
+		{"--scope research-only", "", "", "no workflow description"},
+		{"--scope", "", "", "--scope needs a value"},
+		{"\n", "", "", "no workflow description"},
+	}
+	for _, tt := range tests {
+		scope, desc, err := Args(tt.raw)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) || fail.Code(err) != fail.Usage {
+				t.Errorf("Args(%q): err %v, want usage error %q", tt.raw, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || scope != tt.scope || desc != tt.desc {
+			t.Errorf("Args(%q) = %q, %q, %v; want %q, %q", tt.raw, scope, desc, err, tt.scope, tt.desc)
+		}
+	}
+}
+
+func TestOneLineAndSlug(t *testing.T) {
+	if got := OneLine("a\nNEXT=done\r\n\tb\x00c"); got != "a NEXT=done b c" {
+		t.Errorf("OneLine = %q", got)
+	}
+	for in, want := range map[string]string{
+		"Auth Patterns (JWT/OAuth2)!": "auth_patterns_jwt_oauth2",
+		"$(rm -rf /)":                 "rm_rf",
+		"日本語":                         "untitled",
+		strings.Repeat("ab ", 30):     "ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_a",
+	} {
+		if got := Slug(in); got != want {
+			t.Errorf("Slug(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestCheckAndRecord(t *testing.T) {
+	report := []byte("# T\n\n## Executive Summary\n\nShort.\n\n## Key Findings\n\n- k\n\n## Files Modified\n\n- src/a.go\n")
+	implement, _ := RoleOf("implement")
+	c, err := Check(implement, report)
+	if err != nil || !reflect.DeepEqual(c.FilesModified, []string{"src/a.go"}) {
+		t.Fatalf("Check(summary) = %+v, %v", c, err)
+	}
+	rec := Record(implement, Worker{ID: "phase_1", Label: "Phase 1", Output: "/o.md"}, c, nil)
+	if rec.Track != "Phase 1" || rec.Status != supervisor.Completed || rec.Validate() != nil {
+		t.Errorf("Record = %+v", rec)
+	}
+	test, _ := RoleOf("test")
+	c, err = Check(test, []byte(`{"total_tests": 2, "tests_passed": 1, "tests_failed": 1, "failures": [{"name": "TestA"}]}`))
+	if err != nil || c.TestsFailed != 1 || FailureLine(c.TestsFailed, c.Failures) != "1 failing tests; TestA" {
+		t.Errorf("Check(results) = %+v, %v", c, err)
+	}
+	plan, _ := RoleOf("plan")
+	for role, bad := range map[Role]string{plan: "# Plan\n\nno phases\n", test: "{}", implement: "placeholder"} {
+		_, err := Check(role, []byte(bad))
+		if fail.Code(err) != fail.Invalid {
+			t.Errorf("Check(%s, %q): %v, want invalid data", role.State, bad, err)
+		}
+		rec := Record(role, Worker{ID: "w"}, Checked{}, err)
+		if rec.Status != supervisor.Failed || rec.Error == "" {
+			t.Errorf("Record of a failure = %+v", rec)
+		}
+	}
+}
+
+func TestRolesHaveAgents(t *testing.T) {
+	for _, r := range Roles() {
+		if r.Agent == "" || r.Key == "" || r.Artifact == "" || (r.Supervisor == "") != (r.Kind == "") {
+			t.Errorf("incomplete role %+v", r)
+		}
+	}
+	if _, ok := RoleOf("initialize"); ok {
+		t.Error("initialize has no agents")
+	}
+}
