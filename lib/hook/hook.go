@@ -60,16 +60,16 @@ func Run(event string, env Env) {
 			l.printf("internal error: %v\n%s", r, debug.Stack())
 		}
 	}()
-	pl, err := readPayload(env.Stdin)
-	if err != nil {
-		l.printf("%v", err)
+	pl, perr := readPayload(env.Stdin)
+	p := project(env, pl, l)
+	l.project = p // from here on, problems go to the project's log
+	if perr != nil {
+		l.printf("%v", perr)
 	}
 	session := pl.SessionID
 	if session == "" {
 		session = env.Getenv("CLAUDE_CODE_SESSION_ID")
 	}
-	p := project(env, pl, l)
-	l.project = p
 	switch event {
 	case SessionStart:
 		if err := writeEnvFile(env, p); err != nil {

@@ -1,0 +1,392 @@
+// Package hooktest runs `flowstate hook` the way Claude Code does: the
+// real binary, the captured stdin payloads of reference 5.3, and the
+// bare environment of a hook process.
+package hooktest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	installtest "github.com/flowstate-dev/flowstate/tests/install"
+)
+
+var bin string
+
+func TestMain(m *testing.M) {
+	var cleanup func()
+	bin, cleanup = installtest.BuildOrExit()
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// Payloads as Claude Code 2.1.328 sends them (reference 5.3).
+func startPayload(session, cwd string) string {
+	return fmt.Sprintf(`{"session_id":%q,"transcript_path":"/home/u/.claude/projects/-p/%s.jsonl","cwd":%q,"hook_event_name":"SessionStart","source":"startup"}`, session, session, cwd)
+}
+
+func endPayload(session, cwd string) string {
+	return fmt.Sprintf(`{"session_id":%q,"transcript_path":"/home/u/.claude/projects/-p/%s.jsonl","cwd":%q,"prompt_id":"697105e2-1","hook_event_name":"SessionEnd","reason":"other"}`, session, session, cwd)
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+	took           time.Duration
+}
+
+// exe runs program with exactly env (nothing inherited) and stdin.
+func exe(t *testing.T, env []string, stdin string, program string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(program, args...)
+	cmd.Env = append([]string{}, env...) // never nil: nil would inherit ours
+	cmd.Dir = t.TempDir()
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String(), took: time.Since(start)}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// hook runs `<project>/.claude/bin/flowstate hook EVENT` as settings.json
+// does, from a bare environment.
+func hook(t *testing.T, project, envFile, event, stdin string, extra ...string) result {
+	t.Helper()
+	env := append([]string{"CLAUDE_PROJECT_DIR=" + project, "CLAUDE_ENV_FILE=" + envFile, "PATH=/usr/bin:/bin"}, extra...)
+	return exe(t, env, stdin, filepath.Join(project, ".claude", "bin", "flowstate"), "hook", event)
+}
+
+// newProject makes a project with the binary at .claude/bin/flowstate,
+// as `flowstate install` leaves it.
+func newProject(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.MkdirAll(filepath.Join(dir, ".claude", "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, bin, filepath.Join(dir, ".claude", "bin", "flowstate"), 0o755)
+	return dir
+}
+
+func copyFile(t *testing.T, from, to string, mode os.FileMode) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// flowstate runs an ordinary command in project as session.
+func flowstate(t *testing.T, project, session string, args ...string) string {
+	t.Helper()
+	r := exe(t, []string{"CLAUDE_PROJECT_DIR=" + project, "CLAUDE_CODE_SESSION_ID=" + session, "PATH=/usr/bin:/bin"}, "", bin, args...)
+	if r.code != 0 {
+		t.Fatalf("flowstate %v: exit %d: %s", args, r.code, r.stderr)
+	}
+	return strings.TrimSpace(r.stdout)
+}
+
+// workflow starts a research-only workflow for session; finished
+// workflows are moved to their terminal state.
+func workflow(t *testing.T, project, session string, finished bool) string {
+	t.Helper()
+	id := flowstate(t, project, session, "sm-init", "--description", "d", "--command", "coordinate", "--scope", "research-only")
+	if finished {
+		flowstate(t, project, session, "sm-transition", "research")
+	}
+	return id
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+func age(t *testing.T, path string, d time.Duration) {
+	t.Helper()
+	old := time.Now().Add(-d)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSessionStartExportsForBashBlocks(t *testing.T) {
+	// A directory name that would run code or split words if quoted wrong.
+	project := newProject(t, `my proj $(touch PWNED) 'q' "dq" `+"`x`")
+	envFile := filepath.Join(t.TempDir(), "sessionstart-hook-0.sh")
+	for i := 0; i < 2; i++ { // SessionStart may fire again (resume, clear, compact)
+		r := hook(t, project, envFile, "session-start", startPayload("5213a96b-aa", project))
+		if r.code != 0 || r.stdout != "" {
+			t.Fatalf("session-start: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		}
+	}
+	b, err := os.ReadFile(envFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "export CLAUDE_PROJECT_DIR="); n != 1 {
+		t.Errorf("env file has %d CLAUDE_PROJECT_DIR exports, want 1:\n%s", n, b)
+	}
+	// The Bash tool sources the env file, maybe before every command.
+	script := `. "$1"; . "$1"; command -v flowstate; printf '%s\n' "$CLAUDE_PROJECT_DIR" "$FLOWSTATE_BIN" "$PATH"; flowstate version`
+	r := exe(t, []string{"PATH=/usr/bin:/bin"}, "", "/bin/bash", "-c", script, "bash", envFile)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	binDir := filepath.Join(project, ".claude", "bin")
+	if r.code != 0 || len(lines) != 5 {
+		t.Fatalf("sourcing the env file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	want := []string{filepath.Join(binDir, "flowstate"), project, filepath.Join(binDir, "flowstate"), binDir + ":/usr/bin:/bin"}
+	if !slices.Equal(lines[:4], want) {
+		t.Errorf("after sourcing twice:\n got %q\nwant %q", lines[:4], want)
+	}
+	if !strings.HasPrefix(lines[4], "flowstate ") {
+		t.Errorf("flowstate did not run from PATH: %q", lines[4])
+	}
+	if exists(filepath.Join(filepath.Dir(project), "PWNED")) || exists("PWNED") {
+		t.Errorf("a value in the env file was executed")
+	}
+}
+
+func TestSessionStartKeepsUserEnvFile(t *testing.T) {
+	project := newProject(t, "p")
+	envFile := filepath.Join(t.TempDir(), "env.sh")
+	if err := os.WriteFile(envFile, []byte("export MINE=1"), 0o600); err != nil { // no final newline
+		t.Fatal(err)
+	}
+	hook(t, project, envFile, "session-start", startPayload("s1", project))
+	b, _ := os.ReadFile(envFile)
+	if !strings.HasPrefix(string(b), "export MINE=1\n# flowstate") {
+		t.Errorf("the user's line was damaged:\n%s", b)
+	}
+}
+
+// TestHooksAlwaysExitZero: whatever the input and environment, a hook
+// exits 0, prints nothing on stdout, and logs the problem.
+func TestHooksAlwaysExitZero(t *testing.T) {
+	project := newProject(t, "p")
+	hb := filepath.Join(project, ".claude", "bin", "flowstate")
+	notADir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	cases := []struct {
+		name  string
+		env   []string
+		stdin string
+		args  []string
+	}{
+		{"garbage stdin", []string{"CLAUDE_PROJECT_DIR=" + project, "PATH=/usr/bin:/bin"}, "\x00\xff{{not json", nil},
+		{"empty stdin", []string{"CLAUDE_PROJECT_DIR=" + project}, "", nil},
+		{"json array", []string{"CLAUDE_PROJECT_DIR=" + project}, `[1,2]`, nil},
+		{"wrong types", []string{"CLAUDE_PROJECT_DIR=" + project}, `{"session_id":42,"cwd":["x"]}`, nil},
+		{"hostile session id", []string{"CLAUDE_PROJECT_DIR=" + project}, `{"session_id":"../../etc/passwd"}`, nil},
+		{"no env at all", nil, startPayload("s", project), nil},
+		{"env file in a missing dir", []string{"CLAUDE_PROJECT_DIR=" + project, "CLAUDE_ENV_FILE=/nonexistent/dir/env"}, startPayload("s", project), nil},
+		{"project is a file", []string{"CLAUDE_PROJECT_DIR=" + notADir, "HOME=" + home}, startPayload("s", notADir), nil},
+		{"unknown event", []string{"CLAUDE_PROJECT_DIR=" + project}, "{}", []string{"pre-tool-use"}},
+		{"no event", []string{"CLAUDE_PROJECT_DIR=" + project}, "{}", []string{}},
+		{"flags", []string{"CLAUDE_PROJECT_DIR=" + project}, "{}", []string{"--bogus", "session-start", "-x"}},
+	}
+	for _, c := range cases {
+		argLists := [][]string{{"session-start"}, {"session-end"}}
+		if c.args != nil {
+			argLists = [][]string{c.args}
+		}
+		for _, args := range argLists {
+			r := exe(t, c.env, c.stdin, hb, append([]string{"hook"}, args...)...)
+			if r.code != 0 || r.stdout != "" {
+				t.Errorf("%s, hook %v: exit %d, stdout %q, stderr %q", c.name, args, r.code, r.stdout, r.stderr)
+			}
+		}
+	}
+	logged, err := os.ReadFile(filepath.Join(project, ".claude", "state", "hooks.log"))
+	if err != nil || !strings.Contains(string(logged), "hook payload is not the expected JSON") || !strings.Contains(string(logged), `unknown hook event "pre-tool-use"`) {
+		t.Errorf("problems not logged to .claude/state/hooks.log: %v\n%s", err, logged)
+	}
+	if b, err := os.ReadFile(filepath.Join(home, ".claude", "flowstate-hooks.log")); err != nil || !strings.Contains(string(b), "session-start: ") {
+		t.Errorf("an unusable project must log to ~/.claude/flowstate-hooks.log: %v %s", err, b)
+	}
+}
+
+func TestSessionEndDropsOnlyFinishedEphemera(t *testing.T) {
+	project := newProject(t, "p")
+	done := workflow(t, project, "sess-done", true)
+	open := workflow(t, project, "sess-open", false)
+	wdir := func(id string) string { return filepath.Join(project, ".claude", "state", "workflows", id) }
+	pointer := func(s string) string { return filepath.Join(project, ".claude", "state", "sessions", s) }
+	for _, id := range []string{done, open} {
+		if err := os.WriteFile(filepath.Join(wdir(id), ".checkpoint.json8675309"), []byte("{torn"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range []string{"sess-done", "sess-open"} {
+		if r := hook(t, project, "", "session-end", endPayload(s, project)); r.code != 0 || r.stdout != "" {
+			t.Fatalf("session-end: %+v", r)
+		}
+	}
+	if exists(pointer("sess-done")) || exists(filepath.Join(wdir(done), ".checkpoint.json8675309")) {
+		t.Errorf("finished workflow: session pointer or stray temp file left")
+	}
+	for _, f := range []string{"checkpoint.json", "state", "events.jsonl"} {
+		if !exists(filepath.Join(wdir(done), f)) || !exists(filepath.Join(wdir(open), f)) {
+			t.Errorf("%s removed: resume and status need it", f)
+		}
+	}
+	if !exists(pointer("sess-open")) || !exists(filepath.Join(wdir(open), ".checkpoint.json8675309")) {
+		t.Errorf("unfinished workflow: session-end must keep everything")
+	}
+	// The next block of the unfinished session still finds its workflow.
+	if got := flowstate(t, project, "sess-open", "state-get", "WORKFLOW_ID"); got != open {
+		t.Errorf("after session-end the open session resolves %q, want %q", got, open)
+	}
+}
+
+func TestSessionStartSweepsStaleEphemera(t *testing.T) {
+	project := newProject(t, "p")
+	state := filepath.Join(project, ".claude", "state")
+	pointer := func(s string) string { return filepath.Join(state, "sessions", s) }
+	finishedOld := workflow(t, project, "finished-old", true)
+	workflow(t, project, "finished-new", true)
+	workflow(t, project, "active-old", false)
+	if err := os.WriteFile(pointer("dangling-old"), []byte("no-such-workflow\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"finished-old", "active-old", "dangling-old"} {
+		age(t, pointer(s), 48*time.Hour)
+	}
+	wdir := filepath.Join(state, "workflows", finishedOld)
+	oldTemp, newTemp := filepath.Join(wdir, ".state123"), filepath.Join(wdir, ".checkpoint.json456")
+	for _, f := range []string{oldTemp, newTemp} {
+		if err := os.WriteFile(f, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	age(t, oldTemp, 5*time.Minute)
+
+	envFile := filepath.Join(t.TempDir(), "env")
+	if r := hook(t, project, envFile, "session-start", startPayload("new-session", project)); r.code != 0 {
+		t.Fatalf("session-start: %+v", r)
+	}
+	for s, want := range map[string]bool{"finished-old": false, "dangling-old": false, "finished-new": true, "active-old": true} {
+		if exists(pointer(s)) != want {
+			t.Errorf("session pointer %s: exists=%v, want %v", s, !want, want)
+		}
+	}
+	if exists(oldTemp) || !exists(newTemp) {
+		t.Errorf("temp files: the old one must go (exists=%v), the fresh one (a live writer's) stay (exists=%v)", exists(oldTemp), exists(newTemp))
+	}
+	if !exists(filepath.Join(wdir, "checkpoint.json")) || !exists(filepath.Join(wdir, "lock")) {
+		t.Errorf("sweep removed workflow files")
+	}
+}
+
+// TestSessionEndTiming: SessionEnd hooks share a 1.5 s budget; the hook
+// must take a small part of it even in a project with many workflows.
+func TestSessionEndTiming(t *testing.T) {
+	project := newProject(t, "p")
+	const n = 30
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = workflow(t, project, fmt.Sprintf("s%02d", i), i%2 == 0)
+	}
+	var took []time.Duration
+	for i := range ids {
+		r := hook(t, project, "", "session-end", endPayload(fmt.Sprintf("s%02d", i), project))
+		if r.code != 0 {
+			t.Fatalf("session-end: %+v", r)
+		}
+		took = append(took, r.took)
+	}
+	slices.Sort(took)
+	median, worst := took[len(took)/2], took[len(took)-1]
+	t.Logf("session-end with %d workflows: median %v, max %v (process start included)", n, median, worst)
+	if median > 50*time.Millisecond {
+		t.Errorf("session-end median %v; it must stay far below 100 ms", median)
+	}
+}
+
+// TestRunHookScript covers the plugin's hook entry point: binary from
+// bin/, from CLAUDE_PLUGIN_DATA, built with Go, or a clear message.
+func TestRunHookScript(t *testing.T) {
+	root := installtest.RepoRoot()
+	plugin := t.TempDir()
+	copyFile(t, filepath.Join(root, "hooks", "run-hook"), filepath.Join(plugin, "hooks", "run-hook"), 0o755)
+	project := t.TempDir()
+	envFile := filepath.Join(t.TempDir(), "env")
+	data := t.TempDir()
+	env := []string{"PATH=/usr/bin:/bin", "CLAUDE_PROJECT_DIR=" + project, "CLAUDE_ENV_FILE=" + envFile,
+		"CLAUDE_PLUGIN_ROOT=" + plugin, "CLAUDE_PLUGIN_DATA=" + data}
+	script := filepath.Join(plugin, "hooks", "run-hook")
+
+	// No binary and nothing to build from: one clear line, exit 0.
+	r := exe(t, env, startPayload("s", project), script, "session-start")
+	var msg struct{ SystemMessage string }
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &msg) != nil || !strings.Contains(msg.SystemMessage, "install Go") ||
+		strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("no binary: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if r := exe(t, env, endPayload("s", project), script, "session-end"); r.code != 0 || r.stdout != "" {
+		t.Errorf("session-end without binary: %+v", r)
+	}
+
+	// A binary in the plugin's bin/ (./install.sh --plugin).
+	copyFile(t, bin, filepath.Join(plugin, "bin", "flowstate"), 0o755)
+	if r := exe(t, env, startPayload("s", project), script, "session-start"); r.code != 0 || r.stdout != "" {
+		t.Fatalf("with bin/flowstate: %+v", r)
+	}
+	if b, _ := os.ReadFile(envFile); !strings.Contains(string(b), "export PATH="+filepath.Join(plugin, "bin")+`:"$PATH"`) {
+		t.Errorf("env file does not put the plugin's bin on PATH:\n%s", b)
+	}
+
+	if testing.Short() {
+		return
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no Go: cannot test the build into CLAUDE_PLUGIN_DATA")
+	}
+	// A marketplace install: the source without bin/; the hook builds
+	// into CLAUDE_PLUGIN_DATA with the Go it finds.
+	src := t.TempDir()
+	archive := exec.Command("sh", "-c", `git -C "$1" archive HEAD | tar -x -C "$2"`, "sh", root, src)
+	if out, err := archive.CombinedOutput(); err != nil {
+		t.Skipf("cannot export the source with git: %v %s", err, out)
+	}
+	gocache, _ := exec.Command(goBin, "env", "GOCACHE", "GOMODCACHE").Output()
+	caches := strings.Fields(string(gocache))
+	env = []string{"PATH=" + filepath.Dir(goBin) + ":/usr/bin:/bin", "HOME=" + os.Getenv("HOME"), "CLAUDE_PROJECT_DIR=" + project,
+		"CLAUDE_ENV_FILE=" + envFile, "CLAUDE_PLUGIN_ROOT=" + src, "CLAUDE_PLUGIN_DATA=" + data,
+		"GOCACHE=" + caches[0], "GOMODCACHE=" + caches[1], "GOTOOLCHAIN=local"}
+	envFile = filepath.Join(t.TempDir(), "env")
+	env = append(env, "CLAUDE_ENV_FILE="+envFile) // the last one wins
+	r = exe(t, env, startPayload("s", project), filepath.Join(src, "hooks", "run-hook"), "session-start")
+	if r.code != 0 || r.stdout != "" || !exists(filepath.Join(data, "bin", "flowstate")) {
+		build, _ := os.ReadFile(filepath.Join(data, "bin", "build.log"))
+		t.Fatalf("build into CLAUDE_PLUGIN_DATA: %+v\n%s", r, build)
+	}
+	if b, _ := os.ReadFile(envFile); !strings.Contains(string(b), filepath.Join(data, "bin")) {
+		t.Errorf("env file does not use the built binary:\n%s", b)
+	}
+}
