@@ -179,7 +179,7 @@ func orDefault(s, def string) string {
 	return s
 }
 
-func specDir(p *store.Project, id string) string { return filepath.Join(p.Dir, ".claude", "specs", id) }
+func specDir(p *store.Project, id string) string { return filepath.Join(p.Dir, phase.SpecsDir, id) }
 
 // setPhaseData merges fields into phase_data.<state>.
 func setPhaseData(w *store.Workflow, state string, fields map[string]string) error {

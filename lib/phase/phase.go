@@ -21,6 +21,14 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
 
+// SpecsDir is where agents write a workflow's artifacts, relative to the
+// project: <project>/.flowstate/specs/<workflow-id>/{reports,plans,...}.
+// Not .claude/specs as the seeds had it: Claude Code 2.1.328 treats every
+// file under .claude/ as sensitive and asks before the Write tool touches
+// it, whatever --allowedTools, Write(...) rules or acceptEdits say, so
+// agents could never write their reports there without a person.
+const SpecsDir = ".flowstate/specs"
+
 // Role is what one workflow state asks of agents.
 type Role struct {
 	State      string
@@ -66,7 +74,7 @@ type Worker struct {
 
 // Facts is what the app layer read for planning a state.
 type Facts struct {
-	SpecDir     string             // absolute .claude/specs/<workflow-id>
+	SpecDir     string             // absolute <project>/SpecsDir/<workflow-id>
 	Description string             // the workflow description
 	Topics      []string           // classified research topics; may be empty
 	Plan        []supervisor.Phase // the plan's phases; nil when the scope has no plan
