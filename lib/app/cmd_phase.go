@@ -108,12 +108,18 @@ func (e *env) phaseStart(c *cli.Context) error {
 		return err
 	}
 	session := e.Getenv("CLAUDE_CODE_SESSION_ID")
+	if session != "" {
+		if err := store.ValidID(session); err != nil {
+			return fail.Usagef("CLAUDE_CODE_SESSION_ID: %v", err)
+		}
+	}
 	pending := filepath.Join(p.StateDir, "pending", orDefault(session, "no-session"))
 	var cls classify.Classification
 	id, classPath := "", ""
 	switch mode := e.Getenv("FLOWSTATE_CLASSIFICATION"); {
 	case scope != "":
-		cls = classify.Classification{WorkflowType: scope, Confidence: 1, ResearchComplexity: 2, ResearchTopics: []string{}, Reasoning: "scope given by the user"}
+		// No topics: the research phase studies the request itself, one worker.
+		cls = classify.Classification{WorkflowType: scope, Confidence: 1, ResearchComplexity: 1, ResearchTopics: []string{}, Reasoning: "scope given by the user"}
 	case mode == "offline":
 		cls = classify.Offline(desc)
 	case mode != "" && mode != "agent":
@@ -199,7 +205,6 @@ func setPhaseData(w *store.Workflow, state string, fields map[string]string) err
 // lib/phase needs to plan or verify that state's workers.
 type phaseView struct {
 	w          *store.Workflow
-	doc        []byte
 	state      string
 	terminal   string
 	role       phase.Role
@@ -218,7 +223,7 @@ func (e *env) view(w *store.Workflow) (*phaseView, error) {
 	r := gjson.GetManyBytes(doc, "state_machine.current_state", "state_machine.workflow_config.terminal_state",
 		"workflow_description", "state_machine.classification.research_topics", "phase_data.initialize.coordination",
 		"error_state.failed_state", "error_state.retries.test")
-	v := &phaseView{w: w, doc: doc, state: r[0].String(), terminal: r[1].String(), sequential: r[4].String() == sequential,
+	v := &phaseView{w: w, state: r[0].String(), terminal: r[1].String(), sequential: r[4].String() == sequential,
 		records: map[string]map[string]supervisor.Record{}}
 	v.facts = phase.Facts{SpecDir: specDir(w.P, w.ID), Description: r[2].String(),
 		Loop: phase.Loop{FailedState: r[5].String(), Retries: int(r[6].Int())}}
@@ -239,13 +244,11 @@ func (e *env) view(w *store.Workflow) (*phaseView, error) {
 		}
 		v.records[role.Key] = byID
 	}
-	for id, rec := range v.records["debug_analyst"] {
-		var n int
-		if _, err := fmt.Sscanf(id, "debug_%d", &n); err == nil && rec.Status == supervisor.Completed {
-			v.facts.Loop.DebugDone = max(v.facts.Loop.DebugDone, n)
-		}
+	// Debug attempts run one after another, so the completed ones are 1..n.
+	for v.completed("debug", phase.DebugID(v.facts.Loop.DebugDone+1)) {
+		v.facts.Loop.DebugDone++
 	}
-	if rec, ok := v.records["plan_architect"]["plan_1"]; ok && rec.Status == supervisor.Completed {
+	if rec := v.record("plan", phase.PlanID); rec.Status == supervisor.Completed {
 		md, err := os.ReadFile(rec.OutputPath)
 		if err != nil {
 			return nil, fail.Usagef("the plan %s recorded for workflow %s is gone (%v); restore it or re-run the plan phase", rec.OutputPath, w.ID, err)
@@ -267,10 +270,18 @@ func (e *env) view(w *store.Workflow) (*phaseView, error) {
 	return v, nil
 }
 
-// done reports whether worker id of the current state completed.
-func (v *phaseView) done(id string) bool {
-	return v.records[v.role.Key][id].Status == supervisor.Completed
+// record is the stored record of worker id of state; zero if none.
+func (v *phaseView) record(state, id string) supervisor.Record {
+	r, _ := phase.RoleOf(state)
+	return v.records[r.Key][id]
 }
+
+func (v *phaseView) completed(state, id string) bool {
+	return v.record(state, id).Status == supervisor.Completed
+}
+
+// done reports whether worker id of the current state completed.
+func (v *phaseView) done(id string) bool { return v.completed(v.state, id) }
 
 // testResults sums the failing tests of the test run f's loop points at.
 func (v *phaseView) testResults(f phase.Facts) (int64, []supervisor.Failing) {
@@ -279,7 +290,7 @@ func (v *phaseView) testResults(f phase.Facts) (int64, []supervisor.Failing) {
 	var all []supervisor.Failing
 	for _, w := range ws {
 		var res supervisor.TestResults
-		if rec, ok := v.records["testing_supervisor"][w.ID]; ok && json.Unmarshal(rec.Metadata, &res) == nil {
+		if rec := v.record("test", w.ID); json.Unmarshal(rec.Metadata, &res) == nil {
 			failed += res.TestsFailed
 			all = append(all, res.Failures...)
 		}

@@ -63,6 +63,13 @@ func RoleOf(state string) (Role, bool) {
 	return Role{}, false
 }
 
+// PlanID is the plan-architect's worker id; the plan it wrote is the one
+// the later states build on.
+const PlanID = "plan_1"
+
+// DebugID is the worker id of debug attempt n.
+func DebugID(n int) string { return fmt.Sprintf("debug_%d", n) }
+
 // Worker is one agent invocation a state needs. ID is stable across
 // resumes, so a worker recorded as completed is never run again.
 type Worker struct {
@@ -104,7 +111,7 @@ func Workers(state string, f Facts) ([]Worker, error) {
 		}
 		return ws, nil
 	case "plan":
-		return one("plan_1", desc, filepath.Join("plans", "001_"+Slug(desc)+".md")), nil
+		return one(PlanID, desc, filepath.Join("plans", "001_"+Slug(desc)+".md")), nil
 	case "implement":
 		return implementers(f, desc)
 	case "test":
@@ -120,7 +127,7 @@ func Workers(state string, f Facts) ([]Worker, error) {
 			label = desc
 		}
 		n := f.Loop.DebugAttempt()
-		return one(fmt.Sprintf("debug_%d", n), label, filepath.Join("debug", fmt.Sprintf("%03d_debug.md", n))), nil
+		return one(DebugID(n), label, filepath.Join("debug", fmt.Sprintf("%03d_debug.md", n))), nil
 	case "document":
 		return one("document_1", desc, filepath.Join("summaries", "workflow_summary.md")), nil
 	}

@@ -202,3 +202,36 @@ func TestRunWorkflowStatus(t *testing.T) {
 		t.Errorf("workflow-status: %v\n%s", err, out)
 	}
 }
+
+// TestRunEveryScope: /orchestrate reaches each scope's terminal state with
+// the agents its route needs and no others.
+func TestRunEveryScope(t *testing.T) {
+	tests := []struct {
+		scope, final string
+		agents       map[string]int
+	}{
+		{"research-only", "research", map[string]int{"research-specialist": 1}},
+		{"research-and-plan", "plan", map[string]int{"research-specialist": 1, "plan-architect": 1}},
+		{"research-and-revise", "plan", map[string]int{"research-specialist": 1, "plan-architect": 1}},
+		{"debug-only", "debug", map[string]int{"research-specialist": 1, "plan-architect": 1, "debug-analyst": 1}},
+		{"implement-only", "implement", map[string]int{"implementation-executor": 1}},
+		{"test-and-debug", "complete", map[string]int{"implementation-executor": 1, "test-specialist": 1}},
+		{"full-implementation", "complete", map[string]int{"research-specialist": 1, "plan-architect": 1,
+			"implementation-sub-supervisor": 1, "implementation-executor": 4, "testing-sub-supervisor": 1, "test-specialist": 2, "doc-writer": 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.scope, func(t *testing.T) {
+			w := newWorld(t, fakeAgents{})
+			out, err := w.command("orchestrate", "--scope "+tt.scope+" fix the login bug")
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if !strings.Contains(out, "FINAL_STATE="+tt.final+"\n") {
+				t.Errorf("want FINAL_STATE=%s:\n%s", tt.final, out)
+			}
+			if got := w.agentsInvoked(); fmt.Sprint(got) != fmt.Sprint(tt.agents) {
+				t.Errorf("agents invoked %v, want %v", got, tt.agents)
+			}
+		})
+	}
+}
