@@ -52,7 +52,11 @@ func writeCommand(b *strings.Builder, c *cli.Command) {
 	fmt.Fprintf(b, "## %s\n\n%s.\n\n", c.Name, strings.TrimSuffix(c.Usage, "."))
 	// Usage and description are preformatted in the help (aligned
 	// examples, line breaks), so they stay preformatted here.
-	usage := strings.TrimSpace(c.UsageText)
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(c.UsageText), "\n") {
+		lines = append(lines, strings.TrimSpace(l)) // urfave indents continuation lines for its help layout
+	}
+	usage := strings.Join(lines, "\n")
 	if d := strings.TrimSpace(c.Description); d != "" {
 		usage += "\n\n" + d
 	}
