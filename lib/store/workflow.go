@@ -272,19 +272,20 @@ func (w *Workflow) AppendLog(name string, value []byte) error {
 	return fsx.AppendLine(filepath.Join(w.path(logsDir), name+".jsonl"), compact.Bytes())
 }
 
-// AppendState appends key/value pairs in one write under the lock and
-// compacts the file when it has grown past twice its compacted size, so
-// appends stay O(1) and the file proportional to the number of keys.
+// AppendState stores key/value pairs under the lock. One pair is one
+// O_APPEND write, so appends stay O(1); the file is compacted when it has
+// grown past twice its compacted size, keeping it proportional to the
+// number of keys. Several pairs (state-append --stdin) are all or
+// nothing: they are merged into a compacted copy that replaces the file
+// atomically, since a kill could tear a long multi-line append.
 func (w *Workflow) AppendState(pairs [][2]string) error {
-	var buf bytes.Buffer
-	for i, kv := range pairs {
+	if len(pairs) == 0 {
+		return nil
+	}
+	for _, kv := range pairs {
 		if err := statefile.CheckPair(kv[0], kv[1]); err != nil {
 			return err
 		}
-		if i > 0 {
-			buf.WriteByte('\n')
-		}
-		buf.Write(statefile.EncodeLine(kv[0], kv[1]))
 	}
 	l, err := w.lock()
 	if err != nil {
@@ -292,18 +293,26 @@ func (w *Workflow) AppendState(pairs [][2]string) error {
 	}
 	defer l.Release()
 	path := w.path(stateFile)
-	if err := fsx.AppendLine(path, buf.Bytes()); err != nil {
-		return err
-	}
-	size, base, err := stateSizes(path)
-	if err != nil || !statefile.ShouldCompact(size, base) {
-		return err
+	if len(pairs) == 1 {
+		if err := fsx.AppendLine(path, statefile.EncodeLine(pairs[0][0], pairs[0][1])); err != nil {
+			return err
+		}
+		size, base, err := stateSizes(path)
+		if err != nil || !statefile.ShouldCompact(size, base) {
+			return err
+		}
 	}
 	data, err := os.ReadFile(path)
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return fsx.WriteFile(path, statefile.Compact(statefile.Parse(data).Values))
+	values := statefile.Parse(data).Values
+	if len(pairs) > 1 {
+		for _, kv := range pairs {
+			values[kv[0]] = kv[1]
+		}
+	}
+	return fsx.WriteFile(path, statefile.Compact(values))
 }
 
 // stateSizes returns the file size and the base recorded in its header,
