@@ -235,3 +235,34 @@ func TestRunEveryScope(t *testing.T) {
 		})
 	}
 }
+
+// TestRunResumeMidWave: an executor of wave 2 delivers nothing; the
+// supervisor reports the partial failure, the command stops naming the
+// file, and the resumed workflow runs that phase and then wave 3 only.
+func TestRunResumeMidWave(t *testing.T) {
+	w := newWorld(t, fakeAgents{Missing: "Phase 3"})
+	_, err := w.command("orchestrate", "--scope full-implementation add audit logging")
+	if err == nil || !strings.Contains(err.Error(), "003_phase_3.md") {
+		t.Fatalf("want a failure naming 003_phase_3.md, got %v", err)
+	}
+	if got := w.flowstate("checkpoint-get", "supervisor_state.implementation_supervisor.aggregated_metadata.partial_failures.0.worker_id"); got != "phase_3" {
+		t.Errorf("the supervisor's aggregate lists %q as failed, want phase_3", got)
+	}
+	w.Agents.Missing, w.Invoked = "", nil
+	if out, err := w.command("workflow-resume", ""); err != nil {
+		t.Fatalf("workflow-resume: %v\n%s", err, out)
+	}
+	var executors []string
+	for _, inv := range w.Invoked {
+		if inv.Agent == "implementation-executor" {
+			topic, _, _ := strings.Cut(inv.Prompt, "\n")
+			executors = append(executors, topic)
+		}
+	}
+	if fmt.Sprint(executors) != "[Topic: Phase 3: Interfaces Topic: Phase 4: Integration]" {
+		t.Errorf("resume ran executors %v, want phases 3 and 4 only", executors)
+	}
+	if got := w.flowstate("checkpoint-get", "state_machine.current_state"); got != "complete" {
+		t.Errorf("current state %s, want complete", got)
+	}
+}
