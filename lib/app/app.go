@@ -121,6 +121,8 @@ func commands(e *env) []*cli.Command {
 		supervisorCommands(e),
 		graphCommands(e),
 		completionCommands(e),
+		compatCommands(e),
+		statusCommands(e),
 	} {
 		cs = append(cs, group...)
 	}

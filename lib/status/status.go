@@ -1,0 +1,299 @@
+// Package status renders a workflow for people: the scope's route as a
+// small diagram (✓ done, ▶ current, · pending) with the time spent in each
+// state, the supervisors and their workers, and errors and retries. It is
+// pure: the caller reads the checkpoint and events and decides on colour.
+package status
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/flowstate-dev/flowstate/lib/machine"
+)
+
+// Input is everything Render shows.
+type Input struct {
+	ID         string
+	Checkpoint []byte
+	Events     []byte // events.jsonl; damaged lines are skipped
+	Machine    *machine.Machine
+	Now        time.Time
+	Color      bool
+}
+
+// ANSI colours, used only when Input.Color is set.
+const (
+	green  = "\x1b[32m"
+	yellow = "\x1b[33m"
+	red    = "\x1b[31m"
+	dim    = "\x1b[2m"
+	bold   = "\x1b[1m"
+	reset  = "\x1b[0m"
+)
+
+// Marks of a state or worker.
+const (
+	markDone    = "✓"
+	markCurrent = "▶"
+	markPending = "·"
+	markFailed  = "✗"
+)
+
+type painter bool
+
+func (p painter) paint(color, s string) string {
+	if !p || s == "" {
+		return s
+	}
+	return color + s + reset
+}
+
+// Render returns the text for `flowstate status`.
+func Render(in Input) string {
+	doc := gjson.ParseBytes(in.Checkpoint)
+	p := painter(in.Color)
+	var b strings.Builder
+	sm := doc.Get("state_machine")
+	current, terminal := sm.Get("current_state").String(), sm.Get("workflow_config.terminal_state").String()
+	scope := sm.Get("workflow_config.scope").String()
+	fmt.Fprintf(&b, "%s  %s · %s · %s\n", p.paint(bold, in.ID), oneLine(doc.Get("command").String()), scope, doc.Get("status").String())
+	if d := doc.Get("workflow_description").String(); d != "" {
+		fmt.Fprintf(&b, "%s\n", oneLine(d))
+	}
+	b.WriteString("\n")
+
+	var completed []string
+	for _, s := range sm.Get("completed_states").Array() {
+		completed = append(completed, s.String())
+	}
+	evs := parseEvents(in.Events)
+	spent, running := timeIn(evs, in.Machine.Initial, current, current == terminal, in.Now)
+	failed := doc.Get("error_state.failed_state").String()
+	rows := route(in.Machine, scope, completed, current)
+	width := 0
+	for _, s := range rows {
+		width = max(width, len(s))
+	}
+	for _, s := range rows {
+		mark, color := markPending, dim
+		switch {
+		case slices.Contains(completed, s):
+			mark, color = markDone, green
+		case s == current && s == failed:
+			mark, color = markFailed, red
+		case s == current:
+			mark, color = markCurrent, yellow
+		}
+		line := fmt.Sprintf("  %s %-*s", p.paint(color, mark), width, s)
+		if d, ok := spent[s]; ok {
+			line += "  " + duration(d)
+			if s == running {
+				line += " so far"
+			}
+		}
+		b.WriteString(strings.TrimRight(line, " ") + "\n")
+	}
+	supervisorSection(&b, doc.Get("supervisor_state"), p)
+	errorSection(&b, doc.Get("error_state"), evs, p)
+	return b.String()
+}
+
+// route lists the states to show: those completed, in the order they
+// were left, then the current one, then the rest of the scope's route.
+// Detours off the route (debug in a full implementation) show where they
+// happened.
+func route(m *machine.Machine, scope string, completed []string, current string) []string {
+	rows := slices.Clone(completed)
+	if !slices.Contains(rows, current) {
+		rows = append(rows, current)
+	}
+	if sc, err := m.Scope(scope); err == nil {
+		for _, s := range sc.Route {
+			if !slices.Contains(rows, s) {
+				rows = append(rows, s)
+			}
+		}
+	}
+	return rows
+}
+
+type event struct {
+	TS    time.Time `json:"ts"`
+	Event string    `json:"event"`
+	From  string    `json:"from"`
+	To    string    `json:"to"`
+	State string    `json:"state"`
+	Error string    `json:"error"`
+	Retry int       `json:"retry"`
+	Max   int       `json:"max"`
+}
+
+func parseEvents(data []byte) []event {
+	var out []event
+	for _, line := range strings.Split(string(data), "\n") {
+		var ev event
+		if line != "" && json.Unmarshal([]byte(line), &ev) == nil {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// timeIn sums the time spent in each state from the init and transition
+// events. The state the workflow is in now counts until now (it is
+// returned as running) unless the workflow is finished.
+func timeIn(evs []event, initial, current string, finished bool, now time.Time) (map[string]time.Duration, string) {
+	spent := map[string]time.Duration{}
+	in, since := "", time.Time{}
+	for _, ev := range evs {
+		switch ev.Event {
+		case "init":
+			in, since = initial, ev.TS
+		case "transition":
+			if in != "" && !since.IsZero() {
+				spent[in] += ev.TS.Sub(since)
+			}
+			in, since = ev.To, ev.TS
+		}
+	}
+	if in == "" || in != current || finished || since.IsZero() {
+		return spent, ""
+	}
+	spent[in] += now.Sub(since)
+	return spent, in
+}
+
+func supervisorSection(b *strings.Builder, ss gjson.Result, p painter) {
+	if len(ss.Map()) == 0 {
+		return
+	}
+	b.WriteString("\nsupervisors\n")
+	ss.ForEach(func(name, sup gjson.Result) bool {
+		workers := sup.Get("workers").Array()
+		counts := map[string]int{}
+		for _, w := range workers {
+			counts[w.Get("status").String()]++
+		}
+		var parts []string
+		for _, st := range []string{"completed", "failed", "running", "pending"} {
+			if counts[st] > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
+			}
+		}
+		fmt.Fprintf(b, "  %s  %d workers", name.String(), len(workers))
+		if len(parts) > 0 {
+			fmt.Fprintf(b, ": %s", strings.Join(parts, ", "))
+		}
+		b.WriteString("\n")
+		width := 0
+		for _, w := range workers {
+			width = max(width, len([]rune(label(w))))
+		}
+		for _, w := range workers {
+			mark, color := markPending, dim
+			switch w.Get("status").String() {
+			case "completed":
+				mark, color = markDone, green
+			case "failed":
+				mark, color = markFailed, red
+			case "running":
+				mark, color = markCurrent, yellow
+			}
+			l := label(w)
+			line := fmt.Sprintf("    %s %s%s  %s", p.paint(color, mark), l, strings.Repeat(" ", width-len([]rune(l))), w.Get("status").String())
+			if ms := w.Get("duration_ms").Int(); ms > 0 {
+				line += "  " + duration(time.Duration(ms)*time.Millisecond)
+			}
+			if out := w.Get("output_path").String(); out != "" {
+				line += "  " + out
+			}
+			if e := w.Get("error").String(); e != "" {
+				line += "  " + p.paint(red, oneLine(e))
+			}
+			b.WriteString(line + "\n")
+		}
+		return true
+	})
+}
+
+// label is what a person calls a worker: its topic, track or stage, else
+// its id.
+func label(w gjson.Result) string {
+	for _, k := range []string{"topic", "track", "stage", "worker_id"} {
+		if s := w.Get(k).String(); s != "" {
+			return oneLine(s)
+		}
+	}
+	return "?"
+}
+
+// errorSection shows the current error, retries per state, and the error
+// history from the events.
+func errorSection(b *strings.Builder, es gjson.Result, evs []event, p painter) {
+	var history []event
+	for _, ev := range evs {
+		if ev.Event == "error" || ev.Event == "retry" {
+			history = append(history, ev)
+		}
+	}
+	last := es.Get("last_error")
+	retries := es.Get("retries").Map()
+	if last.Type != gjson.String && len(retries) == 0 && len(history) == 0 {
+		return
+	}
+	b.WriteString("\nerrors\n")
+	if last.Type == gjson.String {
+		fmt.Fprintf(b, "  %s in %s: %s\n", p.paint(red, "failing"), es.Get("failed_state").String(), oneLine(last.String()))
+	}
+	if len(retries) > 0 {
+		var parts []string
+		for _, st := range slices.Sorted(maps.Keys(retries)) {
+			parts = append(parts, fmt.Sprintf("%s %d", st, retries[st].Int()))
+		}
+		fmt.Fprintf(b, "  retries used: %s\n", strings.Join(parts, ", "))
+	}
+	const shown = 5
+	if len(history) > shown {
+		fmt.Fprintf(b, "  … %d earlier\n", len(history)-shown)
+		history = history[len(history)-shown:]
+	}
+	for _, ev := range history {
+		ts := ev.TS.UTC().Format("2006-01-02 15:04:05")
+		if ev.Event == "retry" {
+			fmt.Fprintf(b, "  %s  retry %d of %d of %s\n", ts, ev.Retry, ev.Max, ev.State)
+			continue
+		}
+		fmt.Fprintf(b, "  %s  error in %s: %s\n", ts, ev.State, oneLine(ev.Error))
+	}
+}
+
+func duration(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	default:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+}
+
+// oneLine keeps free text (descriptions, errors) on one line and free of
+// control bytes, so a value cannot draw on the terminal.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 {
+			return '?'
+		}
+		return r
+	}, s)
+}
