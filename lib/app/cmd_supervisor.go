@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -190,8 +191,12 @@ func supervisorFlag() cli.Flag {
 }
 
 // supervisorNamePattern keeps NAME a plain checkpoint key: a leading
-// letter, so it is never read as an array index.
-var supervisorNamePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+// letter, so it is never read as an array index. Compiled on first use:
+// {0,63} expands to 63 nested instructions, by far the largest share of
+// this package's start-up work, and most commands never check a NAME.
+var supervisorNamePattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+})
 
 // supervisorName checks the --supervisor flag (required; checked here
 // because urfave prints help on stdout for a missing Required flag).
@@ -204,7 +209,7 @@ func supervisorName(c *cli.Context) (string, error) {
 }
 
 func checkSupervisorName(name string) error {
-	if !supervisorNamePattern.MatchString(name) {
+	if !supervisorNamePattern().MatchString(name) {
 		return fail.Usagef("supervisor name %q: use a letter then letters, digits, _ or - (e.g. research_supervisor)", name)
 	}
 	return nil

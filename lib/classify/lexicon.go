@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // The word lists the offline rules read. They are small on purpose: a rule
@@ -27,64 +28,117 @@ const (
 	classImprove                   // grow X: test coverage, else build
 )
 
-var verbClasses = map[string]verbClass{
-	"research": classResearch, "investigate": classResearch, "analyze": classResearch,
-	"analyse": classResearch, "explore": classResearch, "study": classResearch,
-	"survey": classResearch, "examine": classResearch, "understand": classResearch,
-	"audit": classResearch, "compare": classResearch, "evaluate": classResearch,
-	"assess": classResearch, "review": classResearch, "inspect": classResearch,
-	"explain": classResearch, "learn": classResearch, "summarize": classResearch,
-	"summarise": classResearch, "benchmark": classResearch, "profile": classResearch,
-	"look into": classResearch, "look at": classResearch, "find out": classResearch,
-	"dig into": classResearch, "figure out": classResearch, "read up": classResearch,
-	"go through": classResearch, "read through": classResearch, "look through": classResearch,
-	"walk through": classResearch, "tell me": classResearch, "tell us": classResearch,
-	"show me": classResearch, "show us": classResearch, "find": classResearch,
+// The tables below are built on first use (loadLexicon), not at package
+// init: flowstate is one process per command and almost no command
+// classifies, so building ~1,300 map entries at start-up was a measurable
+// share of every call's start-up cost.
+var (
+	verbClasses map[string]verbClass
+	lemmas      map[string]string
+	nounVerbs   map[string]string
 
-	"plan": classPlan, "design": classPlan, "propose": classPlan, "outline": classPlan,
-	"architect": classPlan, "strategize": classPlan,
+	fillers, negators, nominalPreps, notWorking, lightVerbs, wantWords, recipients,
+	copulas, indefinites, resultVerbs, resultWords, causeNouns, planParts, sourcePreps,
+	questionWords, determiners, pronouns, splitWords, planNouns, testNouns, featureNouns,
+	metaNouns, failureWords, errorModifiers, breadthWords, cutWords, leadingPreps,
+	smallWords, generic, acronyms, fileExts map[string]bool
 
-	"create": classMake, "write": classMake, "draft": classMake, "make": classMake,
-	"produce": classMake, "prepare": classMake, "generate": classMake, "add": classMake,
-	"sketch": classMake, "put together": classMake, "come up": classMake,
+	negatedNouns map[string]intent
+)
 
-	"revise": classRevise, "update": classRevise, "amend": classRevise, "refine": classRevise,
-	"rework": classRevise, "adjust": classRevise, "modify": classRevise, "change": classRevise,
-	"edit": classRevise, "rewrite": classRevise, "correct": classRevise, "refresh": classRevise,
-	"incorporate": classRevise, "revisit": classRevise, "restructure": classRevise,
-	"reorder": classRevise, "reorganize": classRevise, "reorganise": classRevise,
-	"extend": classRevise, "expand": classRevise, "split": classRevise, "drop": classRevise,
-	"remove": classRevise,
+var lexiconOnce sync.Once
 
-	"implement": classBuild, "build": classBuild, "develop": classBuild, "code": classBuild,
-	"refactor": classBuild, "migrate": classBuild, "port": classBuild, "integrate": classBuild,
-	"support": classBuild, "ship": classBuild, "finish": classBuild, "introduce": classBuild,
-	"enable": classBuild, "convert": classBuild, "replace": classBuild, "wire": classBuild,
-	"upgrade": classBuild, "complete": classBuild, "document": classBuild, "set up": classBuild,
-	"hook up": classBuild,
+// loadLexicon builds every word table once; Offline, the only entry point
+// that reads them, calls it first.
+func loadLexicon() { lexiconOnce.Do(buildLexicon) }
 
-	"execute": classExecute, "apply": classExecute, "carry out": classExecute, "follow": classExecute,
-
-	"fix": classFix, "debug": classFix, "troubleshoot": classFix, "diagnose": classFix,
-	"resolve": classFix, "repair": classFix, "solve": classFix, "stabilize": classFix,
-	"stabilise": classFix, "track down": classFix,
-
-	"test": classTest,
-
-	"run": classRun, "rerun": classRun,
-
-	"increase": classImprove, "improve": classImprove, "raise": classImprove,
-
-	"look": classNone, "figure": classNone, "dig": classNone, "read": classNone,
-	"go": classNone, "put": classNone, "come": classNone, "set": classNone,
-	"hook": classNone, "carry": classNone, "track": classNone, "walk": classNone,
-	"tell": classNone, "show": classNone, "get": classNone, "keep": classNone,
+func buildLexicon() {
+	buildWords()
+	buildRules()
+	buildTopicWords()
 }
 
-// lemmas maps inflected forms ("researching", "fixes", "debugged") to the
-// verbs above; over-generating forms is harmless since only these verbs are
-// looked up. Sorted iteration keeps the table the same on every run.
-var lemmas = func() map[string]string {
+func buildWords() {
+	verbClasses = map[string]verbClass{
+		"research": classResearch, "investigate": classResearch, "analyze": classResearch,
+		"analyse": classResearch, "explore": classResearch, "study": classResearch,
+		"survey": classResearch, "examine": classResearch, "understand": classResearch,
+		"audit": classResearch, "compare": classResearch, "evaluate": classResearch,
+		"assess": classResearch, "review": classResearch, "inspect": classResearch,
+		"explain": classResearch, "learn": classResearch, "summarize": classResearch,
+		"summarise": classResearch, "benchmark": classResearch, "profile": classResearch,
+		"look into": classResearch, "look at": classResearch, "find out": classResearch,
+		"dig into": classResearch, "figure out": classResearch, "read up": classResearch,
+		"go through": classResearch, "read through": classResearch, "look through": classResearch,
+		"walk through": classResearch, "tell me": classResearch, "tell us": classResearch,
+		"show me": classResearch, "show us": classResearch, "find": classResearch,
+
+		"plan": classPlan, "design": classPlan, "propose": classPlan, "outline": classPlan,
+		"architect": classPlan, "strategize": classPlan,
+
+		"create": classMake, "write": classMake, "draft": classMake, "make": classMake,
+		"produce": classMake, "prepare": classMake, "generate": classMake, "add": classMake,
+		"sketch": classMake, "put together": classMake, "come up": classMake,
+
+		"revise": classRevise, "update": classRevise, "amend": classRevise, "refine": classRevise,
+		"rework": classRevise, "adjust": classRevise, "modify": classRevise, "change": classRevise,
+		"edit": classRevise, "rewrite": classRevise, "correct": classRevise, "refresh": classRevise,
+		"incorporate": classRevise, "revisit": classRevise, "restructure": classRevise,
+		"reorder": classRevise, "reorganize": classRevise, "reorganise": classRevise,
+		"extend": classRevise, "expand": classRevise, "split": classRevise, "drop": classRevise,
+		"remove": classRevise,
+
+		"implement": classBuild, "build": classBuild, "develop": classBuild, "code": classBuild,
+		"refactor": classBuild, "migrate": classBuild, "port": classBuild, "integrate": classBuild,
+		"support": classBuild, "ship": classBuild, "finish": classBuild, "introduce": classBuild,
+		"enable": classBuild, "convert": classBuild, "replace": classBuild, "wire": classBuild,
+		"upgrade": classBuild, "complete": classBuild, "document": classBuild, "set up": classBuild,
+		"hook up": classBuild,
+
+		"execute": classExecute, "apply": classExecute, "carry out": classExecute, "follow": classExecute,
+
+		"fix": classFix, "debug": classFix, "troubleshoot": classFix, "diagnose": classFix,
+		"resolve": classFix, "repair": classFix, "solve": classFix, "stabilize": classFix,
+		"stabilise": classFix, "track down": classFix,
+
+		"test": classTest,
+
+		"run": classRun, "rerun": classRun,
+
+		"increase": classImprove, "improve": classImprove, "raise": classImprove,
+
+		"look": classNone, "figure": classNone, "dig": classNone, "read": classNone,
+		"go": classNone, "put": classNone, "come": classNone, "set": classNone,
+		"hook": classNone, "carry": classNone, "track": classNone, "walk": classNone,
+		"tell": classNone, "show": classNone, "get": classNone, "keep": classNone,
+	}
+
+	// lemmas maps inflected forms ("researching", "fixes", "debugged") to the
+	// verbs above; over-generating forms is harmless since only these verbs are
+	// looked up.
+	lemmas = buildLemmas()
+
+	// nounVerbs read "do a review of X" as "review X" and "I need a summary of
+	// X" as "summarize X": the request's verb is a noun after a light verb
+	// (lightVerbs), a verb of wanting (wantWords) or, in a clause with no verb,
+	// an indefinite article ("Deliverable: a report on X").
+	nounVerbs = map[string]string{
+		"review": "review", "analysis": "analyze", "investigation": "investigate", "audit": "audit",
+		"study": "study", "survey": "survey", "comparison": "compare", "evaluation": "evaluate",
+		"assessment": "assess", "exploration": "explore", "dive": "dig into", "research": "research",
+		"summary": "summarize", "overview": "summarize", "writeup": "summarize", "write-up": "summarize",
+		"report": "research", "explanation": "explain", "breakdown": "analyze",
+		"design": "design", "plan": "plan", "proposal": "propose", "roadmap": "plan", "spec": "design",
+		"implementation": "implement", "refactor": "refactor", "migration": "migrate", "fix": "fix",
+		"test": "test", "tests": "test", "cleanup": "implement",
+	}
+
+	buildWordSets()
+}
+
+// buildLemmas derives the inflected forms of verbClasses. Sorted iteration
+// keeps the table the same on every run.
+func buildLemmas() map[string]string {
 	m := map[string]string{}
 	for _, v := range slices.Sorted(maps.Keys(verbClasses)) {
 		if strings.Contains(v, " ") {
@@ -104,21 +158,6 @@ var lemmas = func() map[string]string {
 		m[f] = v
 	}
 	return m
-}()
-
-// nounVerbs read "do a review of X" as "review X" and "I need a summary of
-// X" as "summarize X": the request's verb is a noun after a light verb
-// (lightVerbs), a verb of wanting (wantWords) or, in a clause with no verb,
-// an indefinite article ("Deliverable: a report on X").
-var nounVerbs = map[string]string{
-	"review": "review", "analysis": "analyze", "investigation": "investigate", "audit": "audit",
-	"study": "study", "survey": "survey", "comparison": "compare", "evaluation": "evaluate",
-	"assessment": "assess", "exploration": "explore", "dive": "dig into", "research": "research",
-	"summary": "summarize", "overview": "summarize", "writeup": "summarize", "write-up": "summarize",
-	"report": "research", "explanation": "explain", "breakdown": "analyze",
-	"design": "design", "plan": "plan", "proposal": "propose", "roadmap": "plan", "spec": "design",
-	"implementation": "implement", "refactor": "refactor", "migration": "migrate", "fix": "fix",
-	"test": "test", "tests": "test", "cleanup": "implement",
 }
 
 func set(words ...string) map[string]bool {
@@ -129,7 +168,7 @@ func set(words ...string) map[string]bool {
 	return m
 }
 
-var (
+func buildWordSets() {
 	// fillers come before the verb of a request and carry no intent.
 	fillers = set("please", "pls", "kindly", "just", "first", "also", "then", "now", "so",
 		"and", "but", "i", "we", "you", "me", "us", "let's", "lets", "let", "can", "could",
@@ -153,7 +192,7 @@ var (
 	}
 
 	nominalPreps = set("of", "into", "on", "for", "about")
-	notWorking   = set("not", "doesn't", "don't", "isn't", "aren't", "stopped", "never")
+	notWorking = set("not", "doesn't", "don't", "isn't", "aren't", "stopped", "never")
 
 	lightVerbs = set("do", "perform", "conduct", "undertake", "give", "provide", "send")
 
@@ -238,7 +277,7 @@ var (
 	leadingPreps = set("for", "of", "in", "on", "with", "to", "at", "from", "about", "into",
 		"via", "how", "what", "why", "where", "which", "whether", "who", "when", "there")
 	smallWords = set("of", "for", "and", "in", "on", "to", "the", "a", "an", "with", "vs", "or")
-	generic    = set("it", "them", "this", "that", "these", "those", "plan", "plans", "work",
+	generic = set("it", "them", "this", "that", "these", "those", "plan", "plans", "work",
 		"whatever", "what", "what's", "fails", "fail", "anything", "everything", "something",
 		"things", "thing", "ones", "one", "failing", "failures", "failure", "bugs", "bug",
 		"problems", "problem", "issues", "issue", "tests", "test", "unit", "integration",
@@ -248,4 +287,4 @@ var (
 	acronyms = set("api", "apis", "cli", "ci", "ui", "jwt", "sso", "http", "https", "json", "yaml",
 		"toml", "sql", "rest", "url", "id", "ssh", "tls", "io", "sdk", "llm", "oauth", "saml")
 	fileExts = set("md", "go", "json", "jsonl", "sh", "txt", "yaml", "yml", "toml", "js", "ts", "py")
-)
+}

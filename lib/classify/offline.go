@@ -637,15 +637,19 @@ func pronounNote(s *signals) string {
 }
 
 // implied lists the intents each scope covers; any other intent the
-// description asks for lowers the confidence.
-var implied = map[string][]intent{
-	"research-only":       {intentResearch},
-	"research-and-plan":   {intentResearch, intentPlan},
-	"research-and-revise": {intentResearch, intentRevise},
-	"full-implementation": {intentResearch, intentPlan, intentImplement, intentExecutePlan, intentTest, intentFix},
-	"debug-only":          {intentResearch, intentFix},
-	"implement-only":      {intentExecutePlan},
-	"test-and-debug":      {intentTest, intentFix},
+// description asks for lowers the confidence. Built by loadLexicon.
+var implied map[string][]intent
+
+func buildRules() {
+	implied = map[string][]intent{
+		"research-only":       {intentResearch},
+		"research-and-plan":   {intentResearch, intentPlan},
+		"research-and-revise": {intentResearch, intentRevise},
+		"full-implementation": {intentResearch, intentPlan, intentImplement, intentExecutePlan, intentTest, intentFix},
+		"debug-only":          {intentResearch, intentFix},
+		"implement-only":      {intentExecutePlan},
+		"test-and-debug":      {intentTest, intentFix},
+	}
 }
 
 // Offline classifies a description without a model: deterministic, pure, and
@@ -656,6 +660,7 @@ var implied = map[string][]intent{
 // TestOfflineAccuracy measures it on labelled.jsonl and heldout.jsonl (the
 // sets the rules were written against) and on heldout2.jsonl (out-of-sample).
 func Offline(description string) Classification {
+	loadLexicon()
 	clauses := splitClauses(tokenize(description))
 	s := read(clauses)
 	r := rules[len(rules)-1]

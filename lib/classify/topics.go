@@ -27,12 +27,19 @@ const (
 	maxTopicRunes = 60
 )
 
+var aspects = []string{"current state", "best practices", "constraints", "risks"}
+
+// Built by loadLexicon, not at init (see the word tables in lexicon.go).
 var (
-	headPreps       = set("in", "of", "for", "on", "with", "about")
-	phraseSplitters = set("across", "between", "or", "vs", "versus")
-	aspects         = []string{"current state", "best practices", "constraints", "risks"}
+	headPreps, phraseSplitters map[string]bool
 	// defaultSubjects name the subject when the description has no usable
 	// noun phrase ("update the plan", "execute plan 003").
+	defaultSubjects map[string]string
+)
+
+func buildTopicWords() {
+	headPreps = set("in", "of", "for", "on", "with", "about")
+	phraseSplitters = set("across", "between", "or", "vs", "versus")
 	defaultSubjects = map[string]string{
 		"research-only":       "Research subject",
 		"research-and-plan":   "Planning subject",
@@ -42,7 +49,7 @@ var (
 		"implement-only":      "Plan implementation",
 		"test-and-debug":      "Test failures",
 	}
-)
+}
 
 func researchTopics(clauses []clause, acts []act, scope string) []string {
 	var phrases []string

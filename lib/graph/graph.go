@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/machine"
@@ -70,8 +71,9 @@ func endings(m *machine.Machine) (states []string, scopes map[string][]string) {
 // recoveryLabel is the edge label of a recovery transition.
 const recoveryLabel = "on failure"
 
-// mermaidPlain matches names Mermaid accepts as state ids as they are.
-var mermaidPlain = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+// mermaidPlain matches names Mermaid accepts as state ids as they are;
+// compiled on first use, not in every flowstate process at start-up.
+var mermaidPlain = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]*$`) })
 
 // mermaidKeywords are words of the stateDiagram grammar that cannot be
 // state ids.
@@ -92,7 +94,7 @@ func Mermaid(m *machine.Machine) string {
 	fmt.Fprintf(&b, "stateDiagram-v2\n")
 	for i, s := range m.States() {
 		ids[s] = s
-		if !mermaidPlain.MatchString(s) || mermaidKeywords[s] {
+		if !mermaidPlain().MatchString(s) || mermaidKeywords[s] {
 			ids[s] = fmt.Sprintf("S%d", i)
 			fmt.Fprintf(&b, "    state %q as %s\n", s, ids[s])
 		}

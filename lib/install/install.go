@@ -24,6 +24,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/renameio/v2"
 
@@ -175,15 +176,16 @@ func wanted(o Options) ([]file, error) {
 }
 
 // In a project, commands and agents are not namespaced: the plugin's
-// /flowstate:x is /x and agent flowstate:x is x.
+// /flowstate:x is /x and agent flowstate:x is x. Compiled on first use:
+// every flowstate process would otherwise compile them at start-up.
 var (
-	agentRef   = regexp.MustCompile(`(subagent_type\s*[:=]\s*["']?)flowstate:`)
-	commandRef = regexp.MustCompile(`(^|[^\w./-])/flowstate:`)
+	agentRef   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(subagent_type\s*[:=]\s*["']?)flowstate:`) })
+	commandRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[^\w./-])/flowstate:`) })
 )
 
 func rewrite(b []byte) []byte {
-	b = agentRef.ReplaceAll(b, []byte("${1}"))
-	return commandRef.ReplaceAll(b, []byte("${1}/"))
+	b = agentRef().ReplaceAll(b, []byte("${1}"))
+	return commandRef().ReplaceAll(b, []byte("${1}/"))
 }
 
 // installFile writes f unless the user owns or changed what is there.

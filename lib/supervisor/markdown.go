@@ -3,8 +3,16 @@ package supervisor
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
+
+// lazyRegexp compiles expr on first use, not at package init: flowstate
+// runs as one process per command, and most commands never read markdown,
+// so compiling this package's patterns at start-up was paid for nothing.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // mdLine is one line of a markdown document, classified just enough for the
 // artifact formats of docs/command-protocol.md section 6. A full CommonMark
@@ -75,13 +83,13 @@ func atxHeading(s string) (int, string) {
 	return n, t
 }
 
-var headingNumber = regexp.MustCompile(`^[0-9.]+\s+`)
+var headingNumber = lazyRegexp(`^[0-9.]+\s+`)
 
 // normalTitle lowercases a heading and drops emphasis, numbering ("2. ") and
 // a trailing colon, so "## 1. **Key Findings:**" matches "key findings".
 func normalTitle(t string) string {
 	t = strings.ToLower(strings.NewReplacer("*", "", "_", "").Replace(t))
-	t = headingNumber.ReplaceAllString(strings.TrimSpace(t), "")
+	t = headingNumber().ReplaceAllString(strings.TrimSpace(t), "")
 	return strings.TrimSpace(strings.TrimSuffix(t, ":"))
 }
 
@@ -104,12 +112,12 @@ func section(lines []mdLine, names ...string) (body []mdLine, level int, ok bool
 	return nil, 0, false
 }
 
-var listMarker = regexp.MustCompile(`^( *)(?:[-*+]|[0-9]{1,9}[.)])(?:\s+|$)(?:\[[ xX]\]\s+)?`)
+var listMarker = lazyRegexp(`^( *)(?:[-*+]|[0-9]{1,9}[.)])(?:\s+|$)(?:\[[ xX]\]\s+)?`)
 
 // listItem reports whether s is a list item and returns its indentation and
 // its text without the marker (and without a task-list box).
 func listItem(s string) (indent int, text string, ok bool) {
-	m := listMarker.FindStringSubmatch(strings.ReplaceAll(s, "\t", "    "))
+	m := listMarker().FindStringSubmatch(strings.ReplaceAll(s, "\t", "    "))
 	if m == nil {
 		return 0, "", false
 	}

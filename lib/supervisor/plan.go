@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,8 +20,8 @@ type Phase struct {
 }
 
 var (
-	phaseHeading = regexp.MustCompile(`(?i)^phase\s+([0-9]+)\s*(?:[:.)\-–—]\s*(.*))?$`)
-	planKey      = regexp.MustCompile(`(?i)^(dependencies|depends on|estimate_ms)\s*:\s*(.*)$`)
+	phaseHeading = lazyRegexp(`(?i)^phase\s+([0-9]+)\s*(?:[:.)\-–—]\s*(.*))?$`)
+	planKey      = lazyRegexp(`(?i)^(dependencies|depends on|estimate_ms)\s*:\s*(.*)$`)
 )
 
 // ParsePlan reads the phases of a plan in the protocol's format: headings
@@ -37,7 +36,7 @@ func ParsePlan(md []byte) ([]Phase, error) {
 	var phases []Phase
 	declared := 0
 	for i, l := range lines {
-		m := phaseHeading.FindStringSubmatch(plain(l.title))
+		m := phaseHeading().FindStringSubmatch(plain(l.title))
 		if l.level < 2 || m == nil {
 			continue
 		}
@@ -88,7 +87,7 @@ func phaseBody(p *Phase, rest []mdLine, level int) (found bool, err error) {
 		if _, item, ok := listItem(t); ok {
 			t = item
 		}
-		m := planKey.FindStringSubmatch(strings.ReplaceAll(t, "**", ""))
+		m := planKey().FindStringSubmatch(strings.ReplaceAll(t, "**", ""))
 		switch {
 		case l.level > 0 || m == nil: // a subheading or prose
 		case strings.EqualFold(m[1], "estimate_ms") && p.EstimateMs == 0:

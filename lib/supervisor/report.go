@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
@@ -25,7 +24,7 @@ type Meta struct {
 	FilesModified []string `json:"files_modified,omitempty"`
 }
 
-var findingHeading = regexp.MustCompile(`(?i)^finding\s*#?\s*[0-9]+\s*(?:[:.)\-–—]\s*)?`)
+var findingHeading = lazyRegexp(`(?i)^finding\s*#?\s*[0-9]+\s*(?:[:.)\-–—]\s*)?`)
 
 // ParseReport extracts Meta from a report in the protocol's format: the title
 // from the first H1, the summary from the first paragraph of "Executive
@@ -77,7 +76,7 @@ func findings(lines []mdLine) []string {
 		}
 	} else {
 		for _, l := range lines {
-			if l.level >= 2 && findingHeading.MatchString(plain(l.title)) {
+			if l.level >= 2 && findingHeading().MatchString(plain(l.title)) {
 				found = append(found, findingText(l.title))
 			}
 		}
@@ -94,7 +93,7 @@ func findings(lines []mdLine) []string {
 // findingText drops a "Finding N:" prefix from a heading.
 func findingText(title string) string {
 	t := plain(title)
-	return strings.TrimSpace(t[len(findingHeading.FindString(t)):])
+	return strings.TrimSpace(t[len(findingHeading().FindString(t)):])
 }
 
 // pathOf takes the path out of a "Files Modified" item: the first code span
