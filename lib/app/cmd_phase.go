@@ -569,6 +569,9 @@ func (e *env) printDone(w *store.Workflow) error {
 	if err != nil {
 		return err
 	}
+	if err := sm.Finish(w, "complete"); err != nil {
+		return err
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "WORKFLOW_ID=%s\nFINAL_STATE=%s\nARTIFACTS_DIR=%s\n", w.ID, v.state, v.facts.SpecDir)
 	n := 0
@@ -634,9 +637,9 @@ func (e *env) resume(c *cli.Context) error {
 }
 
 // unfinished finds the workflow to resume: the session's own if it is
-// unfinished, else the project's only unfinished one. Status is not
-// enough: a scope whose terminal state is research is marked complete on
-// entering research, before its reports exist.
+// unfinished, else the project's only unfinished one. Finished means the
+// terminal phase's work is verified, not merely that the status says so:
+// a workflow whose status was set by hand may still lack artifacts.
 func (e *env) unfinished(p *store.Project, session string) (*store.Workflow, error) {
 	if w, err := p.Resolve(store.Selector{Env: e.Getenv("FLOWSTATE_WORKFLOW"), Session: session}); err == nil {
 		if v, err := e.view(w); err == nil && !v.finished() {

@@ -107,6 +107,24 @@ func smCommands(e *env) []*cli.Command {
 			},
 		},
 		{
+			Name:      "sm-finish",
+			Usage:     "mark the workflow finished: complete (in its terminal state), failed or abandoned",
+			UsageText: "flowstate sm-finish [--status complete|failed|abandoned]",
+			Description: "A workflow stays active in its terminal state while that last phase runs; finish it\n" +
+				"when the phase's work is done. Entering a state with no way out (complete) finishes it.",
+			Flags: []cli.Flag{&cli.StringFlag{Name: "status", Value: "complete", Usage: "complete, failed or abandoned"}, workflowFlag()},
+			Action: func(c *cli.Context) error {
+				if _, err := args(c); err != nil {
+					return err
+				}
+				w, err := e.workflow(c)
+				if err != nil {
+					return err
+				}
+				return sm.Finish(w, c.String("status"))
+			},
+		},
+		{
 			Name:      "sm-fail",
 			Usage:     "record an error for the current state in the checkpoint's error_state",
 			UsageText: "flowstate sm-fail --error TEXT",

@@ -146,7 +146,11 @@ func Transition(w *store.Workflow, to, reason string) (changed bool, err error) 
 		ed := editor{doc: doc}
 		ed.set(pCurrent, to)
 		ed.addCompleted(from)
-		if to == terminal {
+		// Entering a state with no way out (complete) ends the workflow.
+		// Entering any other terminal state starts its last phase: the
+		// workflow is finished only when that phase's work is done
+		// (Finish), so a crash inside it still leaves it resumable.
+		if len(m.Transitions[to]) == 0 {
 			ed.addCompleted(to)
 			ed.set(pStatus, "complete")
 		}
@@ -171,6 +175,38 @@ func Transition(w *store.Workflow, to, reason string) (changed bool, err error) 
 		return nil
 	})
 	return changed, err
+}
+
+// Statuses a workflow can be finished with.
+var finishStatuses = []string{"complete", "failed", "abandoned"}
+
+// Finish marks the workflow finished with status: complete (only in its
+// terminal state, whose work is then done), failed or abandoned (any
+// time). Finished workflows are no longer active: discovery and the
+// session hooks pass over them.
+func Finish(w *store.Workflow, status string) error {
+	if !slices.Contains(finishStatuses, status) {
+		return fail.Usagef("--status %q: use one of %s", status, strings.Join(finishStatuses, ", "))
+	}
+	return w.Update(func(tx *store.Tx) error {
+		doc := tx.Checkpoint
+		cur, terminal := gjson.GetBytes(doc, pCurrent).String(), gjson.GetBytes(doc, pTerminal).String()
+		if gjson.GetBytes(doc, pStatus).String() == status {
+			return nil
+		}
+		if status == "complete" && cur != terminal {
+			return fail.Refusedf("workflow %s is in %q, not its terminal state %q; it can only be finished as complete there (or as failed or abandoned)", w.ID, cur, terminal)
+		}
+		ed := editor{doc: doc}
+		ed.set(pStatus, status)
+		if status == "complete" {
+			ed.addCompleted(cur)
+		}
+		ed.touch(tx.Now)
+		tx.Checkpoint = ed.doc
+		tx.Event("finish", map[string]any{"state": cur, "status": status})
+		return ed.err
+	})
 }
 
 // Fail records an error for the current state in error_state.

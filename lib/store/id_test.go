@@ -95,7 +95,8 @@ func TestSummaryActive(t *testing.T) {
 	}{
 		{Summary{CurrentState: "research", Terminal: "plan", Status: "in_progress"}, true},
 		{Summary{CurrentState: "research", Terminal: "plan"}, true},
-		{Summary{CurrentState: "plan", Terminal: "plan", Status: "in_progress"}, false},
+		{Summary{CurrentState: "plan", Terminal: "plan", Status: "in_progress"}, true},
+		{Summary{CurrentState: "plan", Terminal: "plan", Status: "complete"}, false},
 		{Summary{CurrentState: "research", Terminal: "plan", Status: "abandoned"}, false},
 		{Summary{CurrentState: "unreadable", Status: "unreadable"}, false},
 	}

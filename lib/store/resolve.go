@@ -88,12 +88,10 @@ type Summary struct {
 	UpdatedAt    string `json:"updated_at"`
 }
 
-// Active is true until the workflow reaches its terminal state or is
-// marked complete, failed or abandoned.
+// Active is true until the workflow is finished (complete, failed or
+// abandoned). A workflow in its terminal state is still active while
+// that last phase runs.
 func (s Summary) Active() bool {
-	if s.CurrentState == s.Terminal {
-		return false
-	}
 	return s.Status == "" || s.Status == "in_progress"
 }
 
