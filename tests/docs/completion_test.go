@@ -3,7 +3,7 @@ package docs
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -36,12 +36,20 @@ func TestBashCompletionRegistered(t *testing.T) {
 
 func TestBashCompletionCommands(t *testing.T) {
 	got := complete(t, "", "flowstate", "sm-")
-	want := []string{"sm-init", "sm-transition", "sm-status", "sm-next", "sm-fail", "sm-retry"}
+	var want []string
+	for _, name := range commandNames() {
+		if strings.HasPrefix(name, "sm-") {
+			want = append(want, name)
+		}
+	}
+	if !slices.Contains(want, "sm-init") {
+		t.Fatalf("flowstate help lists no sm-init: %v", commandNames())
+	}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("flowstate sm-<TAB> offered %v, want %v", got, want)
 	}
-	if got := complete(t, "", "flowstate", "comp"); strings.Join(got, " ") != "completion" {
-		t.Fatalf("flowstate comp<TAB> offered %v", got)
+	if got := complete(t, "", "flowstate", "compl"); strings.Join(got, " ") != "completion" {
+		t.Fatalf("flowstate compl<TAB> offered %v", got)
 	}
 	if got := complete(t, "", "flowstate", "--wo"); strings.Join(got, " ") != "--workflow" {
 		t.Fatalf("flowstate --wo<TAB> offered %v", got)
@@ -64,21 +72,36 @@ func TestBashCompletionCommandFlags(t *testing.T) {
 	}
 }
 
-// The zsh script is at least valid zsh when zsh is installed.
-func TestZshCompletionParses(t *testing.T) {
+// The zsh script, run with zsh's completion builtins stubbed (_describe
+// prints what it would offer), offers commands with their usage, flags,
+// and files where flowstate has nothing to offer.
+func TestZshCompletion(t *testing.T) {
 	zsh, err := exec.LookPath("zsh")
 	if err != nil {
 		t.Skip("zsh not installed")
 	}
-	script := filepath.Join(t.TempDir(), "_flowstate")
-	out, err := exec.Command(filepath.Join(binDir, "flowstate"), "completion", "zsh").Output()
-	if err != nil {
-		t.Fatal(err)
+	prog := `compdef() { :; }
+_describe() { print -l -- "${(@P)${@[-1]}}"; }
+_files() { print FILES; }
+source <(flowstate completion zsh) || exit 1
+words=("$@"); CURRENT=$#
+_flowstate`
+	run := func(words ...string) string {
+		cmd := exec.Command(zsh, append([]string{"-f", "-c", prog, "zsh"}, words...)...)
+		cmd.Env = []string{"PATH=" + binDir + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("zsh: %v\n%s", err, out)
+		}
+		return string(out)
 	}
-	if err := os.WriteFile(script, out, 0o644); err != nil {
-		t.Fatal(err)
+	if out := run("flowstate", "sm-"); !strings.Contains(out, "sm-init:create a workflow") {
+		t.Errorf("flowstate sm-<TAB> in zsh:\n%s", out)
 	}
-	if out, err := exec.Command(zsh, "-n", script).CombinedOutput(); err != nil {
-		t.Fatalf("zsh -n: %v\n%s", err, out)
+	if out := run("flowstate", "--wo"); out != "--workflow\n" {
+		t.Errorf("flowstate --wo<TAB> in zsh: %q", out)
+	}
+	if out := run("flowstate", "graph", "--machine", ""); out != "FILES\n" {
+		t.Errorf("flowstate graph --machine <TAB> in zsh: %q", out)
 	}
 }

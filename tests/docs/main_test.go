@@ -45,9 +45,10 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(tmp)
 	binDir = tmp
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags(stampVersion, stampCommit),
-		"-o", filepath.Join(binDir, "flowstate"), "./cmd/flowstate")
-	build.Dir = repoRoot
+	// scripts/build (the flags users get); the later -ldflags replaces its
+	// stamp with known values.
+	build := exec.Command("sh", filepath.Join(repoRoot, "scripts", "build"),
+		filepath.Join(binDir, "flowstate"), "-ldflags", ldflags(stampVersion, stampCommit))
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build flowstate: %v\n%s", err, out)
 		return 1

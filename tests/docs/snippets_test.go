@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -68,16 +69,24 @@ func runDoc(t *testing.T, path string) {
 	t.Logf("%d bash blocks ran", ran)
 }
 
-// hasCommand reports whether the test binary knows a command.
-func hasCommand(name string) bool {
+// commandNames lists the commands `flowstate help` shows, in its order.
+func commandNames() []string {
 	out, err := exec.Command(filepath.Join(binDir, "flowstate"), "help").Output()
 	if err != nil {
-		return false
+		return nil
 	}
-	for _, line := range strings.Split(string(out), "\n") {
-		if f := strings.Fields(line); len(f) > 0 && f[0] == name {
-			return true
+	_, list, _ := strings.Cut(string(out), "COMMANDS:\n")
+	list, _, _ = strings.Cut(list, "\n\n")
+	var names []string
+	for _, line := range strings.Split(list, "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			names = append(names, f[0])
 		}
 	}
-	return false
+	return names
+}
+
+// hasCommand reports whether the test binary knows a command.
+func hasCommand(name string) bool {
+	return slices.Contains(commandNames(), name)
 }
