@@ -49,36 +49,21 @@ func checkpointCommands(e *env) []*cli.Command {
 			Usage:     "print the workflow's checkpoint JSON",
 			UsageText: "flowstate checkpoint-load",
 			Flags:     []cli.Flag{workflowFlag()},
-			Action: func(c *cli.Context) error {
-				if _, err := args(c); err != nil {
-					return err
-				}
-				w, err := e.workflow(c)
-				if err != nil {
-					return err
-				}
+			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
 				doc, err := w.ReadCheckpoint()
 				if err != nil {
 					return err
 				}
 				_, err = e.Stdout.Write(doc)
 				return err
-			},
+			}),
 		},
 		{
 			Name:      "checkpoint-get",
 			Usage:     "print the value at PATH: strings raw, numbers as 160, objects and arrays as JSON",
 			UsageText: "flowstate checkpoint-get PATH [--default VALUE]   (PATH like state_machine.current_state or phase_data.research.reports.0)",
 			Flags:     []cli.Flag{&cli.StringFlag{Name: "default", Usage: "print this when PATH is missing instead of failing"}, workflowFlag()},
-			Action: func(c *cli.Context) error {
-				a, err := args(c, "PATH")
-				if err != nil {
-					return err
-				}
-				w, err := e.workflow(c)
-				if err != nil {
-					return err
-				}
+			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, a []string) error {
 				doc, err := w.ReadCheckpoint()
 				if err != nil {
 					return err
@@ -96,7 +81,7 @@ func checkpointCommands(e *env) []*cli.Command {
 					return fail.Usagef("checkpoint of workflow %s has no value at %s; pass --default to accept that", w.ID, a[0])
 				}
 				return nil
-			},
+			}, "PATH"),
 		},
 		{
 			Name:      "checkpoint-set",

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
 func miscCommands(e *env) []*cli.Command {
@@ -18,17 +19,9 @@ func miscCommands(e *env) []*cli.Command {
 			Usage:     "append one JSON value as a line of the workflow's log NAME (logs/NAME.jsonl)",
 			UsageText: "flowstate log-append NAME JSON",
 			Flags:     []cli.Flag{workflowFlag()},
-			Action: func(c *cli.Context) error {
-				a, err := args(c, "NAME", "JSON")
-				if err != nil {
-					return err
-				}
-				w, err := e.workflow(c)
-				if err != nil {
-					return err
-				}
+			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, a []string) error {
 				return w.AppendLog(a[0], []byte(a[1]))
-			},
+			}, "NAME", "JSON"),
 		},
 		{
 			Name:      "list",

@@ -12,6 +12,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/sm"
+	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
 func smCommands(e *env) []*cli.Command {
@@ -41,32 +42,17 @@ func smCommands(e *env) []*cli.Command {
 			Usage:     "move the workflow to STATE if the machine allows it",
 			UsageText: "flowstate sm-transition STATE [--reason TEXT]",
 			Flags:     []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why, recorded in the event log"}, workflowFlag()},
-			Action: func(c *cli.Context) error {
-				a, err := args(c, "STATE")
-				if err != nil {
-					return err
-				}
-				w, err := e.workflow(c)
-				if err != nil {
-					return err
-				}
-				_, err = sm.Transition(w, a[0], c.String("reason"))
+			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, a []string) error {
+				_, err := sm.Transition(w, a[0], c.String("reason"))
 				return err
-			},
+			}, "STATE"),
 		},
 		{
 			Name:      "sm-status",
 			Usage:     "print the workflow's state as KEY=VALUE lines (or JSON)",
 			UsageText: "flowstate sm-status [--json]",
 			Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}, workflowFlag()},
-			Action: func(c *cli.Context) error {
-				if _, err := args(c); err != nil {
-					return err
-				}
-				w, err := e.workflow(c)
-				if err != nil {
-					return err
-				}
+			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
 				doc, err := w.ReadCheckpoint()
 				if err != nil {
 					return err
@@ -78,7 +64,7 @@ func smCommands(e *env) []*cli.Command {
 				e.printf("WORKFLOW_ID=%s\nCOMMAND_NAME=%s\nWORKFLOW_SCOPE=%s\nCURRENT_STATE=%s\nTERMINAL_STATE=%s\nCOMPLETED_STATES=%s\nIS_TERMINAL=%t\n",
 					st.WorkflowID, st.Command, st.Scope, st.CurrentState, st.TerminalState, strings.Join(st.CompletedStates, " "), st.IsTerminal)
 				return nil
-			},
+			}),
 		},
 		{
 			Name:      "sm-next",
@@ -87,14 +73,7 @@ func smCommands(e *env) []*cli.Command {
 			Description: "With --failed, print the state that recovers the current one (test -> debug).\n" +
 				"From a recovery state, print the state that failed. At the terminal state, print done.",
 			Flags: []cli.Flag{&cli.BoolFlag{Name: "failed", Usage: "the current state's phase failed"}, workflowFlag()},
-			Action: func(c *cli.Context) error {
-				if _, err := args(c); err != nil {
-					return err
-				}
-				w, err := e.workflow(c)
-				if err != nil {
-					return err
-				}
+			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
 				next, err := sm.Next(w, c.Bool("failed"))
 				if err != nil {
 					return err
@@ -104,7 +83,7 @@ func smCommands(e *env) []*cli.Command {
 				}
 				e.printf("%s\n", next)
 				return nil
-			},
+			}),
 		},
 		{
 			Name:      "sm-finish",
@@ -113,32 +92,18 @@ func smCommands(e *env) []*cli.Command {
 			Description: "A workflow stays active in its terminal state while that last phase runs; finish it\n" +
 				"when the phase's work is done. Entering a state with no way out (complete) finishes it.",
 			Flags: []cli.Flag{&cli.StringFlag{Name: "status", Value: "complete", Usage: "complete, failed or abandoned"}, workflowFlag()},
-			Action: func(c *cli.Context) error {
-				if _, err := args(c); err != nil {
-					return err
-				}
-				w, err := e.workflow(c)
-				if err != nil {
-					return err
-				}
+			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
 				return sm.Finish(w, c.String("status"))
-			},
+			}),
 		},
 		{
 			Name:      "sm-fail",
 			Usage:     "record an error for the current state in the checkpoint's error_state",
 			UsageText: "flowstate sm-fail --error TEXT",
 			Flags:     []cli.Flag{&cli.StringFlag{Name: "error", Usage: "what failed"}, workflowFlag()},
-			Action: func(c *cli.Context) error {
-				if _, err := args(c); err != nil {
-					return err
-				}
-				w, err := e.workflow(c)
-				if err != nil {
-					return err
-				}
+			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
 				return sm.Fail(w, c.String("error"))
-			},
+			}),
 		},
 		{
 			Name:      "sm-retry",
@@ -148,21 +113,14 @@ func smCommands(e *env) []*cli.Command {
 				&cli.IntFlag{Name: "max", Value: sm.DefaultMaxRetries, Usage: "retries allowed per state"},
 				workflowFlag(),
 			},
-			Action: func(c *cli.Context) error {
-				if _, err := args(c); err != nil {
-					return err
-				}
-				w, err := e.workflow(c)
-				if err != nil {
-					return err
-				}
+			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
 				used, err := sm.Retry(w, c.Int("max"))
 				if err != nil {
 					return err
 				}
 				e.printf("%d\n", used)
 				return nil
-			},
+			}),
 		},
 	}
 }

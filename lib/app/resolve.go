@@ -65,3 +65,19 @@ func (e *env) readInput(c *cli.Context, what string) ([]byte, error) {
 	defer f.Close()
 	return readAllLimited(f, what)
 }
+
+// onWorkflow wraps an action that takes exactly the named positional
+// arguments and acts on the resolved workflow.
+func (e *env) onWorkflow(fn func(c *cli.Context, w *store.Workflow, a []string) error, names ...string) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		a, err := args(c, names...)
+		if err != nil {
+			return err
+		}
+		w, err := e.workflow(c)
+		if err != nil {
+			return err
+		}
+		return fn(c, w, a)
+	}
+}
