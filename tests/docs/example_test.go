@@ -71,6 +71,12 @@ func TestReviewExampleRevisedThenApproved(t *testing.T) {
 	if got := strings.Join(r.Trace, " "); got != want {
 		t.Errorf("steps:\n got %s\nwant %s", got, want)
 	}
+	if got := flowstate(t, proj, "s1", "checkpoint-get", "status"); got != "complete\n" {
+		t.Errorf("status %q, want complete", got)
+	}
+	if !strings.HasPrefix(dir, filepath.Join(proj, ".flowstate", "specs")+"/") {
+		t.Errorf("artifacts in %s, want under .flowstate/specs", dir)
+	}
 }
 
 func TestReviewExampleGatherOnly(t *testing.T) {
@@ -87,6 +93,9 @@ func TestReviewExampleGatherOnly(t *testing.T) {
 	}
 	if got := flowstate(t, proj, "s1", "checkpoint-get", "workflow_description"); got != "the login handler\n" {
 		t.Errorf("description %q", got)
+	}
+	if got := flowstate(t, proj, "s1", "checkpoint-get", "status"); got != "complete\n" {
+		t.Errorf("status %q, want complete: the gather-only command must finish its workflow", got)
 	}
 }
 
