@@ -20,9 +20,8 @@ die() {
 # flowstate_bin prints the binary to use, building bin/flowstate when Go is here.
 flowstate_bin() {
 	if command -v go >/dev/null 2>&1; then
-		commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
-		(cd "$repo" && go build -trimpath -ldflags "-X github.com/flowstate-dev/flowstate/lib/app.Commit=$commit" \
-			-o bin/flowstate ./cmd/flowstate) || die "go build failed"
+		# scripts/build holds the flags (version stamp, stripped, no docs).
+		sh "$repo/scripts/build" "$repo/bin/flowstate" || die "go build failed"
 		printf '%s\n' "$repo/bin/flowstate"
 	elif [ -x "$repo/bin/flowstate" ]; then
 		printf '%s\n' "$repo/bin/flowstate"

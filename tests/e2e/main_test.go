@@ -65,7 +65,11 @@ func flowstateBin(t *testing.T) string {
 	}
 	flowstateOnce.Do(func() {
 		flowstatePath = filepath.Join(binDir, "flowstate")
-		flowstateErr = goBuild(flowstatePath, "./cmd/flowstate")
+		// scripts/build: the flags users get, so tests run what ships.
+		cmd := exec.Command("sh", filepath.Join(repoRoot, "scripts", "build"), flowstatePath)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			flowstateErr = fmt.Errorf("scripts/build: %v\n%s", err, b)
+		}
 	})
 	if flowstateErr != nil {
 		t.Fatal(flowstateErr)

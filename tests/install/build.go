@@ -15,8 +15,8 @@ import (
 // Build compiles cmd/flowstate into dir and returns the binary's path.
 func Build(dir string) (string, error) {
 	bin := filepath.Join(dir, "flowstate")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/flowstate")
-	cmd.Dir = RepoRoot()
+	// scripts/build: the flags users get, so tests run what ships.
+	cmd := exec.Command("sh", filepath.Join(RepoRoot(), "scripts", "build"), bin)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}

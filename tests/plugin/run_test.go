@@ -21,8 +21,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	flowstateBin = filepath.Join(dir, "flowstate")
-	build := exec.Command("go", "build", "-o", flowstateBin, "./cmd/flowstate")
-	build.Dir = "../.."
+	// scripts/build: the flags users get, so tests run what ships.
+	build := exec.Command("sh", "../../scripts/build", flowstateBin)
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "go build flowstate: %v\n%s", err, out)
 		os.Exit(1)

@@ -30,7 +30,8 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	bin = filepath.Join(dir, "flowstate")
-	build := exec.Command("go", "build", "-o", bin, "github.com/flowstate-dev/flowstate/cmd/flowstate")
+	// scripts/build: the flags users get, so tests run what ships.
+	build := exec.Command("sh", "../../scripts/build", bin)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building flowstate:", err)

@@ -27,9 +27,9 @@ import (
 func main() {
 	n := flag.Int("n", 200, "runs per command")
 	large := flag.Int("keys", 10000, "keys of the large workflow in the scaling rows")
-	tags := flag.String("tags", "", "build tags for flowstate, e.g. urfave_cli_no_docs")
+	build := flag.String("build", "", "extra go build flags after scripts/build's, e.g. -ldflags=-X=x=y to measure an unstripped binary")
 	flag.Parse()
-	b, err := setup(*tags)
+	b, err := setup(strings.Fields(*build))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fsbench:", err)
 		os.Exit(1)
@@ -47,15 +47,18 @@ type bench struct {
 	out                  *tabwriter.Writer
 }
 
-// setup builds flowstate and the no-op binary into a temp dir.
-func setup(tags string) (*bench, error) {
+// setup builds flowstate with scripts/build (what users run) and the
+// no-op binary into a temp dir.
+func setup(build []string) (*bench, error) {
 	tmp, err := os.MkdirTemp("", "fsbench-")
 	if err != nil {
 		return nil, err
 	}
 	b := &bench{tmp: tmp, flowstate: filepath.Join(tmp, "flowstate"), noop: filepath.Join(tmp, "noop")}
-	if err := goBuild("", b.flowstate, "./cmd/flowstate", "-tags="+tags); err != nil {
-		return nil, err
+	cmd := exec.Command("sh", append([]string{"scripts/build", b.flowstate}, build...)...)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("scripts/build: %w", err)
 	}
 	src := filepath.Join(tmp, "noop-src")
 	files := map[string]string{"go.mod": "module noop\n\ngo 1.25\n", "main.go": "package main\n\nfunc main() {}\n"}
