@@ -26,7 +26,10 @@ func permute(app *cli.App, args []string) []string {
 		return args
 	}
 	cmd := app.Command(args[i])
-	if cmd == nil || rawArgs[cmd.Name] {
+	// Help and shell completion are urfave's own flags, not the command's;
+	// they must reach it where typed.
+	last := args[len(args)-1]
+	if cmd == nil || rawArgs[cmd.Name] || last == "--generate-bash-completion" {
 		return args
 	}
 	var flags, pos []string
@@ -36,6 +39,9 @@ func permute(app *cli.App, args []string) []string {
 		if a == "--" {
 			pos = append(pos, rest[j+1:]...)
 			break
+		}
+		if a == "-h" || a == "--help" {
+			return append(append([]string{}, args[:i+1]...), "--help")
 		}
 		if strings.HasPrefix(a, "-") && len(a) > 1 && findFlag(cmd.Flags, a) != nil {
 			flags = append(flags, a)

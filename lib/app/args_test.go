@@ -19,6 +19,9 @@ func TestPermute(t *testing.T) {
 		// Values are verbatim for commands that store them.
 		{"fs state-append K --stdin", "fs state-append K --stdin"},
 		{"fs log-append n --workflow", "fs log-append n --workflow"},
+		{"fs sm-next --help", "fs sm-next --help"},
+		{"fs sm-transition plan -h", "fs sm-transition --help"},
+		{"fs sm-init --desc --generate-bash-completion", "fs sm-init --desc --generate-bash-completion"},
 		{"fs", "fs"},
 		{"fs nosuch a --b", "fs nosuch a --b"},
 	}

@@ -28,7 +28,7 @@ func graphCommands(e *env) []*cli.Command {
 			if _, err := args(c); err != nil {
 				return err
 			}
-			m, err := loadMachine(c.String("machine"))
+			m, _, err := loadMachine(c.String("machine"))
 			if err != nil {
 				return err
 			}
@@ -44,20 +44,20 @@ func graphCommands(e *env) []*cli.Command {
 
 // loadMachine reads and validates a custom machine, or returns the
 // default one for an empty path.
-func loadMachine(path string) (*machine.Machine, error) {
+func loadMachine(path string) (*machine.Machine, []byte, error) {
 	if path == "" {
-		return machine.Default(), nil
+		return machine.Default(), nil, nil
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		if os.IsNotExist(err) {
-			return nil, fail.Usagef("--machine: file %s not found", path)
+			return nil, nil, fail.Usagef("--machine: file %s not found", path)
 		}
-		return nil, fmt.Errorf("--machine: %w", err)
+		return nil, nil, fmt.Errorf("--machine: %w", err)
 	}
 	m, err := machine.Parse(b)
 	if err != nil {
-		return nil, fmt.Errorf("--machine %s: %w", path, err)
+		return nil, nil, fmt.Errorf("--machine %s: %w", path, err)
 	}
-	return m, nil
+	return m, b, nil
 }

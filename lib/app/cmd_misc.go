@@ -97,7 +97,8 @@ func miscCommands(e *env) []*cli.Command {
 				if c.App.Command(topic) == nil {
 					return fail.Usagef("no help topic %q; run `flowstate help` for the commands", topic)
 				}
-				return cli.ShowCommandHelp(c, topic)
+				// The app's context, not help's own, knows the commands.
+				return cli.ShowCommandHelp(c.Lineage()[1], topic)
 			},
 		},
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/classify"
 	"github.com/flowstate-dev/flowstate/lib/fail"
-	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
@@ -129,20 +128,9 @@ func (e *env) smInit(c *cli.Context) error {
 	if _, err := args(c); err != nil {
 		return err
 	}
-	m := machine.Default()
-	var machineJSON []byte
-	if path := c.String("machine"); path != "" {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			if os.IsNotExist(err) {
-				return fail.Usagef("--machine: file %s not found", path)
-			}
-			return fmt.Errorf("--machine: %w", err)
-		}
-		if m, err = machine.Parse(b); err != nil {
-			return fmt.Errorf("--machine %s: %w", path, err)
-		}
-		machineJSON = b
+	m, machineJSON, err := loadMachine(c.String("machine"))
+	if err != nil {
+		return err
 	}
 	cls, err := e.classification(c)
 	if err != nil {
