@@ -294,7 +294,7 @@ func (w *Workflow) AppendState(pairs [][2]string) error {
 	defer l.Release()
 	path := w.path(stateFile)
 	if len(pairs) == 1 {
-		if err := fsx.AppendLine(path, statefile.EncodeLine(pairs[0][0], pairs[0][1])); err != nil {
+		if err := fsx.AppendLineDurable(path, statefile.EncodeLine(pairs[0][0], pairs[0][1])); err != nil {
 			return err
 		}
 		size, base, err := stateSizes(path)
@@ -302,6 +302,11 @@ func (w *Workflow) AppendState(pairs [][2]string) error {
 			return err
 		}
 	}
+	// Rewriting the state file is rare (a compaction or a --stdin batch),
+	// so it is where temp files of killed writers go; under the lock no
+	// writer of this workflow is in flight. Not on every write: it costs a
+	// directory read.
+	fsx.RemoveStrayTemps(w.Dir)
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
