@@ -5,7 +5,9 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -18,6 +20,8 @@ const runTimeout = 3 * time.Minute
 
 // result is what one CLI run left behind.
 type result struct {
+	Prompt         string
+	Session        string // the run's Claude Code session id (--session-id)
 	Stdout, Stderr string
 	ExitCode       int
 	Wall           time.Duration
@@ -25,10 +29,12 @@ type result struct {
 
 // process is a running `claude -p`.
 type process struct {
-	cmd            *exec.Cmd
-	stdout, stderr bytes.Buffer
-	started        time.Time
-	cancel         context.CancelFunc
+	s               *scenario
+	prompt, session string
+	cmd             *exec.Cmd
+	stdout, stderr  bytes.Buffer
+	started         time.Time
+	cancel          context.CancelFunc
 }
 
 // start launches `claude -p prompt` in the project with the scratch plugin,
@@ -36,8 +42,9 @@ type process struct {
 func (s *scenario) start(prompt string) *process {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-	p := &process{cancel: cancel}
+	p := &process{s: s, prompt: prompt, session: newSessionID(), cancel: cancel}
 	p.cmd = exec.CommandContext(ctx, claudeBin, "-p", prompt,
+		"--session-id", p.session,
 		"--plugin-dir", s.Plugin,
 		// As root --dangerously-skip-permissions is refused; allow the tools instead.
 		"--allowedTools", "Bash Read Write Edit Agent")
@@ -60,7 +67,7 @@ func (s *scenario) start(prompt string) *process {
 func (p *process) wait() result {
 	err := p.cmd.Wait()
 	p.cancel()
-	r := result{Stdout: p.stdout.String(), Stderr: p.stderr.String(), Wall: time.Since(p.started)}
+	r := result{Prompt: p.prompt, Session: p.session, Stdout: p.stdout.String(), Stderr: p.stderr.String(), Wall: time.Since(p.started)}
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit):
@@ -68,11 +75,22 @@ func (p *process) wait() result {
 	case err != nil:
 		r.ExitCode = -1
 	}
+	p.s.recordRun(r)
 	return r
 }
 
-// kill ends the CLI abruptly (SIGKILL, no SessionEnd), as a crash would.
-func (p *process) kill() { _ = p.cmd.Process.Kill() }
+// kill ends the CLI and every process it started (SIGKILL to its process
+// group: no SessionEnd, no cleanup), as a crash or a closed terminal would.
+func (p *process) kill() { _ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) }
+
+// newSessionID is a random UUID (version 4), as --session-id requires.
+func newSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
 
 // claude runs the CLI to the end and logs what a scenario reports: wall time
 // and how many times the stand-in called the plugin's tool.
@@ -80,9 +98,6 @@ func (s *scenario) claude(prompt, tool string) result {
 	s.t.Helper()
 	r := s.start(prompt).wait()
 	s.t.Logf("%q: exit %d, wall %s, %d %s calls", prompt, r.ExitCode, r.Wall.Round(time.Millisecond), s.Model.CountBashCalls(tool), tool)
-	if r.ExitCode != 0 {
-		s.t.Logf("stdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
-	}
 	return r
 }
 

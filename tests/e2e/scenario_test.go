@@ -7,7 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/flowstate-dev/flowstate/tests/e2e/standin"
 )
@@ -20,7 +22,12 @@ type scenario struct {
 	Project string
 	Plugin  string
 	Model   *standin.Server
-	LogDir  string // stand-in request log, kept after the test for debugging
+	LogDir  string // the stand-in's request log, kept after the test for debugging
+
+	mu      sync.Mutex
+	runs    []result // every finished CLI run, printed when the test fails
+	models  []*standin.Server
+	logDirs []string
 }
 
 // pluginParts are the plugin's own files; everything else in the source
@@ -42,18 +49,71 @@ func newScenario(t *testing.T, pluginSrc string, bins map[string]string, knobs s
 	s.git("add", "README.md")
 	s.git("commit", "-q", "-m", "initial")
 
-	s.LogDir = filepath.Join(cacheDir, "runs", strings.ReplaceAll(t.Name(), "/", "_"))
+	t.Cleanup(s.explainFailure)
+	s.startModel(knobs, strings.ReplaceAll(t.Name(), "/", "_"))
+	return s
+}
+
+// startModel starts a stand-in with knobs, logging to .cache/runs/<name>,
+// and makes it the one later runs talk to.
+func (s *scenario) startModel(knobs standin.Knobs, name string) {
+	s.t.Helper()
+	s.LogDir = filepath.Join(cacheDir, "runs", name)
 	if err := os.RemoveAll(s.LogDir); err != nil {
-		t.Fatal(err)
+		s.t.Fatal(err)
 	}
 	model, err := standin.Start(knobs, s.LogDir)
 	if err != nil {
-		t.Fatal(err)
+		s.t.Fatal(err)
 	}
+	s.t.Cleanup(model.Close)
 	s.Model = model
-	t.Cleanup(model.Close)
-	t.Logf("stand-in log: %s", s.LogDir)
-	return s
+	s.mu.Lock()
+	s.models = append(s.models, model)
+	s.logDirs = append(s.logDirs, s.LogDir)
+	s.mu.Unlock()
+	s.t.Logf("stand-in log: %s", s.LogDir)
+}
+
+// restartModel replaces the stand-in with a fresh one: new knobs, counters
+// and log directory (.cache/runs/<test>-<name>), e.g. a resume that must not
+// be slowed down, or counts of what one run asked for.
+func (s *scenario) restartModel(knobs standin.Knobs, name string) {
+	s.t.Helper()
+	s.startModel(knobs, strings.ReplaceAll(s.t.Name(), "/", "_")+"-"+name)
+}
+
+// bashCalls counts the invocations of program in the Bash commands every
+// stand-in of the scenario ran.
+func (s *scenario) bashCalls(program string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, m := range s.models {
+		n += m.CountBashCalls(program)
+	}
+	return n
+}
+
+// explainFailure prints, for a failed test, what every CLI run printed and
+// where the stand-in's request log is.
+func (s *scenario) explainFailure() {
+	if !s.t.Failed() {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.runs {
+		s.t.Logf("claude -p %q (session %s): exit %d after %s\n--- stdout:\n%s\n--- stderr:\n%s",
+			r.Prompt, r.Session, r.ExitCode, r.Wall.Round(time.Millisecond), r.Stdout, r.Stderr)
+	}
+	s.t.Logf("stand-in requests and answers: %s", strings.Join(s.logDirs, " "))
+}
+
+func (s *scenario) recordRun(r result) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.runs = append(s.runs, r)
 }
 
 // preparePlugin copies the plugin's parts from src into a scratch directory
@@ -93,8 +153,13 @@ func (s *scenario) git(args ...string) {
 	}
 }
 
-// path is a project file's absolute path.
-func (s *scenario) path(rel string) string { return filepath.Join(s.Project, rel) }
+// path is a project file's absolute path (rel may already be absolute).
+func (s *scenario) path(rel string) string {
+	if filepath.IsAbs(rel) {
+		return rel
+	}
+	return filepath.Join(s.Project, rel)
+}
 
 func (s *scenario) read(rel string) string {
 	s.t.Helper()

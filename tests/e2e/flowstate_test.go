@@ -1,0 +1,410 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/flowstate-dev/flowstate/tests/e2e/standin"
+)
+
+// flowstateScenario is a scenario with the repository's plugin (commands,
+// agents, hooks) and the freshly built flowstate in its bin/. When the test
+// ends it logs the scenario's wall time and how many flowstate invocations
+// the stand-in ran in Bash blocks.
+func flowstateScenario(t *testing.T, knobs standin.Knobs) *scenario {
+	t.Helper()
+	start := time.Now()
+	s := newScenario(t, repoRoot, map[string]string{"flowstate": flowstateBin(t)}, knobs)
+	t.Cleanup(func() {
+		t.Logf("scenario %s: wall %s, %d flowstate calls", t.Name(), time.Since(start).Round(time.Millisecond), s.bashCalls("flowstate"))
+	})
+	return s
+}
+
+// run runs `claude -p prompt` to the end and fails the test unless it exited 0.
+func (s *scenario) run(prompt string) result {
+	s.t.Helper()
+	r := s.claude(prompt, "flowstate")
+	if r.ExitCode != 0 {
+		s.t.Fatalf("claude -p %q exited %d", prompt, r.ExitCode)
+	}
+	return r
+}
+
+// stateDir is the project's flowstate state directory.
+func (s *scenario) stateDir() string { return s.path(".claude/state") }
+
+// workflowIDs lists the project's workflows (directory names, sorted).
+func (s *scenario) workflowIDs() []string {
+	s.t.Helper()
+	entries, err := os.ReadDir(filepath.Join(s.stateDir(), "workflows"))
+	if err != nil && !os.IsNotExist(err) {
+		s.t.Fatal(err)
+	}
+	var ids []string
+	for _, e := range entries {
+		if e.IsDir() {
+			ids = append(ids, e.Name())
+		}
+	}
+	return ids
+}
+
+// onlyWorkflow is the project's one workflow; the test stops if there is
+// not exactly one.
+func (s *scenario) onlyWorkflow() *workflow {
+	s.t.Helper()
+	ids := s.workflowIDs()
+	if len(ids) != 1 {
+		s.t.Fatalf("want exactly one workflow in %s, have %v", s.stateDir(), ids)
+	}
+	return s.workflow(ids[0])
+}
+
+// sessionPointer is the workflow id the session's pointer names, "" when
+// there is no pointer.
+func (s *scenario) sessionPointer(session string) string {
+	b, err := os.ReadFile(filepath.Join(s.stateDir(), "sessions", session))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// expectPointer checks a session pointer after its run ended: the
+// SessionEnd hook removes it when the workflow is finished and keeps it
+// (naming the workflow) when the workflow can still be resumed.
+func (s *scenario) expectPointer(r result, w *workflow, kept bool) {
+	s.t.Helper()
+	got := s.sessionPointer(r.Session)
+	switch {
+	case kept && got != w.ID:
+		s.t.Errorf("session %s points at %q after the run, want %s kept for resume", r.Session, got, w.ID)
+	case !kept && got != "":
+		s.t.Errorf("session %s still points at %q after the run: SessionEnd did not drop the finished workflow's pointer", r.Session, got)
+	}
+}
+
+// expectHookExports checks what the SessionStart hook (`flowstate hook
+// session-start`, through hooks/run-hook) left in the session's
+// CLAUDE_ENV_FILE, which Claude Code sources before every Bash block.
+func (s *scenario) expectHookExports(r result) {
+	s.t.Helper()
+	files, _ := filepath.Glob(filepath.Join(s.Home, ".claude", "session-env", r.Session, "*.sh"))
+	var all strings.Builder
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		all.Write(b)
+	}
+	bin := filepath.Join(s.Plugin, "bin")
+	for _, want := range []string{
+		"export PATH=" + bin + `:"$PATH"`,
+		"export FLOWSTATE_BIN=" + filepath.Join(bin, "flowstate"),
+		"export CLAUDE_PROJECT_DIR=" + s.Project,
+	} {
+		if !strings.Contains(all.String(), want) {
+			s.t.Errorf("session %s: CLAUDE_ENV_FILE (%v) lacks %q; it has:\n%s", r.Session, files, want, all.String())
+		}
+	}
+}
+
+// workflow is one workflow's checkpoint and event log as read from disk.
+type workflow struct {
+	t      *testing.T
+	ID     string
+	Dir    string
+	cp     []byte
+	events []gjson.Result
+}
+
+// workflow reads the workflow's checkpoint.json and events.jsonl.
+func (s *scenario) workflow(id string) *workflow {
+	s.t.Helper()
+	w := &workflow{t: s.t, ID: id, Dir: filepath.Join(s.stateDir(), "workflows", id)}
+	var err error
+	if w.cp, err = os.ReadFile(filepath.Join(w.Dir, "checkpoint.json")); err != nil {
+		s.t.Fatal(err)
+	}
+	if !gjson.ValidBytes(w.cp) {
+		s.t.Fatalf("workflow %s: checkpoint.json is not JSON:\n%s", id, w.cp)
+	}
+	log, err := os.ReadFile(filepath.Join(w.Dir, "events.jsonl"))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(log))
+	for sc.Scan() {
+		if !gjson.Valid(sc.Text()) {
+			s.t.Fatalf("workflow %s: events.jsonl line is not JSON: %q", id, sc.Text())
+		}
+		w.events = append(w.events, gjson.Parse(sc.Text()))
+	}
+	return w
+}
+
+// get is the checkpoint's value at a gjson path.
+func (w *workflow) get(path string) gjson.Result { return gjson.GetBytes(w.cp, path) }
+
+// expect checks checkpoint values: path → want, compared as text (numbers
+// as gjson prints them, arrays and objects as their JSON); nil wants null
+// or no value.
+func (w *workflow) expect(want map[string]any) {
+	w.t.Helper()
+	paths := make([]string, 0, len(want))
+	for p := range want {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		got := w.get(p)
+		switch v := want[p]; {
+		case v == nil && (got.Type == gjson.Null):
+		case v == nil:
+			w.t.Errorf("workflow %s: %s = %s, want null", w.ID, p, got.Raw)
+		case got.String() != fmt.Sprint(v):
+			w.t.Errorf("workflow %s: %s = %s, want %v", w.ID, p, orMissing(got), v)
+		}
+	}
+}
+
+func orMissing(r gjson.Result) string {
+	if !r.Exists() {
+		return "(missing)"
+	}
+	return r.Raw
+}
+
+// workers maps worker_id → status of the supervisor's worker records.
+func (w *workflow) workers(supervisor string) map[string]string {
+	out := map[string]string{}
+	for _, r := range w.get("supervisor_state." + supervisor + ".workers").Array() {
+		out[r.Get("worker_id").String()] = r.Get("status").String()
+	}
+	return out
+}
+
+// expectWorkers checks that the supervisor's records are exactly want
+// (worker_id → status), and that every completed worker's output exists
+// and is not empty.
+func (w *workflow) expectWorkers(supervisor string, want map[string]string) {
+	w.t.Helper()
+	if got := w.workers(supervisor); fmt.Sprint(got) != fmt.Sprint(want) {
+		w.t.Errorf("workflow %s: %s workers %v, want %v", w.ID, supervisor, got, want)
+	}
+	for _, r := range w.get("supervisor_state." + supervisor + ".workers").Array() {
+		if r.Get("status").String() != "completed" {
+			continue
+		}
+		path := r.Get("output_path").String()
+		if st, err := os.Stat(path); err != nil || st.Size() == 0 {
+			w.t.Errorf("workflow %s: %s worker %s is recorded completed, but its output %q is missing or empty", w.ID, supervisor, r.Get("worker_id"), path)
+		}
+	}
+}
+
+// expectArtifacts checks phase_data.<state>.artifacts: n files, all of them
+// under the workflow's spec directory <project>/.flowstate/specs/<id>/<sub>/
+// and existing.
+func (w *workflow) expectArtifacts(project, state, sub string, n int) []string {
+	w.t.Helper()
+	dir := filepath.Join(project, ".flowstate", "specs", w.ID, sub) + string(filepath.Separator)
+	var paths []string
+	for _, a := range w.get("phase_data." + state + ".artifacts").Array() {
+		paths = append(paths, a.String())
+	}
+	if len(paths) != n {
+		w.t.Errorf("workflow %s: phase_data.%s.artifacts = %v, want %d files", w.ID, state, paths, n)
+	}
+	for _, p := range paths {
+		if !strings.HasPrefix(p, dir) {
+			w.t.Errorf("workflow %s: %s artifact %s is not under %s", w.ID, state, p, dir)
+		} else if _, err := os.Stat(p); err != nil {
+			w.t.Errorf("workflow %s: %s artifact: %v", w.ID, state, err)
+		}
+	}
+	return paths
+}
+
+// eventKinds counts the events of the log by kind.
+func (w *workflow) eventKinds() map[string]int {
+	out := map[string]int{}
+	for _, e := range w.events {
+		out[e.Get("event").String()]++
+	}
+	return out
+}
+
+// transitions is the route the event log records: the initial state, then
+// each transition's target ("initialize research plan").
+func (w *workflow) transitions() string {
+	var route []string
+	for _, e := range w.events {
+		if e.Get("event").String() != "transition" {
+			continue
+		}
+		if len(route) == 0 {
+			route = append(route, e.Get("from").String())
+		}
+		route = append(route, e.Get("to").String())
+	}
+	return strings.Join(route, " ")
+}
+
+// expectEvents checks the event log: the route its transitions took and the
+// number of events of some kinds.
+func (w *workflow) expectEvents(route string, kinds map[string]int) {
+	w.t.Helper()
+	if got := w.transitions(); got != route {
+		w.t.Errorf("workflow %s: events record the route %q, want %q", w.ID, got, route)
+	}
+	got := w.eventKinds()
+	for k, n := range kinds {
+		if got[k] != n {
+			w.t.Errorf("workflow %s: %d %q events, want %d (all: %v)", w.ID, got[k], k, n, got)
+		}
+	}
+}
+
+// agentCall is one Agent tool call the stand-in made.
+type agentCall struct {
+	Caller  string // persona of the thread that made it, "" for the main thread
+	Persona string // subagent_type without the plugin prefix
+	Prompt  string
+	Message int64 // the answer (request sequence number) it was part of
+}
+
+// agentCalls lists the Agent calls a stand-in made, in order.
+func agentCalls(m *standin.Server) []agentCall {
+	var out []agentCall
+	for _, e := range m.Exchanges() {
+		for _, u := range e.Tools {
+			if u.Name != "Agent" {
+				continue
+			}
+			in := gjson.ParseBytes(u.Input)
+			typ := in.Get("subagent_type").String()
+			out = append(out, agentCall{Caller: e.Agent, Persona: typ[strings.LastIndex(typ, ":")+1:],
+				Prompt: in.Get("prompt").String(), Message: e.Seq})
+		}
+	}
+	return out
+}
+
+// expectAgents checks how often each persona was invoked (exactly the
+// personas in want, no others).
+func expectAgents(t *testing.T, m *standin.Server, want map[string]int) {
+	t.Helper()
+	got := map[string]int{}
+	for _, c := range agentCalls(m) {
+		got[c.Persona]++
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("agents invoked %v, want %v", got, want)
+	}
+}
+
+// batches are the sizes of the messages in which persona was invoked, in
+// order: [4] is four parallel calls in one assistant message.
+func batches(m *standin.Server, persona string) []int {
+	var sizes []int
+	last := int64(-1)
+	for _, c := range agentCalls(m) {
+		switch {
+		case c.Persona != persona:
+		case c.Message == last:
+			sizes[len(sizes)-1]++
+		default:
+			sizes, last = append(sizes, 1), c.Message
+		}
+	}
+	return sizes
+}
+
+// expectWorkerSignals checks the final answers of persona's subagents: one
+// `REPORT_CREATED: <path>` per completed worker of the supervisor record,
+// as the agent's `Return exactly:` line asks.
+func (w *workflow) expectWorkerSignals(m *standin.Server, persona, supervisor string) {
+	w.t.Helper()
+	var want []string
+	for _, r := range w.get("supervisor_state." + supervisor + ".workers").Array() {
+		if r.Get("status").String() == "completed" {
+			want = append(want, "REPORT_CREATED: "+r.Get("output_path").String())
+		}
+	}
+	got := answers(m, persona)
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		w.t.Errorf("%s answered %q, want %q", persona, got, want)
+	}
+}
+
+// expectSupervisorSignal checks a sub-supervisor's final answers: each is
+// `SUPERVISOR_COMPLETE: <aggregate>`, and the last aggregate is the one
+// recorded in supervisor_state.<key>.aggregated_metadata.
+func (w *workflow) expectSupervisorSignal(m *standin.Server, persona, key string, runs int) {
+	w.t.Helper()
+	got := answers(m, persona)
+	if len(got) != runs {
+		w.t.Errorf("%s answered %d times (%q), want %d", persona, len(got), got, runs)
+		return
+	}
+	for _, a := range got {
+		if !strings.HasPrefix(a, "SUPERVISOR_COMPLETE: {") {
+			w.t.Errorf("%s answered %q, want its SUPERVISOR_COMPLETE line", persona, a)
+			return
+		}
+	}
+	signal := gjson.Get(strings.TrimPrefix(got[len(got)-1], "SUPERVISOR_COMPLETE: "), "@ugly").Raw
+	if rec := w.get("supervisor_state." + key + ".aggregated_metadata|@ugly").Raw; signal != rec {
+		w.t.Errorf("%s signalled %s, but %s.aggregated_metadata is %s", persona, signal, key, orMissing(w.get("supervisor_state."+key+".aggregated_metadata")))
+	}
+}
+
+// gjsonFile is the value at path in a JSON file.
+func gjsonFile(t *testing.T, file, path string) gjson.Result {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gjson.GetBytes(b, path)
+}
+
+// mostToolResults is the largest number of tool results that came back in
+// one user message, over the logged requests of a thread ("main",
+// "sub-<persona>"): how many of its tool calls Claude Code ran as one batch.
+func (s *scenario) mostToolResults(thread string) int {
+	s.t.Helper()
+	files, err := filepath.Glob(filepath.Join(s.LogDir, "*-"+thread+".request.json"))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	most := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		for _, m := range gjson.GetBytes(b, "messages").Array() {
+			if m.Get("role").String() == "user" {
+				most = max(most, len(m.Get(`content.#(type=="tool_result")#`).Array()))
+			}
+		}
+	}
+	return most
+}
