@@ -15,7 +15,7 @@ func compatCommands(e *env) []*cli.Command {
 			"save_json_checkpoint, load_json_checkpoint, save/load_classification_checkpoint,\n" +
 			"append_jsonl_log, discover_latest_state_file, generate_unique_workflow_id,\n" +
 			"validate_workflow_id, validate_state_restoration, normalize_complexity, sm_init,\n" +
-			"sm_transition, sm_current_state, sm_is_terminal, sm_get_scope, sm_get_completed_count,\n" +
+			"sm_transition, sm_finish, sm_current_state, sm_is_terminal, sm_get_scope, sm_get_completed_count,\n" +
 			"sm_print_status, sm_validate_state, sm_save, sm_execute, map_phase_to_state and\n" +
 			"map_state_to_phase, each a call to flowstate. Differences from the originals:\n" +
 			"  - No shell options are changed (the originals turned on set -euo pipefail), and\n" +
@@ -27,6 +27,9 @@ func compatCommands(e *env) []*cli.Command {
 			"  - init_workflow_state only picks the id: sm_init (all five arguments) creates the\n" +
 			"    workflow, so call it before appending state. load_workflow_state returns 1 (first\n" +
 			"    block) or 2 when there is none, 3 when it is unreadable or a required var is empty.\n" +
+			"  - sm_finish [complete|failed|abandoned] is new: a workflow stays active in its terminal\n" +
+			"    state while that last phase runs (the originals ended it on arrival); call it when\n" +
+			"    the work is done, so the session's pointer is cleaned up and status shows it finished.\n" +
 			"  - COMPLETED_STATES is a bash array of the states left behind, as in the original;\n" +
 			"    CURRENT_STATE, TERMINAL_STATE, WORKFLOW_SCOPE and the other keys derived from the\n" +
 			"    checkpoint cannot be appended (append_workflow_state skips them; sm_* set them).\n" +

@@ -346,6 +346,14 @@ sm_transition() {
 	_flowstate_load CURRENT_STATE TERMINAL_STATE COMPLETED_STATES COMPLETED_STATES_COUNT
 }
 
+# sm_finish [complete|failed|abandoned]: not in the originals, where
+# reaching the terminal state ended a workflow. flowstate keeps it active
+# while its terminal phase runs; call this when that work is done.
+sm_finish() {
+	_flowstate_wf sm-finish --status "${1:-complete}" || return 1
+	_flowstate_load COMPLETED_STATES COMPLETED_STATES_COUNT
+}
+
 sm_current_state() { _flowstate_status CURRENT_STATE; }
 sm_get_scope() { _flowstate_status WORKFLOW_SCOPE; }
 

@@ -163,7 +163,7 @@ func writeEnvFile(env Env, p *store.Project) error {
 	if strings.Contains(string(old), envMarker) {
 		return nil
 	}
-	block := EnvBlock(env.Exe, p)
+	block := envBlock(env.Exe, p)
 	if len(old) > 0 && old[len(old)-1] != '\n' {
 		block = "\n" + block
 	}
@@ -183,10 +183,10 @@ func writeEnvFile(env Env, p *store.Project) error {
 	return nil
 }
 
-// EnvBlock renders the shell lines for CLAUDE_ENV_FILE. The file may be
+// envBlock renders the shell lines for CLAUDE_ENV_FILE. The file may be
 // sourced before every Bash command in one shell, so PATH is extended
 // only when the directory is not on it yet.
-func EnvBlock(exe string, p *store.Project) string {
+func envBlock(exe string, p *store.Project) string {
 	var b strings.Builder
 	b.WriteString(envMarker + "\n")
 	if exe != "" {

@@ -129,7 +129,7 @@ func Install(dir string, o Options) error {
 	if err := writeManifest(dir, m); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Log, "flowstate: installed into %s/.claude: %d files, SessionStart and SessionEnd hooks in settings.json, %s in .gitignore\n", dir, len(m.Files), stateIgnore)
+	fmt.Fprintf(o.Log, "flowstate: %s/.claude has flowstate %s: %d files, SessionStart and SessionEnd hooks in settings.json, %s in .gitignore\n", dir, o.Version, len(m.Files), stateIgnore)
 	return nil
 }
 
@@ -258,7 +258,8 @@ func (m *Manifest) mkdirs(dir, rel string) error {
 // installSettings adds the hooks to settings.json, backing up the user's
 // file the first time (when it holds no flowstate hooks yet).
 func (m *Manifest) installSettings(dir string) error {
-	abs := filepath.Join(dir, settingsRel)
+	link := filepath.Join(dir, settingsRel)
+	abs := realPath(link)
 	cur, mode, err := readWithMode(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -278,9 +279,9 @@ func (m *Manifest) installSettings(dir string) error {
 	if err != nil {
 		return err
 	}
-	if !bytes.Equal(next, cur) || cur == nil {
+	if !bytes.Equal(next, cur) {
 		if cur != nil && !hasOurs(cur) {
-			if err := writeFile(abs+backupSuffix, cur, mode); err != nil {
+			if err := writeFile(link+backupSuffix, cur, mode); err != nil {
 				return err
 			}
 			m.Settings.Backup = hash(cur)
@@ -297,7 +298,7 @@ func (m *Manifest) installSettings(dir string) error {
 // installGitignore adds .claude/state/ to the project's .gitignore unless
 // a line already ignores it.
 func (m *Manifest) installGitignore(dir string) error {
-	abs := filepath.Join(dir, gitignoreRel)
+	abs := realPath(filepath.Join(dir, gitignoreRel))
 	cur, mode, err := readWithMode(abs)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -355,7 +356,8 @@ func Uninstall(dir string, log io.Writer) error {
 }
 
 func (m *Manifest) uninstallSettings(dir string, log io.Writer) error {
-	abs := filepath.Join(dir, settingsRel)
+	link := filepath.Join(dir, settingsRel)
+	abs := realPath(link)
 	cur, mode, err := readWithMode(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -363,13 +365,20 @@ func (m *Manifest) uninstallSettings(dir string, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	backup := abs + backupSuffix
+	backup := link + backupSuffix
 	if hash(cur) == m.Settings.SHA256 {
 		if m.Settings.Created {
-			return os.Remove(abs)
+			return os.Remove(link)
 		}
 		if b, err := os.ReadFile(backup); err == nil && hash(b) == m.Settings.Backup {
-			return os.Rename(backup, abs) // the user's bytes and mode, exactly
+			if os.Rename(backup, abs) == nil { // the user's bytes and mode, exactly
+				return nil
+			}
+			// The settings are a symlink into another file system.
+			if err := writeFile(abs, b, mode); err != nil {
+				return err
+			}
+			return os.Remove(backup)
 		}
 	}
 	next, err := removeHooks(cur)
@@ -393,7 +402,7 @@ func (m *Manifest) uninstallGitignore(dir string) error {
 	if m.Gitignore.Added == "" {
 		return nil
 	}
-	abs := filepath.Join(dir, gitignoreRel)
+	abs := realPath(filepath.Join(dir, gitignoreRel))
 	cur, mode, err := readWithMode(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -448,6 +457,16 @@ func writeFile(path string, data []byte, mode fs.FileMode) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// realPath follows a symlink, so that a settings.json or .gitignore kept
+// elsewhere (a dotfiles repository) is edited where it lives instead of
+// being replaced by a copy.
+func realPath(path string) string {
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		return p
+	}
+	return path
 }
 
 // readWithMode returns a file and its permissions; 0644 for a new file.

@@ -60,7 +60,7 @@ func Render(in Input) string {
 	p := painter(in.Color)
 	var b strings.Builder
 	sm := doc.Get("state_machine")
-	current, terminal := sm.Get("current_state").String(), sm.Get("workflow_config.terminal_state").String()
+	current := sm.Get("current_state").String()
 	scope := sm.Get("workflow_config.scope").String()
 	fmt.Fprintf(&b, "%s  %s · %s · %s\n", p.paint(bold, in.ID), oneLine(doc.Get("command").String()), scope, doc.Get("status").String())
 	if d := doc.Get("workflow_description").String(); d != "" {
@@ -73,7 +73,8 @@ func Render(in Input) string {
 		completed = append(completed, s.String())
 	}
 	evs := parseEvents(in.Events)
-	spent, running := timeIn(evs, in.Machine.Initial, current, current == terminal, in.Now)
+	active := doc.Get("status").String() == "" || doc.Get("status").String() == "in_progress"
+	spent, running := timeIn(evs, in.Machine.Initial, current, active, in.Now)
 	failed := doc.Get("error_state.failed_state").String()
 	rows := route(in.Machine, scope, completed, current)
 	width := 0
@@ -145,24 +146,27 @@ func parseEvents(data []byte) []event {
 	return out
 }
 
-// timeIn sums the time spent in each state from the init and transition
-// events. The state the workflow is in now counts until now (it is
-// returned as running) unless the workflow is finished.
-func timeIn(evs []event, initial, current string, finished bool, now time.Time) (map[string]time.Duration, string) {
+// timeIn sums the time spent in each state from the init, transition
+// and finish events. The state of an active workflow counts until now
+// and is returned as running.
+func timeIn(evs []event, initial, current string, active bool, now time.Time) (map[string]time.Duration, string) {
 	spent := map[string]time.Duration{}
 	in, since := "", time.Time{}
 	for _, ev := range evs {
+		if ev.Event == "transition" || ev.Event == "finish" {
+			if in != "" && !since.IsZero() {
+				spent[in] += ev.TS.Sub(since)
+			}
+			in = ""
+		}
 		switch ev.Event {
 		case "init":
 			in, since = initial, ev.TS
 		case "transition":
-			if in != "" && !since.IsZero() {
-				spent[in] += ev.TS.Sub(since)
-			}
 			in, since = ev.To, ev.TS
 		}
 	}
-	if in == "" || in != current || finished || since.IsZero() {
+	if in == "" || in != current || !active || since.IsZero() {
 		return spent, ""
 	}
 	spent[in] += now.Sub(since)

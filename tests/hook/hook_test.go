@@ -107,13 +107,14 @@ func flowstate(t *testing.T, project, session string, args ...string) string {
 	return strings.TrimSpace(r.stdout)
 }
 
-// workflow starts a research-only workflow for session; finished
-// workflows are moved to their terminal state.
+// workflow starts a research-only workflow for session; a finished one
+// is moved to its terminal state and finished there.
 func workflow(t *testing.T, project, session string, finished bool) string {
 	t.Helper()
 	id := flowstate(t, project, session, "sm-init", "--description", "d", "--command", "coordinate", "--scope", "research-only")
 	if finished {
 		flowstate(t, project, session, "sm-transition", "research")
+		flowstate(t, project, session, "sm-finish")
 	}
 	return id
 }

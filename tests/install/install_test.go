@@ -427,3 +427,33 @@ func TestInstallScript(t *testing.T) {
 	}
 	sameSnapshot(t, "install.sh --uninstall", before, snapshot(t, dir))
 }
+
+// TestSymlinkedSettings: a settings.json kept in a dotfiles repository
+// and linked into the project stays a link; the edits land in its target.
+func TestSymlinkedSettings(t *testing.T) {
+	dir := project(t, "")
+	target := filepath.Join(t.TempDir(), "dotfiles-settings.json")
+	orig := readFile(t, filepath.Join("testdata", "settings", "user-hooks.json"))
+	writeFile(t, target, orig)
+	link := filepath.Join(dir, ".claude", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, dir, "install")
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("settings.json is no longer a symlink: %v", err)
+	}
+	if !bytes.Contains(readFile(t, target), []byte("/.claude/bin/flowstate hook session-start")) {
+		t.Errorf("hooks not written to the link's target")
+	}
+	mustRun(t, dir, "uninstall")
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("uninstall replaced the symlink: %v", err)
+	}
+	if !bytes.Equal(readFile(t, target), orig) {
+		t.Errorf("uninstall did not restore the target byte for byte")
+	}
+}
