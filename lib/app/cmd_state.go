@@ -3,6 +3,7 @@ package app
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -47,11 +48,11 @@ func stateCommands(e *env) []*cli.Command {
 				if !statefile.ValidKey(a[0]) {
 					return fail.Invalidf("invalid key %q: keys must match [A-Za-z_][A-Za-z0-9_]*", a[0])
 				}
-				values, w, err := e.loadValues(c)
+				st, w, err := e.loadValues(c)
 				if err != nil {
 					return err
 				}
-				v, ok := values[a[0]]
+				v, ok := st.Values[a[0]]
 				switch {
 				case ok:
 				case c.IsSet("default"):
@@ -76,15 +77,16 @@ func stateCommands(e *env) []*cli.Command {
 				if _, err := args(c); err != nil {
 					return err
 				}
-				values, _, err := e.loadValues(c)
+				st, _, err := e.loadValues(c)
 				if err != nil {
 					return err
 				}
 				if c.Bool("json") {
-					return e.printJSON(values)
+					return e.printJSON(st.Values)
 				}
-				e.printf("%s", statefile.ExportLines(values))
-				return nil
+				// Written as is: through printf it would be copied once more.
+				_, err = io.WriteString(e.Stdout, st.ExportLines())
+				return err
 			},
 		},
 	}
@@ -134,24 +136,24 @@ func (e *env) statePairs(c *cli.Context) ([][2]string, error) {
 }
 
 // loadValues merges stored keys with the derived ones; derived win.
-func (e *env) loadValues(c *cli.Context) (map[string]string, *store.Workflow, error) {
+func (e *env) loadValues(c *cli.Context) (statefile.State, *store.Workflow, error) {
 	w, err := e.workflow(c)
 	if err != nil {
-		return nil, nil, err
+		return statefile.State{}, nil, err
 	}
 	st, err := w.LoadState()
 	if err != nil {
-		return nil, nil, err
+		return statefile.State{}, nil, err
 	}
 	for _, warning := range st.Warnings {
 		e.warn("workflow %s state: %s", w.ID, warning)
 	}
 	doc, err := w.ReadCheckpoint()
 	if err != nil {
-		return nil, nil, err
+		return statefile.State{}, nil, err
 	}
 	for k, v := range sm.Derived(w, doc) {
-		st.Values[k] = v
+		st.Set(k, v) // Set keeps the key order that spares state-load a full sort
 	}
-	return st.Values, w, nil
+	return st, w, nil
 }

@@ -18,6 +18,12 @@ func Quote(s string) string {
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 3)
+	writeQuoted(&b, s)
+	return b.String()
+}
+
+// writeQuoted writes Quote(s) for an s that is not plain.
+func writeQuoted(b *strings.Builder, s string) {
 	b.WriteString("$'")
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
@@ -40,7 +46,6 @@ func Quote(s string) string {
 		}
 	}
 	b.WriteByte('\'')
-	return b.String()
 }
 
 // isPlain is true when no byte of s means anything to bash in an
@@ -61,15 +66,37 @@ func isPlain(s string) bool {
 	return true
 }
 
-// ExportLines renders sorted `export KEY=value` lines for eval.
+// ExportLines renders sorted `export KEY=value` lines for eval. The
+// buffer is sized up front for the common all-plain case and quoting
+// writes into it directly, so 10,000 keys cost one sort and about one
+// allocation rather than a doubling buffer and a string per quoted value.
 func ExportLines(values map[string]string) string {
-	keys := State{Values: values}.Keys()
+	return exportLines(sortedKeys(values), values)
+}
+
+// ExportLines is the package function for a parsed state, whose key
+// order spares most of the sort.
+func (s State) ExportLines() string { return exportLines(s.Keys(), s.Values) }
+
+func exportLines(keys []string, values map[string]string) string {
+	size := 0
+	for k, v := range values {
+		size += len("export =\n") + len(k) + len(v)
+	}
 	var b strings.Builder
+	b.Grow(size + size/16)
 	for _, k := range keys {
 		b.WriteString("export ")
 		b.WriteString(k)
 		b.WriteByte('=')
-		b.WriteString(Quote(values[k]))
+		switch v := values[k]; {
+		case v == "":
+			b.WriteString("''")
+		case isPlain(v):
+			b.WriteString(v)
+		default:
+			writeQuoted(&b, v)
+		}
 		b.WriteByte('\n')
 	}
 	return b.String()

@@ -7,8 +7,9 @@ package statefile
 import (
 	"bytes"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
 )
@@ -64,9 +65,11 @@ func EncodeLine(key, value string) []byte {
 	return buf
 }
 
-func decodeValue(raw []byte) (string, bool) {
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw), true
+// decodeValue unescapes raw; a value without escapes is returned as is,
+// sharing raw's memory (Parse relies on that to allocate once per file).
+func decodeValue(raw string) (string, bool) {
+	if strings.IndexByte(raw, '\\') < 0 {
+		return raw, true
 	}
 	out := make([]byte, 0, len(raw))
 	for i := 0; i < len(raw); i++ {
@@ -115,31 +118,67 @@ func ShouldCompact(size, base int64) bool {
 }
 
 // State is the decoded content of a state file: the newest value per key.
+// Change it with Set, which keeps the key order Keys relies on.
 type State struct {
 	Values map[string]string
 	// Warnings name lines that were skipped: a torn last line left by a
 	// killed writer, or a damaged line. They are never fatal.
 	Warnings []string
+
+	// order lists the keys of Values by first appearance; its first
+	// sorted entries are strictly ascending. A compacted file is sorted,
+	// so Keys has only the keys appended since (and those Set) to sort,
+	// instead of sorting all 10,000 keys of a large state on every load.
+	order  []string
+	sorted int
+}
+
+// Set stores value under key.
+func (s *State) Set(key, value string) {
+	if s.Values == nil {
+		s.Values = map[string]string{}
+	}
+	n := len(s.Values)
+	s.Values[key] = value
+	if len(s.Values) > n {
+		s.add(key)
+	}
+}
+
+// add records a new key's position.
+func (s *State) add(key string) {
+	if s.sorted == len(s.order) && (s.sorted == 0 || s.order[s.sorted-1] < key) {
+		s.sorted++
+	}
+	s.order = append(s.order, key)
 }
 
 // Parse decodes a state file. Later lines win.
+//
+// It is linear and allocates little, since state-load runs it in every
+// bash block and a workflow may hold 10,000 keys: the file becomes one
+// string and every key and escape-free value is a substring of it (two
+// allocations per key before), and the map is sized from the line count
+// up front instead of growing by rehashing.
 func Parse(data []byte) State {
-	st := State{Values: map[string]string{}}
+	s := string(data)
+	lines := strings.Count(s, "\n")
+	st := State{Values: make(map[string]string, lines), order: make([]string, 0, lines)}
 	lineNo := 0
-	for len(data) > 0 {
+	for len(s) > 0 {
 		lineNo++
-		nl := bytes.IndexByte(data, '\n')
+		nl := strings.IndexByte(s, '\n')
 		if nl < 0 {
 			st.Warnings = append(st.Warnings, fmt.Sprintf("line %d: torn last line (a writer was interrupted); skipped", lineNo))
 			break
 		}
-		line := data[:nl]
-		data = data[nl+1:]
+		line := s[:nl]
+		s = s[nl+1:]
 		if len(line) == 0 || line[0] == '#' {
 			continue
 		}
-		eq := bytes.IndexByte(line, '=')
-		if eq <= 0 || !ValidKey(string(line[:eq])) {
+		eq := strings.IndexByte(line, '=')
+		if eq <= 0 || !ValidKey(line[:eq]) {
 			st.Warnings = append(st.Warnings, fmt.Sprintf("line %d: not a KEY=value record; skipped", lineNo))
 			continue
 		}
@@ -148,26 +187,55 @@ func Parse(data []byte) State {
 			st.Warnings = append(st.Warnings, fmt.Sprintf("line %d: bad escape in value of %s; skipped", lineNo, line[:eq]))
 			continue
 		}
-		st.Values[string(line[:eq])] = v
+		n := len(st.Values)
+		st.Values[line[:eq]] = v
+		if len(st.Values) > n {
+			st.add(line[:eq])
+		}
 	}
 	return st
 }
 
-// Keys returns the keys sorted, the order every output uses.
+// Keys returns the keys sorted, the order every output uses: the sorted
+// run of the file merged with the rest, sorted on its own. Values changed
+// other than by Set (the key count no longer matches) are sorted whole.
 func (s State) Keys() []string {
-	keys := make([]string, 0, len(s.Values))
-	for k := range s.Values {
+	if len(s.order) != len(s.Values) {
+		return sortedKeys(s.Values)
+	}
+	head, tail := s.order[:s.sorted], slices.Clone(s.order[s.sorted:])
+	slices.Sort(tail)
+	keys := make([]string, 0, len(s.order))
+	for len(head) > 0 && len(tail) > 0 {
+		if head[0] < tail[0] {
+			keys, head = append(keys, head[0]), head[1:]
+		} else {
+			keys, tail = append(keys, tail[0]), tail[1:]
+		}
+	}
+	return append(append(keys, head...), tail...)
+}
+
+// sortedKeys sorts once, with the generic pdqsort (no interface calls).
+func sortedKeys(values map[string]string) []string {
+	keys := make([]string, 0, len(values))
+	for k := range values {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	return keys
 }
 
 // Compact renders the whole state as a fresh file: header, then one
 // line per key, sorted.
 func Compact(values map[string]string) []byte {
-	keys := State{Values: values}.Keys()
+	keys := sortedKeys(values)
+	size := 0
+	for k, v := range values {
+		size += len(k) + len(v) + 2 // '=' and '\n'; escapes may grow it
+	}
 	var body bytes.Buffer
+	body.Grow(size)
 	for _, k := range keys {
 		body.Write(EncodeLine(k, values[k]))
 		body.WriteByte('\n')

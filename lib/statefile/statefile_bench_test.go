@@ -88,3 +88,21 @@ func BenchmarkExportLines(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLoadExport is state-load's own work: parse a compacted file,
+// add the state machine's derived keys, render the exports.
+func BenchmarkLoadExport(b *testing.B) {
+	for _, n := range benchSizes {
+		data := Compact(benchValues(n))
+		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				st := Parse(data)
+				for _, k := range []string{"WORKFLOW_ID", "CURRENT_STATE", "COMPLETED_STATES", "TERMINAL_STATE"} {
+					st.Set(k, "x")
+				}
+				_ = st.ExportLines()
+			}
+		})
+	}
+}
