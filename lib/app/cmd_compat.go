@@ -15,9 +15,10 @@ func compatCommands(e *env) []*cli.Command {
 			"save_json_checkpoint, load_json_checkpoint, save/load_classification_checkpoint,\n" +
 			"append_jsonl_log, discover_latest_state_file, generate_unique_workflow_id,\n" +
 			"validate_workflow_id, validate_state_restoration, normalize_complexity, sm_init,\n" +
-			"sm_transition, sm_finish, sm_current_state, sm_is_terminal, sm_get_scope, sm_get_completed_count,\n" +
-			"sm_print_status, sm_validate_state, sm_save, sm_execute, map_phase_to_state and\n" +
-			"map_state_to_phase, each a call to flowstate. Differences from the originals:\n" +
+			"sm_transition, sm_finish, sm_current_state, sm_is_terminal, sm_get_scope,\n" +
+			"sm_get_completed_count, sm_print_status, sm_validate_state, sm_save, sm_execute,\n" +
+			"map_phase_to_state and map_state_to_phase, each a call to flowstate. Differences from\n" +
+			"the originals:\n" +
 			"  - No shell options are changed (the originals turned on set -euo pipefail), and\n" +
 			"    loading never runs a stored value: it evals quoted `flowstate state-load` lines.\n" +
 			"  - The workflow is this shell's WORKFLOW_ID if set, else the Claude Code session's\n" +
