@@ -76,7 +76,7 @@ func installCommands(e *env) []*cli.Command {
 				if plugin == "" {
 					plugin = e.Getenv("CLAUDE_PLUGIN_ROOT")
 				}
-				findings, err := install.Doctor(dir, install.DoctorOptions{Version: Version, PluginDir: plugin, Now: time.Now()})
+				findings, err := install.Doctor(dir, install.DoctorOptions{Version: fmt.Sprintf("flowstate %s (commit %s)", Version, Commit), PluginDir: plugin, Now: time.Now()})
 				if err != nil {
 					return err
 				}

@@ -25,9 +25,8 @@ const hookLockWait = 200 * time.Millisecond
 
 // Pointer is a session pointer that no longer serves anything.
 type Pointer struct {
-	Session  string
-	Workflow string
-	Why      string
+	Session string
+	Why     string
 }
 
 // StalePointers lists the session pointers older than StaleAfter whose
@@ -60,9 +59,9 @@ func StalePointers(p *store.Project, now time.Time) ([]Pointer, error) {
 		s, ok := byID[id]
 		switch {
 		case !ok:
-			out = append(out, Pointer{Session: name, Workflow: id, Why: "its workflow no longer exists"})
+			out = append(out, Pointer{Session: name, Why: "its workflow no longer exists"})
 		case !s.Active():
-			out = append(out, Pointer{Session: name, Workflow: id, Why: "its workflow is finished"})
+			out = append(out, Pointer{Session: name, Why: "its workflow is finished"})
 		}
 	}
 	return out, nil

@@ -28,7 +28,7 @@ type Finding struct {
 
 // DoctorOptions of Doctor.
 type DoctorOptions struct {
-	Version   string // of the running binary, to spot an old installed one
+	Version   string // the running binary's `flowstate version` line, to spot an installed one of another build
 	PluginDir string // a plugin checkout to check as well; "" for none
 	Now       time.Time
 }
@@ -92,8 +92,8 @@ func (d *doctor) binary() {
 		return
 	}
 	installed := strings.TrimSpace(string(out))
-	if f := strings.Fields(installed); len(f) < 2 || f[1] != d.o.Version {
-		d.bad(fmt.Sprintf("%s is %q, but this is flowstate %s", binRel, installed, d.o.Version), d.reinstall())
+	if installed != d.o.Version {
+		d.bad(fmt.Sprintf("%s is %q, but this is %s", binRel, installed, d.o.Version), d.reinstall())
 		return
 	}
 	d.ok(binRel + ": " + installed)

@@ -383,6 +383,14 @@ func TestDoctorFindsProblems(t *testing.T) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out)
 		}
 	}
+	stale := "#!/bin/sh\necho 'flowstate 0.0.1 (commit abc)'\n"
+	writeFile(t, filepath.Join(dir, ".claude", "bin", "flowstate"), []byte(stale))
+	if err := os.Chmod(filepath.Join(dir, ".claude", "bin", "flowstate"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, _ := run(t, dir, "doctor"); !strings.Contains(out, `FAIL .claude/bin/flowstate is "flowstate 0.0.1 (commit abc)", but this is flowstate`) {
+		t.Errorf("doctor did not report the old binary:\n%s", out)
+	}
 	if err := os.Remove(filepath.Join(dir, ".claude", "bin", "flowstate")); err != nil {
 		t.Fatal(err)
 	}
