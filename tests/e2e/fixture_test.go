@@ -93,14 +93,7 @@ func answers(m *standin.Server, persona string) []string {
 func TestFixtureKilled(t *testing.T) {
 	s := fixtureScenario(t, standin.Knobs{SlowAgent: "supervisor", SlowDelay: time.Minute})
 	p := s.start("/fixture:run")
-	deadline := time.Now().Add(time.Minute)
-	for s.Model.Served("supervisor") == 0 {
-		if time.Now().After(deadline) {
-			p.kill()
-			t.Fatalf("the supervisor never started: %+v", p.wait())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	s.waitUntil("the supervisor has started", time.Minute, func() bool { return s.Model.Served("supervisor") > 0 }, p)
 	p.kill()
 	r := p.wait()
 	t.Logf("killed after %s", r.Wall.Round(time.Millisecond))

@@ -7,8 +7,10 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -98,27 +100,32 @@ func (s *scenario) expectPointer(r result, w *workflow, kept bool) {
 
 // expectHookExports checks what the SessionStart hook (`flowstate hook
 // session-start`, through hooks/run-hook) left in the session's
-// CLAUDE_ENV_FILE, which Claude Code sources before every Bash block.
+// CLAUDE_ENV_FILE: sourced as Claude Code sources it before every Bash
+// block, it puts the plugin's bin/ first on PATH and exports FLOWSTATE_BIN
+// and CLAUDE_PROJECT_DIR.
 func (s *scenario) expectHookExports(r result) {
 	s.t.Helper()
 	files, _ := filepath.Glob(filepath.Join(s.Home, ".claude", "session-env", r.Session, "*.sh"))
-	var all strings.Builder
+	if len(files) == 0 {
+		s.t.Errorf("session %s: no CLAUDE_ENV_FILE was written: the SessionStart hook did not run", r.Session)
+		return
+	}
+	script := ""
 	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			s.t.Fatal(err)
-		}
-		all.Write(b)
+		script += ". " + strconv.Quote(f) + "\n"
+	}
+	script += `printf '%s\n' "$PATH" "$FLOWSTATE_BIN" "$CLAUDE_PROJECT_DIR"`
+	cmd := exec.Command("bash", "-c", script)
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		s.t.Errorf("session %s: sourcing CLAUDE_ENV_FILE %v: %v\n%s", r.Session, files, err, out)
+		return
 	}
 	bin := filepath.Join(s.Plugin, "bin")
-	for _, want := range []string{
-		"export PATH=" + bin + `:"$PATH"`,
-		"export FLOWSTATE_BIN=" + filepath.Join(bin, "flowstate"),
-		"export CLAUDE_PROJECT_DIR=" + s.Project,
-	} {
-		if !strings.Contains(all.String(), want) {
-			s.t.Errorf("session %s: CLAUDE_ENV_FILE (%v) lacks %q; it has:\n%s", r.Session, files, want, all.String())
-		}
+	want := bin + ":/usr/bin:/bin\n" + filepath.Join(bin, "flowstate") + "\n" + s.Project + "\n"
+	if string(out) != want {
+		s.t.Errorf("session %s: CLAUDE_ENV_FILE %v gives PATH, FLOWSTATE_BIN, CLAUDE_PROJECT_DIR =\n%s\nwant\n%s", r.Session, files, out, want)
 	}
 }
 

@@ -35,6 +35,8 @@ type process struct {
 	stdout, stderr  bytes.Buffer
 	started         time.Time
 	cancel          context.CancelFunc
+	done            chan struct{} // closed when the CLI has exited
+	res             result        // set once done is closed
 }
 
 // start launches `claude -p prompt` in the project with the scratch plugin,
@@ -42,7 +44,7 @@ type process struct {
 func (s *scenario) start(prompt string) *process {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-	p := &process{s: s, prompt: prompt, session: newSessionID(), cancel: cancel}
+	p := &process{s: s, prompt: prompt, session: newSessionID(), cancel: cancel, done: make(chan struct{})}
 	p.cmd = exec.CommandContext(ctx, claudeBin, "-p", prompt,
 		"--session-id", p.session,
 		"--plugin-dir", s.Plugin,
@@ -60,11 +62,16 @@ func (s *scenario) start(prompt string) *process {
 		cancel()
 		s.t.Fatal(err)
 	}
+	go p.reap()
+	// A test that stops early must not leave its CLI running.
+	s.t.Cleanup(func() {
+		p.kill()
+		p.wait()
+	})
 	return p
 }
 
-// wait lets the run finish.
-func (p *process) wait() result {
+func (p *process) reap() {
 	err := p.cmd.Wait()
 	p.cancel()
 	r := result{Prompt: p.prompt, Session: p.session, Stdout: p.stdout.String(), Stderr: p.stderr.String(), Wall: time.Since(p.started)}
@@ -76,12 +83,61 @@ func (p *process) wait() result {
 		r.ExitCode = -1
 	}
 	p.s.recordRun(r)
-	return r
+	p.res = r
+	close(p.done)
+}
+
+// wait lets the run finish.
+func (p *process) wait() result {
+	<-p.done
+	return p.res
+}
+
+// exited reports whether the CLI has ended.
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitUntil polls cond until it holds, while the runs in procs go on. If
+// one of them ends first, or cond does not hold within timeout, it kills
+// them all and fails the test.
+func (s *scenario) waitUntil(what string, timeout time.Duration, cond func() bool, procs ...*process) {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		problem := ""
+		for _, p := range procs {
+			if p.exited() {
+				problem = fmt.Sprintf("claude -p %q exited %d", p.prompt, p.res.ExitCode)
+			}
+		}
+		if problem == "" && time.Now().After(deadline) {
+			problem = "timed out after " + timeout.String()
+		}
+		if problem != "" {
+			for _, p := range procs {
+				p.kill()
+				p.wait()
+			}
+			s.t.Fatalf("%s while waiting until %s", problem, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // kill ends the CLI and every process it started (SIGKILL to its process
 // group: no SessionEnd, no cleanup), as a crash or a closed terminal would.
-func (p *process) kill() { _ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) }
+// Killing a run that has ended does nothing.
+func (p *process) kill() {
+	if !p.exited() {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
 
 // newSessionID is a random UUID (version 4), as --session-id requires.
 func newSessionID() string {
@@ -97,7 +153,8 @@ func newSessionID() string {
 func (s *scenario) claude(prompt, tool string) result {
 	s.t.Helper()
 	r := s.start(prompt).wait()
-	s.t.Logf("%q: exit %d, wall %s, %d %s calls", prompt, r.ExitCode, r.Wall.Round(time.Millisecond), s.Model.CountBashCalls(tool), tool)
+	title, _, _ := strings.Cut(prompt, "\n")
+	s.t.Logf("%q: exit %d, wall %s, %d %s calls", title, r.ExitCode, r.Wall.Round(time.Millisecond), s.Model.CountBashCalls(tool), tool)
 	return r
 }
 

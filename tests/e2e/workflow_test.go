@@ -4,9 +4,11 @@ package e2e
 
 import (
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flowstate-dev/flowstate/tests/e2e/standin"
 )
@@ -203,4 +205,214 @@ func TestCoordinateFullImplementationRetry(t *testing.T) {
 	expectOutput(t, r, "FINAL_STATE=complete")
 	s.expectHookExports(r)
 	s.expectPointer(r, w, false)
+}
+
+// TestResumeAfterKill: the CLI is killed (SIGKILL to its process group)
+// while an implementation-executor is working. The checkpoint keeps what
+// was finished and the session pointer stays (no SessionEnd ran); a new
+// session's /workflow-resume finishes the workflow, running the unfinished
+// implementation worker again and nothing of research or plan.
+func TestResumeAfterKill(t *testing.T) {
+	s := flowstateScenario(t, standin.Knobs{SlowAgent: "implementation-executor", SlowDelay: 10 * time.Minute})
+	p := s.start("/flowstate:orchestrate --scope full-implementation add an audit log to the admin API")
+	s.waitUntil("an implementation-executor is at work", time.Minute, func() bool { return s.Model.Served("implementation-executor") > 0 }, p)
+	p.kill()
+	killed := p.wait()
+	t.Logf("killed after %s", killed.Wall.Round(time.Millisecond))
+	if killed.ExitCode == 0 {
+		t.Errorf("the killed CLI exited 0")
+	}
+	expectAgents(t, s.Model, map[string]int{"research-specialist": 1, "plan-architect": 1, "implementation-sub-supervisor": 1, "implementation-executor": 1})
+	if c := agentCalls(s.Model); !strings.HasPrefix(c[len(c)-1].Prompt, "Topic: Phase 1: Foundation\n") {
+		t.Errorf("the interrupted worker was %q, want the plan's phase 1", c[len(c)-1].Prompt)
+	}
+
+	w := s.onlyWorkflow()
+	w.expect(map[string]any{
+		"status":                               "in_progress",
+		"session_id":                           killed.Session,
+		"state_machine.current_state":          "implement",
+		"state_machine.completed_states|@ugly": `["initialize","research","plan"]`,
+		"phase_data.implement.coordination":    "hierarchical",
+	})
+	w.expectWorkers("research_supervisor", map[string]string{"research_1": "completed"})
+	w.expectWorkers("plan_architect", map[string]string{"plan_1": "completed"})
+	w.expectWorkers("implementation_supervisor", map[string]string{})
+	w.expectEvents("initialize research plan implement", map[string]int{"worker": 2, "finish": 0})
+	s.expectPointer(killed, w, true)
+
+	// A fresh stand-in: no SlowAgent, and its counters are the resume's own.
+	s.restartModel(standin.Knobs{}, "resume")
+	r := s.run("/flowstate:workflow-resume")
+	for _, persona := range []string{"research-specialist", "plan-architect"} {
+		if n := s.Model.Served(persona); n != 0 {
+			t.Errorf("the resume sent %d %s requests, want none: its work was recorded", n, persona)
+		}
+	}
+	expectAgents(t, s.Model, map[string]int{"implementation-sub-supervisor": 1, "implementation-executor": 4,
+		"testing-sub-supervisor": 1, "test-specialist": 2, "doc-writer": 1})
+	if c := agentCalls(s.Model); len(c) < 2 || c[1].Persona != "implementation-executor" || !strings.HasPrefix(c[1].Prompt, "Topic: Phase 1: Foundation\n") {
+		t.Errorf("the resume's first worker is not phase 1's implementation-executor: %+v", c)
+	}
+
+	w = s.onlyWorkflow()
+	w.expect(map[string]any{
+		"status":                               "complete",
+		"session_id":                           r.Session,
+		"state_machine.current_state":          "complete",
+		"state_machine.completed_states|@ugly": `["initialize","research","plan","implement","test","document","complete"]`,
+		"error_state.last_error":               nil,
+	})
+	w.expectWorkers("research_supervisor", map[string]string{"research_1": "completed"})
+	w.expectWorkers("implementation_supervisor", map[string]string{"phase_1": "completed", "phase_2": "completed", "phase_3": "completed", "phase_4": "completed"})
+	w.expectWorkers("doc_writer", map[string]string{"document_1": "completed"})
+	w.expectEvents("initialize research plan implement test document complete", map[string]int{"worker": 2 + 4 + 2 + 1})
+	expectOutput(t, r, "FINAL_STATE=complete", "WORKFLOW_ID="+w.ID)
+	s.expectHookExports(r)
+	s.expectPointer(r, w, false)
+	// The killed session never ended; its pointer stays until it goes stale.
+	s.expectPointer(killed, w, true)
+}
+
+// TestTwoSessionsOneProject: two CLIs run at once in one project, each its
+// own workflow. Each session's pointer names its own workflow while both
+// are at work; each checkpoint, event log and spec directory holds only
+// its own workflow's records.
+func TestTwoSessionsOneProject(t *testing.T) {
+	// Slow research keeps both sessions mid-workflow long enough to look.
+	s := flowstateScenario(t, standin.Knobs{SlowAgent: "research-specialist", SlowDelay: 2 * time.Second})
+	type session struct {
+		scope, desc, final string
+		p                  *process
+		r                  result
+		w                  *workflow
+	}
+	sessions := []*session{
+		{scope: "research-only", desc: "survey the logging libraries", final: "research"},
+		{scope: "research-and-plan", desc: "plan the metrics exporter", final: "plan"},
+	}
+	var procs []*process
+	for _, x := range sessions {
+		x.p = s.start("/flowstate:orchestrate --scope " + x.scope + " " + x.desc)
+		procs = append(procs, x.p)
+	}
+	s.waitUntil("both sessions research", time.Minute, func() bool { return s.Model.Served("research-specialist") >= 2 }, procs...)
+	for _, x := range sessions {
+		id := s.sessionPointer(x.p.session)
+		if id == "" {
+			t.Errorf("session %s has no pointer while its workflow runs", x.p.session)
+			continue
+		}
+		s.workflow(id).expect(map[string]any{"workflow_description": x.desc, "session_id": x.p.session})
+	}
+	for _, x := range sessions {
+		x.r = x.p.wait()
+		t.Logf("%q: exit %d, wall %s", x.r.Prompt, x.r.ExitCode, x.r.Wall.Round(time.Millisecond))
+		if x.r.ExitCode != 0 {
+			t.Fatalf("claude -p %q exited %d", x.r.Prompt, x.r.ExitCode)
+		}
+	}
+
+	ids := s.workflowIDs()
+	if len(ids) != 2 {
+		t.Fatalf("want two workflows, have %v", ids)
+	}
+	for _, x := range sessions {
+		for _, id := range ids {
+			if w := s.workflow(id); w.get("session_id").String() == x.r.Session {
+				x.w = w
+			}
+		}
+		if x.w == nil {
+			t.Fatalf("no workflow of session %s in %v", x.r.Session, ids)
+		}
+		x.w.expect(map[string]any{
+			"status":                              "complete",
+			"workflow_description":                x.desc,
+			"state_machine.workflow_config.scope": x.scope,
+			"state_machine.current_state":         x.final,
+		})
+		x.w.expectWorkers("research_supervisor", map[string]string{"research_1": "completed"})
+		if got := x.w.get("supervisor_state.research_supervisor.workers.0.topic").String(); got != x.desc {
+			t.Errorf("workflow %s researched %q, want its own description %q", x.w.ID, got, x.desc)
+		}
+		expectOutput(t, x.r, "WORKFLOW_ID="+x.w.ID, "FINAL_STATE="+x.final)
+		s.expectHookExports(x.r)
+		s.expectPointer(x.r, x.w, false)
+	}
+	if sessions[0].w.ID == sessions[1].w.ID {
+		t.Fatalf("both sessions ran workflow %s", sessions[0].w.ID)
+	}
+	// No cross-writes: the research-only workflow has no plan, each spec
+	// directory holds its own workflow's files only.
+	solo, planned := sessions[0].w, sessions[1].w
+	solo.expectWorkers("plan_architect", map[string]string{})
+	solo.expectEvents("initialize research", map[string]int{"worker": 1, "finish": 1})
+	planned.expectWorkers("plan_architect", map[string]string{"plan_1": "completed"})
+	planned.expectEvents("initialize research plan", map[string]int{"worker": 2, "finish": 1})
+	for _, x := range sessions {
+		var files []string
+		root := filepath.Join(s.Project, ".flowstate", "specs", x.w.ID)
+		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				rel, _ := filepath.Rel(root, path)
+				files = append(files, rel)
+			}
+			return nil
+		})
+		want := []string{"reports/001_" + slug(x.desc) + ".md"}
+		if x.final == "plan" {
+			want = append([]string{"plans/001_" + slug(x.desc) + ".md"}, want...)
+		}
+		if fmt.Sprint(files) != fmt.Sprint(want) {
+			t.Errorf("workflow %s's spec directory holds %v, want %v", x.w.ID, files, want)
+		}
+	}
+	expectAgents(t, s.Model, map[string]int{"research-specialist": 2, "plan-architect": 1})
+}
+
+// slug is how flowstate names a worker's file after its topic.
+func slug(s string) string { return strings.ReplaceAll(s, " ", "_") }
+
+// TestMissingWorker: one of four research workers returns its signal but
+// writes no report. research-sub-supervisor reports the partial failure,
+// /coordinate stops naming the missing file, and everything recorded
+// before stays: the other workers' records and reports, the
+// classification, and the error in error_state. The workflow is unfinished,
+// so SessionEnd keeps the session pointer for resume.
+func TestMissingWorker(t *testing.T) {
+	s := flowstateScenario(t, standin.Knobs{
+		Classification: classification("research-only", "Alpha", "Beta", "Gamma", "Delta"),
+		MissingWorker:  "Topic: Beta",
+	})
+	r := s.run("/flowstate:coordinate research alpha, beta, gamma and delta")
+
+	w := s.onlyWorkflow()
+	missing := filepath.Join(s.Project, ".flowstate", "specs", w.ID, "reports", "002_beta.md")
+	expectOutput(t, r, "Stopped:", "research-specialist research_2 wrote no research report at "+missing, "/flowstate:workflow-resume")
+	if s.exists(missing) {
+		t.Errorf("%s exists; MissingWorker should have kept it from being written", missing)
+	}
+	w.expect(map[string]any{
+		"status":                      "in_progress",
+		"state_machine.current_state": "research",
+		"state_machine.classification.research_topics|@ugly":                                    `["Alpha","Beta","Gamma","Delta"]`,
+		"phase_data.research.coordination":                                                      "hierarchical",
+		"error_state.failed_state":                                                              "research",
+		"error_state.retry_count":                                                               0,
+		"supervisor_state.research_supervisor.aggregated_metadata.topics_researched":            3,
+		"supervisor_state.research_supervisor.aggregated_metadata.partial_failures.#":           1,
+		"supervisor_state.research_supervisor.aggregated_metadata.partial_failures.0.worker_id": "research_2",
+	})
+	if got := w.get("error_state.last_error").String(); !strings.Contains(got, missing) {
+		t.Errorf("error_state.last_error = %q, want it to name %s", got, missing)
+	}
+	w.expectWorkers("research_supervisor", map[string]string{"research_1": "completed", "research_2": "failed", "research_3": "completed", "research_4": "completed"})
+	w.expectArtifacts(s.Project, "research", "reports", 3)
+	// The supervisor recorded all four; the command's check recorded Beta failed once more.
+	w.expectEvents("initialize research", map[string]int{"worker": 5, "error": 1, "finish": 0})
+	w.expectSupervisorSignal(s.Model, "research-sub-supervisor", "research_supervisor", 1)
+	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "research-sub-supervisor": 1, "research-specialist": 4})
+	s.expectHookExports(r)
+	s.expectPointer(r, w, true)
 }
