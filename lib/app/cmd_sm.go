@@ -202,8 +202,12 @@ func (e *env) classification(c *cli.Context) (classify.Classification, error) {
 		if cls.ResearchComplexity < 1 || cls.ResearchComplexity > 4 {
 			return cls, fail.Invalidf("--complexity %d is outside 1-4", cls.ResearchComplexity)
 		}
-		if n := len(cls.ResearchTopics); n > 0 && n != cls.ResearchComplexity {
-			return cls, fail.Invalidf("--topics has %d topics but --complexity is %d; give one topic per complexity level", n, cls.ResearchComplexity)
+		// Unlike a classifier's answer, a user may give more or fewer
+		// topics than the complexity level, as the original sm_init allowed.
+		for i, t := range cls.ResearchTopics {
+			if strings.TrimSpace(t) == "" {
+				return cls, fail.Invalidf("--topics: topic %d is empty", i+1)
+			}
 		}
 		return cls, nil
 	default:
