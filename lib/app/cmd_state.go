@@ -3,7 +3,6 @@ package app
 import (
 	"bufio"
 	"bytes"
-	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -84,9 +83,7 @@ func stateCommands(e *env) []*cli.Command {
 				if c.Bool("json") {
 					return e.printJSON(st.Values)
 				}
-				// Written as is: through printf it would be copied once more.
-				_, err = io.WriteString(e.Stdout, st.ExportLines())
-				return err
+				return st.WriteExports(e.Stdout)
 			},
 		},
 	}

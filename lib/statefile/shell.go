@@ -1,6 +1,7 @@
 package statefile
 
 import (
+	"io"
 	"strings"
 )
 
@@ -16,36 +17,30 @@ func Quote(s string) string {
 	if isPlain(s) {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s) + 3)
-	writeQuoted(&b, s)
-	return b.String()
+	return string(appendQuoted(make([]byte, 0, len(s)+3), s))
 }
 
-// writeQuoted writes Quote(s) for an s that is not plain.
-func writeQuoted(b *strings.Builder, s string) {
-	b.WriteString("$'")
+// appendQuoted appends Quote(s) for an s that is not plain.
+func appendQuoted(b []byte, s string) []byte {
+	b = append(b, "$'"...)
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case c == '\'' || c == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
+			b = append(b, '\\', c)
 		case c == '\n':
-			b.WriteString(`\n`)
+			b = append(b, `\n`...)
 		case c == '\t':
-			b.WriteString(`\t`)
+			b = append(b, `\t`...)
 		case c == '\r':
-			b.WriteString(`\r`)
+			b = append(b, `\r`...)
 		case c < 0x20 || c >= 0x7f:
 			const hex = "0123456789abcdef"
-			b.WriteString(`\x`)
-			b.WriteByte(hex[c>>4])
-			b.WriteByte(hex[c&0xf])
+			b = append(b, '\\', 'x', hex[c>>4], hex[c&0xf])
 		default:
-			b.WriteByte(c)
+			b = append(b, c)
 		}
 	}
-	b.WriteByte('\'')
+	return append(b, '\'')
 }
 
 // isPlain is true when no byte of s means anything to bash in an
@@ -66,38 +61,54 @@ func isPlain(s string) bool {
 	return true
 }
 
-// ExportLines renders sorted `export KEY=value` lines for eval. The
-// buffer is sized up front for the common all-plain case and quoting
-// writes into it directly, so 10,000 keys cost one sort and about one
-// allocation rather than a doubling buffer and a string per quoted value.
+// ExportLines renders sorted `export KEY=value` lines for eval.
 func ExportLines(values map[string]string) string {
-	return exportLines(sortedKeys(values), values)
+	var b strings.Builder
+	_ = writeExports(&b, sortedKeys(values), values)
+	return b.String()
 }
 
 // ExportLines is the package function for a parsed state, whose key
 // order spares most of the sort.
-func (s State) ExportLines() string { return exportLines(s.Keys(), s.Values) }
-
-func exportLines(keys []string, values map[string]string) string {
-	size := 0
-	for k, v := range values {
-		size += len("export =\n") + len(k) + len(v)
-	}
+func (s State) ExportLines() string {
 	var b strings.Builder
-	b.Grow(size + size/16)
+	_ = writeExports(&b, s.Keys(), s.Values)
+	return b.String()
+}
+
+// WriteExports writes what ExportLines returns to w, in chunks: state-load
+// of 10,000 keys would otherwise build a 600 KB string, and in a process
+// that lives a few milliseconds every fresh heap page is a page fault.
+func (s State) WriteExports(w io.Writer) error { return writeExports(w, s.Keys(), s.Values) }
+
+// writeExports renders the lines into one reused buffer, flushed to w
+// whenever it fills: one sort, a few writes, no string per quoted value.
+func writeExports(w io.Writer, keys []string, values map[string]string) error {
+	const chunk = 32 << 10
+	buf := make([]byte, 0, chunk+512)
 	for _, k := range keys {
-		b.WriteString("export ")
-		b.WriteString(k)
-		b.WriteByte('=')
+		buf = append(buf, "export "...)
+		buf = append(buf, k...)
+		buf = append(buf, '=')
 		switch v := values[k]; {
 		case v == "":
-			b.WriteString("''")
+			buf = append(buf, "''"...)
 		case isPlain(v):
-			b.WriteString(v)
+			buf = append(buf, v...)
 		default:
-			writeQuoted(&b, v)
+			buf = appendQuoted(buf, v)
 		}
-		b.WriteByte('\n')
+		buf = append(buf, '\n')
+		if len(buf) >= chunk {
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
 	}
-	return b.String()
+	if len(buf) == 0 {
+		return nil
+	}
+	_, err := w.Write(buf)
+	return err
 }

@@ -156,12 +156,16 @@ func (s *State) add(key string) {
 // Parse decodes a state file. Later lines win.
 //
 // It is linear and allocates little, since state-load runs it in every
-// bash block and a workflow may hold 10,000 keys: the file becomes one
-// string and every key and escape-free value is a substring of it (two
+// bash block and a workflow may hold 10,000 keys: the file is one string
+// and every key and escape-free value is a substring of it (two
 // allocations per key before), and the map is sized from the line count
 // up front instead of growing by rehashing.
-func Parse(data []byte) State {
-	s := string(data)
+func Parse(data []byte) State { return ParseString(string(data)) }
+
+// ParseString is Parse for a file already held as a string; the State
+// shares its memory. lib/store reads the file straight into one, sparing
+// a copy of the whole file.
+func ParseString(s string) State {
 	lines := strings.Count(s, "\n")
 	st := State{Values: make(map[string]string, lines), order: make([]string, 0, lines)}
 	lineNo := 0

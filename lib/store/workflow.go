@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -348,5 +349,7 @@ func (w *Workflow) LoadState() (statefile.State, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return statefile.State{}, fmt.Errorf("workflow %s: read state: %w", w.ID, err)
 	}
-	return statefile.Parse(data), nil
+	// The State's strings share data, which nothing else holds or changes:
+	// no second copy of a file that may hold 10,000 keys.
+	return statefile.ParseString(unsafe.String(unsafe.SliceData(data), len(data))), nil
 }
