@@ -98,7 +98,9 @@ func (p *Project) Create(id string, cp, machineJSON []byte) (*Workflow, error) {
 			return nil, err
 		}
 	}
-	if err := fsx.WriteFile(w.path(stateFile), statefile.Compact(nil)); err != nil {
+	// The workflow is invisible until its checkpoint exists, and an empty
+	// state file that is lost reads as what it holds: no keys.
+	if err := fsx.WriteNew(w.path(stateFile), statefile.Compact(nil)); err != nil {
 		return nil, err
 	}
 	if err := fsx.WriteFile(w.path(checkpointFile), cp); err != nil {
