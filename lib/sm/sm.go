@@ -201,6 +201,13 @@ func Finish(w *store.Workflow, status string) error {
 		ed.set(pStatus, status)
 		if status == "complete" {
 			ed.addCompleted(cur)
+			// Its work is done, so an error of the terminal state is over, as
+			// when a failed state is left forward; the retry counts stay.
+			if gjson.GetBytes(doc, pFailed).String() == cur {
+				ed.setRaw(pLastError, "null")
+				ed.setRaw(pFailed, "null")
+				ed.setRaw(pRetryCount, "0")
+			}
 		}
 		ed.touch(tx.Now)
 		tx.Checkpoint = ed.doc
