@@ -122,6 +122,9 @@ func (s *scenario) expectHookExports(r result) {
 		s.t.Errorf("session %s: sourcing CLAUDE_ENV_FILE %v: %v\n%s", r.Session, files, err, out)
 		return
 	}
+	if log, err := os.ReadFile(filepath.Join(s.stateDir(), "hooks.log")); err == nil {
+		s.t.Errorf("the hooks logged problems:\n%s", log)
+	}
 	bin := filepath.Join(s.Plugin, "bin")
 	want := bin + ":/usr/bin:/bin\n" + filepath.Join(bin, "flowstate") + "\n" + s.Project + "\n"
 	if string(out) != want {

@@ -379,7 +379,8 @@ func slug(s string) string { return strings.ReplaceAll(s, " ", "_") }
 // /coordinate stops naming the missing file, and everything recorded
 // before stays: the other workers' records and reports, the
 // classification, and the error in error_state. The workflow is unfinished,
-// so SessionEnd keeps the session pointer for resume.
+// so SessionEnd keeps the session pointer, and /workflow-resume re-runs
+// only the worker that did not deliver.
 func TestMissingWorker(t *testing.T) {
 	s := flowstateScenario(t, standin.Knobs{
 		Classification: classification("research-only", "Alpha", "Beta", "Gamma", "Delta"),
@@ -415,4 +416,18 @@ func TestMissingWorker(t *testing.T) {
 	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "research-sub-supervisor": 1, "research-specialist": 4})
 	s.expectHookExports(r)
 	s.expectPointer(r, w, true)
+
+	// Since nothing was lost, a resume runs Beta's worker only.
+	s.restartModel(standin.Knobs{}, "resume")
+	resumed := s.run("/flowstate:workflow-resume")
+	expectAgents(t, s.Model, map[string]int{"research-sub-supervisor": 1, "research-specialist": 1})
+	if c := agentCalls(s.Model); len(c) != 2 || !strings.HasPrefix(c[1].Prompt, "Topic: Beta\n") {
+		t.Errorf("the resume ran %+v, want Beta's worker only", c)
+	}
+	w = s.onlyWorkflow()
+	w.expect(map[string]any{"status": "complete", "error_state.last_error": nil, "error_state.failed_state": nil,
+		"supervisor_state.research_supervisor.aggregated_metadata.topics_researched": 4})
+	w.expectWorkers("research_supervisor", map[string]string{"research_1": "completed", "research_2": "completed", "research_3": "completed", "research_4": "completed"})
+	expectOutput(t, resumed, "FINAL_STATE=research", "ARTIFACT_COUNT=4")
+	s.expectPointer(resumed, w, false)
 }
