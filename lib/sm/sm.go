@@ -297,7 +297,12 @@ type Status struct {
 
 // StatusOf reads the status from a checkpoint document.
 func StatusOf(id string, doc []byte) Status {
-	r := gjson.GetManyBytes(doc, "command", pScope, pCurrent, pTerminal, pCompleted, pStatus, pLastError, pFailed, pRetryCount)
+	r := gjson.GetManyBytes(doc, "command", pScope, pCurrent, pTerminal, pCompleted, pStatus)
+	// error_state once, then its fields within it: each full path would
+	// scan past phase_data again (it comes first in the file), three
+	// passes over what may be 10,000 keys of phase data.
+	errState := gjson.GetBytes(doc, "error_state").Raw
+	r = append(r, gjson.GetMany(errState, "last_error", "failed_state", "retry_count")...)
 	s := Status{
 		WorkflowID: id, Command: r[0].String(), Scope: r[1].String(), CurrentState: r[2].String(),
 		TerminalState: r[3].String(), Status: r[5].String(), RetryCount: r[8].Int(),
