@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
@@ -45,26 +46,54 @@ func StalePointers(p *store.Project, now time.Time) ([]Pointer, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []Pointer
+	var found []pointerFile
 	for _, e := range entries {
-		name := e.Name()
-		if strings.HasPrefix(name, ".") || store.ValidID(name) != nil {
-			continue
-		}
 		info, err := e.Info()
-		if err != nil || !info.Mode().IsRegular() || now.Sub(info.ModTime()) < StaleAfter {
+		if err != nil || !info.Mode().IsRegular() {
 			continue
 		}
-		id := readPointer(p, name)
-		s, ok := byID[id]
+		pf := pointerFile{Session: e.Name(), Modified: info.ModTime()}
+		if isPointerName(pf.Session) && !fresh(pf, now) {
+			pf.Workflow = readPointer(p, pf.Session) // read only what may be judged stale
+		}
+		found = append(found, pf)
+	}
+	return stale(found, byID, now), nil
+}
+
+// pointerFile is a session pointer as found on disk.
+type pointerFile struct {
+	Session  string    // the file name: the session id
+	Modified time.Time // last written: when the session last pointed here
+	Workflow string    // the workflow id it holds; "" if unread or unreadable
+}
+
+// isPointerName excludes names no session id can have, among them the
+// atomic writers' hidden temps (an id never starts with a dot).
+func isPointerName(name string) bool { return store.ValidID(name) == nil }
+
+// fresh pointers are kept whatever their workflow: the session may still
+// be resumed the same day.
+func fresh(pf pointerFile, now time.Time) bool { return now.Sub(pf.Modified) < StaleAfter }
+
+// stale decides which pointers no longer serve anything: old enough, and
+// their workflow finished or gone from byID. An active workflow keeps
+// its pointer however old, since `resume` finds it through the pointer.
+func stale(ptrs []pointerFile, byID map[string]store.Summary, now time.Time) []Pointer {
+	var out []Pointer
+	for _, pf := range ptrs {
+		if !isPointerName(pf.Session) || fresh(pf, now) {
+			continue
+		}
+		s, ok := byID[pf.Workflow]
 		switch {
 		case !ok:
-			out = append(out, Pointer{Session: name, Why: "its workflow no longer exists"})
+			out = append(out, Pointer{Session: pf.Session, Why: "its workflow no longer exists"})
 		case !s.Active():
-			out = append(out, Pointer{Session: name, Why: "its workflow is finished"})
+			out = append(out, Pointer{Session: pf.Session, Why: "its workflow is finished"})
 		}
 	}
-	return out, nil
+	return out
 }
 
 func summaries(p *store.Project) (map[string]store.Summary, error) {
@@ -136,20 +165,31 @@ func endSession(p *store.Project, session string, now time.Time, l *logger) {
 		l.printf("%v", err)
 		return
 	}
-	s, ok := byID[id]
-	if ok && s.Active() {
+	pointer, temps := atEnd(id, byID)
+	if !pointer {
 		return
 	}
 	if err := p.ClearSession(session); err != nil {
 		l.printf("clear session pointer %s: %v", session, err)
 	}
-	if !ok {
+	if !temps {
 		return
 	}
 	if w, err := p.Workflow(id); err == nil {
 		// Finished: nobody writes to it any more, so every temp is stray.
 		removeTemps(w.Dir, now.Add(time.Second), l)
 	}
+}
+
+// atEnd decides what SessionEnd cleans for the workflow id the session
+// pointed at: nothing while it is active; else the pointer, and the
+// workflow's temp files when the workflow still exists.
+func atEnd(id string, byID map[string]store.Summary) (pointer, temps bool) {
+	s, ok := byID[id]
+	if ok && s.Active() {
+		return false, false
+	}
+	return true, ok
 }
 
 // removeTemps deletes the temp files atomic writers leave when killed
@@ -164,11 +204,8 @@ func removeTemps(dir string, cutoff time.Time, l *logger) {
 		return
 	}
 	for _, e := range entries {
-		if !isTemp(e.Name()) {
-			continue
-		}
 		info, err := e.Info()
-		if err != nil || !info.Mode().IsRegular() || !info.ModTime().Before(cutoff) {
+		if err != nil || !stray(e.Name(), info.Mode(), info.ModTime(), cutoff) {
 			continue
 		}
 		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -177,10 +214,8 @@ func removeTemps(dir string, cutoff time.Time, l *logger) {
 	}
 }
 
-func isTemp(name string) bool {
-	if len(name) < 3 || name[0] != '.' {
-		return false
-	}
-	last := name[len(name)-1]
-	return last >= '0' && last <= '9'
+// stray is a temp file (by name) that is a regular file and was last
+// written before cutoff: younger ones may belong to a writer in flight.
+func stray(name string, mode fs.FileMode, modified, cutoff time.Time) bool {
+	return fsx.IsTempName(name) && mode.IsRegular() && modified.Before(cutoff)
 }

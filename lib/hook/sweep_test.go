@@ -1,0 +1,112 @@
+package hook
+
+import (
+	"io/fs"
+	"testing"
+	"time"
+
+	"github.com/flowstate-dev/flowstate/lib/store"
+)
+
+// now is the sweep's clock in every case; ages are relative to it.
+var now = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+
+// workflows is what p.List() would report: one of each status that
+// decides a pointer's fate.
+var workflows = map[string]store.Summary{
+	"wf-running":   {ID: "wf-running", Status: "in_progress"},
+	"wf-unstarted": {ID: "wf-unstarted"}, // no status yet: active
+	"wf-complete":  {ID: "wf-complete", Status: "complete"},
+	"wf-failed":    {ID: "wf-failed", Status: "failed"},
+	"wf-abandoned": {ID: "wf-abandoned", Status: "abandoned"},
+}
+
+const (
+	gone     = "its workflow no longer exists"
+	finished = "its workflow is finished"
+)
+
+// TestStale: only old pointers are judged, and only a finished or missing
+// workflow makes one stale; names no session can have are never touched.
+func TestStale(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		session  string
+		age      time.Duration
+		workflow string
+		why      string // "" when the pointer is kept
+	}{
+		{"fresh pointer to a finished workflow", "s1", time.Hour, "wf-complete", ""},
+		{"fresh pointer to a missing workflow", "s1", StaleAfter - time.Second, "wf-gone", ""},
+		{"old pointer to a running workflow", "s1", 30 * 24 * time.Hour, "wf-running", ""},
+		{"old pointer to a workflow without status", "s1", 30 * 24 * time.Hour, "wf-unstarted", ""},
+		{"old pointer to a complete workflow", "s1", StaleAfter, "wf-complete", finished},
+		{"old pointer to a failed workflow", "s1", 2 * StaleAfter, "wf-failed", finished},
+		{"old pointer to an abandoned workflow", "s1", 2 * StaleAfter, "wf-abandoned", finished},
+		{"old pointer to a missing workflow", "s1", 2 * StaleAfter, "wf-gone", gone},
+		{"old unreadable pointer", "s1", 2 * StaleAfter, "", gone},
+		{"hidden file: an atomic writer's temp", ".s1123", 2 * StaleAfter, "", ""},
+		{"name no session id can have", "-s1", 2 * StaleAfter, "", ""},
+		{"name with a space", "s 1", 2 * StaleAfter, "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := stale([]pointerFile{{Session: c.session, Modified: now.Add(-c.age), Workflow: c.workflow}}, workflows, now)
+			var want []Pointer
+			if c.why != "" {
+				want = []Pointer{{Session: c.session, Why: c.why}}
+			}
+			if len(got) != len(want) || len(got) == 1 && got[0] != want[0] {
+				t.Errorf("stale = %+v, want %+v", got, want)
+			}
+		})
+	}
+}
+
+// TestAtEnd: SessionEnd keeps everything of an active workflow, and only
+// looks for temp files in a workflow that still exists.
+func TestAtEnd(t *testing.T) {
+	for _, c := range []struct {
+		workflow       string
+		pointer, temps bool
+	}{
+		{"wf-running", false, false},
+		{"wf-unstarted", false, false},
+		{"wf-complete", true, true},
+		{"wf-failed", true, true},
+		{"wf-abandoned", true, true},
+		{"wf-gone", true, false},
+	} {
+		pointer, temps := atEnd(c.workflow, workflows)
+		if pointer != c.pointer || temps != c.temps {
+			t.Errorf("atEnd(%s) = pointer %v, temps %v; want %v, %v", c.workflow, pointer, temps, c.pointer, c.temps)
+		}
+	}
+}
+
+// TestStray: a temp file is removed only when its name is an atomic
+// writer's, it is a regular file, and it is older than the cutoff.
+func TestStray(t *testing.T) {
+	cutoff := now.Add(-tempAge)
+	for _, c := range []struct {
+		name     string
+		mode     fs.FileMode
+		modified time.Time
+		want     bool
+	}{
+		{".checkpoint.json8397547522849977611", 0o600, cutoff.Add(-time.Second), true},
+		{".state42", 0o600, cutoff.Add(-time.Hour), true},
+		{".state42", 0o600, cutoff, false},                              // at the cutoff: a writer may be in flight
+		{".state42", 0o600, now, false},                                 // being written
+		{".state42", fs.ModeDir | 0o700, cutoff.Add(-time.Hour), false}, // not a file
+		{".state42", fs.ModeSymlink | 0o777, cutoff.Add(-time.Hour), false},
+		{"state", 0o600, cutoff.Add(-time.Hour), false}, // the real file
+		{"checkpoint.json", 0o600, cutoff.Add(-time.Hour), false},
+		{".hidden", 0o600, cutoff.Add(-time.Hour), false}, // no random suffix
+		{".1", 0o600, cutoff.Add(-time.Hour), false},      // too short to be dot, name, digits
+		{"state42", 0o600, cutoff.Add(-time.Hour), false}, // no dot
+	} {
+		if got := stray(c.name, c.mode, c.modified, cutoff); got != c.want {
+			t.Errorf("stray(%q, %v, cutoff%+v) = %v, want %v", c.name, c.mode, c.modified.Sub(cutoff), got, c.want)
+		}
+	}
+}
