@@ -18,6 +18,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/classify"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/phase"
 	"github.com/flowstate-dev/flowstate/lib/sm"
@@ -91,7 +92,7 @@ func (e *env) phaseStart(c *cli.Context) error {
 	if command == "" {
 		return fail.Usagef("phase-start needs --command NAME")
 	}
-	raw, err := readAllLimited(e.Stdin, "command arguments")
+	raw, err := limit.ReadAll(e.Stdin, "command arguments")
 	if err != nil {
 		return err
 	}
@@ -593,7 +594,7 @@ func (e *env) resume(c *cli.Context) error {
 	}
 	id := c.Args().First()
 	if id == "-" {
-		raw, err := readAllLimited(e.Stdin, "workflow id")
+		raw, err := limit.ReadAll(e.Stdin, "workflow id")
 		if err != nil {
 			return err
 		}

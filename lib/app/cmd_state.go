@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/statefile"
 	"github.com/flowstate-dev/flowstate/lib/store"
@@ -97,12 +98,12 @@ func (e *env) statePairs(c *cli.Context) ([][2]string, error) {
 		if c.NArg() != 0 {
 			return nil, fail.Usagef("state-append --stdin takes no arguments")
 		}
-		data, err := readAllLimited(e.Stdin, "stdin")
+		data, err := limit.ReadAll(e.Stdin, "stdin")
 		if err != nil {
 			return nil, err
 		}
 		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(make([]byte, 0, 64<<10), MaxInput)
+		sc.Buffer(make([]byte, 0, 64<<10), limit.Max)
 		for n := 1; sc.Scan(); n++ {
 			line := strings.TrimSuffix(sc.Text(), "\r")
 			if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
@@ -284,7 +285,7 @@ func (e *env) readOutputs(recs []supervisor.Record) map[string][]byte {
 		if err != nil {
 			continue
 		}
-		if b, err := readAllLimited(f, r.OutputPath); err == nil {
+		if b, err := limit.ReadAll(f, r.OutputPath); err == nil {
 			out[r.OutputPath] = b
 		} else {
 			e.warn("worker %s: %v", r.WorkerID, err)
@@ -312,7 +313,7 @@ func (e *env) fileLines() func(string) (int, bool) {
 		defer f.Close()
 		n := 0
 		s := bufio.NewScanner(f)
-		s.Buffer(nil, MaxInput)
+		s.Buffer(nil, limit.Max)
 		for s.Scan() {
 			n++
 		}

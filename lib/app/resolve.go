@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
@@ -53,7 +54,7 @@ func (e *env) readInput(c *cli.Context, what string) ([]byte, error) {
 	}
 	name := c.Args().First()
 	if name == "" || name == "-" {
-		return readAllLimited(e.Stdin, what)
+		return limit.ReadAll(e.Stdin, what)
 	}
 	f, err := os.Open(name)
 	if err != nil {
@@ -63,7 +64,7 @@ func (e *env) readInput(c *cli.Context, what string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer f.Close()
-	return readAllLimited(f, what)
+	return limit.ReadAll(f, what)
 }
 
 // onWorkflow wraps an action that takes exactly the named positional
