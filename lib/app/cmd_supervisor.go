@@ -1,24 +1,16 @@
 package app
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
-	"github.com/flowstate-dev/flowstate/lib/limit"
-	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
+	"github.com/flowstate-dev/flowstate/lib/workers"
 )
 
 func supervisorCommands(e *env) []*cli.Command {
@@ -86,22 +78,7 @@ func supervisorCommands(e *env) []*cli.Command {
 				if err != nil {
 					return err
 				}
-				path := workersPath(name)
-				return w.Update(func(tx *store.Tx) error {
-					raw, _, err := checkpoint.Get(tx.Checkpoint, path)
-					if err != nil {
-						return err
-					}
-					workers, err := supervisor.Upsert([]byte(raw), rec)
-					if err != nil {
-						return fmt.Errorf("workflow %s, %s: %w", w.ID, path, err)
-					}
-					if tx.Checkpoint, err = checkpoint.Set(tx.Checkpoint, path, workers, tx.Now); err != nil {
-						return fmt.Errorf("workflow %s: %w", w.ID, err)
-					}
-					tx.Event("supervisor-record", map[string]any{"supervisor": name, "worker_id": rec.WorkerID, "status": rec.Status})
-					return nil
-				})
+				return workers.Upsert(w, name, rec)
 			},
 		},
 		{
@@ -144,7 +121,7 @@ func supervisorCommands(e *env) []*cli.Command {
 				if err != nil {
 					return err
 				}
-				phases, err := parsePhases(c.Args().First(), data)
+				phases, err := supervisor.ParsePhases(c.Args().First(), data)
 				if err != nil {
 					return fmt.Errorf("waves: %w", err)
 				}
@@ -191,14 +168,6 @@ func supervisorFlag() cli.Flag {
 	return &cli.StringFlag{Name: "supervisor", Usage: "supervisor `NAME`, e.g. research_supervisor"}
 }
 
-// supervisorNamePattern keeps NAME a plain checkpoint key: a leading
-// letter, so it is never read as an array index. Compiled on first use:
-// {0,63} expands to 63 nested instructions, by far the largest share of
-// this package's start-up work, and most commands never check a NAME.
-var supervisorNamePattern = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
-})
-
 // supervisorName checks the --supervisor flag (required; checked here
 // because urfave prints help on stdout for a missing Required flag).
 func supervisorName(c *cli.Context) (string, error) {
@@ -206,17 +175,8 @@ func supervisorName(c *cli.Context) (string, error) {
 	if name == "" {
 		return "", fail.Usagef("%s needs --supervisor NAME, e.g. --supervisor research_supervisor", c.Command.Name)
 	}
-	return name, checkSupervisorName(name)
+	return name, supervisor.CheckName(name)
 }
-
-func checkSupervisorName(name string) error {
-	if !supervisorNamePattern().MatchString(name) {
-		return fail.Usagef("supervisor name %q: use a letter then letters, digits, _ or - (e.g. research_supervisor)", name)
-	}
-	return nil
-}
-
-func workersPath(name string) string { return "supervisor_state." + name + ".workers" }
 
 // printLine prints v as one line of compact JSON, for output that must fit
 // on one line (after SUPERVISOR_COMPLETE:, or a KEY=VALUE value).
@@ -245,11 +205,14 @@ func (e *env) aggregate(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("aggregate: %w", err)
 	}
-	in := supervisor.Inputs{Outputs: e.readOutputs(recs)}
-	if kind == supervisor.Implementation {
-		in.FileLines = e.fileLines()
+	dirs := workers.Dirs{Cwd: e.Cwd, Project: e.Cwd}
+	if p, err := e.Project(); err == nil {
+		dirs.Project = p.Dir
 	}
-	out, err := supervisor.Aggregate(kind, recs, in)
+	out, warnings, err := workers.Aggregate(kind, recs, dirs)
+	for _, w := range warnings {
+		e.warn("%s", w)
+	}
 	var failed *supervisor.FailedError
 	if errors.As(err, &failed) {
 		e.printf("%s\n", failed.Error())
@@ -258,13 +221,6 @@ func (e *env) aggregate(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("aggregate: %w", err)
 	}
-	var partial struct {
-		Failures []supervisor.Failure `json:"partial_failures"`
-	}
-	_ = json.Unmarshal(out, &partial) // out was just marshalled
-	for _, f := range partial.Failures {
-		e.warn("worker %s failed: %s", f.WorkerID, f.Error)
-	}
 	if c.Bool("signal") {
 		e.printf("%s: ", supervisor.SupervisorComplete)
 	}
@@ -272,87 +228,17 @@ func (e *env) aggregate(c *cli.Context) error {
 	return nil
 }
 
-// readOutputs reads each record's output_path, relative to the working
-// directory. A file that cannot be read is left out: Aggregate then lists
-// its worker among the failures, with the path.
-func (e *env) readOutputs(recs []supervisor.Record) map[string][]byte {
-	out := map[string][]byte{}
-	for _, r := range recs {
-		if r.OutputPath == "" {
-			continue
-		}
-		f, err := os.Open(e.abs(r.OutputPath))
-		if err != nil {
-			continue
-		}
-		if b, err := limit.ReadAll(f, r.OutputPath); err == nil {
-			out[r.OutputPath] = b
-		} else {
-			e.warn("worker %s: %v", r.WorkerID, err)
-		}
-		f.Close()
-	}
-	return out
-}
-
-// fileLines counts the lines of a modified file; files_modified paths are
-// project-relative (protocol section 6).
-func (e *env) fileLines() func(string) (int, bool) {
-	base := e.Cwd
-	if p, err := e.Project(); err == nil {
-		base = p.Dir
-	}
-	return func(path string) (int, bool) {
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(base, path)
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return 0, false
-		}
-		defer f.Close()
-		n := 0
-		s := bufio.NewScanner(f)
-		s.Buffer(nil, limit.Max)
-		for s.Scan() {
-			n++
-		}
-		return n, s.Err() == nil
-	}
-}
-
-func (e *env) abs(path string) string {
-	if filepath.IsAbs(path) {
-		return path
-	}
-	return filepath.Join(e.Cwd, path)
-}
-
 func (e *env) supervisorStatus(c *cli.Context) error {
 	a, err := args(c, "NAME")
 	if err != nil {
 		return err
 	}
-	if err := checkSupervisorName(a[0]); err != nil {
+	if err := supervisor.CheckName(a[0]); err != nil {
 		return err
 	}
 	w, err := e.workflow(c)
 	if err != nil {
 		return err
-	}
-	doc, err := w.ReadCheckpoint()
-	if err != nil {
-		return err
-	}
-	raw, ok, err := checkpoint.Get(doc, workersPath(a[0]))
-	if err != nil {
-		return err
-	}
-	var recs []supervisor.Record
-	if ok {
-		if recs, err = supervisor.ParseRecords([]byte(raw)); err != nil {
-			return fmt.Errorf("workflow %s, %s: %w", w.ID, workersPath(a[0]), err)
-		}
 	}
 	var expected []string
 	for _, id := range strings.Split(c.String("expect"), ",") {
@@ -360,18 +246,16 @@ func (e *env) supervisorStatus(c *cli.Context) error {
 			expected = append(expected, id)
 		}
 	}
-	p := supervisor.Status(recs, expected)
+	p, err := workers.Status(w, a[0], expected)
+	if err != nil {
+		return err
+	}
 	if c.Bool("json") {
 		return e.printJSON(p)
 	}
-	toRun := append(append([]string{}, p.Failed...), p.Pending...)
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "WORKERS_COMPLETED=%s\n", strings.Join(p.Completed, ","))
-	fmt.Fprintf(&b, "WORKERS_FAILED=%s\n", strings.Join(p.Failed, ","))
-	fmt.Fprintf(&b, "WORKERS_PENDING=%s\n", strings.Join(p.Pending, ","))
-	fmt.Fprintf(&b, "WORKERS_TO_RUN=%s\n", strings.Join(toRun, ","))
-	fmt.Fprintf(&b, "WORKERS_TO_RUN_COUNT=%d\n", len(toRun))
-	_, err = e.Stdout.Write(b.Bytes())
+	toRun := p.ToRun()
+	_, err = fmt.Fprintf(e.Stdout, "WORKERS_COMPLETED=%s\nWORKERS_FAILED=%s\nWORKERS_PENDING=%s\nWORKERS_TO_RUN=%s\nWORKERS_TO_RUN_COUNT=%d\n",
+		strings.Join(p.Completed, ","), strings.Join(p.Failed, ","), strings.Join(p.Pending, ","), strings.Join(toRun, ","), len(toRun))
 	return err
 }
 
@@ -428,14 +312,4 @@ func (e *env) shouldSupervise(c *cli.Context) error {
 		e.printf("flat\n")
 	}
 	return nil
-}
-
-// parsePhases reads a plan: JSON when the file is .json or the text starts
-// with [ or {, the plan markdown otherwise.
-func parsePhases(name string, data []byte) ([]supervisor.Phase, error) {
-	t := bytes.TrimSpace(data)
-	if strings.HasSuffix(name, ".json") || bytes.HasPrefix(t, []byte("[")) || bytes.HasPrefix(t, []byte("{")) {
-		return supervisor.ParseDeps(data)
-	}
-	return supervisor.ParsePlan(data)
 }

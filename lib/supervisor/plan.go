@@ -169,6 +169,17 @@ func ParseDeps(data []byte) ([]Phase, error) {
 	return phases, checkPhases(phases)
 }
 
+// ParsePhases reads a plan named name: dependencies JSON (ParseDeps) when
+// the name ends in .json or the text starts with [ or {, the plan markdown
+// (ParsePlan) otherwise.
+func ParsePhases(name string, data []byte) ([]Phase, error) {
+	t := bytes.TrimSpace(data)
+	if strings.HasSuffix(name, ".json") || bytes.HasPrefix(t, []byte("[")) || bytes.HasPrefix(t, []byte("{")) {
+		return ParseDeps(data)
+	}
+	return ParsePlan(data)
+}
+
 // checkPhases rejects numbers that are not positive or repeat, estimates
 // out of range and dependencies on phases that do not exist.
 func checkPhases(phases []Phase) error {

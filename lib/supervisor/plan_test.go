@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -166,4 +167,30 @@ func TestEstimateNeedsEveryPhase(t *testing.T) {
 func TestEstimateBounds(t *testing.T) {
 	_, err := ParsePlan([]byte("### Phase 1: a\ndependencies: []\nestimate_ms: 9223372036854775807\n"))
 	wantCode(t, err, fail.Invalid)
+}
+
+func TestParsePhases(t *testing.T) {
+	md := "### Phase 1: A\ndependencies: []\n\n### Phase 2: B\ndependencies: [1]\n"
+	tests := []struct {
+		name, data string
+		want       string // waves, or "error"
+	}{
+		{"plan.md", md, "[[1] [2]]"},
+		{"-", md, "[[1] [2]]"},
+		{"deps.json", `{"1": [], "2": [1]}`, "[[1] [2]]"},
+		{"-", `  [{"phase": 1, "dependencies": []}]`, "[[1]]"},
+		{"-", "\n{\"1\": [], \"2\": []}", "[[1 2]]"},
+		{"deps.json", md, "error"}, // a .json name is read as JSON, whatever it holds
+		{"plan.md", "no phases here", "error"},
+	}
+	for _, tt := range tests {
+		got := "error"
+		if phases, err := ParsePhases(tt.name, []byte(tt.data)); err == nil {
+			waves, _ := Waves(phases)
+			got = fmt.Sprint(waves)
+		}
+		if got != tt.want {
+			t.Errorf("ParsePhases(%q, %q): got %s, want %s", tt.name, tt.data, got, tt.want)
+		}
+	}
 }

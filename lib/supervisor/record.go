@@ -163,6 +163,20 @@ func ParseRecords(data []byte) ([]Record, error) {
 	return recs, nil
 }
 
+// namePattern keeps a supervisor NAME a plain checkpoint key: a leading
+// letter, so it is never read as an array index. Compiled on first use:
+// {0,63} expands to 63 nested instructions, by far the largest share of
+// flowstate's start-up work, and most commands never check a NAME.
+var namePattern = lazyRegexp(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+
+// CheckName refuses a supervisor NAME that is not a plain checkpoint key.
+func CheckName(name string) error {
+	if !namePattern().MatchString(name) {
+		return fail.Usagef("supervisor name %q: use a letter then letters, digits, _ or - (e.g. research_supervisor)", name)
+	}
+	return nil
+}
+
 // Upsert puts rec into workers, the JSON array stored at
 // supervisor_state.<name>.workers (empty or null for none): it replaces the
 // element with the same worker_id, else appends. Other elements are kept
@@ -212,6 +226,12 @@ type Progress struct {
 	Completed []string `json:"completed"`
 	Failed    []string `json:"failed"`
 	Pending   []string `json:"pending"`
+}
+
+// ToRun lists what a resumed phase runs again: the failed workers, then
+// the pending ones.
+func (p Progress) ToRun() []string {
+	return append(append([]string{}, p.Failed...), p.Pending...)
 }
 
 // Status sorts the recorded workers, then any expected worker id not

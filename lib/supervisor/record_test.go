@@ -198,3 +198,48 @@ func TestShouldSupervise(t *testing.T) {
 	_, err = ShouldSupervise("docs", Counts{})
 	wantCode(t, err, fail.Usage)
 }
+
+func TestCheckName(t *testing.T) {
+	tests := []struct {
+		name string
+		ok   bool
+	}{
+		{"research_supervisor", true},
+		{"a", true},
+		{"R-2_x", true},
+		{"a" + strings.Repeat("b", 63), true},
+		{"a" + strings.Repeat("b", 64), false},
+		{"", false},
+		{"0", false},
+		{"_a", false},
+		{"a.b", false},
+		{"a b", false},
+		{"a\n", false},
+	}
+	for _, tt := range tests {
+		err := CheckName(tt.name)
+		if (err == nil) != tt.ok {
+			t.Errorf("CheckName(%q) = %v, want ok %t", tt.name, err, tt.ok)
+		}
+		if err != nil && fail.Code(err) != fail.Usage {
+			t.Errorf("CheckName(%q): exit %d, want usage", tt.name, fail.Code(err))
+		}
+	}
+}
+
+func TestToRun(t *testing.T) {
+	tests := []struct {
+		p    Progress
+		want []string
+	}{
+		{Progress{}, []string{}},
+		{Progress{Completed: []string{"a"}}, []string{}},
+		{Progress{Failed: []string{"b", "c"}, Pending: []string{"d"}}, []string{"b", "c", "d"}},
+		{Progress{Pending: []string{"d"}}, []string{"d"}},
+	}
+	for _, tt := range tests {
+		if got := tt.p.ToRun(); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%+v.ToRun() = %q, want %q", tt.p, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,154 @@
+// Package workers owns the I/O of hierarchical supervision: a supervisor's
+// worker records in a stored workflow's checkpoint (read, and upserted
+// under the workflow lock) and what aggregation reads from disk (each
+// worker's output, the line counts of modified files).
+//
+// lib/supervisor decides (parsing, upsert, aggregation, status); this
+// package only reads and writes around it. It prints nothing and parses no
+// flags, and it never touches a checkpoint outside supervisor_state.
+package workers
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/limit"
+	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/supervisor"
+)
+
+// Path is where supervisor name keeps its worker records in the checkpoint.
+func Path(name string) string { return "supervisor_state." + name + ".workers" }
+
+// Parse returns the worker records supervisor name keeps in doc, the
+// checkpoint of workflow id; none when it has none.
+func Parse(doc []byte, id, name string) ([]supervisor.Record, error) {
+	raw, ok, err := checkpoint.Get(doc, Path(name))
+	if err != nil || !ok {
+		return nil, err
+	}
+	recs, err := supervisor.ParseRecords([]byte(raw))
+	if err != nil {
+		return nil, fmt.Errorf("workflow %s, %s: %w", id, Path(name), err)
+	}
+	return recs, nil
+}
+
+// Upsert stores rec among supervisor name's workers, replacing the record
+// with its worker_id. Workers may record at the same moment: the read,
+// the upsert and the write all hold the workflow lock.
+func Upsert(w *store.Workflow, name string, rec supervisor.Record) error {
+	path := Path(name)
+	return w.Update(func(tx *store.Tx) error {
+		raw, _, err := checkpoint.Get(tx.Checkpoint, path)
+		if err != nil {
+			return err
+		}
+		workers, err := supervisor.Upsert([]byte(raw), rec)
+		if err != nil {
+			return fmt.Errorf("workflow %s, %s: %w", w.ID, path, err)
+		}
+		if tx.Checkpoint, err = checkpoint.Set(tx.Checkpoint, path, workers, tx.Now); err != nil {
+			return fmt.Errorf("workflow %s: %w", w.ID, err)
+		}
+		tx.Event("supervisor-record", map[string]any{"supervisor": name, "worker_id": rec.WorkerID, "status": rec.Status})
+		return nil
+	})
+}
+
+// Status sorts supervisor name's recorded workers, and the expected ids
+// never recorded, for a resumed phase.
+func Status(w *store.Workflow, name string, expected []string) (supervisor.Progress, error) {
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return supervisor.Progress{}, err
+	}
+	recs, err := Parse(doc, w.ID, name)
+	if err != nil {
+		return supervisor.Progress{}, err
+	}
+	return supervisor.Status(recs, expected), nil
+}
+
+// Dirs anchor the relative paths in worker records: output_path is
+// relative to the working directory, files_modified to the project
+// (protocol section 6).
+type Dirs struct{ Cwd, Project string }
+
+// Aggregate reads what the records point to and returns the
+// aggregated_metadata of kind. The warnings, set even with an error, name
+// outputs that could not be read and then workers that failed.
+func Aggregate(kind supervisor.Kind, recs []supervisor.Record, d Dirs) ([]byte, []string, error) {
+	var in supervisor.Inputs
+	var warnings []string
+	in.Outputs, warnings = readOutputs(recs, d.Cwd)
+	if kind == supervisor.Implementation {
+		in.FileLines = fileLines(d.Project)
+	}
+	out, err := supervisor.Aggregate(kind, recs, in)
+	if err != nil {
+		return nil, warnings, err
+	}
+	var partial struct {
+		Failures []supervisor.Failure `json:"partial_failures"`
+	}
+	_ = json.Unmarshal(out, &partial) // out was just marshalled
+	for _, f := range partial.Failures {
+		warnings = append(warnings, fmt.Sprintf("worker %s failed: %s", f.WorkerID, f.Error))
+	}
+	return out, warnings, nil
+}
+
+// readOutputs reads each record's output_path. A file that cannot be read
+// is left out: Aggregate then lists its worker among the failures, with
+// the path; one too large is also a warning.
+func readOutputs(recs []supervisor.Record, cwd string) (map[string][]byte, []string) {
+	out := map[string][]byte{}
+	var warnings []string
+	for _, r := range recs {
+		if r.OutputPath == "" {
+			continue
+		}
+		f, err := os.Open(under(cwd, r.OutputPath))
+		if err != nil {
+			continue
+		}
+		if b, err := limit.ReadAll(f, r.OutputPath); err == nil {
+			out[r.OutputPath] = b
+		} else {
+			warnings = append(warnings, fmt.Sprintf("worker %s: %v", r.WorkerID, err))
+		}
+		f.Close()
+	}
+	return out, warnings
+}
+
+// fileLines counts the lines of a modified file.
+func fileLines(dir string) func(string) (int, bool) {
+	return func(path string) (int, bool) {
+		f, err := os.Open(under(dir, path))
+		if err != nil {
+			return 0, false
+		}
+		defer f.Close()
+		n := 0
+		s := bufio.NewScanner(f)
+		s.Buffer(nil, limit.Max)
+		for s.Scan() {
+			n++
+		}
+		return n, s.Err() == nil
+	}
+}
+
+// under resolves path against dir unless it is absolute.
+func under(dir, path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(dir, path)
+}
