@@ -83,11 +83,15 @@ func Render(in Input) string {
 	}
 	for _, s := range rows {
 		mark, color := markPending, dim
+		// The current state comes before completed: back in test after
+		// debug, test is both, and it is where the workflow is now.
 		switch {
-		case slices.Contains(completed, s):
-			mark, color = markDone, green
 		case s == current && s == failed:
 			mark, color = markFailed, red
+		case s == current && active:
+			mark, color = markCurrent, yellow
+		case slices.Contains(completed, s):
+			mark, color = markDone, green
 		case s == current:
 			mark, color = markCurrent, yellow
 		}

@@ -88,6 +88,36 @@ func TestRender(t *testing.T) {
 			"  retries used: test 1\n" +
 			"  2025-06-01 10:00:09  retry 1 of 2 of test\n",
 	}, {
+		name:       "back in test after debug, failing again",
+		checkpoint: checkpoint("in_progress", "test", `"initialize","research","plan","implement","test","debug"`, `"error_state":{"failed_state":"test","last_error":"still failing","retries":{"test":2}}`),
+		events:     events(ev(at(0), "init", ""), to(1, "research"), to(2, "plan"), to(3, "implement"), to(4, "test"), to(10, "debug"), to(20, "test")),
+		now:        at(23),
+		want: header +
+			"  ✓ initialize  1.0s\n" +
+			"  ✓ research    1.0s\n" +
+			"  ✓ plan        1.0s\n" +
+			"  ✓ implement   1.0s\n" +
+			"  ✗ test        9.0s so far\n" +
+			"  ✓ debug       10.0s\n" +
+			"  · document\n" +
+			"  · complete\n" +
+			"\nerrors\n" +
+			"  failing in test: still failing\n" +
+			"  retries used: test 2\n",
+	}, {
+		name:       "back in test after debug, the fix under test",
+		checkpoint: checkpoint("in_progress", "test", `"initialize","research","plan","implement","test","debug"`, ""),
+		now:        at(1),
+		want: header +
+			"  ✓ initialize\n" +
+			"  ✓ research\n" +
+			"  ✓ plan\n" +
+			"  ✓ implement\n" +
+			"  ▶ test\n" +
+			"  ✓ debug\n" +
+			"  · document\n" +
+			"  · complete\n",
+	}, {
 		name:       "a torn last line and damaged lines are skipped",
 		checkpoint: checkpoint("in_progress", "implement", `"initialize","research","plan"`, ""),
 		events: events(ev(at(0), "init", ""), "not json", to(4, "research"), "", `{"ts":"bad","event":"transition","to":"plan"}`,
