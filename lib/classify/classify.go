@@ -1,7 +1,7 @@
 // Package classify owns workflow classification: validating the JSON the
 // workflow-classifier agent returns (Parse) and the offline, deterministic
 // classifier used when the user chooses it (Offline). It is pure: it must not
-// do I/O, read the environment, poll or wait; callers in lib/app do that.
+// do I/O, read the environment, poll or wait; its callers do that.
 package classify
 
 import (

@@ -4,8 +4,8 @@
 // have to run and in which batch, whether a sub-supervisor coordinates them,
 // and what the test/debug loop owes next.
 //
-// It does no I/O: lib/app/cmd_phase.go reads the checkpoint and the
-// artifacts, calls these functions, writes through lib/store and prints.
+// It does no I/O: lib/orchestrate reads the checkpoint and the artifacts,
+// calls these functions and writes through lib/store; lib/app prints.
 // Keeping the decisions here is what keeps the command markdown small: a
 // command only runs `flowstate phase-plan`, the agents it names, and
 // `flowstate phase-verify`, in a loop.

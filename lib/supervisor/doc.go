@@ -5,7 +5,8 @@
 // completion signals in agent output.
 //
 // It must not do I/O: every function takes bytes or values and returns values.
-// lib/app reads files, holds the workflow lock and prints; this package only
-// decides. Errors carry lib/fail exit codes (Invalid for bad data, Usage for
-// bad flags, Refused when every worker failed).
+// lib/workers and lib/orchestrate read files and hold the workflow lock, and
+// lib/app prints; this package only decides. Errors carry lib/fail exit codes
+// (Invalid for bad data, Usage for bad flags, Refused when every worker
+// failed).
 package supervisor

@@ -1,0 +1,45 @@
+// Package orchestrate owns running the phases of a stored workflow for the
+// orchestrator commands (/coordinate, /supervise, /orchestrate,
+// /workflow-resume): starting a workflow from a command's arguments (with
+// the pending-classification file that carries its id between two bash
+// blocks), the view of a workflow's current phase, advancing past finished
+// states, planning the next batch of workers, verifying and recording
+// their artifacts, aggregating a sub-supervisor's workers, and resuming.
+//
+// lib/phase makes the decisions; this package reads the checkpoint and the
+// artifacts, writes through lib/store and lib/sm, and returns what a step
+// prints as an Output. It prints nothing and parses no flags; it never
+// touches state files, hooks or installs.
+package orchestrate
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Pair is one KEY=VALUE line of a step's output (docs/command-protocol.md).
+type Pair struct{ Key, Value string }
+
+// Output is what one step prints: KEY=VALUE lines, ending with NEXT=, or a
+// sub-supervisor's closing signal line. Warnings go to stderr.
+type Output struct {
+	Pairs    []Pair
+	Signal   string // SUPERVISOR_COMPLETE: ... or SUPERVISOR_FAILED: ..., printed alone
+	Warnings []string
+}
+
+func (o *Output) add(key string, value any) {
+	o.Pairs = append(o.Pairs, Pair{key, fmt.Sprint(value)})
+}
+
+// String is the output as printed: the signal line, or a line per pair.
+func (o Output) String() string {
+	if o.Signal != "" {
+		return o.Signal + "\n"
+	}
+	var b strings.Builder
+	for _, p := range o.Pairs {
+		b.WriteString(p.Key + "=" + p.Value + "\n")
+	}
+	return b.String()
+}

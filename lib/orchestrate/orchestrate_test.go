@@ -1,0 +1,191 @@
+package orchestrate
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/supervisor"
+)
+
+func TestOutputString(t *testing.T) {
+	tests := []struct {
+		out  Output
+		want string
+	}{
+		{Output{}, ""},
+		{Output{Pairs: []Pair{{"A", "1"}, {"NEXT", "phase"}}, Warnings: []string{"not printed"}}, "A=1\nNEXT=phase\n"},
+		{Output{Pairs: []Pair{{"EMPTY", ""}}}, "EMPTY=\n"},
+		{Output{Pairs: []Pair{{"A", "1"}}, Signal: "SUPERVISOR_COMPLETE: {}"}, "SUPERVISOR_COMPLETE: {}\n"},
+	}
+	for _, tt := range tests {
+		if got := tt.out.String(); got != tt.want {
+			t.Errorf("%+v: got %q, want %q", tt.out, got, tt.want)
+		}
+	}
+	var o Output
+	o.add("N", 3)
+	o.add("M", int64(-1))
+	o.add(numbered("TOPIC", 0), "x")
+	if got := o.String(); got != "N=3\nM=-1\nTOPIC_1=x\n" {
+		t.Errorf("add: got %q", got)
+	}
+}
+
+func TestParseArgs(t *testing.T) {
+	tests := []struct {
+		raw          string
+		requireScope bool
+		scope, desc  string
+		msg          string // error contains
+	}{
+		{"fix the bug", false, "", "fix the bug", ""},
+		{"--scope research-only fix it", true, "research-only", "fix it", ""},
+		{"fix the bug", true, "", "", "give the scope first: /flowstate:orchestrate --scope SCOPE DESCRIPTION, SCOPE one of "},
+		{"", false, "", "", "no workflow description given"},
+		{"", true, "", "", "no workflow description given"},
+	}
+	for _, tt := range tests {
+		scope, desc, err := ParseArgs("orchestrate", tt.raw, tt.requireScope)
+		if tt.msg != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.msg) || fail.Code(err) != fail.Usage {
+				t.Errorf("ParseArgs(%q, %t): err %v, want usage error with %q", tt.raw, tt.requireScope, err, tt.msg)
+			}
+			continue
+		}
+		if err != nil || scope != tt.scope || desc != tt.desc {
+			t.Errorf("ParseArgs(%q, %t) = %q, %q, %v", tt.raw, tt.requireScope, scope, desc, err)
+		}
+	}
+}
+
+func TestOutputsAndArtifacts(t *testing.T) {
+	rec := func(path, status string) supervisor.Record {
+		return supervisor.Record{WorkerID: path, OutputPath: path, Status: status}
+	}
+	records := map[string]map[string]supervisor.Record{
+		"research_supervisor": {"b": rec("/r/002.md", supervisor.Completed), "a": rec("/r/001.md", supervisor.Completed), "c": rec("/r/003.md", supervisor.Failed)},
+		"plan_architect":      {"p": rec("/p/001.md", supervisor.Completed)},
+		"debug_analyst":       {},
+		"doc_writer":          {"d": rec("/s/sum.md", supervisor.Pending)},
+	}
+	got := outputs(records)
+	want := map[string][]string{"research": {"/r/001.md", "/r/002.md"}, "plan": {"/p/001.md"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("outputs = %v, want %v", got, want)
+	}
+	tests := []struct {
+		in   map[string][]string
+		want []string
+	}{
+		{nil, nil},
+		{got, []string{"/r/001.md", "/r/002.md", "/p/001.md"}},
+		{map[string][]string{"document": {"d"}, "test": {"t"}, "research": {"r"}}, []string{"r", "t", "d"}},
+	}
+	for _, tt := range tests {
+		if got := artifacts(tt.in); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("artifacts(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func project(t *testing.T) *store.Project {
+	t.Helper()
+	dir := t.TempDir()
+	p, err := store.FindProject(func(k string) string {
+		if k == "CLAUDE_PROJECT_DIR" {
+			return dir
+		}
+		return ""
+	}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func value(t *testing.T, out Output, key string) string {
+	t.Helper()
+	for _, p := range out.Pairs {
+		if p.Key == key {
+			return p.Value
+		}
+	}
+	t.Fatalf("no %s in\n%s", key, out)
+	return ""
+}
+
+// TestResearchOnly runs a research-only workflow through the files: start,
+// plan one worker, a missing report fails verify, the report verifies, the
+// next plan finishes the workflow, and resume then reports it finished.
+func TestResearchOnly(t *testing.T) {
+	p := project(t)
+	out, err := Start(p, Request{Command: "orchestrate", Scope: "research-only", Description: "auth flows", Session: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := p.Workflow(value(t, out, "WORKFLOW_ID"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err = Plan(w, false); err != nil {
+		t.Fatal(err)
+	}
+	if value(t, out, "STATE") != "research" || value(t, out, "WORKER_COUNT") != "1" || value(t, out, "AGENT") != "research-specialist" {
+		t.Fatalf("plan:\n%s", out)
+	}
+	report := value(t, out, "OUTPUT_PATH_1")
+	if _, err := Verify(w, false); fail.Code(err) != fail.Usage || !strings.Contains(err.Error(), "wrote no research report at "+report) {
+		t.Fatalf("verify without the report: %v", err)
+	}
+	md := "# Auth\n\n## Executive Summary\n\nTokens.\n\n## Key Findings\n\n- one place\n"
+	if err := os.WriteFile(report, []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err = Verify(w, false); err != nil || out.String() != "NEXT=phase\n" {
+		t.Fatalf("verify: %v\n%s", err, out)
+	}
+	if out, err = Plan(w, false); err != nil || value(t, out, "NEXT") != "done" || value(t, out, "ARTIFACT_1") != report {
+		t.Fatalf("plan after the last state: %v\n%s", err, out)
+	}
+	if out, err = Resume(p, w.ID, store.Selector{Session: "s2"}); err != nil || value(t, out, "ARTIFACT_COUNT") != "1" {
+		t.Fatalf("resume of a finished workflow: %v\n%s", err, out)
+	}
+	if _, err := Resume(p, "", store.Selector{Session: "s2"}); fail.Code(err) != fail.Usage {
+		t.Errorf("resume with nothing unfinished: %v, want usage error", err)
+	}
+}
+
+// TestClassifyFirst covers the pending-classification file: the first
+// start keeps the id, the classified start creates that workflow and
+// removes the file.
+func TestClassifyFirst(t *testing.T) {
+	p := project(t)
+	out, err := Start(p, Request{Command: "coordinate", Description: "compare\nauth", Session: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if value(t, out, "NEXT") != "classify" || value(t, out, "DESCRIPTION") != "compare auth" {
+		t.Fatalf("first start:\n%s", out)
+	}
+	cls := `{"workflow_type": "research-only", "confidence": 0.9, "research_complexity": 1, "research_topics": ["auth"], "reasoning": "r"}`
+	if err := os.WriteFile(value(t, out, "CLASSIFICATION_PATH"), []byte(cls), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second, err := Start(p, Request{Command: "coordinate", Description: "compare auth", Session: "s1", Classified: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := value(t, second, "WORKFLOW_ID"); !strings.Contains(value(t, out, "CLASSIFICATION_PATH"), id) {
+		t.Errorf("workflow %s is not the one the classifier wrote for", id)
+	}
+	if _, err := Start(p, Request{Command: "coordinate", Description: "x", Session: "s1", Classified: true}); fail.Code(err) != fail.Usage {
+		t.Errorf("a second classified start: %v, want usage error (nothing pending)", err)
+	}
+	if _, err := Start(p, Request{Command: "coordinate", Description: "x", Mode: "magic"}); fail.Code(err) != fail.Usage {
+		t.Errorf("FLOWSTATE_CLASSIFICATION=magic: %v, want usage error", err)
+	}
+}

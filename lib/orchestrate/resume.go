@@ -1,0 +1,86 @@
+package orchestrate
+
+import (
+	"strings"
+
+	"github.com/tidwall/sjson"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/store"
+)
+
+// Resume points sel.Session at workflow id, or with no id at the workflow
+// to resume (see unfinished), and returns where it stands: its current
+// state and NEXT=phase, or its artifacts if it is already finished.
+func Resume(p *store.Project, id string, sel store.Selector) (Output, error) {
+	var out Output
+	var w *store.Workflow
+	var err error
+	if id != "" {
+		if w, err = p.Workflow(id); err != nil {
+			return out, err
+		}
+	} else if w, err = unfinished(p, sel); err != nil {
+		return out, err
+	}
+	if sel.Session != "" {
+		if err := p.SetSession(sel.Session, w.ID); err != nil {
+			return out, err
+		}
+		err := w.Update(func(tx *store.Tx) error {
+			doc, err := sjson.SetBytes(tx.Checkpoint, "session_id", sel.Session)
+			tx.Checkpoint = doc
+			return err
+		})
+		if err != nil {
+			return out, err
+		}
+	}
+	v, err := load(w)
+	if err != nil {
+		return out, err
+	}
+	if v.finished() {
+		return finish(w)
+	}
+	out.add("WORKFLOW_ID", w.ID)
+	out.add("CURRENT_STATE", v.state)
+	out.add("NEXT", "phase")
+	return out, nil
+}
+
+// unfinished finds the workflow to resume: the session's own if it is
+// unfinished, else the project's only unfinished one. Finished means the
+// terminal phase's work is verified, not merely that the status says so:
+// a workflow whose status was set by hand may still lack artifacts.
+func unfinished(p *store.Project, sel store.Selector) (*store.Workflow, error) {
+	if w, err := p.Resolve(sel); err == nil {
+		if v, err := load(w); err == nil && !v.finished() {
+			return w, nil
+		}
+	}
+	all, err := p.List()
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, s := range all {
+		if s.Status == "failed" || s.Status == "abandoned" {
+			continue
+		}
+		w, err := p.Workflow(s.ID)
+		if err != nil {
+			continue
+		}
+		if v, err := load(w); err == nil && !v.finished() {
+			ids = append(ids, s.ID)
+		}
+	}
+	switch len(ids) {
+	case 0:
+		return nil, fail.Usagef("no unfinished workflow in %s; see `flowstate list`", p.Dir)
+	case 1:
+		return p.Workflow(ids[0])
+	}
+	return nil, fail.Usagef("%d unfinished workflows: %s; pass one: /flowstate:workflow-resume ID", len(ids), strings.Join(ids, ", "))
+}

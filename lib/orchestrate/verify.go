@@ -1,0 +1,170 @@
+package orchestrate
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/phase"
+	"github.com/flowstate-dev/flowstate/lib/sm"
+	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/supervisor"
+	"github.com/flowstate-dev/flowstate/lib/workers"
+)
+
+// Verify checks and records the artifacts of the batch Plan returned.
+// A worker that did not deliver fails the workflow with an error naming
+// the file; failing tests spend one retry and lead to debug. inSupervisor
+// never stops: it answers NEXT=workers until the state's workers are all
+// recorded, then returns the sub-supervisor's signal.
+func Verify(w *store.Workflow, inSupervisor bool) (Output, error) {
+	var out Output
+	v, err := load(w)
+	if err != nil {
+		return out, err
+	}
+	if !v.hasRole || v.role.Kind == "" && inSupervisor {
+		if inSupervisor {
+			return out, fail.Usagef("workflow %s is in state %s, which has no sub-supervisor", w.ID, v.state)
+		}
+		out.add("NEXT", "phase")
+		return out, nil
+	}
+	batch, remaining := phase.Pending(v.workers, v.done, v.sequential)
+	problems, err := recordBatch(v, batch)
+	if err != nil {
+		return out, err
+	}
+	left := remaining - len(batch) + len(problems)
+	if len(problems) > 0 && !inSupervisor {
+		if err := sm.Fail(w, problems[0].Error()); err != nil {
+			return out, err
+		}
+		return out, fmt.Errorf("%w; run /flowstate:workflow-resume to re-run only the workers that did not deliver", errors.Join(problems...))
+	}
+	if left > 0 && len(problems) == 0 {
+		next := "phase"
+		if inSupervisor {
+			next = "workers"
+		}
+		out.add("NEXT", next)
+		return out, nil
+	}
+	if v, err = load(w); err != nil {
+		return out, err
+	}
+	signal, err := aggregate(v)
+	if err != nil {
+		return out, err
+	}
+	if inSupervisor {
+		out.Signal = signal
+		return out, nil
+	}
+	if v.state == "test" {
+		failed, fs := v.testResults(v.facts)
+		if failed > 0 && !v.facts.Loop.OwesDebug() {
+			if err := sm.Fail(w, phase.FailureLine(failed, fs)); err != nil {
+				return out, err
+			}
+			if _, err := sm.Retry(w, sm.DefaultMaxRetries); err != nil {
+				return out, err
+			}
+		}
+		out.add("TESTS_FAILED", failed)
+	}
+	out.add("NEXT", "phase")
+	return out, nil
+}
+
+// recordBatch checks each worker's artifact and records every worker,
+// completed or failed, in one locked write, along with the state's
+// artifacts in phase_data. It returns one error per worker that did not
+// deliver; each names the file.
+func recordBatch(v *view, batch []phase.Worker) ([]error, error) {
+	var problems []error
+	recs := make([]supervisor.Record, len(batch))
+	for i, wk := range batch {
+		var checked phase.Checked
+		data, err := os.ReadFile(wk.Output)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			err = fail.Usagef("%s %s wrote no %s at %s", v.role.Agent, wk.ID, v.role.Artifact, wk.Output)
+		case err != nil:
+			err = fmt.Errorf("%s %s: %w", v.role.Agent, wk.ID, err)
+		default:
+			if checked, err = phase.Check(v.role, data); err != nil {
+				err = fmt.Errorf("%s %s: %s is not a valid %s: %w", v.role.Agent, wk.ID, wk.Output, v.role.Artifact, err)
+			}
+		}
+		if err != nil {
+			problems = append(problems, err)
+		}
+		recs[i] = phase.Record(v.role, wk, checked, err)
+	}
+	path := workers.Path(v.role.Key)
+	err := v.w.Update(func(tx *store.Tx) error {
+		list := []byte(gjson.GetBytes(tx.Checkpoint, path).Raw)
+		for _, rec := range recs {
+			var err error
+			if list, err = supervisor.Upsert(list, rec); err != nil {
+				return fmt.Errorf("workflow %s, %s: %w", v.w.ID, path, err)
+			}
+			tx.Event("worker", map[string]any{"state": v.state, "worker_id": rec.WorkerID, "status": rec.Status})
+		}
+		doc, err := sjson.SetRawBytes(tx.Checkpoint, path, list)
+		if err != nil {
+			return err
+		}
+		var artifacts []string
+		for _, rec := range gjson.GetBytes(doc, path).Array() {
+			if rec.Get("status").String() == supervisor.Completed {
+				artifacts = append(artifacts, rec.Get("output_path").String())
+			}
+		}
+		tx.Checkpoint, err = sjson.SetBytes(doc, "phase_data."+v.state+".artifacts", artifacts)
+		return err
+	})
+	return problems, err
+}
+
+// aggregate stores the aggregated_metadata of the state's workers and
+// returns the supervisor's completion signal line. All workers failed is
+// not an error here: the signal says SUPERVISOR_FAILED and the
+// orchestrator's phase-verify then stops on the missing files.
+func aggregate(v *view) (string, error) {
+	if v.role.Kind == "" {
+		return "", nil
+	}
+	var recs []supervisor.Record
+	outputs := map[string][]byte{}
+	for _, wk := range v.workers {
+		rec, ok := v.records[v.role.Key][wk.ID]
+		if !ok {
+			rec = supervisor.Record{WorkerID: wk.ID, Status: supervisor.Pending, OutputPath: wk.Output}
+		}
+		recs = append(recs, rec)
+		if data, err := os.ReadFile(wk.Output); err == nil {
+			outputs[wk.Output] = data
+		}
+	}
+	agg, err := supervisor.Aggregate(v.role.Kind, recs, supervisor.Inputs{Outputs: outputs})
+	var failed *supervisor.FailedError
+	if errors.As(err, &failed) {
+		return failed.Error(), nil
+	}
+	if err != nil {
+		return "", err
+	}
+	err = v.w.Update(func(tx *store.Tx) error {
+		doc, err := sjson.SetRawBytes(tx.Checkpoint, "supervisor_state."+v.role.Key+".aggregated_metadata", agg)
+		tx.Checkpoint = doc
+		return err
+	})
+	return supervisor.SupervisorComplete + ": " + string(agg), err
+}

@@ -1,0 +1,152 @@
+package orchestrate
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/phase"
+	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/supervisor"
+	"github.com/flowstate-dev/flowstate/lib/workers"
+)
+
+// view is one read of a workflow: its current state and everything
+// lib/phase needs to plan or verify that state's workers.
+type view struct {
+	w          *store.Workflow
+	state      string
+	terminal   string
+	role       phase.Role
+	hasRole    bool
+	facts      phase.Facts
+	workers    []phase.Worker
+	records    map[string]map[string]supervisor.Record // role key -> worker id -> record
+	sequential bool
+}
+
+func load(w *store.Workflow) (*view, error) {
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return nil, err
+	}
+	r := gjson.GetManyBytes(doc, "state_machine.current_state", "state_machine.workflow_config.terminal_state",
+		"workflow_description", "state_machine.classification.research_topics", "phase_data.initialize.coordination",
+		"error_state.failed_state", "error_state.retries.test")
+	v := &view{w: w, state: r[0].String(), terminal: r[1].String(), sequential: r[4].String() == sequential,
+		records: map[string]map[string]supervisor.Record{}}
+	v.facts = phase.Facts{SpecDir: specDir(w.P, w.ID), Description: r[2].String(),
+		Loop: phase.Loop{FailedState: r[5].String(), Retries: int(r[6].Int())}}
+	for _, t := range r[3].Array() {
+		v.facts.Topics = append(v.facts.Topics, t.String())
+	}
+	for _, role := range phase.Roles() {
+		recs, err := workers.Parse(doc, w.ID, role.Key)
+		if err != nil {
+			return nil, err
+		}
+		byID := map[string]supervisor.Record{}
+		for _, rec := range recs {
+			byID[rec.WorkerID] = rec
+		}
+		v.records[role.Key] = byID
+	}
+	// Debug attempts run one after another, so the completed ones are 1..n.
+	for v.completed("debug", phase.DebugID(v.facts.Loop.DebugDone+1)) {
+		v.facts.Loop.DebugDone++
+	}
+	if rec := v.record("plan", phase.PlanID); rec.Status == supervisor.Completed {
+		md, err := os.ReadFile(rec.OutputPath)
+		if err != nil {
+			return nil, fail.Usagef("the plan %s recorded for workflow %s is gone (%v); restore it or re-run the plan phase", rec.OutputPath, w.ID, err)
+		}
+		if v.facts.Plan, err = supervisor.ParsePlan(md); err != nil {
+			return nil, fmt.Errorf("%s: %w", rec.OutputPath, err)
+		}
+	}
+	// The debug analyst works on the failures of the run it follows.
+	failedRun := v.facts
+	failedRun.Loop = phase.Loop{Retries: v.facts.Loop.DebugAttempt() - 1}
+	if n, fs := v.testResults(failedRun); n > 0 {
+		v.facts.Failures = phase.FailureLine(n, fs)
+	}
+	v.role, v.hasRole = phase.RoleOf(v.state)
+	if v.workers, err = phase.Workers(v.state, v.facts); err != nil {
+		return nil, fmt.Errorf("workflow %s, state %s: %w", w.ID, v.state, err)
+	}
+	return v, nil
+}
+
+// record is the stored record of worker id of state; zero if none.
+func (v *view) record(state, id string) supervisor.Record {
+	r, _ := phase.RoleOf(state)
+	return v.records[r.Key][id]
+}
+
+func (v *view) completed(state, id string) bool {
+	return v.record(state, id).Status == supervisor.Completed
+}
+
+// done reports whether worker id of the current state completed.
+func (v *view) done(id string) bool { return v.completed(v.state, id) }
+
+// testResults sums the failing tests of the test run f's loop points at.
+func (v *view) testResults(f phase.Facts) (int64, []supervisor.Failing) {
+	ws, _ := phase.Workers("test", f)
+	var failed int64
+	var all []supervisor.Failing
+	for _, w := range ws {
+		var res supervisor.TestResults
+		if rec := v.record("test", w.ID); json.Unmarshal(rec.Metadata, &res) == nil {
+			failed += res.TestsFailed
+			all = append(all, res.Failures...)
+		}
+	}
+	return failed, all
+}
+
+// complete reports whether the current state's work is finished: every
+// worker completed and, for test, the run passed or its failure has been
+// handed to debug.
+func (v *view) complete() bool {
+	if !v.hasRole {
+		return true
+	}
+	if _, remaining := phase.Pending(v.workers, v.done, v.sequential); remaining > 0 {
+		return false
+	}
+	if v.state == "test" {
+		if n, _ := v.testResults(v.facts); n > 0 {
+			return v.facts.Loop.OwesDebug()
+		}
+	}
+	return true
+}
+
+func (v *view) finished() bool { return v.state == v.terminal && v.complete() }
+
+// outputs lists the completed workers' artifacts per state, in worker order.
+func outputs(records map[string]map[string]supervisor.Record) map[string][]string {
+	out := map[string][]string{}
+	for _, role := range phase.Roles() {
+		for _, rec := range sortedRecords(records[role.Key]) {
+			if rec.Status == supervisor.Completed {
+				out[role.State] = append(out[role.State], rec.OutputPath)
+			}
+		}
+	}
+	return out
+}
+
+// sortedRecords orders records by output path, which numbers the workers.
+func sortedRecords(byID map[string]supervisor.Record) []supervisor.Record {
+	recs := slices.Collect(maps.Values(byID))
+	slices.SortFunc(recs, func(a, b supervisor.Record) int { return strings.Compare(a.OutputPath, b.OutputPath) })
+	return recs
+}
