@@ -2,12 +2,10 @@ package app
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/graph"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 )
@@ -48,12 +46,9 @@ func loadMachine(path string) (*machine.Machine, []byte, error) {
 	if path == "" {
 		return machine.Default(), nil, nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := readFile("--machine", path)
 	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, nil, fail.Usagef("--machine: file %s not found", path)
-		}
-		return nil, nil, fmt.Errorf("--machine: %w", err)
+		return nil, nil, err
 	}
 	m, err := machine.Parse(b)
 	if err != nil {

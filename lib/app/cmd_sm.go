@@ -3,7 +3,6 @@ package app
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -171,12 +170,9 @@ func (e *env) classification(c *cli.Context) (classify.Classification, error) {
 		}
 		data := []byte(raw)
 		if name, ok := strings.CutPrefix(raw, "@"); ok {
-			b, err := os.ReadFile(name)
+			b, err := readFile("--classification", name)
 			if err != nil {
-				if os.IsNotExist(err) {
-					return classify.Classification{}, fail.Usagef("--classification: file %s not found", name)
-				}
-				return classify.Classification{}, fmt.Errorf("--classification: %w", err)
+				return classify.Classification{}, err
 			}
 			data = b
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/status"
+	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
 func statusCommands(e *env) []*cli.Command {
@@ -18,14 +19,7 @@ func statusCommands(e *env) []*cli.Command {
 		Usage:     "show the workflow for people: its route (✓ done, ▶ current, · pending), time per state, supervisors, errors",
 		UsageText: "flowstate status [--workflow ID]   (colour only on a terminal, never with NO_COLOR set)",
 		Flags:     []cli.Flag{workflowFlag()},
-		Action: func(c *cli.Context) error {
-			if _, err := args(c); err != nil {
-				return err
-			}
-			w, err := e.workflow(c)
-			if err != nil {
-				return err
-			}
+		Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
 			doc, err := w.ReadCheckpoint()
 			if err != nil {
 				return err
@@ -40,7 +34,7 @@ func statusCommands(e *env) []*cli.Command {
 			}
 			e.printf("%s", status.Render(status.Input{ID: w.ID, Checkpoint: doc, Events: events, Machine: m, Now: time.Now(), Color: e.colorful()}))
 			return nil
-		},
+		}),
 	}}
 }
 

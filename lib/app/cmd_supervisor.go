@@ -1,7 +1,6 @@
 package app
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -15,28 +14,7 @@ import (
 
 func supervisorCommands(e *env) []*cli.Command {
 	return []*cli.Command{
-		{
-			Name:      "report-meta",
-			Usage:     "print {title, summary, key_findings} of a markdown report",
-			UsageText: "flowstate report-meta FILE|-",
-			Description: "The report format is docs/command-protocol.md section 6: title from the first H1,\n" +
-				"summary from the Executive Summary (or Overview) paragraph cut to 50 words, findings from\n" +
-				"the Key Findings list or the \"### Finding N:\" headings. No such report: exit 4.",
-			Action: func(c *cli.Context) error {
-				if _, err := args(c, "FILE"); err != nil {
-					return err
-				}
-				md, err := e.readInput(c, "report")
-				if err != nil {
-					return err
-				}
-				m, err := supervisor.ParseReport(md)
-				if err != nil {
-					return fmt.Errorf("report-meta %s: %w", c.Args().First(), err)
-				}
-				return e.printJSON(m)
-			},
-		},
+		e.reportMetaCommand(),
 		{
 			Name:      "aggregate",
 			Usage:     "print the aggregated_metadata of worker records (JSON array) as one JSON line",
@@ -96,71 +74,9 @@ func supervisorCommands(e *env) []*cli.Command {
 			},
 			Action: e.supervisorStatus,
 		},
-		{
-			Name:      "should-supervise",
-			Usage:     "print hierarchical or flat for the size of the work (seed 002 thresholds)",
-			UsageText: "flowstate should-supervise --kind research --topics N\n   flowstate should-supervise --kind implementation [--domains N] [--complexity N]\n   flowstate should-supervise --kind testing [--tests N] [--test-types N]",
-			Description: fmt.Sprintf("hierarchical when research has >= %d topics, implementation >= %d domains or complexity >= %d,\n"+
-				"testing >= %d tests or >= %d test types; flat otherwise.",
-				supervisor.ResearchTopics, supervisor.ImplementationDomains, supervisor.ImplementationComplexity, supervisor.TestingTests, supervisor.TestingTypes),
-			Flags:  append([]cli.Flag{&cli.StringFlag{Name: "kind", Usage: "research, implementation or testing"}}, countFlags()...),
-			Action: e.shouldSupervise,
-		},
-		{
-			Name:      "waves",
-			Usage:     "print the phases of a plan grouped into parallel waves, e.g. [[1],[2,3],[4]]",
-			UsageText: "flowstate waves [--estimate] PLAN.md|DEPS.json|-",
-			Description: "A plan has \"### Phase N: Name\" headings, each with a \"dependencies: [..]\" line and\n" +
-				"optionally \"estimate_ms: N\". DEPS.json is [{\"phase\": 1, \"dependencies\": [], \"estimate_ms\": N}]\n" +
-				"or {\"1\": [], \"2\": [1]}. --estimate prints {waves, parallel_ms, sequential_ms,\n" +
-				"time_savings_percent} instead and needs estimate_ms on every phase. A dependency cycle or a\n" +
-				"dependency on a missing phase: exit 4.",
-			Flags: []cli.Flag{&cli.BoolFlag{Name: "estimate", Usage: "add the parallel and sequential duration estimate"}},
-			Action: func(c *cli.Context) error {
-				data, err := e.readInput(c, "plan")
-				if err != nil {
-					return err
-				}
-				phases, err := supervisor.ParsePhases(c.Args().First(), data)
-				if err != nil {
-					return fmt.Errorf("waves: %w", err)
-				}
-				waves, err := supervisor.Waves(phases)
-				if err != nil {
-					return fmt.Errorf("waves: %w", err)
-				}
-				var out any = waves
-				if c.Bool("estimate") {
-					est, err := supervisor.EstimateWaves(phases, waves)
-					if err != nil {
-						return fmt.Errorf("waves --estimate: %w", err)
-					}
-					out = struct {
-						Waves [][]int `json:"waves"`
-						supervisor.Estimate
-					}{waves, est}
-				}
-				return e.printLine(out)
-			},
-		},
-		{
-			Name:      "parse-signal",
-			Usage:     "print the completion signals in agent output (stdin) as JSON",
-			UsageText: "flowstate parse-signal [FILE|-]",
-			Description: "Signals are lines REPORT_CREATED: <path>, SUPERVISOR_COMPLETE: {json} and\n" +
-				"SUPERVISOR_FAILED: {json}; the JSON must be valid. No signal: exit 4.",
-			Action: func(c *cli.Context) error {
-				text, err := e.readInput(c, "agent output")
-				if err != nil {
-					return err
-				}
-				sigs, err := supervisor.ParseSignals(text)
-				if err != nil {
-					return fmt.Errorf("parse-signal: %w", err)
-				}
-				return e.printJSON(sigs)
-			},
-		},
+		e.shouldSuperviseCommand(),
+		e.wavesCommand(),
+		e.parseSignalCommand(),
 	}
 }
 
@@ -176,17 +92,6 @@ func supervisorName(c *cli.Context) (string, error) {
 		return "", fail.Usagef("%s needs --supervisor NAME, e.g. --supervisor research_supervisor", c.Command.Name)
 	}
 	return name, supervisor.CheckName(name)
-}
-
-// printLine prints v as one line of compact JSON, for output that must fit
-// on one line (after SUPERVISOR_COMPLETE:, or a KEY=VALUE value).
-func (e *env) printLine(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	e.printf("%s\n", b)
-	return nil
 }
 
 func (e *env) aggregate(c *cli.Context) error {
@@ -257,59 +162,4 @@ func (e *env) supervisorStatus(c *cli.Context) error {
 	_, err = fmt.Fprintf(e.Stdout, "WORKERS_COMPLETED=%s\nWORKERS_FAILED=%s\nWORKERS_PENDING=%s\nWORKERS_TO_RUN=%s\nWORKERS_TO_RUN_COUNT=%d\n",
 		strings.Join(p.Completed, ","), strings.Join(p.Failed, ","), strings.Join(p.Pending, ","), strings.Join(toRun, ","), len(toRun))
 	return err
-}
-
-// countFlags are should-supervise's counts; kindCounts says which apply
-// to each kind, so a count given for the wrong kind is caught.
-func countFlags() []cli.Flag {
-	var fs []cli.Flag
-	for _, n := range []string{"topics", "domains", "complexity", "tests", "test-types"} {
-		fs = append(fs, &cli.IntFlag{Name: n, Usage: "count of " + n})
-	}
-	return fs
-}
-
-var kindCounts = map[supervisor.Kind][]string{
-	supervisor.Research:       {"topics"},
-	supervisor.Implementation: {"domains", "complexity"},
-	supervisor.Testing:        {"tests", "test-types"},
-}
-
-func (e *env) shouldSupervise(c *cli.Context) error {
-	kind, err := supervisor.ParseKind(c.String("kind"))
-	if err != nil {
-		return err
-	}
-	if _, err := args(c); err != nil {
-		return err
-	}
-	applies := strings.Join(kindCounts[kind], " or --")
-	given := false
-	for _, k := range []supervisor.Kind{supervisor.Research, supervisor.Implementation, supervisor.Testing} {
-		for _, n := range kindCounts[k] {
-			switch {
-			case !c.IsSet(n):
-			case k != kind:
-				return fail.Usagef("--%s does not apply to --kind %s (it reads --%s)", n, kind, applies)
-			default:
-				given = true
-			}
-		}
-	}
-	if !given {
-		return fail.Usagef("should-supervise --kind %s needs --%s", kind, applies)
-	}
-	hier, err := supervisor.ShouldSupervise(kind, supervisor.Counts{
-		Topics: c.Int("topics"), Domains: c.Int("domains"), Complexity: c.Int("complexity"),
-		Tests: c.Int("tests"), TestTypes: c.Int("test-types"),
-	})
-	if err != nil {
-		return err
-	}
-	if hier {
-		e.printf("hierarchical\n")
-	} else {
-		e.printf("flat\n")
-	}
-	return nil
 }

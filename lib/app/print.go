@@ -21,3 +21,14 @@ func (e *env) printJSON(v any) error {
 func (e *env) warn(format string, a ...any) {
 	fmt.Fprintf(e.Stderr, "flowstate: warning: "+format+"\n", a...)
 }
+
+// printLine prints v as one line of compact JSON, for output that must fit
+// on one line (after SUPERVISOR_COMPLETE:, or a KEY=VALUE value).
+func (e *env) printLine(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	e.printf("%s\n", b)
+	return nil
+}

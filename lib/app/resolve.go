@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -56,15 +57,39 @@ func (e *env) readInput(c *cli.Context, what string) ([]byte, error) {
 	if name == "" || name == "-" {
 		return limit.ReadAll(e.Stdin, what)
 	}
-	f, err := os.Open(name)
+	f, err := open(what, name)
 	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, fail.Usagef("%s: file %s not found", what, name)
-		}
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return nil, err
 	}
 	defer f.Close()
 	return limit.ReadAll(f, what)
+}
+
+// readFile reads the file a flag names, whole.
+func readFile(flag, name string) ([]byte, error) {
+	f, err := open(flag, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	return b, nil
+}
+
+// open opens the file an argument or flag names: a missing file is a
+// usage error (exit 2), naming what the file is for.
+func open(what, name string) (*os.File, error) {
+	f, err := os.Open(name)
+	if os.IsNotExist(err) {
+		return nil, fail.Usagef("%s: file %s not found", what, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return f, nil
 }
 
 // onWorkflow wraps an action that takes exactly the named positional

@@ -2,9 +2,11 @@ package orchestrate
 
 import (
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/store"
@@ -93,18 +95,8 @@ func TestOutputsAndArtifacts(t *testing.T) {
 }
 
 func project(t *testing.T) *store.Project {
-	t.Helper()
 	dir := t.TempDir()
-	p, err := store.FindProject(func(k string) string {
-		if k == "CLAUDE_PROJECT_DIR" {
-			return dir
-		}
-		return ""
-	}, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return &store.Project{Dir: dir, StateDir: filepath.Join(dir, ".claude", "state"), LockWait: time.Second, Now: time.Now}
 }
 
 func value(t *testing.T, out Output, key string) string {

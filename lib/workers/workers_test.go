@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/classify"
 	"github.com/flowstate-dev/flowstate/lib/fail"
@@ -45,15 +46,7 @@ func TestParse(t *testing.T) {
 func workflow(t *testing.T) *store.Workflow {
 	t.Helper()
 	dir := t.TempDir()
-	p, err := store.FindProject(func(k string) string {
-		if k == "CLAUDE_PROJECT_DIR" {
-			return dir
-		}
-		return ""
-	}, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := &store.Project{Dir: dir, StateDir: filepath.Join(dir, ".claude", "state"), LockWait: time.Second, Now: time.Now}
 	w, err := sm.Init(p, sm.InitParams{Description: "d", Command: "c", Scope: "research-only", Machine: machine.Default(),
 		Classification: classify.Classification{WorkflowType: "research-only", Confidence: 1, ResearchComplexity: 1, ResearchTopics: []string{}}})
 	if err != nil {
