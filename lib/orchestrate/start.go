@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tidwall/sjson"
@@ -139,8 +141,9 @@ func specDir(p *store.Project, id string) string { return filepath.Join(p.Dir, p
 // setPhaseData merges fields into phase_data.<state>.
 func setPhaseData(w *store.Workflow, state string, fields map[string]string) error {
 	return w.Update(func(tx *store.Tx) error {
-		for k, v := range fields {
-			doc, err := sjson.SetBytes(tx.Checkpoint, "phase_data."+state+"."+k, v)
+		// Sorted, so the checkpoint's bytes do not depend on map order.
+		for _, k := range slices.Sorted(maps.Keys(fields)) {
+			doc, err := sjson.SetBytes(tx.Checkpoint, "phase_data."+state+"."+k, fields[k])
 			if err != nil {
 				return err
 			}
