@@ -1,7 +1,6 @@
 package app
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -182,30 +181,7 @@ func (e *env) classification(c *cli.Context) (classify.Classification, error) {
 		}
 		return cls, nil
 	case scope != "":
-		cls := classify.Classification{WorkflowType: scope, Confidence: 1, Reasoning: "scope given by the user", ResearchTopics: []string{}}
-		if t := c.String("topics"); t != "" {
-			if err := json.Unmarshal([]byte(t), &cls.ResearchTopics); err != nil {
-				return cls, fail.Invalidf("--topics must be a JSON array of strings, e.g. '[\"auth\",\"sessions\"]': %v", err)
-			}
-		}
-		cls.ResearchComplexity = c.Int("complexity")
-		if !c.IsSet("complexity") {
-			cls.ResearchComplexity = 2
-			if n := len(cls.ResearchTopics); n > 0 {
-				cls.ResearchComplexity = n
-			}
-		}
-		if cls.ResearchComplexity < 1 || cls.ResearchComplexity > 4 {
-			return cls, fail.Invalidf("--complexity %d is outside 1-4", cls.ResearchComplexity)
-		}
-		// Unlike a classifier's answer, a user may give more or fewer
-		// topics than the complexity level, as the original sm_init allowed.
-		for i, t := range cls.ResearchTopics {
-			if strings.TrimSpace(t) == "" {
-				return cls, fail.Invalidf("--topics: topic %d is empty", i+1)
-			}
-		}
-		return cls, nil
+		return classify.Given(scope, c.Int("complexity"), c.String("topics"))
 	default:
 		return classify.Classification{}, fail.Usagef("sm-init needs --scope SCOPE or --classification JSON")
 	}

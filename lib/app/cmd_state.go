@@ -1,9 +1,7 @@
 package app
 
 import (
-	"bufio"
-	"bytes"
-	"strings"
+	"fmt"
 
 	"github.com/urfave/cli/v2"
 
@@ -102,18 +100,8 @@ func (e *env) statePairs(c *cli.Context) ([][2]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(make([]byte, 0, 64<<10), limit.Max)
-		for n := 1; sc.Scan(); n++ {
-			line := strings.TrimSuffix(sc.Text(), "\r")
-			if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			k, v, ok := strings.Cut(line, "=")
-			if !ok {
-				return nil, fail.Invalidf("stdin line %d is not KEY=VALUE; nothing was stored", n)
-			}
-			pairs = append(pairs, [2]string{k, v})
+		if pairs, err = statefile.ParsePairs(data); err != nil {
+			return nil, fmt.Errorf("stdin: %w; nothing was stored", err)
 		}
 	} else {
 		a, err := args(c, "KEY", "VALUE")

@@ -253,3 +253,23 @@ func Compact(values map[string]string) []byte {
 	out = append(out, '\n')
 	return append(out, body.Bytes()...)
 }
+
+// ParsePairs reads KEY=VALUE lines as typed by people and scripts
+// (state-append --stdin): blank lines and # comments are skipped, a CR
+// before the newline is dropped, the value runs to the end of the line.
+// Keys are not checked here; CheckPair does that for every writer.
+func ParsePairs(data []byte) ([][2]string, error) {
+	var pairs [][2]string
+	for n, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			return nil, fail.Invalidf("line %d is not KEY=VALUE", n+1)
+		}
+		pairs = append(pairs, [2]string{k, v})
+	}
+	return pairs, nil
+}

@@ -2,6 +2,7 @@ package statefile
 
 import (
 	"bytes"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -132,5 +133,25 @@ func TestExportLinesSorted(t *testing.T) {
 	want := "export A=''\nexport B=$'x y'\n"
 	if got != want {
 		t.Errorf("got %q want %q", got, want)
+	}
+}
+
+func TestParsePairs(t *testing.T) {
+	tests := []struct {
+		in   string
+		want [][2]string
+		code int
+	}{
+		{"A=1\nB=\n", [][2]string{{"A", "1"}, {"B", ""}}, 0},
+		{"# comment\n\n  \nA=x=y\r\n", [][2]string{{"A", "x=y"}}, 0},
+		{"A=1\nno equals\nB=2", nil, fail.Invalid},
+		{"", nil, 0},
+		{"=v", [][2]string{{"", "v"}}, 0}, // CheckPair refuses the empty key
+	}
+	for _, tt := range tests {
+		got, err := ParsePairs([]byte(tt.in))
+		if fail.Code(err) != tt.code || fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("ParsePairs(%q) = %v, %v; want %v code %d", tt.in, got, err, tt.want, tt.code)
+		}
 	}
 }
