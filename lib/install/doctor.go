@@ -145,11 +145,9 @@ func (d *doctor) files(m *Manifest) {
 
 func (d *doctor) gitignore() {
 	b, _ := os.ReadFile(filepath.Join(d.dir, gitignoreRel))
-	for _, line := range strings.Split(string(b), "\n") {
-		if ignoresState(line) {
-			d.ok(".gitignore ignores " + stateIgnore)
-			return
-		}
+	if ignoresStateDir(b) {
+		d.ok(".gitignore ignores " + stateIgnore)
+		return
 	}
 	d.bad(".gitignore does not ignore "+stateIgnore+": workflow state could be committed", "add the line "+stateIgnore+" to "+filepath.Join(d.dir, gitignoreRel))
 }
@@ -215,6 +213,17 @@ func (d *doctor) plugin() {
 		return
 	}
 	d.ok("plugin " + dir + ": bin/flowstate present")
+}
+
+// ignoresStateDir is true when a line of the .gitignore content ignores
+// the state directory, itself or through .claude/.
+func ignoresStateDir(gitignore []byte) bool {
+	for _, line := range strings.Split(string(gitignore), "\n") {
+		if ignoresState(line) {
+			return true
+		}
+	}
+	return false
 }
 
 func ignoresState(line string) bool {

@@ -303,20 +303,44 @@ func (m *Manifest) installGitignore(dir string) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	for _, line := range strings.Split(string(cur), "\n") {
-		if ignoresState(line) {
-			return nil
-		}
-	}
-	add := stateIgnore + "\n"
-	if len(cur) > 0 && cur[len(cur)-1] != '\n' {
-		add = "\n" + add
+	add := gitignoreAddition(cur)
+	if add == "" {
+		return nil
 	}
 	if cur == nil {
 		m.Gitignore.Created = true
 	}
 	m.Gitignore.Added = add
 	return writeFile(abs, append(cur, add...), mode)
+}
+
+// gitignoreAddition is what install appends to .gitignore: the state
+// line, on a line of its own; "" when a line already ignores it.
+func gitignoreAddition(cur []byte) string {
+	if ignoresStateDir(cur) {
+		return ""
+	}
+	add := stateIgnore + "\n"
+	if len(cur) > 0 && cur[len(cur)-1] != '\n' {
+		add = "\n" + add
+	}
+	return add
+}
+
+// gitignoreRemoval takes install's addition back out of .gitignore: cut
+// from the end when it is still there, else the state line wherever the
+// user moved it.
+func gitignoreRemoval(cur []byte, added string) []byte {
+	if next, ok := bytes.CutSuffix(cur, []byte(added)); ok {
+		return next
+	}
+	var next []byte
+	for _, l := range strings.SplitAfter(string(cur), "\n") {
+		if strings.TrimRight(l, "\r\n") != stateIgnore {
+			next = append(next, l...)
+		}
+	}
+	return next
 }
 
 // Uninstall removes what the manifest lists, keeping files the user
@@ -410,16 +434,7 @@ func (m *Manifest) uninstallGitignore(dir string) error {
 	if err != nil {
 		return err
 	}
-	next, ok := bytes.CutSuffix(cur, []byte(m.Gitignore.Added))
-	if !ok {
-		lines := strings.SplitAfter(string(cur), "\n")
-		next = nil
-		for _, l := range lines {
-			if strings.TrimRight(l, "\r\n") != stateIgnore {
-				next = append(next, l...)
-			}
-		}
-	}
+	next := gitignoreRemoval(cur, m.Gitignore.Added)
 	if len(next) == 0 && m.Gitignore.Created {
 		return os.Remove(abs)
 	}
