@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"bytes"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,16 +21,7 @@ func defaultParams() Params {
 		ProjectName:   "auth_system",
 		InitialState:  "initialize",
 		TerminalState: "plan",
-		Transitions: map[string][]string{
-			"initialize": {"research", "implement"},
-			"research":   {"plan", "complete"},
-			"plan":       {"implement", "complete", "debug"},
-			"implement":  {"test", "complete"},
-			"test":       {"debug", "document", "complete"},
-			"debug":      {"test", "document", "complete"},
-			"document":   {"complete"},
-			"complete":   nil,
-		},
+		Transitions:   machine.Default().Transitions,
 		Classification: Classification{
 			WorkflowType:       "research-and-plan",
 			ResearchComplexity: 3,

@@ -99,18 +99,28 @@ var errNotJSON = fail.Invalidf("checkpoint: not valid JSON; restore the latest b
 // The result must Validate; otherwise Set returns that error and nothing
 // is changed.
 func Set(doc []byte, path string, rawValue []byte, now time.Time) ([]byte, error) {
-	comps, err := parsePath(path)
-	if err != nil {
-		return nil, err
-	}
-	if !gjson.ValidBytes(doc) {
-		return nil, errNotJSON
-	}
-	raw, err := value(path, rawValue)
+	comps, raw, err := prepare(doc, path, rawValue)
 	if err != nil {
 		return nil, err
 	}
 	return edit(doc, path, comps, raw, now)
+}
+
+// prepare checks what Set and Append take: the path, the document and
+// the new value.
+func prepare(doc []byte, path string, rawValue []byte) ([]string, []byte, error) {
+	comps, err := parsePath(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !gjson.ValidBytes(doc) {
+		return nil, nil, errNotJSON
+	}
+	raw, err := value(path, rawValue)
+	if err != nil {
+		return nil, nil, err
+	}
+	return comps, raw, nil
 }
 
 // Increment adds delta to the integer at path (missing counts as 0) and
@@ -158,14 +168,7 @@ func toInt64(r gjson.Result) (int64, error) {
 // Append adds rawValue to the end of the array at path; a missing path
 // becomes a one-element array. Anything else there is fail.Invalid.
 func Append(doc []byte, path string, rawValue []byte, now time.Time) ([]byte, error) {
-	comps, err := parsePath(path)
-	if err != nil {
-		return nil, err
-	}
-	if !gjson.ValidBytes(doc) {
-		return nil, errNotJSON
-	}
-	raw, err := value(path, rawValue)
+	comps, raw, err := prepare(doc, path, rawValue)
 	if err != nil {
 		return nil, err
 	}
