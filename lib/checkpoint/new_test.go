@@ -2,7 +2,6 @@ package checkpoint
 
 import (
 	"bytes"
-	"github.com/flowstate-dev/flowstate/lib/machine"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 )
 
 func defaultParams() Params {
