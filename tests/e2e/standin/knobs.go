@@ -1,6 +1,10 @@
 package standin
 
-import "time"
+import (
+	"time"
+
+	"github.com/flowstate-dev/flowstate/lib/classify"
+)
 
 // Knobs steer a scenario. They may depend only on what the stand-in sees in
 // the conversation, never on files in the project.
@@ -20,14 +24,9 @@ type Knobs struct {
 	SlowDelay time.Duration
 }
 
-// Classification is the workflow-classifier's JSON (command protocol, section 6).
-type Classification struct {
-	WorkflowType       string   `json:"workflow_type"`
-	Confidence         float64  `json:"confidence"`
-	ResearchComplexity int      `json:"research_complexity"`
-	ResearchTopics     []string `json:"research_topics"`
-	Reasoning          string   `json:"reasoning"`
-}
+// Classification is the workflow-classifier's JSON (command protocol,
+// section 6): the very type flowstate parses it into, so the two agree.
+type Classification = classify.Classification
 
 // DefaultClassification is answered when Knobs.Classification is nil.
 var DefaultClassification = Classification{
