@@ -2,7 +2,12 @@ package app
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
@@ -17,32 +22,19 @@ func checkpointCommands(e *env) []*cli.Command {
 		{
 			Name:      "checkpoint-save",
 			Usage:     "replace the workflow's checkpoint with a whole document from FILE or stdin",
-			UsageText: "flowstate checkpoint-save [FILE|-]",
+			UsageText: "flowstate checkpoint-save [FILE|-]\n   flowstate checkpoint-save --workflow-type TYPE --project-name NAME [FILE|-]   (prints the checkpoint's path)",
 			Description: "The document is validated against schema 2.1 (older versions 1.0-2.0 are migrated\n" +
-				"first). Its workflow_id must be the workflow's. Nothing is written if it is invalid.",
-			Flags: []cli.Flag{workflowFlag()},
-			Action: func(c *cli.Context) error {
-				data, err := e.readInput(c, "checkpoint")
-				if err != nil {
-					return err
-				}
-				w, err := e.workflow(c)
-				if err != nil {
-					return err
-				}
-				doc, from, err := checkpoint.Migrate(data)
-				if err != nil {
-					return fmt.Errorf("checkpoint-save: %w", err)
-				}
-				if id := gjson.GetBytes(doc, "workflow_id").String(); id != w.ID {
-					return fail.Invalidf("checkpoint-save: document has workflow_id %q but the workflow is %q; nothing was written", id, w.ID)
-				}
-				return w.Update(func(tx *store.Tx) error {
-					tx.Checkpoint = doc
-					tx.Event("checkpoint-save", map[string]any{"schema_from": from})
-					return nil
-				})
+				"first). Its workflow_id must be the workflow's. Nothing is written if it is invalid.\n" +
+				"With --workflow-type, FILE is the state JSON of checkpoint-utils.sh's save_checkpoint\n" +
+				"instead: it is kept as workflow_state, its 1.x fields (tests_passing, replanning_count,\n" +
+				"...) go to the top level, and workflow_type, project_name and plan_modification_time\n" +
+				"are set; state_machine, status and the other fields flowstate owns are left alone.",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "workflow-type", Usage: "merge a checkpoint-utils.sh state of this workflow type"},
+				&cli.StringFlag{Name: "project-name", Usage: "the project name that state is saved under (with --workflow-type)"},
+				workflowFlag(),
 			},
+			Action: e.checkpointSave,
 		},
 		{
 			Name:      "checkpoint-load",
@@ -62,9 +54,13 @@ func checkpointCommands(e *env) []*cli.Command {
 			Name:      "checkpoint-get",
 			Usage:     "print the value at PATH: strings raw, numbers as 160, objects and arrays as JSON",
 			UsageText: "flowstate checkpoint-get PATH [--default VALUE]   (PATH like state_machine.current_state or phase_data.research.reports.0)",
-			Flags:     []cli.Flag{&cli.StringFlag{Name: "default", Usage: "print this when PATH is missing instead of failing"}, workflowFlag()},
-			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, a []string) error {
-				doc, err := w.ReadCheckpoint()
+			Flags:     []cli.Flag{&cli.StringFlag{Name: "default", Usage: "print this when PATH is missing instead of failing"}, fromFlag(), workflowFlag()},
+			Action: func(c *cli.Context) error {
+				a, err := args(c, "PATH")
+				if err != nil {
+					return err
+				}
+				doc, name, err := e.checkpointDoc(c)
 				if err != nil {
 					return err
 				}
@@ -78,10 +74,10 @@ func checkpointCommands(e *env) []*cli.Command {
 				case c.IsSet("default"):
 					e.printf("%s\n", c.String("default"))
 				default:
-					return fail.Usagef("checkpoint of workflow %s has no value at %s; pass --default to accept that", w.ID, a[0])
+					return fail.Usagef("%s has no value at %s; pass --default to accept that", name, a[0])
 				}
 				return nil
-			}, "PATH"),
+			},
 		},
 		{
 			Name:      "checkpoint-set",
@@ -96,7 +92,176 @@ func checkpointCommands(e *env) []*cli.Command {
 			},
 			Action: e.checkpointSet,
 		},
+		{
+			Name:      "checkpoint-replan",
+			Usage:     "record a replan of PHASE in the checkpoint's 1.x replan fields, in one locked write; print the new replanning_count",
+			UsageText: "flowstate checkpoint-replan PHASE REASON",
+			Description: "For checkpoint-utils.sh's checkpoint_increment_replan: adds 1 to replanning_count and\n" +
+				"replan_phase_counts.phase_PHASE, sets last_replan_reason and appends {phase, timestamp,\n" +
+				"reason} to replan_history. Concurrent calls all count.",
+			Flags: []cli.Flag{workflowFlag()},
+			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, a []string) error {
+				var count int64
+				err := w.Update(func(tx *store.Tx) error {
+					var err error
+					tx.Checkpoint, count, err = checkpoint.Replan(tx.Checkpoint, a[0], a[1], tx.Now)
+					if err != nil {
+						return fmt.Errorf("workflow %s: %w", w.ID, err)
+					}
+					tx.Event("checkpoint-replan", map[string]any{"phase": a[0]})
+					return nil
+				})
+				if err == nil {
+					e.printf("%d\n", count)
+				}
+				return err
+			}, "PHASE", "REASON"),
+		},
+		{
+			Name:      "checkpoint-check",
+			Usage:     "check the checkpoint (or the object at --at) as checkpoint-utils.sh did; print errors and warnings, exit 3 on errors",
+			UsageText: "flowstate checkpoint-check " + strings.Join(checkpoint.CheckKinds, "|") + " [--at PATH] [--from FILE|-] [--json]",
+			Description: "checkpoint: a valid checkpoint, after migration (validate_checkpoint).\n" +
+				"resume: safe to resume: tests not failing, no last error, status in_progress, updated at\n" +
+				"most 7 days ago, plan file unchanged since save_checkpoint (check_safe_resume_conditions).\n" +
+				"iteration: an iteration checkpoint (validate_iteration_checkpoint).\n" +
+				"operation: a parallel-operation checkpoint (validate_checkpoint_integrity).\n" +
+				"Prints one `error: TEXT` or `warning: TEXT` line per finding, or with --json\n" +
+				"{\"valid\": BOOL, \"errors\": [...], \"warnings\": [...]} (empty lists left out).\n" +
+				"Exit 0 without errors (warnings allowed), 3 with errors.",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "at", Usage: "check the object at this PATH of the checkpoint, e.g. phase_data.named.NAME"},
+				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+				fromFlag(), workflowFlag(),
+			},
+			Action: e.checkpointCheck,
+		},
 	}
+}
+
+// fromFlag lets a read-only checkpoint command read any JSON document,
+// such as a checkpoint file of the bash libraries, instead of the
+// workflow's checkpoint.
+func fromFlag() cli.Flag {
+	return &cli.StringFlag{Name: "from", Usage: "read this JSON FILE (- for stdin) instead of the workflow's checkpoint"}
+}
+
+// checkpointDoc returns the document --from names, else the workflow's
+// checkpoint, and a name for it in messages.
+func (e *env) checkpointDoc(c *cli.Context) ([]byte, string, error) {
+	if name := c.String("from"); name != "" {
+		doc, err := e.readNamed("--from", name)
+		return doc, name, err
+	}
+	w, err := e.workflow(c)
+	if err != nil {
+		return nil, "", err
+	}
+	doc, err := w.ReadCheckpoint()
+	return doc, "checkpoint of workflow " + w.ID, err
+}
+
+// stat is checkpoint.Stat over the file system: paths relative to the
+// working directory, as the bash library's tests were.
+func (e *env) stat(path string) (int64, bool) {
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(e.Cwd, path)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0, false
+	}
+	return st.ModTime().Unix(), true
+}
+
+func (e *env) checkpointSave(c *cli.Context) error {
+	typ, project := c.String("workflow-type"), c.String("project-name")
+	if (typ == "") != (project == "") {
+		return fail.Usagef("checkpoint-save: --workflow-type and --project-name go together")
+	}
+	data, err := e.readInput(c, "checkpoint")
+	if err != nil {
+		return err
+	}
+	w, err := e.workflow(c)
+	if err != nil {
+		return err
+	}
+	if typ != "" {
+		err := w.Update(func(tx *store.Tx) error {
+			var err error
+			if tx.Checkpoint, err = checkpoint.SaveLegacy(tx.Checkpoint, data, typ, project, e.stat, tx.Now); err != nil {
+				return fmt.Errorf("workflow %s: %w", w.ID, err)
+			}
+			tx.Event("checkpoint-save", map[string]any{"workflow_type": typ})
+			return nil
+		})
+		if err == nil {
+			e.printf("%s\n", w.CheckpointPath())
+		}
+		return err
+	}
+	doc, from, err := checkpoint.Migrate(data)
+	if err != nil {
+		return fmt.Errorf("checkpoint-save: %w", err)
+	}
+	if id := gjson.GetBytes(doc, "workflow_id").String(); id != w.ID {
+		return fail.Invalidf("checkpoint-save: document has workflow_id %q but the workflow is %q; nothing was written", id, w.ID)
+	}
+	return w.Update(func(tx *store.Tx) error {
+		tx.Checkpoint = doc
+		tx.Event("checkpoint-save", map[string]any{"schema_from": from})
+		return nil
+	})
+}
+
+func (e *env) checkpointCheck(c *cli.Context) error {
+	a, err := args(c, "KIND")
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(checkpoint.CheckKinds, a[0]) {
+		return fail.Usagef("checkpoint-check: unknown kind %q; use one of %s", a[0], strings.Join(checkpoint.CheckKinds, ", "))
+	}
+	doc, name, err := e.checkpointDoc(c)
+	if err != nil {
+		return err
+	}
+	if at := c.String("at"); at != "" {
+		raw, ok, err := checkpoint.Get(doc, at)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fail.Usagef("%s has no value at %s", name, at)
+		}
+		doc = []byte(raw)
+	}
+	errs, warns, err := checkpoint.Check(a[0], doc, time.Now(), e.stat)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		err = e.printLine(checkResult{Valid: len(errs) == 0, Errors: errs, Warnings: warns})
+	} else {
+		for _, t := range errs {
+			e.printf("error: %s\n", t)
+		}
+		for _, t := range warns {
+			e.printf("warning: %s\n", t)
+		}
+	}
+	if err == nil && len(errs) > 0 {
+		return fail.Refusedf("checkpoint-check %s: %d error(s) in %s", a[0], len(errs), name)
+	}
+	return err
+}
+
+// checkResult is validate_checkpoint_integrity's JSON.
+type checkResult struct {
+	Valid    bool     `json:"valid"`
+	Errors   []string `json:"errors,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func (e *env) checkpointSet(c *cli.Context) error {

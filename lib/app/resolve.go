@@ -53,7 +53,11 @@ func (e *env) readInput(c *cli.Context, what string) ([]byte, error) {
 	if c.NArg() > 1 {
 		return nil, fail.Usagef("%s takes at most one FILE (or - for stdin)", c.Command.Name)
 	}
-	name := c.Args().First()
+	return e.readNamed(what, c.Args().First())
+}
+
+// readNamed reads the file name, "-" or "" meaning stdin.
+func (e *env) readNamed(what, name string) ([]byte, error) {
 	if name == "" || name == "-" {
 		return limit.ReadAll(e.Stdin, what)
 	}
