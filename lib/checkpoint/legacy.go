@@ -198,7 +198,9 @@ func Check(kind string, doc []byte, now time.Time, stat Stat) (errs, warns []str
 
 func checkResume(root gjson.Result, now time.Time, stat Stat) []string {
 	var errs []string
-	if tp := root.Get("tests_passing"); tp.Exists() && tp.Type != gjson.Null && tp.Type != gjson.True {
+	// "true" as text counts: checkpoint_set_field stores every value as a
+	// string, and the bash check compared jq's text output.
+	if tp := root.Get("tests_passing"); tp.Exists() && tp.Type != gjson.Null && tp.String() != "true" {
 		errs = append(errs, "Tests failing in last run")
 	}
 	if notNull(root.Get("last_error")) || notNull(root.Get("error_state.last_error")) {

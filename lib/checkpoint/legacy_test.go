@@ -151,6 +151,8 @@ func TestCheck(t *testing.T) {
 	}{
 		{"resume: safe", CheckResume, string(saved), t0.Add(7 * day), fs, nil, nil},
 		{"resume: fresh workflow", CheckResume, string(newDoc(t)), t0, nil, nil, nil},
+		{"resume: tests_passing as text", CheckResume, `{"tests_passing": "true", "status": "in_progress", "updated_at": "2026-04-01T12:00:00Z"}`, t0, nil, nil, nil},
+		{"resume: tests_passing other text", CheckResume, `{"tests_passing": "no", "status": "in_progress", "updated_at": "2026-04-01T12:00:00Z"}`, t0, nil, []string{"Tests failing in last run"}, nil},
 		{"resume: every condition fails, in order", CheckResume,
 			`{"tests_passing": false, "last_error": "boom", "status": "failed", "updated_at": "2026-03-01T00:00:00Z",
 			  "plan_modification_time": 50, "workflow_state": {"plan_path": "plan.md"}}`, t0, fs,
