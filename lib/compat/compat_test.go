@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"encoding/json"
 	"os/exec"
 	"slices"
 	"strings"
@@ -8,10 +9,12 @@ import (
 )
 
 // bash runs code in a fresh bash after eval-ing the compat script, as a
-// bash block does; nothing here calls flowstate, so no binary is needed.
-func bash(t *testing.T, code string) string {
+// bash block does, with args as $1...; nothing here calls flowstate, so
+// no binary is needed.
+func bash(t *testing.T, code string, args ...string) string {
 	t.Helper()
-	out, err := exec.Command("bash", "--norc", "--noprofile", "-c", `eval "$1" || exit 99; eval "$2"`, "bash", Script(), code).CombinedOutput()
+	argv := append([]string{"--norc", "--noprofile", "-c", `s=$1 c=$2; shift 2; eval "$s" || exit 99; eval "$c"`, "bash", Script(), code}, args...)
+	out, err := exec.Command("bash", argv...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("bash: %v\n%s\n%s", err, code, out)
 	}
@@ -32,9 +35,10 @@ func TestScriptParses(t *testing.T) {
 
 // reference lists the functions of the original libraries
 // (original-bash-libraries.md, sections 1.3, 2.2 and 3.4). provided
-// says whether compat stands in for one; the others have no flowstate
-// counterpart yet, and a command using them must call flowstate
-// directly. Flipping one to provided is a deliberate act, not drift.
+// says whether compat stands in for one; today it stands in for all 54,
+// some as documented no-ops (validate_library_functions,
+// migrate_checkpoint_format, save_completed_states_to_state). Dropping
+// one is a deliberate act, not drift.
 var reference = []struct {
 	name     string
 	provided bool
@@ -54,11 +58,11 @@ var reference = []struct {
 	{"generate_unique_workflow_id", true},
 	{"validate_workflow_id", true},
 	{"validate_state_restoration", true},
-	{"validate_state_file", false},
-	{"validate_state_file_path", false},
-	{"validate_library_functions", false},
-	{"validate_state_variables", false},
-	{"validate_block_state", false},
+	{"validate_state_file", true},
+	{"validate_state_file_path", true},
+	{"validate_library_functions", true},
+	{"validate_state_variables", true},
+	{"validate_block_state", true},
 	// workflow-state-machine.sh
 	{"sm_init", true},
 	{"sm_transition", true},
@@ -73,29 +77,30 @@ var reference = []struct {
 	{"map_phase_to_state", true},
 	{"map_state_to_phase", true},
 	{"normalize_complexity", true},
-	{"sm_load", false},
-	{"save_completed_states_to_state", false},
-	{"load_completed_states_from_state", false},
-	{"generate_descriptive_topics_from_plans", false},
-	{"generate_descriptive_topics_from_description", false},
+	{"sm_load", true},
+	{"save_completed_states_to_state", true},
+	{"load_completed_states_from_state", true},
+	{"generate_descriptive_topics_from_plans", true},
+	{"generate_descriptive_topics_from_description", true},
 	// checkpoint-utils.sh
-	{"save_checkpoint", false},
-	{"restore_checkpoint", false},
-	{"validate_checkpoint", false},
-	{"checkpoint_get_field", false},
-	{"checkpoint_set_field", false},
-	{"checkpoint_increment_replan", false},
-	{"checkpoint_delete", false},
-	{"save_parallel_operation_checkpoint", false},
-	{"restore_from_checkpoint", false},
-	{"validate_checkpoint_integrity", false},
-	{"check_safe_resume_conditions", false},
-	{"get_skip_reason", false},
-	{"save_state_machine_checkpoint", false},
-	{"load_state_machine_checkpoint", false},
-	{"validate_iteration_checkpoint", false},
-	{"load_iteration_checkpoint", false},
-	{"save_iteration_checkpoint", false},
+	{"save_checkpoint", true},
+	{"restore_checkpoint", true},
+	{"validate_checkpoint", true},
+	{"checkpoint_get_field", true},
+	{"checkpoint_set_field", true},
+	{"checkpoint_increment_replan", true},
+	{"checkpoint_delete", true},
+	{"save_parallel_operation_checkpoint", true},
+	{"restore_from_checkpoint", true},
+	{"validate_checkpoint_integrity", true},
+	{"check_safe_resume_conditions", true},
+	{"get_skip_reason", true},
+	{"save_state_machine_checkpoint", true},
+	{"load_state_machine_checkpoint", true},
+	{"validate_iteration_checkpoint", true},
+	{"load_iteration_checkpoint", true},
+	{"save_iteration_checkpoint", true},
+	{"migrate_checkpoint_format", true},
 }
 
 // TestReferenceFunctions: eval-ing the script defines exactly the
@@ -182,6 +187,54 @@ func TestNoShellOptions(t *testing.T) {
 		cmd.Stdin = strings.NewReader(Script())
 		if out, err := cmd.CombinedOutput(); err != nil || string(out) != "same\n" {
 			t.Errorf("%s: eval changed the options: %v\n%s", opts, err, out)
+		}
+	}
+}
+
+// TestJSONString: _flowstate_json_str encodes any text (but NUL, which
+// bash cannot hold) as a JSON string that decodes back to it.
+func TestJSONString(t *testing.T) {
+	for _, s := range []string{"", "plain", `back\slash "quoted"`, "tab\there\nnew\r\x01\x1f end", "& and \\& stay", "ünïcödé ✓", `$(touch x) ${HOME}`} {
+		out := bash(t, `_flowstate_json_str "$1"`+"\n", s)
+		var got string
+		if err := json.Unmarshal([]byte(out), &got); err != nil || got != s {
+			t.Errorf("%q: encoded %s, decodes to %q (%v)", s, out, got, err)
+		}
+	}
+}
+
+// TestValidationFunctions: the state-persistence validations that need no
+// workflow (reference section 1.3).
+func TestValidationFunctions(t *testing.T) {
+	for _, c := range []struct{ call, want string }{
+		{"validate_state_variables A B; echo $?", "1"},
+		{"A=; B=x; validate_state_variables A B; echo $?", "0"}, // empty is set
+		{"validate_state_variables; echo $?", "0"},
+		{"FEATURE_DESCRIPTION=f WORKFLOW_ID=w CLAUDE_PROJECT_DIR=/p RESEARCH_COMPLEXITY=2 validate_block_state state; echo $?", "0"},
+		{"FEATURE_DESCRIPTION=f WORKFLOW_ID= CLAUDE_PROJECT_DIR=/p RESEARCH_COMPLEXITY=2 validate_block_state state; echo $?", "1"},
+		{"validate_block_state verify; echo $?", "1"},
+		{"validate_block_state other; echo $?", "1"},
+		{"validate_state_restoration PATH HOME; echo $?", "0"},
+		{"validate_state_restoration PATH 'x;y'; echo $?", "1"},
+		{"validate_library_functions state-persistence; echo $?", "0"},
+		{"validate_library_functions workflow-state-machine; echo $?", "0"},
+		{"validate_library_functions error-handling; echo $?", "1"},
+		{"log_command_error() { :; }; validate_library_functions error-handling; echo $?", "0"},
+		{"validate_library_functions unknown; echo $?", "0"},
+		{"CLAUDE_PROJECT_DIR=/p validate_state_file_path w1 /p/.claude/state/workflows/w1/state; echo $?", "0"},
+		{"CLAUDE_PROJECT_DIR=/p validate_state_file_path w1 /p/.claude/tmp/workflow_w1.sh; echo $?", "1"},
+		{"STATE_FILE= validate_state_file_path w1; echo $?", "0"},
+		{"validate_state_file /nonexistent; echo $?", "1"},
+		{"validate_state_file /dev/null; echo $?", "1"}, // not a regular file
+		{"f=$(mktemp) && validate_state_file $f; echo $?; rm -f $f", "0"},
+		{"migrate_checkpoint_format /any; echo $?", "0"},
+		{"save_completed_states_to_state; echo $?", "0"},
+		{"_flowstate_ref_id /p/.claude/state/workflows/plan_123/checkpoint.json#iteration_2", "plan_123"},
+		{"_flowstate_ref_id /p/.claude/data/checkpoints/plan_x.json; echo $?", "1"},
+	} {
+		out := bash(t, "{ "+c.call+"; } 2>/dev/null")
+		if got := strings.TrimSuffix(out, "\n"); got != c.want {
+			t.Errorf("%s = %q, want %q", c.call, got, c.want)
 		}
 	}
 }
