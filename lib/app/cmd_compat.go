@@ -11,14 +11,18 @@ func compatCommands(e *env) []*cli.Command {
 		Name:      "compat",
 		Usage:     "print bash functions with the original libraries' names, for eval",
 		UsageText: `eval "$(flowstate compat)"   (instead of sourcing state-persistence.sh, workflow-state-machine.sh, checkpoint-utils.sh)`,
-		Description: "Defines init_workflow_state, load_workflow_state, append_workflow_state(_array, _bulk),\n" +
-			"save_json_checkpoint, load_json_checkpoint, save/load_classification_checkpoint,\n" +
-			"append_jsonl_log, discover_latest_state_file, generate_unique_workflow_id,\n" +
-			"validate_workflow_id, validate_state_restoration, normalize_complexity, sm_init,\n" +
-			"sm_transition, sm_finish, sm_current_state, sm_is_terminal, sm_get_scope,\n" +
-			"sm_get_completed_count, sm_print_status, sm_validate_state, sm_save, sm_execute,\n" +
-			"map_phase_to_state and map_state_to_phase, each a call to flowstate. Differences from\n" +
-			"the originals:\n" +
+		Description: "Defines every function of the three libraries, each a call to flowstate:\n" +
+			"init_workflow_state, load_workflow_state, append_workflow_state(_array, _bulk),\n" +
+			"save/load_json_checkpoint, save/load_classification_checkpoint, append_jsonl_log,\n" +
+			"discover_latest_state_file, generate_unique_workflow_id, validate_workflow_id,\n" +
+			"validate_state_restoration, validate_state_file(_path), validate_state_variables,\n" +
+			"validate_block_state, validate_library_functions; sm_init, sm_transition, sm_finish,\n" +
+			"sm_load, sm_save, sm_current_state, sm_is_terminal, sm_get_scope, sm_get_completed_count,\n" +
+			"sm_print_status, sm_validate_state, sm_execute, save/load_completed_states_(to/from)_state,\n" +
+			"map_phase_to_state, map_state_to_phase, normalize_complexity,\n" +
+			"generate_descriptive_topics_from_description/_from_plans; and the 18 checkpoint-utils.sh\n" +
+			"functions (save_checkpoint, restore_checkpoint, checkpoint_get_field, ...).\n" +
+			"Differences from the originals:\n" +
 			"  - No shell options are changed (the originals turned on set -euo pipefail), and\n" +
 			"    loading never runs a stored value: it evals quoted `flowstate state-load` lines.\n" +
 			"  - The workflow is this shell's WORKFLOW_ID if set, else the Claude Code session's\n" +
@@ -39,6 +43,14 @@ func compatCommands(e *env) []*cli.Command {
 			"    phase_data.named.NAME (NAME: letters, digits, _ and -), so it is locked, validated\n" +
 			"    JSON, and travels with the workflow; load_json_checkpoint NAME prints it (a string\n" +
 			"    value unquoted) or {}. Logs go to the workflow's logs/NAME.jsonl.\n" +
+			"  - Checkpoints: save_checkpoint TYPE PROJECT STATE merges STATE into the workflow's one\n" +
+			"    checkpoint.json (locked; tests_passing false stays false) and prints its path, which\n" +
+			"    checkpoint_get_field/_set_field (jq-style .a.b or .a[0] paths), _increment_replan\n" +
+			"    and the resume checks take. Parallel-operation and iteration checkpoints are named\n" +
+			"    checkpoints (phase_data.named.NAME), printed as PATH#NAME. Other JSON files are read,\n" +
+			"    never written. migrate_checkpoint_format, save_completed_states_to_state and\n" +
+			"    validate_library_functions are no-ops: flowstate migrates on read, stores completed\n" +
+			"    states on each transition, and compat defines every function.\n" +
 			"  - Functions need bash; the binary is $FLOWSTATE_BIN, else flowstate on PATH (the\n" +
 			"    SessionStart hook sets both).",
 		Action: func(c *cli.Context) error {
