@@ -32,6 +32,7 @@ func checkpointCommands(e *env) []*cli.Command {
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "workflow-type", Usage: "merge a checkpoint-utils.sh state of this workflow type"},
 				&cli.StringFlag{Name: "project-name", Usage: "the project name that state is saved under (with --workflow-type)"},
+				&cli.BoolFlag{Name: "if-unchanged", Usage: "refuse (exit 3) if the checkpoint was written since the document was loaded (metadata.revision)"},
 				workflowFlag(),
 			},
 			Action: e.checkpointSave,
@@ -208,7 +209,11 @@ func (e *env) checkpointSave(c *cli.Context) error {
 	if id := gjson.GetBytes(doc, "workflow_id").String(); id != w.ID {
 		return fail.Invalidf("checkpoint-save: document has workflow_id %q but the workflow is %q; nothing was written", id, w.ID)
 	}
+	loaded := gjson.GetBytes(doc, "metadata.revision").Int()
 	return w.Update(func(tx *store.Tx) error {
+		if c.Bool("if-unchanged") && loaded != tx.Revision {
+			return fail.Refusedf("checkpoint-save: the checkpoint of workflow %s was written since this document was loaded (revision %d, now %d); load it again, reapply the change and save; nothing was written", w.ID, loaded, tx.Revision)
+		}
 		tx.Checkpoint = doc
 		tx.Event("checkpoint-save", map[string]any{"schema_from": from})
 		return nil

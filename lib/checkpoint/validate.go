@@ -402,7 +402,7 @@ func (vd *validator) checkErrorState(es gjson.Result, states []string) error {
 	return err
 }
 
-var mdNames = [...]string{"checkpoint_id", "project_name", "created_at", "updated_at"}
+var mdNames = [...]string{"checkpoint_id", "project_name", "created_at", "updated_at", "revision"}
 
 func (vd *validator) checkMetadata(md gjson.Result) error {
 	const p = "metadata"
@@ -413,8 +413,15 @@ func (vd *validator) checkMetadata(md gjson.Result) error {
 	if err := vd.collect(md, p, mdNames[:], f[:]); err != nil {
 		return err
 	}
-	if err := required(p, mdNames[:], f[:]); err != nil {
+	if err := required(p, mdNames[:4], f[:4]); err != nil {
 		return err
+	}
+	if f[4].Exists() {
+		if n, err := wantInteger(f[4], p+".revision"); err != nil {
+			return err
+		} else if n < 0 {
+			return invalidf(p+".revision", "must not be negative, got %s", f[4].Raw)
+		}
 	}
 	if err := wantNonEmptyString(f[0], p+".checkpoint_id"); err != nil {
 		return err

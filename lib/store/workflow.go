@@ -189,10 +189,12 @@ func (w *Workflow) readLocked() ([]byte, error) {
 }
 
 // Tx is one locked read-modify-write of a workflow. Change Checkpoint;
-// add events; Update validates and writes both.
+// add events; Update validates and writes both. Revision is the
+// checkpoint's metadata.revision as read, for compare-and-swap callers.
 type Tx struct {
 	Checkpoint []byte
 	Now        time.Time
+	Revision   int64
 	events     [][]byte
 }
 
@@ -201,6 +203,9 @@ type Tx struct {
 func (tx *Tx) Event(kind string, fields map[string]any) {
 	tx.events = append(tx.events, eventLine(tx.Now, kind, fields))
 }
+
+// revisionPath counts the checkpoint's writes.
+const revisionPath = "metadata.revision"
 
 // Update runs fn under the workflow's lock. The checkpoint is validated
 // and replaced atomically only if fn changed it; events are appended
@@ -216,11 +221,17 @@ func (w *Workflow) Update(fn func(tx *Tx) error) error {
 	if err != nil {
 		return err
 	}
-	tx := &Tx{Checkpoint: data, Now: w.P.Now()}
+	rev := gjson.GetBytes(data, revisionPath).Int()
+	tx := &Tx{Checkpoint: data, Now: w.P.Now(), Revision: rev}
 	if err := fn(tx); err != nil {
 		return err
 	}
 	if !bytes.Equal(tx.Checkpoint, data) {
+		// Every write counts, whoever makes it, so a reader can tell that
+		// the document it loaded is no longer current.
+		if tx.Checkpoint, err = sjson.SetBytes(tx.Checkpoint, revisionPath, rev+1); err != nil {
+			return err
+		}
 		if err := checkpoint.Validate(tx.Checkpoint); err != nil {
 			return fmt.Errorf("workflow %s: refusing to write an invalid checkpoint: %w", w.ID, err)
 		}
