@@ -139,11 +139,11 @@ func prepare(c *cli.Command) {
 }
 
 func usageError(c *cli.Context, err error, _ bool) error {
-	name := "flowstate"
-	if c != nil && c.Command != nil && c.Command.Name != "" {
-		name += " " + c.Command.Name
+	if c != nil && c.Command != nil && c.Command.Name != "" && c.Command.Name != c.App.Name {
+		name := c.Command.Name
+		return fail.Usagef("%s: %v (see `flowstate %s --help`)", name, err, name)
 	}
-	return fail.Usagef("%s: %v (see `%s --help`)", name, err, name)
+	return fail.Usagef("%v (see `flowstate --help`)", err)
 }
 
 func oneLine(s string) string {

@@ -43,7 +43,10 @@ func permute(app *cli.App, args []string) []string {
 		if a == "-h" || a == "--help" {
 			return append(append([]string{}, args[:i+1]...), "--help")
 		}
-		if strings.HasPrefix(a, "-") && len(a) > 1 && findFlag(cmd.Flags, a) != nil {
+		// An unknown "--name" is a mistyped flag, not a value (no
+		// positional of these commands starts with "--"): leave it among
+		// the flags so the error names it.
+		if strings.HasPrefix(a, "-") && len(a) > 1 && findFlag(cmd.Flags, a) != nil || strings.HasPrefix(a, "--") && len(a) > 2 {
 			flags = append(flags, a)
 			if takesValue(cmd.Flags, a) && j+1 < len(rest) {
 				j++

@@ -15,7 +15,8 @@ func TestPermute(t *testing.T) {
 		{"fs sm-status --json --workflow w", "fs sm-status --json --workflow w"},
 		{"fs checkpoint-set p 1 --increment", "fs checkpoint-set --increment -- p 1"},
 		{"fs checkpoint-set --increment p -- -11", "fs checkpoint-set --increment -- p -11"},
-		{"fs sm-transition plan --unknown", "fs sm-transition -- plan --unknown"},
+		{"fs sm-transition plan --unknown", "fs sm-transition --unknown -- plan"},
+		{"fs checkpoint-set --increment p -- --x", "fs checkpoint-set --increment -- p --x"},
 		// Values are verbatim for commands that store them.
 		{"fs state-append K --stdin", "fs state-append K --stdin"},
 		{"fs log-append n --workflow", "fs log-append n --workflow"},

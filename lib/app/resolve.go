@@ -41,7 +41,11 @@ func (e *env) workflow(c *cli.Context) (*store.Workflow, error) {
 
 // args checks the positional argument count and names them in the error.
 func args(c *cli.Context, names ...string) ([]string, error) {
-	if c.NArg() != len(names) {
+	switch {
+	case c.NArg() == len(names):
+	case len(names) == 0:
+		return nil, fail.Usagef("%s takes no arguments; got %q (flags go before any argument: see `flowstate %s --help`)", c.Command.Name, c.Args().First(), c.Command.Name)
+	default:
 		return nil, fail.Usagef("%s takes %d argument(s): %s; got %d", c.Command.Name, len(names), strings.Join(names, " "), c.NArg())
 	}
 	return c.Args().Slice(), nil
