@@ -56,13 +56,27 @@ func (s *stress) record(op, item string, r result, okCodes ...int) bool {
 	return ok
 }
 
-// stressOp is one kind of write; withSave marks checkpoint-save, which
-// replaces the whole document and so, by design, undoes concurrent edits
-// of the checkpoint made between its load and its save.
+// stressOp is one kind of write. save marks the checkpoint-save modes:
+// a plain save replaces the whole document and so, by design, undoes
+// concurrent edits made between its load and its save; a save with
+// --if-unchanged is refused (exit 3) instead.
 type stressOp struct {
-	name     string
-	withSave bool
-	do       func(s *stress, w, n int)
+	name string
+	save saveMode
+	do   func(s *stress, w, n int)
+}
+
+// saveMode says which kind of checkpoint-save a stress pass mixes in.
+type saveMode int
+
+const (
+	noSave    saveMode = iota
+	plainSave          // may undo concurrent checkpoint edits
+	casSave            // --if-unchanged: never undoes anything
+)
+
+func (m saveMode) String() string {
+	return [...]string{"none", "plain", "if-unchanged"}[m]
 }
 
 // A value that means something to a shell, to check it is stored as data.
@@ -121,14 +135,19 @@ var stressOps = []stressOp{
 		id := fmt.Sprintf("init-%d-%d", w, n)
 		s.record("init", id, s.p.run(args("sm-init", "--workflow", id, "--description", "d", "--command", "c", "--scope", "research-only")))
 	}},
-	{name: "checkpoint-save", withSave: true, do: func(s *stress, w, n int) {
-		doc := s.p.okCall(args("checkpoint-load"))
-		out, err := sjson.Set(doc, "phase_data.stress.saved", fmt.Sprintf("%d-%d", w, n))
-		if err != nil {
-			panic(err)
-		}
-		s.record("save", "", s.p.run(call{Args: []string{"checkpoint-save"}, Stdin: strings.NewReader(out)}))
-	}},
+	{name: "checkpoint-save", save: plainSave, do: func(s *stress, w, n int) { s.save(w, n) }},
+	{name: "checkpoint-save --if-unchanged", save: casSave, do: func(s *stress, w, n int) { s.save(w, n, "--if-unchanged") }},
+}
+
+// save loads the checkpoint, changes one field and saves it whole.
+func (s *stress) save(w, n int, flags ...string) {
+	doc := s.p.okCall(args("checkpoint-load"))
+	out, err := sjson.Set(doc, "phase_data.stress.saved", fmt.Sprintf("%d-%d", w, n))
+	if err != nil {
+		panic(err)
+	}
+	a := append([]string{"checkpoint-save"}, flags...)
+	s.record("save", "", s.p.run(call{Args: a, Stdin: strings.NewReader(out)}), 3) // 3: written meanwhile
 }
 
 // reads counts what the concurrent readers saw.
@@ -190,23 +209,25 @@ func (rd *reads) read(p *project, which int, lastCounter *int64, monotonic bool)
 
 // TestConcurrentWriters runs 32 processes at a time, each looping over
 // random writing subcommands on one workflow while readers load it, then
-// checks the books. It runs twice: without checkpoint-save every counter
-// in the checkpoint must be exact; with it (a whole-document replace
-// loses concurrent checkpoint edits by design) everything outside the
+// checks the books. It runs three times: without checkpoint-save, and
+// with saves guarded by --if-unchanged, every counter in the checkpoint
+// must be exact; with plain saves (a whole-document replace loses
+// concurrent checkpoint edits by design) everything outside the
 // checkpoint must still be exact and the checkpoint valid.
 func TestConcurrentWriters(t *testing.T) {
 	d := 4 * time.Second
 	if testing.Short() {
 		d = time.Second
 	}
-	for _, withSave := range []bool{false, true} {
-		t.Run(fmt.Sprintf("checkpoint-save=%t", withSave), func(t *testing.T) {
-			runStress(t, d, withSave)
+	for _, mode := range []saveMode{noSave, casSave, plainSave} {
+		t.Run("checkpoint-save="+mode.String(), func(t *testing.T) {
+			runStress(t, d, mode)
 		})
 	}
 }
 
-func runStress(t *testing.T, d time.Duration, withSave bool) {
+func runStress(t *testing.T, d time.Duration, mode saveMode) {
+	withSave := mode == plainSave // only plain saves may undo edits
 	p := newProject(t)
 	p.setenv("FLOWSTATE_LOCK_WAIT=60s") // contention, not a deadline, is under test
 	s := &stress{p: p, id: p.newWorkflow("stress"), done: map[string]map[string]bool{}, counts: map[string]int{}, lastSet: map[int]int{}}
@@ -214,7 +235,7 @@ func runStress(t *testing.T, d time.Duration, withSave bool) {
 	p.ok("sm-transition", "test")
 	var ops []stressOp
 	for _, op := range stressOps {
-		if !op.withSave || withSave {
+		if op.save == noSave || op.save == mode {
 			ops = append(ops, op)
 		}
 	}
