@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
@@ -179,5 +181,44 @@ func TestClassifyFirst(t *testing.T) {
 	}
 	if _, err := Start(p, Request{Command: "coordinate", Description: "x", Mode: "magic"}); fail.Code(err) != fail.Usage {
 		t.Errorf("FLOWSTATE_CLASSIFICATION=magic: %v, want usage error", err)
+	}
+}
+
+// TestImplementationLines checks that phase-verify aggregates as
+// `flowstate aggregate` does: the lines of the files an implementation
+// summary lists are counted from the project, not recorded as 0.
+func TestImplementationLines(t *testing.T) {
+	p := project(t)
+	out, err := Start(p, Request{Command: "orchestrate", Scope: "implement-only", Description: "add a", Session: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := p.Workflow(value(t, out, "WORKFLOW_ID"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err = Plan(w, false); err != nil || value(t, out, "STATE") != "implement" {
+		t.Fatalf("plan: %v\n%s", err, out)
+	}
+	if err := os.MkdirAll(filepath.Join(p.Dir, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p.Dir, "src", "a.go"), []byte(strings.Repeat("x\n", 50)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	md := "# Add a\n\n## Executive Summary\n\nAdded a.\n\n## Files Modified\n\n- `src/a.go`\n"
+	if err := os.WriteFile(value(t, out, "OUTPUT_PATH_1"), []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err = Verify(w, false); err != nil {
+		t.Fatalf("verify: %v\n%s", err, out)
+	}
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	agg := gjson.GetBytes(doc, "supervisor_state.implementation_supervisor.aggregated_metadata")
+	if agg.Get("files_modified").Int() != 1 || agg.Get("total_lines").Int() != 50 {
+		t.Errorf("aggregated_metadata = %s, want 1 file of 50 lines", agg.Raw)
 	}
 }

@@ -58,7 +58,8 @@ func Verify(w *store.Workflow, inSupervisor bool) (Output, error) {
 	if v, err = load(w); err != nil {
 		return out, err
 	}
-	signal, err := aggregate(v)
+	signal, warnings, err := aggregate(v)
+	out.Warnings = append(out.Warnings, warnings...)
 	if err != nil {
 		return out, err
 	}
@@ -134,37 +135,35 @@ func recordBatch(v *view, batch []phase.Worker) ([]error, error) {
 }
 
 // aggregate stores the aggregated_metadata of the state's workers and
-// returns the supervisor's completion signal line. All workers failed is
-// not an error here: the signal says SUPERVISOR_FAILED and the
-// orchestrator's phase-verify then stops on the missing files.
-func aggregate(v *view) (string, error) {
+// returns the supervisor's completion signal line and the warnings of
+// reading the workers' outputs. It aggregates as `flowstate aggregate`
+// does (capped reads, modified files counted from the project). All
+// workers failed is not an error here: the signal says SUPERVISOR_FAILED
+// and the orchestrator's phase-verify then stops on the missing files.
+func aggregate(v *view) (string, []string, error) {
 	if v.role.Kind == "" {
-		return "", nil
+		return "", nil, nil
 	}
 	var recs []supervisor.Record
-	outputs := map[string][]byte{}
 	for _, wk := range v.workers {
 		rec, ok := v.records[v.role.Key][wk.ID]
 		if !ok {
 			rec = supervisor.Record{WorkerID: wk.ID, Status: supervisor.Pending, OutputPath: wk.Output}
 		}
 		recs = append(recs, rec)
-		if data, err := os.ReadFile(wk.Output); err == nil {
-			outputs[wk.Output] = data
-		}
 	}
-	agg, err := supervisor.Aggregate(v.role.Kind, recs, supervisor.Inputs{Outputs: outputs})
+	agg, warnings, err := workers.Aggregate(v.role.Kind, recs, workers.Dirs{Cwd: v.w.P.Dir, Project: v.w.P.Dir})
 	var failed *supervisor.FailedError
 	if errors.As(err, &failed) {
-		return failed.Error(), nil
+		return failed.Error(), warnings, nil
 	}
 	if err != nil {
-		return "", err
+		return "", warnings, err
 	}
 	err = v.w.Update(func(tx *store.Tx) error {
 		doc, err := sjson.SetRawBytes(tx.Checkpoint, "supervisor_state."+v.role.Key+".aggregated_metadata", agg)
 		tx.Checkpoint = doc
 		return err
 	})
-	return supervisor.SupervisorComplete + ": " + string(agg), err
+	return supervisor.SupervisorComplete + ": " + string(agg), warnings, err
 }
