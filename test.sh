@@ -39,7 +39,8 @@ step "fuzz (${FUZZ_SECONDS}s per target)"
 if [ -x bench/fuzz.sh ]; then bench/fuzz.sh "$FUZZ_SECONDS"; fi
 
 step "cross-compilation"
+# scripts/build: the flags users get (trimpath, no-docs tag, stripped, stamped).
 for target in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
-  GOOS=${target%/*} GOARCH=${target#*/} go build -o /dev/null ./cmd/flowstate
+  GOOS=${target%/*} GOARCH=${target#*/} sh scripts/build /dev/null
   echo "built $target"
 done
