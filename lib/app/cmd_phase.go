@@ -108,7 +108,7 @@ func (e *env) resume(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return e.printStep(orchestrate.Resume(p, id, store.Selector{Env: e.Getenv("FLOWSTATE_WORKFLOW"), Session: e.Getenv("CLAUDE_CODE_SESSION_ID")}))
+	return e.printStep(orchestrate.Resume(p, id, e.selector(c)))
 }
 
 // printStep prints a step's output and its warnings, or returns its error.

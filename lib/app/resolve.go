@@ -17,14 +17,20 @@ func workflowFlag() cli.Flag {
 	return &cli.StringFlag{Name: "workflow", Usage: "workflow `ID` (default: FLOWSTATE_WORKFLOW, then the session's workflow, then the only active one)"}
 }
 
-// workflow resolves the workflow a command acts on: the command's
-// --workflow, the global --workflow, FLOWSTATE_WORKFLOW, the session's
-// current workflow, the only active workflow.
+// workflow resolves the workflow a command acts on (see selector), or
+// the only active workflow.
 func (e *env) workflow(c *cli.Context) (*store.Workflow, error) {
 	p, err := e.Project()
 	if err != nil {
 		return nil, err
 	}
+	return p.Resolve(e.selector(c))
+}
+
+// selector is how a command names its workflow: the command's
+// --workflow, the global --workflow, FLOWSTATE_WORKFLOW, the session's
+// current workflow.
+func (e *env) selector(c *cli.Context) store.Selector {
 	flag := ""
 	for _, ctx := range c.Lineage() {
 		if v := ctx.String("workflow"); v != "" {
@@ -32,11 +38,11 @@ func (e *env) workflow(c *cli.Context) (*store.Workflow, error) {
 			break
 		}
 	}
-	return p.Resolve(store.Selector{
+	return store.Selector{
 		Flag:    flag,
 		Env:     e.Getenv("FLOWSTATE_WORKFLOW"),
 		Session: e.Getenv("CLAUDE_CODE_SESSION_ID"),
-	})
+	}
 }
 
 // args checks the positional argument count and names them in the error.

@@ -12,10 +12,18 @@ import (
 // Resume points sel.Session at workflow id, or with no id at the workflow
 // to resume (see unfinished), and returns where it stands: its current
 // state and NEXT=phase, or its artifacts if it is already finished.
+// sel.Flag (--workflow) names the workflow as id does, so a finished one
+// is reported, not passed over for another.
 func Resume(p *store.Project, id string, sel store.Selector) (Output, error) {
 	var out Output
 	var w *store.Workflow
 	var err error
+	switch {
+	case id == "":
+		id = sel.Flag
+	case sel.Flag != "" && sel.Flag != id:
+		return out, fail.Usagef("resume %s contradicts --workflow %s; give one of them", id, sel.Flag)
+	}
 	if id != "" {
 		if w, err = p.Workflow(id); err != nil {
 			return out, err
