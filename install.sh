@@ -7,7 +7,8 @@
 #
 # A thin wrapper: the logic lives in `flowstate install`, `uninstall` and `doctor`.
 # The binary comes from `go build` when Go is installed, else from a flowstate
-# already in bin/ or on PATH.
+# already in bin/ or on PATH; --uninstall uses the project's .claude/bin/flowstate
+# when it runs.
 set -eu
 
 repo=$(cd "$(dirname "$0")" && pwd)
@@ -34,14 +35,19 @@ flowstate_bin() {
 
 case "${1:-}" in
 -h | --help)
-	sed -n '2,10s/^# \{0,1\}//p' "$0"
+	sed -n '2,/^set /s/^# \{0,1\}//p' "$0"
 	;;
 --plugin)
 	bin=$(flowstate_bin)
 	printf 'install.sh: %s is ready; run: claude --plugin-dir %s\n' "$bin" "$repo" >&2
 	;;
 --uninstall)
-	bin=$(flowstate_bin)
+	# The project's own binary, which made the install, undoes it: no build
+	# needed. Built (or found) only when that one is gone or does not run.
+	bin=${2:-.}/.claude/bin/flowstate
+	if ! { [ -x "$bin" ] && "$bin" version >/dev/null 2>&1; }; then
+		bin=$(flowstate_bin)
+	fi
 	exec "$bin" uninstall "${2:-.}"
 	;;
 -*)

@@ -11,21 +11,25 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/hook"
 )
 
 // hookEvents are the Claude Code events flowstate hooks, with the
-// argument `flowstate hook` takes for each.
+// argument `flowstate hook` takes for each (lib/hook names them).
 var hookEvents = []struct{ Event, Arg string }{
-	{"SessionStart", "session-start"},
-	{"SessionEnd", "session-end"},
+	{"SessionStart", hook.SessionStart},
+	{"SessionEnd", hook.SessionEnd},
 }
 
 // binRel is where a project install puts the binary.
 const binRel = ".claude/bin/flowstate"
 
 // ourMarker identifies flowstate's handlers among the user's, also those
-// written by older versions with other flags.
+// written by older versions with other flags. isOurs is the one rule.
 const ourMarker = "/" + binRel + " hook "
+
+// isOurs is true for a handler command that runs flowstate's hook.
+func isOurs(command string) bool { return strings.Contains(command, ourMarker) }
 
 // HookCommand is the settings.json command for a hook argument. Hooks run
 // with a bare PATH, so the binary is called by absolute path.
@@ -45,7 +49,7 @@ type group struct {
 // it runs for every source (startup, resume, clear, compact) or reason.
 func groupJSON(arg string) []byte {
 	h := handler{Type: "command", Command: HookCommand(arg)}
-	if arg == "session-start" {
+	if arg == hook.SessionStart {
 		h.Timeout = 30 // SessionEnd's 1.5 s budget ignores timeouts anyway
 	}
 	b, _ := json.Marshal(group{Hooks: []handler{h}}) // plain structs always marshal
@@ -114,8 +118,19 @@ func missingHooks(settings []byte) []string {
 	return out
 }
 
+// hasOurs is true when settings hold a flowstate handler, found as
+// exactlyOurs and removeOurs find them.
 func hasOurs(settings []byte) bool {
-	return bytes.Contains(settings, []byte(binRel+" hook "))
+	for _, ev := range hookEvents {
+		for _, g := range gjson.GetBytes(settings, "hooks."+ev.Event).Array() {
+			for _, h := range g.Get("hooks").Array() {
+				if isOurs(h.Get("command").String()) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 func parseSettings(orig []byte) ([]byte, error) {
@@ -149,7 +164,7 @@ func exactlyOurs(list gjson.Result, arg string) bool {
 	exact := false
 	for _, g := range list.Array() {
 		for _, h := range g.Get("hooks").Array() {
-			if strings.Contains(h.Get("command").String(), ourMarker) {
+			if isOurs(h.Get("command").String()) {
 				found++
 			}
 		}
@@ -174,7 +189,7 @@ func removeOurs(doc []byte, event string, prune bool) ([]byte, error) {
 		hs := groups[i].Get("hooks").Array()
 		removed := 0
 		for j := len(hs) - 1; j >= 0; j-- {
-			if !strings.Contains(hs[j].Get("command").String(), ourMarker) {
+			if !isOurs(hs[j].Get("command").String()) {
 				continue
 			}
 			if doc, err = sjson.DeleteBytes(doc, fmt.Sprintf("%s.%d.hooks.%d", path, i, j)); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/hook"
 )
 
 // ours is flowstate's handler command for each event, as addHooks writes it.
@@ -342,4 +343,33 @@ func sameJSON(a, b string) bool {
 func jsonString(s string) string {
 	b, _ := json.Marshal(s) // a string always marshals
 	return string(b)
+}
+
+// TestHasOurs: whether settings already hold flowstate's hooks (so
+// install takes no backup) follows the rule removeOurs and exactlyOurs
+// follow: a handler under flowstate's events whose command has ourMarker.
+func TestHasOurs(t *testing.T) {
+	start := string(groupJSON(hook.SessionStart))
+	for _, c := range []struct {
+		name, settings string
+		want           bool
+	}{
+		{"no file", "", false},
+		{"the user's only", `{"hooks":{"SessionStart":[` + userStart + `],"SessionEnd":[` + userEnd + `]}}`, false},
+		{"ours after the user's", `{"hooks":{"SessionStart":[` + userStart + `,` + start + `]}}`, true},
+		{"an older one of ours", older, true},
+		{"mentioned in another key", `{"env":{"X":".claude/bin/flowstate hook session-start"}}`, false},
+		{"without the marker's slash", `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":".claude/bin/flowstate hook session-start"}]}]}}`, false},
+	} {
+		if got := hasOurs([]byte(c.settings)); got != c.want {
+			t.Errorf("%s: hasOurs = %v, want %v", c.name, got, c.want)
+		}
+		if c.settings == "" {
+			continue // removeHooks writes "{}" for no file
+		}
+		removed, err := removeHooks([]byte(c.settings))
+		if changed := !bytes.Equal(removed, []byte(c.settings)); err != nil || changed != c.want {
+			t.Errorf("%s: hasOurs = %v, but removeHooks changed the settings: %v (%v)", c.name, c.want, changed, err)
+		}
+	}
 }
