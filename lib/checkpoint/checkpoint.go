@@ -107,6 +107,13 @@ type metadataFields struct {
 	UpdatedAt    string `json:"updated_at"`
 }
 
+// Active reports whether a workflow with this status is still going:
+// not yet finished as complete, failed or abandoned. A workflow in its
+// terminal state stays active while that last phase runs; "" is how a
+// document written before the status field reads. The one definition,
+// so discovery, listing, status and the hooks cannot disagree on it.
+func Active(status string) bool { return status == "" || status == "in_progress" }
+
 // Timestamp formats t the way every time in a checkpoint is written:
 // RFC 3339 in UTC, second resolution.
 func Timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -78,7 +78,8 @@ func fresh(pf pointerFile, now time.Time) bool { return now.Sub(pf.Modified) < S
 
 // stale decides which pointers no longer serve anything: old enough, and
 // their workflow finished or gone from byID. An active workflow keeps
-// its pointer however old, since `resume` finds it through the pointer.
+// its pointer however old, since `resume` finds it through the pointer;
+// so does an unreadable one, which may be active behind a damaged file.
 func stale(ptrs []pointerFile, byID map[string]store.Summary, now time.Time) []Pointer {
 	var out []Pointer
 	for _, pf := range ptrs {
@@ -89,7 +90,7 @@ func stale(ptrs []pointerFile, byID map[string]store.Summary, now time.Time) []P
 		switch {
 		case !ok:
 			out = append(out, Pointer{Session: pf.Session, Why: "its workflow no longer exists"})
-		case !s.Active():
+		case s.Finished():
 			out = append(out, Pointer{Session: pf.Session, Why: "its workflow is finished"})
 		}
 	}
@@ -182,11 +183,12 @@ func endSession(p *store.Project, session string, now time.Time, l *logger) {
 }
 
 // atEnd decides what SessionEnd cleans for the workflow id the session
-// pointed at: nothing while it is active; else the pointer, and the
-// workflow's temp files when the workflow still exists.
+// pointed at: nothing unless it is finished (an unreadable one may still
+// be active); else the pointer, and the workflow's temp files when the
+// workflow still exists.
 func atEnd(id string, byID map[string]store.Summary) (pointer, temps bool) {
 	s, ok := byID[id]
-	if ok && s.Active() {
+	if ok && !s.Finished() {
 		return false, false
 	}
 	return true, ok

@@ -19,6 +19,7 @@ var workflows = map[string]store.Summary{
 	"wf-complete":  {ID: "wf-complete", Status: "complete"},
 	"wf-failed":    {ID: "wf-failed", Status: "failed"},
 	"wf-abandoned": {ID: "wf-abandoned", Status: "abandoned"},
+	"wf-damaged":   {ID: "wf-damaged", CurrentState: store.Unreadable, Status: store.Unreadable},
 }
 
 const (
@@ -44,6 +45,7 @@ func TestStale(t *testing.T) {
 		{"old pointer to a failed workflow", "s1", 2 * StaleAfter, "wf-failed", finished},
 		{"old pointer to an abandoned workflow", "s1", 2 * StaleAfter, "wf-abandoned", finished},
 		{"old pointer to a missing workflow", "s1", 2 * StaleAfter, "wf-gone", gone},
+		{"old pointer to an unreadable workflow", "s1", 2 * StaleAfter, "wf-damaged", ""},
 		{"old unreadable pointer", "s1", 2 * StaleAfter, "", gone},
 		{"hidden file: an atomic writer's temp", ".s1123", 2 * StaleAfter, "", ""},
 		{"name no session id can have", "-s1", 2 * StaleAfter, "", ""},
@@ -75,6 +77,7 @@ func TestAtEnd(t *testing.T) {
 		{"wf-failed", true, true},
 		{"wf-abandoned", true, true},
 		{"wf-gone", true, false},
+		{"wf-damaged", false, false}, // may be active behind a damaged file
 	} {
 		pointer, temps := atEnd(c.workflow, workflows)
 		if pointer != c.pointer || temps != c.temps {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 )
 
@@ -73,7 +74,7 @@ func Render(in Input) string {
 		completed = append(completed, s.String())
 	}
 	evs := parseEvents(in.Events)
-	active := doc.Get("status").String() == "" || doc.Get("status").String() == "in_progress"
+	active := checkpoint.Active(doc.Get("status").String())
 	spent, running := timeIn(evs, in.Machine.Initial, current, active, in.Now)
 	failed := doc.Get("error_state.failed_state").String()
 	rows := route(in.Machine, scope, completed, current)

@@ -28,9 +28,9 @@ func to(seconds float64, state string) string {
 	return ev(at(seconds), "transition", `"to":"`+state+`"`)
 }
 
-// checkpoint is a full-implementation workflow at current, having left
+// checkpointDoc is a full-implementation workflow at current, having left
 // completed, with extra top-level members (error_state, …) spliced in.
-func checkpoint(status, current, completed, extra string) string {
+func checkpointDoc(status, current, completed, extra string) string {
 	doc := `{"command":"coordinate","status":"` + status + `","workflow_description":"Add login",` +
 		`"state_machine":{"current_state":"` + current + `","completed_states":[` + completed + `],` +
 		`"workflow_config":{"scope":"full-implementation"}}`
@@ -52,7 +52,7 @@ func TestRender(t *testing.T) {
 		want       string
 	}{{
 		name:       "each mark, durations from events, a failing state",
-		checkpoint: checkpoint("in_progress", "test", `"initialize","research","plan","implement"`, `"error_state":{"failed_state":"test","last_error":"TestLogin failed","retries":{"test":1}}`),
+		checkpoint: checkpointDoc("in_progress", "test", `"initialize","research","plan","implement"`, `"error_state":{"failed_state":"test","last_error":"TestLogin failed","retries":{"test":1}}`),
 		events: events(ev(at(0), "init", ""), to(5, "research"), to(95, "plan"), to(120, "implement"), to(2*3600+300, "test"),
 			ev(at(2*3600+360), "error", `"state":"test","error":"TestLogin failed"`)),
 		now: at(2*3600 + 390),
@@ -70,7 +70,7 @@ func TestRender(t *testing.T) {
 			"  2025-06-01 12:06:00  error in test: TestLogin failed\n",
 	}, {
 		name:       "a detour through debug shows where it happened",
-		checkpoint: checkpoint("in_progress", "debug", `"initialize","research","plan","implement","test"`, `"error_state":{"failed_state":"test","last_error":"TestLogin failed","retries":{"test":1}}`),
+		checkpoint: checkpointDoc("in_progress", "debug", `"initialize","research","plan","implement","test"`, `"error_state":{"failed_state":"test","last_error":"TestLogin failed","retries":{"test":1}}`),
 		events: events(ev(at(0), "init", ""), to(1, "research"), to(2, "plan"), to(3, "implement"), to(4, "test"),
 			ev(at(9), "retry", `"state":"test","retry":1,"max":2`), to(10, "debug")),
 		now: at(12.5),
@@ -89,7 +89,7 @@ func TestRender(t *testing.T) {
 			"  2025-06-01 10:00:09  retry 1 of 2 of test\n",
 	}, {
 		name:       "back in test after debug, failing again",
-		checkpoint: checkpoint("in_progress", "test", `"initialize","research","plan","implement","test","debug"`, `"error_state":{"failed_state":"test","last_error":"still failing","retries":{"test":2}}`),
+		checkpoint: checkpointDoc("in_progress", "test", `"initialize","research","plan","implement","test","debug"`, `"error_state":{"failed_state":"test","last_error":"still failing","retries":{"test":2}}`),
 		events:     events(ev(at(0), "init", ""), to(1, "research"), to(2, "plan"), to(3, "implement"), to(4, "test"), to(10, "debug"), to(20, "test")),
 		now:        at(23),
 		want: header +
@@ -106,7 +106,7 @@ func TestRender(t *testing.T) {
 			"  retries used: test 2\n",
 	}, {
 		name:       "back in test after debug, the fix under test",
-		checkpoint: checkpoint("in_progress", "test", `"initialize","research","plan","implement","test","debug"`, ""),
+		checkpoint: checkpointDoc("in_progress", "test", `"initialize","research","plan","implement","test","debug"`, ""),
 		now:        at(1),
 		want: header +
 			"  ✓ initialize\n" +
@@ -119,7 +119,7 @@ func TestRender(t *testing.T) {
 			"  · complete\n",
 	}, {
 		name:       "a torn last line and damaged lines are skipped",
-		checkpoint: checkpoint("in_progress", "implement", `"initialize","research","plan"`, ""),
+		checkpoint: checkpointDoc("in_progress", "implement", `"initialize","research","plan"`, ""),
 		events: events(ev(at(0), "init", ""), "not json", to(4, "research"), "", `{"ts":"bad","event":"transition","to":"plan"}`,
 			to(64, "plan")) + `{"ts":"2025-06-01T10:05:00Z","event":"transition","to":"implem`,
 		now: at(400),
@@ -135,7 +135,7 @@ func TestRender(t *testing.T) {
 			"  · complete\n",
 	}, {
 		name:       "no events: no durations",
-		checkpoint: checkpoint("in_progress", "initialize", "", ""),
+		checkpoint: checkpointDoc("in_progress", "initialize", "", ""),
 		now:        at(10),
 		want: header +
 			"  ▶ initialize\n" +
@@ -147,7 +147,7 @@ func TestRender(t *testing.T) {
 			"  · complete\n",
 	}, {
 		name:       "finished: nothing runs any more",
-		checkpoint: strings.Replace(checkpoint("complete", "complete", `"initialize","implement","test","complete"`, ""), "full-implementation", "test-and-debug", 1),
+		checkpoint: strings.Replace(checkpointDoc("complete", "complete", `"initialize","implement","test","complete"`, ""), "full-implementation", "test-and-debug", 1),
 		events:     events(ev(at(0), "init", ""), to(1, "implement"), to(3, "test"), to(6, "complete")),
 		now:        at(3600),
 		want: "wf-1  coordinate · test-and-debug · complete\nAdd login\n\n" +
@@ -157,7 +157,7 @@ func TestRender(t *testing.T) {
 			"  ✓ complete\n",
 	}, {
 		name: "supervisors: workers by status, label, duration, output, error",
-		checkpoint: checkpoint("in_progress", "research", `"initialize"`, `"supervisor_state":{"research":{"workers":[`+
+		checkpoint: checkpointDoc("in_progress", "research", `"initialize"`, `"supervisor_state":{"research":{"workers":[`+
 			`{"worker_id":"w1","topic":"Auth patterns","status":"completed","output_path":"reports/001.md","duration_ms":12300},`+
 			`{"worker_id":"w2","track":"Sessions","status":"failed","error":"timed out\nafter 30s"},`+
 			`{"worker_id":"w3","stage":"Tokens","track":"T","status":"running"},`+
@@ -201,7 +201,7 @@ func TestRender(t *testing.T) {
 			"  2025-06-01 10:00:00  error in initialize: e?c\n",
 	}, {
 		name:       "only the last five errors and retries, after a count of the rest",
-		checkpoint: checkpoint("in_progress", "initialize", "", ""),
+		checkpoint: checkpointDoc("in_progress", "initialize", "", ""),
 		events: events(ev(at(1), "error", `"state":"a","error":"1"`), ev(at(2), "retry", `"state":"a","retry":1,"max":3`),
 			ev(at(3), "error", `"state":"a","error":"3"`), ev(at(4), "transition", `"to":"initialize"`), ev(at(5), "retry", `"state":"a","retry":2,"max":3`),
 			ev(at(6), "error", `"state":"a","error":"6"`), ev(at(7), "retry", `"state":"a","retry":3,"max":3`), ev(at(8), "error", `"state":"a","error":"8"`)),
@@ -236,7 +236,7 @@ func TestRender(t *testing.T) {
 func TestColour(t *testing.T) {
 	in := Input{
 		ID: "wf-1",
-		Checkpoint: []byte(checkpoint("in_progress", "plan", `"initialize","research"`, `"error_state":{"failed_state":"research","last_error":"boom"},`+
+		Checkpoint: []byte(checkpointDoc("in_progress", "plan", `"initialize","research"`, `"error_state":{"failed_state":"research","last_error":"boom"},`+
 			`"supervisor_state":{"research":{"workers":[{"topic":"a","status":"completed"},{"topic":"b","status":"failed","error":"x"},{"topic":"c","status":"running"},{"topic":"d"}]}}`)),
 		Machine: machine.Default(),
 		Now:     t0,

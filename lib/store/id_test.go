@@ -90,19 +90,25 @@ func TestFindRoot(t *testing.T) {
 
 func TestSummaryActive(t *testing.T) {
 	tests := []struct {
-		s    Summary
-		want bool
+		s        Summary
+		want     bool
+		finished bool
 	}{
-		{Summary{CurrentState: "research", Terminal: "plan", Status: "in_progress"}, true},
-		{Summary{CurrentState: "research", Terminal: "plan"}, true},
-		{Summary{CurrentState: "plan", Terminal: "plan", Status: "in_progress"}, true},
-		{Summary{CurrentState: "plan", Terminal: "plan", Status: "complete"}, false},
-		{Summary{CurrentState: "research", Terminal: "plan", Status: "abandoned"}, false},
-		{Summary{CurrentState: "unreadable", Status: "unreadable"}, false},
+		{Summary{CurrentState: "research", Terminal: "plan", Status: "in_progress"}, true, false},
+		{Summary{CurrentState: "research", Terminal: "plan"}, true, false},
+		{Summary{CurrentState: "plan", Terminal: "plan", Status: "in_progress"}, true, false},
+		{Summary{CurrentState: "plan", Terminal: "plan", Status: "complete"}, false, true},
+		{Summary{CurrentState: "research", Terminal: "plan", Status: "abandoned"}, false, true},
+		{Summary{CurrentState: "research", Terminal: "plan", Status: "failed"}, false, true},
+		// Unreadable: neither picked by discovery nor cleaned up as finished.
+		{Summary{CurrentState: "unreadable", Status: "unreadable"}, false, false},
 	}
 	for _, tt := range tests {
 		if got := tt.s.Active(); got != tt.want {
 			t.Errorf("%+v.Active() = %v", tt.s, got)
+		}
+		if got := tt.s.Finished(); got != tt.finished {
+			t.Errorf("%+v.Finished() = %v", tt.s, got)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 )
 
@@ -88,12 +89,18 @@ type Summary struct {
 	UpdatedAt    string `json:"updated_at"`
 }
 
-// Active is true until the workflow is finished (complete, failed or
-// abandoned). A workflow in its terminal state is still active while
-// that last phase runs.
-func (s Summary) Active() bool {
-	return s.Status == "" || s.Status == "in_progress"
-}
+// Unreadable is the state and status List gives a workflow whose
+// checkpoint cannot be read.
+const Unreadable = "unreadable"
+
+// Active is true until the workflow is finished (checkpoint.Active). An
+// unreadable workflow is not active: discovery must not pick it.
+func (s Summary) Active() bool { return checkpoint.Active(s.Status) }
+
+// Finished is true once the workflow is known to be finished. An
+// unreadable workflow is neither active nor finished: it may be mid-phase
+// behind a damaged file, so cleanup must keep its pointer and files.
+func (s Summary) Finished() bool { return s.Status != Unreadable && !checkpoint.Active(s.Status) }
 
 // List summarises the project's workflows, newest update first. An
 // unreadable checkpoint is listed with state "unreadable" rather than
@@ -127,7 +134,7 @@ func (p *Project) summarize(id string) Summary {
 	w := &Workflow{ID: id, Dir: p.workflowsDir() + "/" + id, P: p}
 	data, err := os.ReadFile(w.path(checkpointFile))
 	if err != nil || !gjson.ValidBytes(data) {
-		s.CurrentState, s.Status = "unreadable", "unreadable"
+		s.CurrentState, s.Status = Unreadable, Unreadable
 		return s
 	}
 	r := gjson.GetManyBytes(data, "command", "state_machine.workflow_config.scope", "state_machine.current_state",
