@@ -210,6 +210,9 @@ func TestImplementationLines(t *testing.T) {
 	if err := os.WriteFile(value(t, out, "OUTPUT_PATH_1"), []byte(md), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Verify's writes are checkpoint edits like any other: they touch updated_at.
+	later := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	p.Now = func() time.Time { return later }
 	if out, err = Verify(w, false); err != nil {
 		t.Fatalf("verify: %v\n%s", err, out)
 	}
@@ -220,5 +223,10 @@ func TestImplementationLines(t *testing.T) {
 	agg := gjson.GetBytes(doc, "supervisor_state.implementation_supervisor.aggregated_metadata")
 	if agg.Get("files_modified").Int() != 1 || agg.Get("total_lines").Int() != 50 {
 		t.Errorf("aggregated_metadata = %s, want 1 file of 50 lines", agg.Raw)
+	}
+	for _, path := range []string{"updated_at", "metadata.updated_at"} {
+		if got := gjson.GetBytes(doc, path).String(); got != "2030-01-02T03:04:05Z" {
+			t.Errorf("%s = %q after verify, want the time of the write", path, got)
+		}
 	}
 }

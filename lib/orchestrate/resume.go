@@ -3,8 +3,6 @@ package orchestrate
 import (
 	"strings"
 
-	"github.com/tidwall/sjson"
-
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
@@ -35,11 +33,7 @@ func Resume(p *store.Project, id string, sel store.Selector) (Output, error) {
 		if err := p.SetSession(sel.Session, w.ID); err != nil {
 			return out, err
 		}
-		err := w.Update(func(tx *store.Tx) error {
-			doc, err := sjson.SetBytes(tx.Checkpoint, "session_id", sel.Session)
-			tx.Checkpoint = doc
-			return err
-		})
+		err := w.Update(func(tx *store.Tx) error { return set(tx, "session_id", sel.Session) })
 		if err != nil {
 			return out, err
 		}

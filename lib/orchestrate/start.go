@@ -1,6 +1,7 @@
 package orchestrate
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,8 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tidwall/sjson"
-
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/classify"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
@@ -143,12 +143,32 @@ func setPhaseData(w *store.Workflow, state string, fields map[string]string) err
 	return w.Update(func(tx *store.Tx) error {
 		// Sorted, so the checkpoint's bytes do not depend on map order.
 		for _, k := range slices.Sorted(maps.Keys(fields)) {
-			doc, err := sjson.SetBytes(tx.Checkpoint, "phase_data."+state+"."+k, fields[k])
-			if err != nil {
+			if err := set(tx, "phase_data."+state+"."+k, fields[k]); err != nil {
 				return err
 			}
-			tx.Checkpoint = doc
 		}
 		return nil
 	})
+}
+
+// set writes value as JSON at path of tx's checkpoint.
+func set(tx *store.Tx, path string, value any) error {
+	raw, err := json.Marshal(value)
+	if err != nil {
+		return err
+	}
+	return setRaw(tx, path, raw)
+}
+
+// setRaw writes raw JSON at path of tx's checkpoint through
+// checkpoint.Set, so every write touches updated_at as any other
+// checkpoint edit does and is refused if it would make the checkpoint
+// invalid.
+func setRaw(tx *store.Tx, path string, raw []byte) error {
+	doc, err := checkpoint.Set(tx.Checkpoint, path, raw, tx.Now)
+	if err != nil {
+		return err
+	}
+	tx.Checkpoint = doc
+	return nil
 }

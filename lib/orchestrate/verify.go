@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/phase"
@@ -110,26 +109,19 @@ func recordBatch(v *view, batch []phase.Worker) ([]error, error) {
 	}
 	path := workers.Path(v.role.Key)
 	err := v.w.Update(func(tx *store.Tx) error {
-		list := []byte(gjson.GetBytes(tx.Checkpoint, path).Raw)
+		if err := workers.UpsertTx(tx, v.role.Key, recs...); err != nil {
+			return fmt.Errorf("workflow %s: %w", v.w.ID, err)
+		}
 		for _, rec := range recs {
-			var err error
-			if list, err = supervisor.Upsert(list, rec); err != nil {
-				return fmt.Errorf("workflow %s, %s: %w", v.w.ID, path, err)
-			}
 			tx.Event("worker", map[string]any{"state": v.state, "worker_id": rec.WorkerID, "status": rec.Status})
 		}
-		doc, err := sjson.SetRawBytes(tx.Checkpoint, path, list)
-		if err != nil {
-			return err
-		}
 		var artifacts []string
-		for _, rec := range gjson.GetBytes(doc, path).Array() {
+		for _, rec := range gjson.GetBytes(tx.Checkpoint, path).Array() {
 			if rec.Get("status").String() == supervisor.Completed {
 				artifacts = append(artifacts, rec.Get("output_path").String())
 			}
 		}
-		tx.Checkpoint, err = sjson.SetBytes(doc, "phase_data."+v.state+".artifacts", artifacts)
-		return err
+		return set(tx, "phase_data."+v.state+".artifacts", artifacts)
 	})
 	return problems, err
 }
@@ -161,9 +153,7 @@ func aggregate(v *view) (string, []string, error) {
 		return "", warnings, err
 	}
 	err = v.w.Update(func(tx *store.Tx) error {
-		doc, err := sjson.SetRawBytes(tx.Checkpoint, "supervisor_state."+v.role.Key+".aggregated_metadata", agg)
-		tx.Checkpoint = doc
-		return err
+		return setRaw(tx, "supervisor_state."+v.role.Key+".aggregated_metadata", agg)
 	})
 	return supervisor.SupervisorComplete + ": " + string(agg), warnings, err
 }

@@ -42,22 +42,39 @@ func Parse(doc []byte, id, name string) ([]supervisor.Record, error) {
 // with its worker_id. Workers may record at the same moment: the read,
 // the upsert and the write all hold the workflow lock.
 func Upsert(w *store.Workflow, name string, rec supervisor.Record) error {
-	path := Path(name)
 	return w.Update(func(tx *store.Tx) error {
-		raw, _, err := checkpoint.Get(tx.Checkpoint, path)
-		if err != nil {
-			return err
-		}
-		workers, err := supervisor.Upsert([]byte(raw), rec)
-		if err != nil {
-			return fmt.Errorf("workflow %s, %s: %w", w.ID, path, err)
-		}
-		if tx.Checkpoint, err = checkpoint.Set(tx.Checkpoint, path, workers, tx.Now); err != nil {
+		if err := UpsertTx(tx, name, rec); err != nil {
 			return fmt.Errorf("workflow %s: %w", w.ID, err)
 		}
 		tx.Event("supervisor-record", map[string]any{"supervisor": name, "worker_id": rec.WorkerID, "status": rec.Status})
 		return nil
 	})
+}
+
+// UpsertTx stores recs among supervisor name's workers in the checkpoint
+// of tx, each replacing the record with its worker_id, for a caller that
+// writes more in the same locked update. The caller records its events.
+func UpsertTx(tx *store.Tx, name string, recs ...supervisor.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	path := Path(name)
+	raw, _, err := checkpoint.Get(tx.Checkpoint, path)
+	if err != nil {
+		return err
+	}
+	list := []byte(raw)
+	for _, rec := range recs {
+		if list, err = supervisor.Upsert(list, rec); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	doc, err := checkpoint.Set(tx.Checkpoint, path, list, tx.Now)
+	if err != nil {
+		return err
+	}
+	tx.Checkpoint = doc
+	return nil
 }
 
 // Status sorts supervisor name's recorded workers, and the expected ids

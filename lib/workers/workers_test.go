@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/flowstate-dev/flowstate/lib/classify"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/machine"
@@ -76,6 +78,43 @@ func TestUpsertStatus(t *testing.T) {
 	}
 	if got, err := Status(w, "nobody", nil); err != nil || len(got.Completed)+len(got.Failed)+len(got.Pending) != 0 {
 		t.Errorf("a supervisor without records: %+v, %v", got, err)
+	}
+}
+
+// TestUpsertTx: several records in one locked write, which touches
+// updated_at as every checkpoint edit does.
+func TestUpsertTx(t *testing.T) {
+	w := workflow(t)
+	later := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	w.P.Now = func() time.Time { return later }
+	err := w.Update(func(tx *store.Tx) error {
+		if err := UpsertTx(tx, "research_supervisor"); err != nil { // nothing to store
+			return err
+		}
+		return UpsertTx(tx, "research_supervisor",
+			supervisor.Record{WorkerID: "a", Status: supervisor.Pending},
+			supervisor.Record{WorkerID: "b", Status: supervisor.Completed},
+			supervisor.Record{WorkerID: "a", Status: supervisor.Failed, Error: "x"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Status(w, "research_supervisor", nil)
+	if want := (supervisor.Progress{Completed: []string{"b"}, Failed: []string{"a"}, Pending: []string{}}); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("Status = %+v, %v; want %+v", got, err, want)
+	}
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gjson.GetBytes(doc, "updated_at").String(); got != "2030-01-02T03:04:05Z" {
+		t.Errorf("updated_at = %q, want the time of the upsert", got)
+	}
+	err = w.Update(func(tx *store.Tx) error {
+		return UpsertTx(tx, "research_supervisor", supervisor.Record{WorkerID: "c", Status: "done"})
+	})
+	if fail.Code(err) != fail.Invalid || !strings.Contains(err.Error(), "supervisor_state.research_supervisor.workers: ") {
+		t.Errorf("an invalid record: %v, want invalid naming the path", err)
 	}
 }
 
