@@ -140,8 +140,13 @@ func Transition(w *store.Workflow, to, reason string) (changed bool, err error) 
 		if err != nil {
 			return fmt.Errorf("workflow %s: %w", w.ID, err)
 		}
+		// Already there stays a no-op even when finished, so a block that
+		// is run again still succeeds; moving on is refused.
 		if same {
 			return nil
+		}
+		if err := refuseFinished(w, doc); err != nil {
+			return err
 		}
 		ed := editor{doc: doc}
 		ed.set(pCurrent, to)
@@ -180,10 +185,22 @@ func Transition(w *store.Workflow, to, reason string) (changed bool, err error) 
 // Statuses a workflow can be finished with.
 var finishStatuses = []string{"complete", "failed", "abandoned"}
 
+// refuseFinished stops every change to a finished workflow (exit 3):
+// otherwise an abandoned workflow could be moved on, and reaching
+// complete would rewrite its status. Callers run it inside Update, so the
+// status it reads is the one the write would replace.
+func refuseFinished(w *store.Workflow, doc []byte) error {
+	if status := gjson.GetBytes(doc, pStatus).String(); !checkpoint.Active(status) {
+		return fail.Refusedf("workflow %s is finished (%s); start a new one with sm-init", w.ID, status)
+	}
+	return nil
+}
+
 // Finish marks the workflow finished with status: complete (only in its
 // terminal state, whose work is then done), failed or abandoned (any
 // time). Finished workflows are no longer active: discovery and the
-// session hooks pass over them.
+// session hooks pass over them. Finishing again with the same status is
+// a no-op; with another one it is refused.
 func Finish(w *store.Workflow, status string) error {
 	if !slices.Contains(finishStatuses, status) {
 		return fail.Usagef("--status %q: use one of %s", status, strings.Join(finishStatuses, ", "))
@@ -193,6 +210,10 @@ func Finish(w *store.Workflow, status string) error {
 		cur, terminal := gjson.GetBytes(doc, pCurrent).String(), gjson.GetBytes(doc, pTerminal).String()
 		if gjson.GetBytes(doc, pStatus).String() == status {
 			return nil
+		}
+		// A finished workflow keeps the status it was finished with.
+		if err := refuseFinished(w, doc); err != nil {
+			return err
 		}
 		if status == "complete" && cur != terminal {
 			return fail.Refusedf("workflow %s is in %q, not its terminal state %q; it can only be finished as complete there (or as failed or abandoned)", w.ID, cur, terminal)
@@ -222,6 +243,9 @@ func Fail(w *store.Workflow, message string) error {
 		return fail.Usagef("sm-fail needs --error TEXT describing what failed")
 	}
 	return w.Update(func(tx *store.Tx) error {
+		if err := refuseFinished(w, tx.Checkpoint); err != nil {
+			return err
+		}
 		state := gjson.GetBytes(tx.Checkpoint, pCurrent).String()
 		ed := editor{doc: tx.Checkpoint}
 		ed.set(pLastError, message)
@@ -238,6 +262,9 @@ func Fail(w *store.Workflow, message string) error {
 // been used; past max it refuses with exit 3.
 func Retry(w *store.Workflow, max int) (used int64, err error) {
 	err = w.Update(func(tx *store.Tx) error {
+		if err := refuseFinished(w, tx.Checkpoint); err != nil {
+			return err
+		}
 		state := gjson.GetBytes(tx.Checkpoint, pFailed).String()
 		if state == "" {
 			return fail.Refusedf("workflow %s: nothing to retry: no failed state recorded (run sm-fail --error TEXT first)", w.ID)
