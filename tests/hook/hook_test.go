@@ -303,8 +303,11 @@ func TestSessionStartSweepsStaleEphemera(t *testing.T) {
 	}
 }
 
-// TestSessionEndTiming: SessionEnd hooks share a 1.5 s budget; the hook
-// must take a small part of it even in a project with many workflows.
+// TestSessionEndTiming: SessionEnd hooks share Claude Code's 1.5 s budget;
+// the hook must take a small part of it even in a project with many
+// workflows. It takes about 3 ms on an idle machine; the limit is a guard
+// against gross regressions only, loose enough for a loaded 2-core CI
+// runner where the other test packages run alongside.
 func TestSessionEndTiming(t *testing.T) {
 	project := newProject(t, "p")
 	const n = 30
@@ -323,8 +326,8 @@ func TestSessionEndTiming(t *testing.T) {
 	slices.Sort(took)
 	median, worst := took[len(took)/2], took[len(took)-1]
 	t.Logf("session-end with %d workflows: median %v, max %v (process start included)", n, median, worst)
-	if median > 50*time.Millisecond {
-		t.Errorf("session-end median %v; it must stay far below 100 ms", median)
+	if median > 500*time.Millisecond {
+		t.Errorf("session-end median %v; it must stay far below the 1.5 s SessionEnd budget", median)
 	}
 }
 

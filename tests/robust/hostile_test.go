@@ -122,9 +122,11 @@ func TestHostileCheckpoints(t *testing.T) {
 	refuse(t, p, save(with("phase_data", "not an object")), 4)
 
 	// 100 MB of JSON on stdin: refused after reading at most the limit,
-	// quickly, in bounded memory.
+	// in bounded memory. The time bound only catches a refusal that hangs
+	// or crawls; it is generous, since test.sh runs this next to every
+	// other test package on a loaded 2-core runner.
 	r := refuse(t, p, save(hugeJSON(100<<20)), 4, "MiB")
-	if r.Elapsed > 5*time.Second {
+	if r.Elapsed > 30*time.Second {
 		t.Errorf("100 MB input refused after %v", r.Elapsed)
 	}
 	if r.MaxRSSKB > 128<<10 {
@@ -286,8 +288,11 @@ func TestLockHeldTooLong(t *testing.T) {
 			}
 			for _, c := range cmds {
 				r := refuse(t, p, args(c...), 5, lockPath)
-				if r.Elapsed < 300*time.Millisecond || r.Elapsed > 2*time.Second {
-					t.Errorf("%s gave up after %v; want 300ms..2s", c[0], r.Elapsed)
+				// At least FLOWSTATE_LOCK_WAIT is the contract; the upper
+				// bound only catches a wait that ignores the setting, with
+				// room for a loaded CI machine.
+				if r.Elapsed < 300*time.Millisecond || r.Elapsed > 10*time.Second {
+					t.Errorf("%s gave up after %v; want 300ms..10s", c[0], r.Elapsed)
 				}
 			}
 			// Readers do not need the lock.
