@@ -56,6 +56,12 @@ func Init(p *store.Project, ip InitParams) (*store.Workflow, error) {
 	if ip.Description == "" || ip.Command == "" {
 		return nil, fail.Usagef("sm-init needs --description TEXT and --command NAME")
 	}
+	// sm-status and state-load print the command as a bare KEY=VALUE
+	// line: a newline in it would print lines of its own choosing
+	// (CURRENT_STATE=complete). A plain name, like an id, cannot.
+	if err := store.ValidID(ip.Command); err != nil {
+		return nil, fmt.Errorf("--command: %w", err)
+	}
 	m := ip.Machine
 	scope, err := m.Scope(ip.Scope)
 	if err != nil {

@@ -1,8 +1,11 @@
 package sm
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
@@ -35,5 +38,38 @@ func TestStatusOf(t *testing.T) {
 	empty := StatusOf("w2", []byte(`{"error_state":{"last_error":null,"failed_state":null}}`))
 	if empty.LastError != nil || empty.FailedState != nil || empty.CompletedStates == nil {
 		t.Errorf("nulls: %+v", empty)
+	}
+}
+
+// TestInitRefusesCommand: a command that is not a plain name is refused
+// (exit 4) before anything is written, since sm-status prints it as a
+// KEY=VALUE line.
+func TestInitRefusesCommand(t *testing.T) {
+	dir := t.TempDir()
+	p, err := store.FindProject(func(k string) string {
+		if k == "CLAUDE_PROJECT_DIR" {
+			return dir
+		}
+		return ""
+	}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"x\nCURRENT_STATE=complete", "a b", "../x", "-flag", "a=b"} {
+		_, err := Init(p, InitParams{Description: "d", Command: cmd, Scope: "research-only", Machine: machine.Default()})
+		if fail.Code(err) != fail.Invalid || !strings.Contains(err.Error(), "--command") {
+			t.Errorf("Init(--command %q) = %v, want an invalid --command", cmd, err)
+		}
+	}
+	if list, err := p.List(); err != nil || len(list) != 0 {
+		t.Errorf("a refused sm-init left workflows: %v %v", list, err)
+	}
+	w, err := Init(p, InitParams{Description: "d", Command: "coordinate", Scope: "research-only", Machine: machine.Default()})
+	if err != nil {
+		t.Fatalf("a plain command: %v", err)
+	}
+	doc, err := w.ReadCheckpoint()
+	if err != nil || StatusOf(w.ID, doc).Command != "coordinate" {
+		t.Errorf("command not stored: %v", err)
 	}
 }
