@@ -33,9 +33,11 @@ const (
 type Env struct {
 	Stdin  io.Reader
 	Getenv func(string) string
-	Cwd    string
-	Exe    string // absolute path of the running flowstate; its dir goes on PATH
-	Now    time.Time
+	// Deprecated: unused. The project is found from the payload's cwd
+	// (or CLAUDE_PROJECT_DIR), never from the hook process's own cwd.
+	Cwd string
+	Exe string // absolute path of the running flowstate; its dir goes on PATH
+	Now time.Time
 }
 
 // payload is the part of the hook's stdin JSON we use (reference 5.3).
@@ -119,23 +121,17 @@ func readPayload(r io.Reader) (payload, error) {
 	return pl, nil
 }
 
-// project is CLAUDE_PROJECT_DIR, else the payload's cwd; nil when neither
-// is known, since guessing from the process's cwd could sweep a wrong
+// project is the project the CLI would find from the payload's cwd:
+// CLAUDE_PROJECT_DIR, else the nearest ancestor holding .claude or .git
+// (store.FindProject). A session started in a subdirectory must export
+// and sweep that project, not the subdirectory. nil when neither is
+// known, since guessing from the process's cwd could sweep a wrong
 // directory.
 func project(env Env, pl payload, l *logger) *store.Project {
-	getenv := env.Getenv
-	if env.Getenv("CLAUDE_PROJECT_DIR") == "" {
-		if pl.Cwd == "" {
-			return nil
-		}
-		getenv = func(k string) string {
-			if k == "CLAUDE_PROJECT_DIR" {
-				return pl.Cwd
-			}
-			return env.Getenv(k)
-		}
+	if env.Getenv("CLAUDE_PROJECT_DIR") == "" && pl.Cwd == "" {
+		return nil
 	}
-	p, err := store.FindProject(getenv, env.Cwd)
+	p, err := store.FindProject(env.Getenv, pl.Cwd)
 	if err != nil {
 		l.printf("%v", err)
 		return nil
