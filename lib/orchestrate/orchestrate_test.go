@@ -213,12 +213,20 @@ func TestImplementationLines(t *testing.T) {
 	// Verify's writes are checkpoint edits like any other: they touch updated_at.
 	later := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	p.Now = func() time.Time { return later }
+	before, err := w.ReadCheckpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if out, err = Verify(w, false); err != nil {
 		t.Fatalf("verify: %v\n%s", err, out)
 	}
 	doc, err := w.ReadCheckpoint()
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The records and their aggregate are one locked write.
+	if n := gjson.GetBytes(doc, "metadata.revision").Int() - gjson.GetBytes(before, "metadata.revision").Int(); n != 1 {
+		t.Errorf("verify wrote the checkpoint %d times, want once", n)
 	}
 	agg := gjson.GetBytes(doc, "supervisor_state.implementation_supervisor.aggregated_metadata")
 	if agg.Get("files_modified").Int() != 1 || agg.Get("total_lines").Int() != 50 {

@@ -12,19 +12,19 @@ import (
 )
 
 // advance moves the workflow past every finished state and returns a view
-// of the first state with work left, or nil when the workflow is done.
-func advance(w *store.Workflow) (*view, error) {
+// of the first state with work left, or, with done, of the finished
+// workflow's last state.
+func advance(w *store.Workflow) (v *view, done bool, err error) {
 	for {
-		v, err := load(w)
-		if err != nil || !v.complete() {
-			return v, err
+		if v, err = load(w); err != nil || !v.complete() {
+			return v, false, err
 		}
 		next, err := sm.Next(w, v.state == "test" && v.facts.Loop.OwesDebug())
 		if err != nil || next == "" {
-			return nil, err
+			return v, err == nil, err
 		}
 		if _, err := sm.Transition(w, next, v.state+" finished"); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 }
@@ -39,8 +39,11 @@ func Plan(w *store.Workflow, inSupervisor bool) (Output, error) {
 	var err error
 	if inSupervisor {
 		v, err = load(w)
-	} else if v, err = advance(w); err == nil && v == nil {
-		return finish(w)
+	} else {
+		var done bool
+		if v, done, err = advance(w); err == nil && done {
+			return finish(v)
+		}
 	}
 	if err != nil {
 		return out, err
@@ -89,18 +92,14 @@ func Plan(w *store.Workflow, inSupervisor bool) (Output, error) {
 // numbered is the key of the i-th (0-based) item of a list: TOPIC_1, ...
 func numbered(key string, i int) string { return key + "_" + strconv.Itoa(i+1) }
 
-// finish marks the finished workflow complete and lists its artifacts,
-// in workflow order, with NEXT=done.
-func finish(w *store.Workflow) (Output, error) {
+// finish marks the finished workflow of view v complete and lists its
+// artifacts, in workflow order, with NEXT=done.
+func finish(v *view) (Output, error) {
 	var out Output
-	v, err := load(w)
-	if err != nil {
+	if err := sm.Finish(v.w, "complete"); err != nil {
 		return out, err
 	}
-	if err := sm.Finish(w, "complete"); err != nil {
-		return out, err
-	}
-	out.add("WORKFLOW_ID", w.ID)
+	out.add("WORKFLOW_ID", v.w.ID)
 	out.add("FINAL_STATE", v.state)
 	out.add("ARTIFACTS_DIR", v.facts.SpecDir)
 	arts := artifacts(outputs(v.records))

@@ -43,7 +43,7 @@ func Resume(p *store.Project, id string, sel store.Selector) (Output, error) {
 		return out, err
 	}
 	if v.finished() {
-		return finish(w)
+		return finish(v)
 	}
 	out.add("WORKFLOW_ID", w.ID)
 	out.add("CURRENT_STATE", v.state)

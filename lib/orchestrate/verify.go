@@ -35,32 +35,42 @@ func Verify(w *store.Workflow, inSupervisor bool) (Output, error) {
 		return out, nil
 	}
 	batch, remaining := phase.Pending(v.workers, v.done, v.sequential)
-	problems, err := recordBatch(v, batch)
-	if err != nil {
+	recs, problems := check(v, batch)
+	left := remaining - len(batch) + len(problems)
+	stop := len(problems) > 0 && !inSupervisor
+	waiting := left > 0 && len(problems) == 0
+	// The view is brought up to date in memory rather than loaded again:
+	// what follows reads only the current state's records.
+	for _, rec := range recs {
+		v.records[v.role.Key][rec.WorkerID] = rec
+	}
+	var signal string
+	var agg []byte
+	var aggErr error
+	if !stop && !waiting {
+		var warnings []string
+		signal, agg, warnings, aggErr = aggregate(v)
+		out.Warnings = append(out.Warnings, warnings...)
+	}
+	if err := record(v, recs, agg); err != nil {
 		return out, err
 	}
-	left := remaining - len(batch) + len(problems)
-	if len(problems) > 0 && !inSupervisor {
+	if aggErr != nil {
+		return out, aggErr
+	}
+	if stop {
 		if err := sm.Fail(w, problems[0].Error()); err != nil {
 			return out, err
 		}
 		return out, fmt.Errorf("%w; run /flowstate:workflow-resume to re-run only the workers that did not deliver", errors.Join(problems...))
 	}
-	if left > 0 && len(problems) == 0 {
+	if waiting {
 		next := "phase"
 		if inSupervisor {
 			next = "workers"
 		}
 		out.add("NEXT", next)
 		return out, nil
-	}
-	if v, err = load(w); err != nil {
-		return out, err
-	}
-	signal, warnings, err := aggregate(v)
-	out.Warnings = append(out.Warnings, warnings...)
-	if err != nil {
-		return out, err
 	}
 	if inSupervisor {
 		out.Signal = signal
@@ -82,11 +92,10 @@ func Verify(w *store.Workflow, inSupervisor bool) (Output, error) {
 	return out, nil
 }
 
-// recordBatch checks each worker's artifact and records every worker,
-// completed or failed, in one locked write, along with the state's
-// artifacts in phase_data. It returns one error per worker that did not
+// check reads each worker's artifact and returns the record of every
+// worker, completed or failed, and one error per worker that did not
 // deliver; each names the file.
-func recordBatch(v *view, batch []phase.Worker) ([]error, error) {
+func check(v *view, batch []phase.Worker) ([]supervisor.Record, []error) {
 	var problems []error
 	recs := make([]supervisor.Record, len(batch))
 	for i, wk := range batch {
@@ -107,8 +116,15 @@ func recordBatch(v *view, batch []phase.Worker) ([]error, error) {
 		}
 		recs[i] = phase.Record(v.role, wk, checked, err)
 	}
+	return recs, problems
+}
+
+// record stores the batch's records, the state's artifacts in phase_data
+// and, when the state's workers are all recorded, their
+// aggregated_metadata (agg; nil for none), in one locked write.
+func record(v *view, recs []supervisor.Record, agg []byte) error {
 	path := workers.Path(v.role.Key)
-	err := v.w.Update(func(tx *store.Tx) error {
+	return v.w.Update(func(tx *store.Tx) error {
 		if err := workers.UpsertTx(tx, v.role.Key, recs...); err != nil {
 			return fmt.Errorf("workflow %s: %w", v.w.ID, err)
 		}
@@ -121,20 +137,26 @@ func recordBatch(v *view, batch []phase.Worker) ([]error, error) {
 				artifacts = append(artifacts, rec.Get("output_path").String())
 			}
 		}
-		return set(tx, "phase_data."+v.state+".artifacts", artifacts)
+		if err := set(tx, "phase_data."+v.state+".artifacts", artifacts); err != nil {
+			return err
+		}
+		if agg == nil {
+			return nil
+		}
+		return setRaw(tx, "supervisor_state."+v.role.Key+".aggregated_metadata", agg)
 	})
-	return problems, err
 }
 
-// aggregate stores the aggregated_metadata of the state's workers and
-// returns the supervisor's completion signal line and the warnings of
-// reading the workers' outputs. It aggregates as `flowstate aggregate`
-// does (capped reads, modified files counted from the project). All
-// workers failed is not an error here: the signal says SUPERVISOR_FAILED
-// and the orchestrator's phase-verify then stops on the missing files.
-func aggregate(v *view) (string, []string, error) {
+// aggregate returns the aggregated_metadata of the state's workers (nil
+// when the state has none or no worker delivered), the supervisor's
+// completion signal line and the warnings of reading the workers'
+// outputs. It aggregates as `flowstate aggregate` does (capped reads,
+// modified files counted from the project). All workers failed is not an
+// error here: the signal says SUPERVISOR_FAILED and the orchestrator's
+// phase-verify then stops on the missing files.
+func aggregate(v *view) (signal string, agg []byte, warnings []string, err error) {
 	if v.role.Kind == "" {
-		return "", nil, nil
+		return "", nil, nil, nil
 	}
 	var recs []supervisor.Record
 	for _, wk := range v.workers {
@@ -144,16 +166,13 @@ func aggregate(v *view) (string, []string, error) {
 		}
 		recs = append(recs, rec)
 	}
-	agg, warnings, err := workers.Aggregate(v.role.Kind, recs, workers.Dirs{Cwd: v.w.P.Dir, Project: v.w.P.Dir})
+	agg, warnings, err = workers.Aggregate(v.role.Kind, recs, workers.Dirs{Cwd: v.w.P.Dir, Project: v.w.P.Dir})
 	var failed *supervisor.FailedError
 	if errors.As(err, &failed) {
-		return failed.Error(), warnings, nil
+		return failed.Error(), nil, warnings, nil
 	}
 	if err != nil {
-		return "", warnings, err
+		return "", nil, warnings, err
 	}
-	err = v.w.Update(func(tx *store.Tx) error {
-		return setRaw(tx, "supervisor_state."+v.role.Key+".aggregated_metadata", agg)
-	})
-	return supervisor.SupervisorComplete + ": " + string(agg), warnings, err
+	return supervisor.SupervisorComplete + ": " + string(agg), agg, warnings, nil
 }
