@@ -15,14 +15,14 @@ import (
 	"testing"
 	"time"
 
-	installtest "github.com/flowstate-dev/flowstate/tests/install"
+	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
 var bin string
 
 func TestMain(m *testing.M) {
 	var cleanup func()
-	bin, cleanup = installtest.BuildOrExit()
+	bin, cleanup = testenv.BuildOrExit()
 	code := m.Run()
 	cleanup()
 	os.Exit(code)
@@ -41,9 +41,11 @@ type result struct {
 	stdout, stderr string
 	code           int
 	took           time.Duration
+	dir            string // the working directory it ran in
 }
 
-// exe runs program with exactly env (nothing inherited) and stdin.
+// exe runs program with exactly env (nothing inherited) and stdin, in a
+// new empty directory.
 func exe(t *testing.T, env []string, stdin string, program string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(program, args...)
@@ -54,10 +56,8 @@ func exe(t *testing.T, env []string, stdin string, program string, args ...strin
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()
 	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String(), took: time.Since(start)}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
+	r := result{stdout: out.String(), stderr: errb.String(), took: time.Since(start), dir: cmd.Dir}
+	if r.code, err = testenv.ExitCode(err); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -136,11 +136,15 @@ func TestSessionStartExportsForBashBlocks(t *testing.T) {
 	// A directory name that would run code or split words if quoted wrong.
 	project := newProject(t, `my proj $(touch PWNED) 'q' "dq" `+"`x`")
 	envFile := filepath.Join(t.TempDir(), "sessionstart-hook-0.sh")
+	// Where an injected command would have run: the processes' working
+	// directories, and the project and its parent in case one changes there.
+	ranIn := []string{project, filepath.Dir(project)}
 	for i := 0; i < 2; i++ { // SessionStart may fire again (resume, clear, compact)
 		r := hook(t, project, envFile, "session-start", startPayload("5213a96b-aa", project))
 		if r.code != 0 || r.stdout != "" {
 			t.Fatalf("session-start: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 		}
+		ranIn = append(ranIn, r.dir)
 	}
 	b, err := os.ReadFile(envFile)
 	if err != nil {
@@ -152,6 +156,7 @@ func TestSessionStartExportsForBashBlocks(t *testing.T) {
 	// The Bash tool sources the env file, maybe before every command.
 	script := `. "$1"; . "$1"; command -v flowstate; printf '%s\n' "$CLAUDE_PROJECT_DIR" "$FLOWSTATE_BIN" "$PATH"; flowstate version`
 	r := exe(t, []string{"PATH=/usr/bin:/bin"}, "", "/bin/bash", "-c", script, "bash", envFile)
+	ranIn = append(ranIn, r.dir)
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	binDir := filepath.Join(project, ".claude", "bin")
 	if r.code != 0 || len(lines) != 5 {
@@ -164,8 +169,10 @@ func TestSessionStartExportsForBashBlocks(t *testing.T) {
 	if !strings.HasPrefix(lines[4], "flowstate ") {
 		t.Errorf("flowstate did not run from PATH: %q", lines[4])
 	}
-	if exists(filepath.Join(filepath.Dir(project), "PWNED")) || exists("PWNED") {
-		t.Errorf("a value in the env file was executed")
+	for _, dir := range ranIn {
+		if exists(filepath.Join(dir, "PWNED")) {
+			t.Errorf("a value in the env file was executed: %s", filepath.Join(dir, "PWNED"))
+		}
 	}
 }
 
@@ -175,8 +182,13 @@ func TestSessionStartKeepsUserEnvFile(t *testing.T) {
 	if err := os.WriteFile(envFile, []byte("export MINE=1"), 0o600); err != nil { // no final newline
 		t.Fatal(err)
 	}
-	hook(t, project, envFile, "session-start", startPayload("s1", project))
-	b, _ := os.ReadFile(envFile)
+	if r := hook(t, project, envFile, "session-start", startPayload("s1", project)); r.code != 0 || r.stdout != "" {
+		t.Fatalf("session-start: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	b, err := os.ReadFile(envFile)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !strings.HasPrefix(string(b), "export MINE=1\n# flowstate") {
 		t.Errorf("the user's line was damaged:\n%s", b)
 	}
@@ -334,7 +346,7 @@ func TestSessionEndTiming(t *testing.T) {
 // TestRunHookScript covers the plugin's hook entry point: binary from
 // bin/, from CLAUDE_PLUGIN_DATA, built with Go, or a clear message.
 func TestRunHookScript(t *testing.T) {
-	root := installtest.RepoRoot()
+	root := testenv.RepoRoot()
 	plugin := t.TempDir()
 	copyFile(t, filepath.Join(root, "hooks", "run-hook"), filepath.Join(plugin, "hooks", "run-hook"), 0o755)
 	project := t.TempDir()
@@ -371,20 +383,22 @@ func TestRunHookScript(t *testing.T) {
 	if err != nil {
 		t.Skip("no Go: cannot test the build into CLAUDE_PLUGIN_DATA")
 	}
-	// A marketplace install: the source without bin/; the hook builds
+	// A marketplace install: the source (the working tree under test,
+	// uncommitted changes included) without bin/ or .git; the hook builds
 	// into CLAUDE_PLUGIN_DATA with the Go it finds.
 	src := t.TempDir()
-	archive := exec.Command("sh", "-c", `git -C "$1" archive HEAD | tar -x -C "$2"`, "sh", root, src)
-	if out, err := archive.CombinedOutput(); err != nil {
-		t.Skipf("cannot export the source with git: %v %s", err, out)
+	if err := testenv.SourceTree(src); err != nil {
+		t.Fatalf("copying the source: %v", err)
 	}
-	gocache, _ := exec.Command(goBin, "env", "GOCACHE", "GOMODCACHE").Output()
+	gocache, err := exec.Command(goBin, "env", "GOCACHE", "GOMODCACHE").Output()
 	caches := strings.Fields(string(gocache))
+	if err != nil || len(caches) != 2 {
+		t.Fatalf("go env GOCACHE GOMODCACHE: %v %q", err, gocache)
+	}
+	envFile = filepath.Join(t.TempDir(), "env")
 	env = []string{"PATH=" + filepath.Dir(goBin) + ":/usr/bin:/bin", "HOME=" + os.Getenv("HOME"), "CLAUDE_PROJECT_DIR=" + project,
 		"CLAUDE_ENV_FILE=" + envFile, "CLAUDE_PLUGIN_ROOT=" + src, "CLAUDE_PLUGIN_DATA=" + data,
 		"GOCACHE=" + caches[0], "GOMODCACHE=" + caches[1], "GOTOOLCHAIN=local"}
-	envFile = filepath.Join(t.TempDir(), "env")
-	env = append(env, "CLAUDE_ENV_FILE="+envFile) // the last one wins
 	r = exe(t, env, startPayload("s", project), filepath.Join(src, "hooks", "run-hook"), "session-start")
 	if r.code != 0 || r.stdout != "" || !exists(filepath.Join(data, "bin", "flowstate")) {
 		build, _ := os.ReadFile(filepath.Join(data, "bin", "build.log"))

@@ -1,9 +1,11 @@
+// Package installtest tests `flowstate install`, `uninstall` and `doctor`
+// against settings.json fixtures, running the real binary in a bare
+// environment as Claude Code's hooks would.
 package installtest
 
 import (
 	"bytes"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,13 +14,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
 var bin string
 
 func TestMain(m *testing.M) {
 	var cleanup func()
-	bin, cleanup = BuildOrExit()
+	bin, cleanup = testenv.BuildOrExit()
 	code := m.Run()
 	cleanup()
 	os.Exit(code)
@@ -38,11 +42,8 @@ func run(t *testing.T, dir string, args ...string) (string, string, int) {
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
+	code, err := testenv.ExitCode(cmd.Run())
+	if err != nil {
 		t.Fatal(err)
 	}
 	return out.String(), errb.String(), code
@@ -94,47 +95,17 @@ func readFile(t *testing.T, path string) []byte {
 	return b
 }
 
-// snapshot maps every file and directory under dir to its mode and bytes.
+// snapshot records every file, directory and link under dir.
 func snapshot(t *testing.T, dir string) map[string]string {
 	t.Helper()
-	snap := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		v := info.Mode().String()
-		if !d.IsDir() {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			v += " " + string(b)
-		}
-		snap[rel] = v
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return snap
+	return testenv.Snapshot(t, dir)
 }
 
+// sameSnapshot reports each path that differs between two snapshots.
 func sameSnapshot(t *testing.T, what string, want, got map[string]string) {
 	t.Helper()
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s: %s differs or is missing", what, k)
-		}
-	}
-	for k := range got {
-		if _, ok := want[k]; !ok {
-			t.Errorf("%s: %s was added", what, k)
-		}
+	for _, d := range testenv.TreeDiff(want, got) {
+		t.Errorf("%s: %s", what, d)
 	}
 }
 
@@ -262,7 +233,7 @@ func TestInstallReinstallUninstall(t *testing.T) {
 				t.Errorf(".gitignore = %q", gi)
 			}
 			cmd := string(readFile(t, filepath.Join(dir, ".claude", "commands", "supervise.md")))
-			if strings.Contains(cmd, "flowstate:") && strings.Contains(cmd, "subagent_type: flowstate:") {
+			if strings.Contains(cmd, "subagent_type: flowstate:") {
 				t.Errorf("installed command still namespaced:\n%s", cmd)
 			}
 			if st, err := os.Stat(filepath.Join(dir, ".claude", "bin", "flowstate")); err != nil || st.Mode()&0o111 == 0 {
@@ -419,7 +390,7 @@ func TestInstallScript(t *testing.T) {
 	}
 	dir := project(t, "permissions-model.json")
 	before := snapshot(t, dir)
-	script := filepath.Join(RepoRoot(), "install.sh")
+	script := filepath.Join(testenv.RepoRoot(), "install.sh")
 	env := append(os.Environ(), "PATH="+filepath.Dir(goBin)+":/usr/bin:/bin")
 	for _, args := range [][]string{{dir}, {"--uninstall", dir}} {
 		cmd := exec.Command(script, args...)
