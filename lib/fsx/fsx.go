@@ -5,6 +5,7 @@
 package fsx
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -223,17 +224,46 @@ func cutTornTail(f *os.File) error {
 }
 
 // EnsureDir creates dir (and parents) with 0700 and refuses a directory
-// that is a symlink, since state must not be redirected elsewhere.
+// that is a symlink, since state must not be redirected elsewhere. An
+// existing directory costs one lstat.
 func EnsureDir(dir string) error {
+	exists, err := realDir(dir)
+	if err != nil || exists {
+		return err
+	}
 	if err := os.MkdirAll(dir, DirPerm); err != nil {
 		return fmt.Errorf("create %s: %w (check that the project directory is writable)", dir, err)
 	}
-	st, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("stat %s: %w", dir, err)
-	}
-	if st.Mode()&fs.ModeSymlink != 0 || !st.IsDir() {
-		return fail.Usagef("%s is a symlink or not a directory; flowstate keeps state only in a real directory (remove the link and retry)", dir)
+	// Again: a link put there since the first look would have been
+	// followed by MkdirAll, which accepts a link to a directory.
+	_, err = realDir(dir)
+	return err
+}
+
+// RefuseSymlinks fails when one of dirs is a symlink (dangling or not) or
+// no directory: through a link, every read and write of the state would
+// land outside the project. A dir that does not exist passes.
+func RefuseSymlinks(dirs ...string) error {
+	for _, d := range dirs {
+		if _, err := realDir(d); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// realDir is the one symlink check: it lstats dir, never following a
+// link, so a dangling link is caught too (MkdirAll would fail on it with
+// a puzzling "file exists"). exists is false when nothing is there.
+func realDir(dir string) (exists bool, err error) {
+	st, err := os.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("stat %s: %w", dir, err)
+	case st.Mode()&fs.ModeSymlink != 0 || !st.IsDir():
+		return false, fail.Usagef("%s is a symlink or not a directory; flowstate keeps state only in a real directory inside the project (replace it with one and retry)", dir)
+	}
+	return true, nil
 }

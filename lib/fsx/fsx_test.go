@@ -4,7 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
 )
 
 // TestRemoveStrayTemps removes only WriteFile's temp names.
@@ -51,5 +54,53 @@ func TestWriteFileAndAppend(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if st.Mode().Perm() != FilePerm || len(entries) != 1 {
 		t.Errorf("mode %v, %d entries", st.Mode(), len(entries))
+	}
+}
+
+// TestEnsureDirRefusesLinks: a link to a directory and a dangling link
+// are both refused (exit 2, naming the link) and nothing is created
+// through them; a real directory is created 0700 or accepted as it is.
+func TestEnsureDirRefusesLinks(t *testing.T) {
+	root := t.TempDir()
+	target := filepath.Join(root, "elsewhere")
+	if err := os.Mkdir(target, DirPerm); err != nil {
+		t.Fatal(err)
+	}
+	link, dangling, file := filepath.Join(root, "link"), filepath.Join(root, "dangling"), filepath.Join(root, "file")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "missing"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, nil, FilePerm); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{link, dangling, file} {
+		err := EnsureDir(d)
+		if fail.Code(err) != fail.Usage || !strings.Contains(err.Error(), d+" is a symlink or not a directory") {
+			t.Errorf("EnsureDir(%s) = %v, want a usage error naming it", filepath.Base(d), err)
+		}
+		if err := RefuseSymlinks(filepath.Join(root, "nothing"), d); fail.Code(err) != fail.Usage {
+			t.Errorf("RefuseSymlinks(%s) = %v", filepath.Base(d), err)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(root, "missing")); err == nil {
+		t.Error("a dangling link's target was created")
+	}
+	if entries, _ := os.ReadDir(target); len(entries) != 0 {
+		t.Errorf("something was created through the link: %v", entries)
+	}
+	deep := filepath.Join(root, "a", "b")
+	for range 2 { // creating, then finding it there
+		if err := EnsureDir(deep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, err := os.Stat(deep); err != nil || st.Mode().Perm() != DirPerm {
+		t.Errorf("created %v, %v", st, err)
+	}
+	if err := RefuseSymlinks(deep, filepath.Join(root, "nothing")); err != nil {
+		t.Errorf("RefuseSymlinks of a real and a missing directory: %v", err)
 	}
 }

@@ -72,12 +72,10 @@ func (p *Project) SessionPointer(session string) string {
 	return filepath.Join(p.sessionsDir(), session)
 }
 
-// ensure creates the state directories (0700) and refuses a state
-// directory that is a symlink: state must not be redirected elsewhere.
+// ensure creates the state directories (0700) and refuses one that is a
+// symlink (fsx.EnsureDir): state must not be redirected elsewhere. The
+// state directory comes first, so nothing is created through a link.
 func (p *Project) ensure() error {
-	if st, err := os.Lstat(p.StateDir); err == nil && st.Mode()&fs.ModeSymlink != 0 {
-		return fail.Usagef("%s is a symlink; flowstate keeps state only in a real directory inside the project (remove the link and retry)", p.StateDir)
-	}
 	for _, d := range []string{p.StateDir, p.workflowsDir(), p.sessionsDir()} {
 		if err := fsx.EnsureDir(d); err != nil {
 			return err

@@ -44,7 +44,7 @@ func (p *Project) Workflow(id string) (*Workflow, error) {
 		return nil, fmt.Errorf("workflow id: %w", err)
 	}
 	w := &Workflow{ID: id, Dir: filepath.Join(p.workflowsDir(), id), P: p}
-	if err := refuseSymlinks(p.StateDir, p.workflowsDir(), w.Dir); err != nil {
+	if err := fsx.RefuseSymlinks(p.StateDir, p.workflowsDir(), w.Dir); err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(w.path(checkpointFile)); err != nil {
@@ -54,17 +54,6 @@ func (p *Project) Workflow(id string) (*Workflow, error) {
 		return nil, fmt.Errorf("workflow %s: %w", id, err)
 	}
 	return w, nil
-}
-
-// refuseSymlinks fails when one of dirs is a symlink: through one, every
-// read and write of the workflow would land outside the project.
-func refuseSymlinks(dirs ...string) error {
-	for _, d := range dirs {
-		if st, err := os.Lstat(d); err == nil && st.Mode()&fs.ModeSymlink != 0 {
-			return fail.Usagef("%s is a symlink; flowstate keeps state only in a real directory inside the project (remove the link and retry)", d)
-		}
-	}
-	return nil
 }
 
 func (w *Workflow) path(name string) string { return filepath.Join(w.Dir, name) }
