@@ -84,14 +84,11 @@ func (d *doctor) binary() {
 		d.bad(binRel+" is missing or not executable: the hooks and bash blocks cannot run it", d.reinstall())
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, "version").Output()
+	installed, err := versionOf(bin)
 	if err != nil {
 		d.bad(fmt.Sprintf("%s does not run (%v)", binRel, err), d.reinstall())
 		return
 	}
-	installed := strings.TrimSpace(string(out))
 	if installed != d.o.Version {
 		d.bad(fmt.Sprintf("%s is %q, but this is %s", binRel, installed, d.o.Version), d.reinstall())
 		return
@@ -207,12 +204,54 @@ func (d *doctor) plugin() {
 		return
 	}
 	bin := filepath.Join(dir, "bin", "flowstate")
+	rebuild := "run ./install.sh --plugin in " + dir
 	if st, err := os.Stat(bin); err != nil || st.Mode()&0o111 == 0 {
-		d.bad("plugin "+dir+" has no bin/flowstate: bash blocks find flowstate only if the SessionStart hook can build it (needs Go)",
-			"run ./install.sh --plugin in "+dir)
+		d.bad("plugin "+dir+" has no bin/flowstate: bash blocks find flowstate only if the SessionStart hook can build it (needs Go)", rebuild)
 		return
 	}
-	d.ok("plugin " + dir + ": bin/flowstate present")
+	have, err := versionOf(bin)
+	if err != nil {
+		d.bad(fmt.Sprintf("plugin %s: bin/flowstate does not run (%v)", dir, err), rebuild)
+		return
+	}
+	// What the checkout builds now, as hooks/run-hook compares it; a
+	// plugin without scripts/build is compared with this binary instead.
+	want, from := d.o.Version, "this is"
+	if b, err := versionOf("sh", filepath.Join(dir, "scripts", "build"), "--version"); err == nil {
+		want, from = b, "the checkout builds"
+	}
+	if !sameBuild(have, want) {
+		d.bad(fmt.Sprintf("plugin %s: bin/flowstate is %q, but %s %s (a git pull since the build?)", dir, have, from, want),
+			rebuild+" (the SessionStart hook rebuilds it too, when Go is installed)")
+		return
+	}
+	d.ok("plugin " + dir + ": bin/flowstate: " + have)
+}
+
+// versionOf runs `NAME ARGS...`, by default `NAME version`, and returns
+// its output's first line.
+func versionOf(name string, args ...string) (string, error) {
+	if len(args) == 0 {
+		args = []string{"version"}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, name, args...).Output()
+	if err != nil {
+		return "", err
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return line, nil
+}
+
+// sameBuild is true when have, a `flowstate version` line, is the build
+// want names. A want whose commit is unknown (built outside a git checkout)
+// names a version only, as hooks/run-hook decides.
+func sameBuild(have, want string) bool {
+	if base, ok := strings.CutSuffix(want, " (commit unknown)"); ok {
+		return strings.HasPrefix(have, base+" (commit ")
+	}
+	return have == want
 }
 
 // ignoresStateDir is true when a line of the .gitignore content ignores
