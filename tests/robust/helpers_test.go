@@ -3,13 +3,10 @@ package robust
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +15,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/statefile"
+	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
 // project is a throwaway project directory with its own HOME and TMPDIR,
@@ -97,12 +95,11 @@ func (p *project) run(c call) result {
 func finish(t testing.TB, cmd *exec.Cmd, err error, start time.Time, stdout, stderr *bytes.Buffer) result {
 	t.Helper()
 	r := result{Elapsed: time.Since(start), Stdout: stdout.String(), Stderr: stderr.String()}
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		t.Fatalf("running %v: %v", cmd.Args, err)
+	var runErr error
+	if r.Code, runErr = testenv.ExitCode(err); runErr != nil {
+		t.Fatalf("running %v: %v", cmd.Args, runErr)
 	}
 	if cmd.ProcessState != nil {
-		r.Code = cmd.ProcessState.ExitCode()
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			r.MaxRSSKB = ru.Maxrss
 		}
@@ -207,63 +204,16 @@ func checkJSONL(t testing.TB, name string, data []byte) (lines [][]byte) {
 
 // snapshot records every file, directory and link under root (path ->
 // kind, permissions and content), to prove a refused command changed
-// nothing.
+// nothing; skip names paths (relative to root) to leave out.
 func snapshot(t testing.TB, root string, skip ...string) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		for _, s := range skip {
-			if rel == s {
-				return filepath.SkipDir
-			}
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		desc := info.Mode().String()
-		switch {
-		case info.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(path)
-			desc += " -> " + target
-		case info.Mode().IsRegular():
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			desc += " " + string(b)
-		}
-		out[rel] = desc
-		return nil
-	})
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		t.Fatal(err)
-	}
-	return out
+	return testenv.Snapshot(t, root, skip...)
 }
 
 // sameTree fails the test with the paths that differ between two snapshots.
 func sameTree(t testing.TB, what string, before, after map[string]string) {
 	t.Helper()
-	var diff []string
-	for k, v := range before {
-		if w, ok := after[k]; !ok {
-			diff = append(diff, "removed "+k)
-		} else if v != w {
-			diff = append(diff, "changed "+k)
-		}
-	}
-	for k := range after {
-		if _, ok := before[k]; !ok {
-			diff = append(diff, "added "+k)
-		}
-	}
-	sort.Strings(diff)
-	if len(diff) > 0 {
+	if diff := testenv.TreeDiff(before, after); len(diff) > 0 {
 		t.Fatalf("%s: %s", what, strings.Join(diff, ", "))
 	}
 }

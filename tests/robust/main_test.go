@@ -8,34 +8,19 @@
 package robust
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
 // bin is the flowstate binary built once for the whole suite.
 var bin string
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "flowstate-robust-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	bin = filepath.Join(dir, "flowstate")
-	// scripts/build: the flags users get, so tests run what ships.
-	build := exec.Command("sh", "../../scripts/build", bin)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building flowstate:", err)
-		return 1
-	}
-	return m.Run()
+	var cleanup func()
+	bin, cleanup = testenv.BuildOrExit()
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }

@@ -34,7 +34,7 @@ type stress struct {
 	counts  map[string]int             // op -> successes
 	incs    []int64                    // values printed by --increment
 	lastSet map[int]int                // writer -> its last successful set
-	bad     []string                   // unexpected exit codes
+	bad     []string                   // unexpected exit codes and other failures
 }
 
 func (s *stress) record(op, item string, r result, okCodes ...int) bool {
@@ -139,12 +139,23 @@ var stressOps = []stressOp{
 	{name: "checkpoint-save --if-unchanged", save: casSave, do: func(s *stress, w, n int) { s.save(w, n, "--if-unchanged") }},
 }
 
-// save loads the checkpoint, changes one field and saves it whole.
+// save loads the checkpoint, changes one field and saves it whole. It runs
+// in a worker goroutine, so a failure is recorded in s.bad, never fatal.
 func (s *stress) save(w, n int, flags ...string) {
-	doc := s.p.okCall(args("checkpoint-load"))
-	out, err := sjson.Set(doc, "phase_data.stress.saved", fmt.Sprintf("%d-%d", w, n))
+	fail := func(what string) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.bad = append(s.bad, what)
+	}
+	r := s.p.run(args("checkpoint-load"))
+	if r.Code != 0 {
+		fail("checkpoint-load before a save: " + r.String())
+		return
+	}
+	out, err := sjson.Set(r.Stdout, "phase_data.stress.saved", fmt.Sprintf("%d-%d", w, n))
 	if err != nil {
-		panic(err)
+		fail("save: cannot edit the loaded checkpoint: " + err.Error())
+		return
 	}
 	a := append([]string{"checkpoint-save"}, flags...)
 	s.record("save", "", s.p.run(call{Args: a, Stdin: strings.NewReader(out)}), 3) // 3: written meanwhile
