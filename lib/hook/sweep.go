@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/fsx"
@@ -26,8 +25,9 @@ const hookLockWait = 200 * time.Millisecond
 
 // Pointer is a session pointer that no longer serves anything.
 type Pointer struct {
-	Session string
-	Why     string
+	Session  string
+	Workflow string // the id it held when judged; "" if it named none
+	Why      string
 }
 
 // StalePointers lists the session pointers older than StaleAfter whose
@@ -54,7 +54,9 @@ func StalePointers(p *store.Project, now time.Time) ([]Pointer, error) {
 		}
 		pf := pointerFile{Session: e.Name(), Modified: info.ModTime()}
 		if isPointerName(pf.Session) && !fresh(pf, now) {
-			pf.Workflow = readPointer(p, pf.Session) // read only what may be judged stale
+			// Read only what may be judged stale. An unreadable pointer
+			// names no workflow and is judged as one whose workflow is gone.
+			pf.Workflow, _ = p.SessionWorkflow(pf.Session)
 		}
 		found = append(found, pf)
 	}
@@ -89,9 +91,9 @@ func stale(ptrs []pointerFile, byID map[string]store.Summary, now time.Time) []P
 		s, ok := byID[pf.Workflow]
 		switch {
 		case !ok:
-			out = append(out, Pointer{Session: pf.Session, Why: "its workflow no longer exists"})
+			out = append(out, Pointer{Session: pf.Session, Workflow: pf.Workflow, Why: "its workflow no longer exists"})
 		case s.Finished():
-			out = append(out, Pointer{Session: pf.Session, Why: "its workflow is finished"})
+			out = append(out, Pointer{Session: pf.Session, Workflow: pf.Workflow, Why: "its workflow is finished"})
 		}
 	}
 	return out
@@ -109,15 +111,6 @@ func summaries(p *store.Project) (map[string]store.Summary, error) {
 	return m, nil
 }
 
-// readPointer returns the workflow id a session points at, "" if none.
-func readPointer(p *store.Project, session string) string {
-	b, err := os.ReadFile(p.SessionPointer(session))
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
-}
-
 // sweep clears stale session pointers and stray temp files of every
 // workflow. It runs at session start, when no block of the new session
 // is writing yet.
@@ -131,7 +124,7 @@ func sweep(p *store.Project, now time.Time, l *logger) {
 		return
 	}
 	for _, sp := range stale {
-		if err := p.ClearSession(sp.Session); err != nil {
+		if err := p.ClearSession(sp.Session, sp.Workflow); err != nil {
 			l.printf("sweep: clear session pointer %s: %v", sp.Session, err)
 		}
 	}
@@ -157,7 +150,11 @@ func endSession(p *store.Project, session string, now time.Time, l *logger) {
 		l.printf("session id %q is not a valid id; nothing cleaned", session)
 		return
 	}
-	id := readPointer(p, session)
+	id, err := p.SessionWorkflow(session)
+	if err != nil {
+		l.printf("%v", err)
+		return
+	}
 	if id == "" {
 		return
 	}
@@ -170,7 +167,7 @@ func endSession(p *store.Project, session string, now time.Time, l *logger) {
 	if !pointer {
 		return
 	}
-	if err := p.ClearSession(session); err != nil {
+	if err := p.ClearSession(session, id); err != nil {
 		l.printf("clear session pointer %s: %v", session, err)
 	}
 	if !temps {

@@ -55,7 +55,7 @@ func TestStale(t *testing.T) {
 			got := stale([]pointerFile{{Session: c.session, Modified: now.Add(-c.age), Workflow: c.workflow}}, workflows, now)
 			var want []Pointer
 			if c.why != "" {
-				want = []Pointer{{Session: c.session, Why: c.why}}
+				want = []Pointer{{Session: c.session, Workflow: c.workflow, Why: c.why}}
 			}
 			if len(got) != len(want) || len(got) == 1 && got[0] != want[0] {
 				t.Errorf("stale = %+v, want %+v", got, want)

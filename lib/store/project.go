@@ -106,8 +106,9 @@ func (p *Project) SetSession(session, id string) error {
 	return fsx.WriteFile(p.SessionPointer(session), []byte(id+"\n"))
 }
 
-// sessionWorkflow reads a session pointer; "" when there is none.
-func (p *Project) sessionWorkflow(session string) (string, error) {
+// SessionWorkflow reads a session pointer: the workflow id it names, ""
+// when there is none or it holds no valid id.
+func (p *Project) SessionWorkflow(session string) (string, error) {
 	if ValidID(session) != nil {
 		return "", nil
 	}
@@ -125,9 +126,12 @@ func (p *Project) sessionWorkflow(session string) (string, error) {
 	return id, nil
 }
 
-// ClearSession removes a session's pointer (used by the session-end hook
-// once its workflow is finished).
-func (p *Project) ClearSession(session string) error {
+// ClearSession removes a session's pointer if it still names expectID
+// ("" for a pointer naming no valid workflow). The session hooks decide
+// that a pointer is done with from a read without the lock; checking
+// again under the project lock, which SetSession takes too, keeps a
+// pointer that was moved to a new workflow in between.
+func (p *Project) ClearSession(session, expectID string) error {
 	if err := ValidID(session); err != nil {
 		return err
 	}
@@ -136,6 +140,10 @@ func (p *Project) ClearSession(session string) error {
 		return err
 	}
 	defer l.Release()
+	id, err := p.SessionWorkflow(session)
+	if err != nil || id != expectID {
+		return err
+	}
 	err = os.Remove(p.SessionPointer(session))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

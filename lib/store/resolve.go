@@ -39,7 +39,7 @@ func (p *Project) Resolve(sel Selector) (*Workflow, error) {
 		return w, nil
 	}
 	if sel.Session != "" {
-		id, err := p.sessionWorkflow(sel.Session)
+		id, err := p.SessionWorkflow(sel.Session)
 		if err != nil {
 			return nil, err
 		}
