@@ -7,13 +7,13 @@ package tests
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/flowstate-dev/flowstate/lib/app"
+	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -26,7 +26,7 @@ func TestScripts(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash not found")
 	}
-	root, _ := filepath.Abs("..")
+	root := testenv.RepoRoot()
 	testscript.Run(t, testscript.Params{
 		Dir:                 "script",
 		RequireExplicitExec: true,
@@ -51,16 +51,11 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: exitcode N command [args...]")
 	}
 	want := args[0]
-	err := ts.Exec(args[1], args[2:]...)
-	got := "0"
+	code, err := testenv.ExitCode(ts.Exec(args[1], args[2:]...))
 	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			got = strconv.Itoa(ee.ExitCode())
-		} else {
-			ts.Fatalf("exec %s: %v", args[1], err)
-		}
+		ts.Fatalf("exec %s: %v", args[1], err)
 	}
-	if got != want {
-		ts.Fatalf("%s exited %s, want %s", args[1], got, want)
+	if got := strconv.Itoa(code); got != want {
+		ts.Fatalf("%s exited %d, want %s", args[1], code, want)
 	}
 }
