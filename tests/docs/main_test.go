@@ -10,9 +10,10 @@ package docs
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
 // The version stamp the test binary is built with: the -ldflags line the
@@ -23,37 +24,18 @@ const (
 )
 
 var (
-	repoRoot string // the repository
+	repoRoot = testenv.RepoRoot()
 	binDir   string // holds the flowstate binary built for these tests
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	repoRoot = root
-	tmp, err := os.MkdirTemp("", "flowstate-docs-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(tmp)
-	binDir = tmp
 	// scripts/build (the flags users get); the later -ldflags replaces its
 	// stamp with known values.
-	build := exec.Command("sh", filepath.Join(repoRoot, "scripts", "build"),
-		filepath.Join(binDir, "flowstate"), "-ldflags", ldflags(stampVersion, stampCommit))
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build flowstate: %v\n%s", err, out)
-		return 1
-	}
-	return m.Run()
+	bin, cleanup := testenv.BuildOrExit("-ldflags", ldflags(stampVersion, stampCommit))
+	binDir = filepath.Dir(bin)
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }
 
 // ldflags stamps the version and commit into lib/app.
@@ -84,11 +66,10 @@ func scratchProject(t *testing.T) string {
 // private HOME, a Claude Code session, and nothing of the caller's
 // flowstate settings.
 func baseEnv(proj, session string) []string {
-	return []string{
-		"PATH=" + binDir + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"HOME=" + filepath.Join(filepath.Dir(proj), "home"),
-		"CLAUDE_CODE_SESSION_ID=" + session,
+	return testenv.Env(filepath.Join(filepath.Dir(proj), "home"),
+		"PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"CLAUDE_CODE_SESSION_ID="+session,
 		"LC_ALL=C",
 		"FLOWSTATE_LOCK_WAIT=10s",
-	}
+	)
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
 type manifest struct {
@@ -49,28 +51,16 @@ func TestMarketplaceManifest(t *testing.T) {
 	}
 }
 
-// claudeCLI finds the Claude Code CLI that test.sh installs.
-func claudeCLI(t *testing.T) string {
-	if p, err := exec.LookPath("claude"); err == nil {
-		return p
-	}
-	p := filepath.Join(repoRoot, "tests", "e2e", ".cache", "npm", "node_modules", ".bin", "claude")
-	if _, err := os.Stat(p); err != nil {
-		t.Skip("Claude Code CLI not found (test.sh installs it into tests/e2e/.cache/npm)")
-	}
-	return p
-}
-
 // `claude plugin validate` passes with warnings treated as errors, and the
 // repository works as a marketplace: add it, install the plugin from it.
 func TestMarketplaceInstall(t *testing.T) {
-	claude := claudeCLI(t)
+	claude := testenv.Claude(t)
 	home := t.TempDir()
 	run := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(claude, args...)
 		cmd.Dir = repoRoot
-		cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude")}
+		cmd.Env = testenv.Env(home, "CLAUDE_CONFIG_DIR="+filepath.Join(home, ".claude"))
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("claude %s: %v\n%s", strings.Join(args, " "), err, out)

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -37,9 +36,6 @@ func runDoc(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bytes.Contains(md, []byte("flowstate compat")) && !hasCommand("compat") {
-		t.Skip("`flowstate compat` is not in this binary yet (the hooks engineer adds it); these snippets use it")
-	}
 	proj := scratchProject(t)
 	env := baseEnv(proj, "docs-"+filepath.Base(path))
 	ran := 0
@@ -70,12 +66,16 @@ func runDoc(t *testing.T, path string) {
 }
 
 // commandNames lists the commands `flowstate help` shows, in its order.
-func commandNames() []string {
+func commandNames(t *testing.T) []string {
+	t.Helper()
 	out, err := exec.Command(filepath.Join(binDir, "flowstate"), "help").Output()
 	if err != nil {
-		return nil
+		t.Fatalf("flowstate help: %v", err)
 	}
-	_, list, _ := strings.Cut(string(out), "COMMANDS:\n")
+	_, list, ok := strings.Cut(string(out), "COMMANDS:\n")
+	if !ok {
+		t.Fatalf("flowstate help has no COMMANDS: section:\n%s", out)
+	}
 	list, _, _ = strings.Cut(list, "\n\n")
 	var names []string
 	for _, line := range strings.Split(list, "\n") {
@@ -84,9 +84,4 @@ func commandNames() []string {
 		}
 	}
 	return names
-}
-
-// hasCommand reports whether the test binary knows a command.
-func hasCommand(name string) bool {
-	return slices.Contains(commandNames(), name)
 }

@@ -1,10 +1,11 @@
 package docs
 
 import (
-	"errors"
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
 // The -ldflags line proposed for install.sh stamps version and commit,
@@ -27,12 +28,8 @@ func TestVersionStamp(t *testing.T) {
 		{"latest", 2},
 	}
 	for _, tt := range tests {
-		err := exec.Command(bin, "version", "--at-least", tt.min).Run()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
+		code, err := testenv.ExitCode(exec.Command(bin, "version", "--at-least", tt.min).Run())
+		if err != nil {
 			t.Fatal(err)
 		}
 		if code != tt.code {
