@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
@@ -101,7 +101,7 @@ func Main(args []string, io IO) int {
 		return ec.ExitCode()
 	}
 	if msg != "" {
-		fmt.Fprintln(io.Stderr, "flowstate: "+oneLine(msg))
+		fmt.Fprintln(io.Stderr, "flowstate: "+kv.OneLine(msg))
 	}
 	return fail.Code(err)
 }
@@ -144,8 +144,4 @@ func usageError(c *cli.Context, err error, _ bool) error {
 		return fail.Usagef("%s: %v (see `flowstate %s --help`)", name, err, name)
 	}
 	return fail.Usagef("%v (see `flowstate --help`)", err)
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
 }

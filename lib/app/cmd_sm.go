@@ -8,6 +8,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/classify"
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
@@ -58,8 +59,15 @@ func smCommands(e *env) []*cli.Command {
 				if c.Bool("json") {
 					return e.printJSON(st)
 				}
-				e.printf("WORKFLOW_ID=%s\nCOMMAND_NAME=%s\nWORKFLOW_SCOPE=%s\nCURRENT_STATE=%s\nTERMINAL_STATE=%s\nCOMPLETED_STATES=%s\nIS_TERMINAL=%t\n",
-					st.WorkflowID, st.Command, st.Scope, st.CurrentState, st.TerminalState, strings.Join(st.CompletedStates, " "), st.IsTerminal)
+				var out kv.Pairs
+				out.Add("WORKFLOW_ID", st.WorkflowID)
+				out.Add("COMMAND_NAME", st.Command)
+				out.Add("WORKFLOW_SCOPE", st.Scope)
+				out.Add("CURRENT_STATE", st.CurrentState)
+				out.Add("TERMINAL_STATE", st.TerminalState)
+				out.Add("COMPLETED_STATES", strings.Join(st.CompletedStates, " "))
+				out.Add("IS_TERMINAL", st.IsTerminal)
+				e.printf("%s", out)
 				return nil
 			}),
 		},

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
 	"github.com/flowstate-dev/flowstate/lib/workers"
 )
@@ -159,7 +160,12 @@ func (e *env) supervisorStatus(c *cli.Context) error {
 		return e.printJSON(p)
 	}
 	toRun := p.ToRun()
-	_, err = fmt.Fprintf(e.Stdout, "WORKERS_COMPLETED=%s\nWORKERS_FAILED=%s\nWORKERS_PENDING=%s\nWORKERS_TO_RUN=%s\nWORKERS_TO_RUN_COUNT=%d\n",
-		strings.Join(p.Completed, ","), strings.Join(p.Failed, ","), strings.Join(p.Pending, ","), strings.Join(toRun, ","), len(toRun))
+	var out kv.Pairs
+	out.Add("WORKERS_COMPLETED", strings.Join(p.Completed, ","))
+	out.Add("WORKERS_FAILED", strings.Join(p.Failed, ","))
+	out.Add("WORKERS_PENDING", strings.Join(p.Pending, ","))
+	out.Add("WORKERS_TO_RUN", strings.Join(toRun, ","))
+	out.Add("WORKERS_TO_RUN_COUNT", len(toRun))
+	_, err = fmt.Fprint(e.Stdout, out)
 	return err
 }

@@ -12,34 +12,22 @@
 // touches state files, hooks or installs.
 package orchestrate
 
-import (
-	"fmt"
-	"strings"
-)
-
-// Pair is one KEY=VALUE line of a step's output (docs/command-protocol.md).
-type Pair struct{ Key, Value string }
+import "github.com/flowstate-dev/flowstate/lib/kv"
 
 // Output is what one step prints: KEY=VALUE lines, ending with NEXT=, or a
 // sub-supervisor's closing signal line. Warnings go to stderr.
 type Output struct {
-	Pairs    []Pair
+	Pairs    kv.Pairs
 	Signal   string // SUPERVISOR_COMPLETE: ... or SUPERVISOR_FAILED: ..., printed alone
 	Warnings []string
 }
 
-func (o *Output) add(key string, value any) {
-	o.Pairs = append(o.Pairs, Pair{key, fmt.Sprint(value)})
-}
+func (o *Output) add(key string, value any) { o.Pairs.Add(key, value) }
 
 // String is the output as printed: the signal line, or a line per pair.
 func (o Output) String() string {
 	if o.Signal != "" {
 		return o.Signal + "\n"
 	}
-	var b strings.Builder
-	for _, p := range o.Pairs {
-		b.WriteString(p.Key + "=" + p.Value + "\n")
-	}
-	return b.String()
+	return o.Pairs.String()
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
@@ -21,9 +22,9 @@ func TestOutputString(t *testing.T) {
 		want string
 	}{
 		{Output{}, ""},
-		{Output{Pairs: []Pair{{"A", "1"}, {"NEXT", "phase"}}, Warnings: []string{"not printed"}}, "A=1\nNEXT=phase\n"},
-		{Output{Pairs: []Pair{{"EMPTY", ""}}}, "EMPTY=\n"},
-		{Output{Pairs: []Pair{{"A", "1"}}, Signal: "SUPERVISOR_COMPLETE: {}"}, "SUPERVISOR_COMPLETE: {}\n"},
+		{Output{Pairs: kv.Pairs{{Key: "A", Value: "1"}, {Key: "NEXT", Value: "phase"}}, Warnings: []string{"not printed"}}, "A=1\nNEXT=phase\n"},
+		{Output{Pairs: kv.Pairs{{Key: "EMPTY", Value: ""}}}, "EMPTY=\n"},
+		{Output{Pairs: kv.Pairs{{Key: "A", Value: "1"}}, Signal: "SUPERVISOR_COMPLETE: {}"}, "SUPERVISOR_COMPLETE: {}\n"},
 	}
 	for _, tt := range tests {
 		if got := tt.out.String(); got != tt.want {
@@ -236,5 +237,20 @@ func TestImplementationLines(t *testing.T) {
 		if got := gjson.GetBytes(doc, path).String(); got != "2030-01-02T03:04:05Z" {
 			t.Errorf("%s = %q after verify, want the time of the write", path, got)
 		}
+	}
+}
+
+// TestOutputFoldsPaths: the writer keeps every value on its line, paths
+// too, so a project directory holding a line break cannot print a key.
+func TestOutputFoldsPaths(t *testing.T) {
+	p := project(t)
+	p.Dir = filepath.Join(p.Dir, "x\nNEXT=done")
+	out, err := Start(p, Request{Command: "coordinate", Description: "auth", Session: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[1], "CLASSIFICATION_PATH=") || !strings.Contains(lines[1], "x NEXT=done/.flowstate/specs/") || lines[2] != "NEXT=classify" {
+		t.Errorf("output:\n%s", out)
 	}
 }

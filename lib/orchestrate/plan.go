@@ -65,7 +65,7 @@ func Plan(w *store.Workflow, inSupervisor bool) (Output, error) {
 	out.add("STATE", v.state)
 	out.add("AGENT", v.role.Agent)
 	out.add("ARTIFACT", v.role.Artifact)
-	out.add("DESCRIPTION", phase.OneLine(v.facts.Description))
+	out.add("DESCRIPTION", v.facts.Description)
 	out.add("CONTEXT", phase.Context(v.state, outputs(v.records)))
 	out.add("REMAINING", remaining)
 	out.add("WORKER_COUNT", len(batch))

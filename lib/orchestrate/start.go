@@ -99,7 +99,7 @@ func Start(p *store.Project, r Request) (Output, error) {
 		if err := os.MkdirAll(filepath.Dir(classPath), 0o755); err != nil {
 			return out, err
 		}
-		out.add("DESCRIPTION", phase.OneLine(r.Description))
+		out.add("DESCRIPTION", r.Description)
 		out.add("CLASSIFICATION_PATH", classPath)
 		out.add("NEXT", "classify")
 		return out, nil

@@ -18,6 +18,7 @@ import (
 	"unicode"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
 
@@ -95,7 +96,7 @@ func Workers(state string, f Facts) ([]Worker, error) {
 	one := func(id, label, rel string) []Worker {
 		return []Worker{{ID: id, Label: label, Output: filepath.Join(f.SpecDir, rel), Batch: 1}}
 	}
-	desc := OneLine(f.Description)
+	desc := kv.OneLine(f.Description)
 	switch state {
 	case "research":
 		topics := f.Topics
@@ -106,7 +107,7 @@ func Workers(state string, f Facts) ([]Worker, error) {
 		ws := make([]Worker, len(topics))
 		for i, t := range topics {
 			n := i + 1
-			ws[i] = Worker{ID: fmt.Sprintf("research_%d", n), Label: OneLine(t), Batch: 1,
+			ws[i] = Worker{ID: fmt.Sprintf("research_%d", n), Label: kv.OneLine(t), Batch: 1,
 				Output: filepath.Join(f.SpecDir, "reports", fmt.Sprintf("%03d_%s.md", n, Slug(t)))}
 		}
 		return ws, nil
@@ -122,7 +123,7 @@ func Workers(state string, f Facts) ([]Worker, error) {
 		}
 		return ws, nil
 	case "debug":
-		label := OneLine(f.Failures)
+		label := kv.OneLine(f.Failures)
 		if label == "" {
 			label = desc
 		}
@@ -152,7 +153,7 @@ func implementers(f Facts, desc string) ([]Worker, error) {
 	var ws []Worker
 	for i, wave := range waves {
 		for _, n := range wave {
-			label := fmt.Sprintf("Phase %d: %s", n, OneLine(names[n]))
+			label := fmt.Sprintf("Phase %d: %s", n, kv.OneLine(names[n]))
 			ws = append(ws, Worker{ID: fmt.Sprintf("phase_%d", n), Label: strings.TrimSuffix(label, ": "), Batch: i + 1,
 				Output: filepath.Join(f.SpecDir, "summaries", fmt.Sprintf("%03d_phase_%d.md", n, n))})
 		}
@@ -281,12 +282,6 @@ func Args(raw string) (scope, description string, err error) {
 		return "", "", fail.Usagef("no workflow description given; pass one after the command, e.g. /flowstate:coordinate research auth patterns")
 	}
 	return scope, s, nil
-}
-
-// OneLine folds a value onto one line, so that a printed KEY=VALUE line can
-// never start another key (a description holding "\nNEXT=done" stays text).
-func OneLine(s string) string {
-	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
 }
 
 // Slug makes a short file-name part from text: lower-case letters and

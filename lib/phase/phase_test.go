@@ -191,10 +191,7 @@ func TestArgs(t *testing.T) {
 	}
 }
 
-func TestOneLineAndSlug(t *testing.T) {
-	if got := OneLine("a\nNEXT=done\r\n\tb\x00c"); got != "a NEXT=done b c" {
-		t.Errorf("OneLine = %q", got)
-	}
+func TestSlug(t *testing.T) {
 	for in, want := range map[string]string{
 		"Auth Patterns (JWT/OAuth2)!": "auth_patterns_jwt_oauth2",
 		"$(rm -rf /)":                 "rm_rf",

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
 
@@ -83,5 +84,5 @@ func FailureLine(failed int64, fs []supervisor.Failing) string {
 		}
 		line += "; " + f.String()
 	}
-	return OneLine(line)
+	return kv.OneLine(line)
 }

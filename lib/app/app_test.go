@@ -34,3 +34,20 @@ func TestResumeGlobalWorkflow(t *testing.T) {
 		t.Errorf("--workflow other1 resume other2: exit %d, %s; want a usage error", code, stderr)
 	}
 }
+
+// TestStatusLines: sm-status and supervisor-status print through the
+// KEY=VALUE writer, a line per key.
+func TestStatusLines(t *testing.T) {
+	dir := t.TempDir()
+	if _, stderr, code := run(t, dir, "sm-init", "--workflow", "w1", "--description", "d", "--command", "orchestrate", "--scope", "research-only"); code != 0 {
+		t.Fatalf("sm-init: exit %d: %s", code, stderr)
+	}
+	want := "WORKFLOW_ID=w1\nCOMMAND_NAME=orchestrate\nWORKFLOW_SCOPE=research-only\nCURRENT_STATE=initialize\nTERMINAL_STATE=research\nCOMPLETED_STATES=\nIS_TERMINAL=false\n"
+	if out, stderr, code := run(t, dir, "sm-status"); code != 0 || out != want {
+		t.Errorf("sm-status: exit %d, %s\n got %q\nwant %q", code, stderr, out, want)
+	}
+	want = "WORKERS_COMPLETED=\nWORKERS_FAILED=\nWORKERS_PENDING=a,b\nWORKERS_TO_RUN=a,b\nWORKERS_TO_RUN_COUNT=2\n"
+	if out, stderr, code := run(t, dir, "supervisor-status", "--expect", "a,b", "research_supervisor"); code != 0 || out != want {
+		t.Errorf("supervisor-status: exit %d, %s\n got %q\nwant %q", code, stderr, out, want)
+	}
+}
