@@ -1,6 +1,8 @@
 package app
 
 import (
+	"fmt"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/classify"
@@ -15,7 +17,7 @@ func classifyCommands(e *env) []*cli.Command {
 			Description: "Deterministic rules, no model and no network: for when the user chooses offline\n" +
 				"classification (FLOWSTATE_CLASSIFICATION=offline), never a silent fallback for the agent.\n" +
 				"Prints the same JSON as the workflow-classifier agent, ready for sm-init --classification;\n" +
-				"a confidence below 0.7 means no rule matched and the scope is a guess.",
+				fmt.Sprintf("a confidence below %g means no rule matched and the scope is a guess.", classify.MinConfidence),
 			Action: func(c *cli.Context) error {
 				a, err := args(c, "DESCRIPTION")
 				if err != nil {

@@ -29,7 +29,7 @@ func smCommands(e *env) []*cli.Command {
 				&cli.IntFlag{Name: "complexity", Usage: "research complexity 1-4 (default: number of topics, else 2)"},
 				&cli.StringFlag{Name: "topics", Usage: "research topics as a JSON array of strings"},
 				&cli.StringFlag{Name: "classification", Usage: "classifier JSON, or @FILE"},
-				&cli.Float64Flag{Name: "min-confidence", Value: 0.7, Usage: "lowest classifier confidence accepted"},
+				&cli.Float64Flag{Name: "min-confidence", Value: classify.MinConfidence, Usage: "lowest classifier confidence accepted"},
 				&cli.StringFlag{Name: "machine", Usage: "custom state machine JSON `FILE`"},
 				workflowFlag(),
 			},

@@ -40,6 +40,11 @@ var Scopes = []string{
 // workers run in parallel.
 const MaxComplexity = 4
 
+// MinConfidence is the lowest classifier confidence a workflow starts
+// with; below it the classifier is guessing. Offline answers a rule
+// matched never go below it, so they always start a workflow.
+const MinConfidence = 0.7
+
 // Parse validates the classifier's JSON and returns it. Surrounding
 // whitespace and one markdown code fence (```json ... ``` or ``` ... ```)
 // are accepted because agents add them; any other text is rejected.

@@ -656,7 +656,7 @@ func buildRules() {
 // meant for when the user asks for it (FLOWSTATE_CLASSIFICATION=offline),
 // never as a silent fallback for the agent. Its output passes Parse(_, 0).
 // Confidence is the firing rule's, less 0.05 for each other intent the
-// description asks for (never below 0.7); it is 0.5 when no rule matched.
+// description asks for (never below MinConfidence); it is 0.5 when no rule matched.
 // TestOfflineAccuracy measures it on labelled.jsonl and heldout.jsonl (the
 // sets the rules were written against) and on heldout2.jsonl (out-of-sample).
 func Offline(description string) Classification {
@@ -677,7 +677,7 @@ func Offline(description string) Classification {
 				conf -= 0.05
 			}
 		}
-		conf = max(conf, 0.7)
+		conf = max(conf, MinConfidence)
 	}
 	topics := researchTopics(clauses, s.acts, r.scope)
 	return Classification{

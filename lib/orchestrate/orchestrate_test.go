@@ -198,6 +198,15 @@ func TestImplementationLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A scope given by the user is classify.Given's: confidence 1, one research worker.
+	start, err := w.ReadCheckpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cls := gjson.GetBytes(start, "state_machine.classification")
+	if cls.Get("confidence").Float() != 1 || cls.Get("research_complexity").Int() != 1 || cls.Get("reasoning").String() != "scope given by the user" {
+		t.Errorf("classification of a given scope: %s", cls.Raw)
+	}
 	if out, err = Plan(w, false); err != nil || value(t, out, "STATE") != "implement" {
 		t.Fatalf("plan: %v\n%s", err, out)
 	}

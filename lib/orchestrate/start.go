@@ -66,7 +66,10 @@ func Start(p *store.Project, r Request) (Output, error) {
 	switch mode := r.Mode; {
 	case r.Scope != "":
 		// No topics: the research phase studies the request itself, one worker.
-		cls = classify.Classification{WorkflowType: r.Scope, Confidence: 1, ResearchComplexity: 1, ResearchTopics: []string{}, Reasoning: "scope given by the user"}
+		var err error
+		if cls, err = classify.Given(r.Scope, 1, ""); err != nil {
+			return out, err
+		}
 	case mode == "offline":
 		cls = classify.Offline(r.Description)
 	case mode != "" && mode != "agent":
@@ -82,7 +85,7 @@ func Start(p *store.Project, r Request) (Output, error) {
 		if err != nil {
 			return out, fail.Usagef("the workflow-classifier wrote no classification at %s; run /flowstate:%s again", classPath, r.Command)
 		}
-		if cls, err = classify.Parse(data, 0.7); err != nil {
+		if cls, err = classify.Parse(data, classify.MinConfidence); err != nil {
 			return out, fmt.Errorf("%s: %w", classPath, err)
 		}
 	default:
