@@ -164,24 +164,46 @@ func appendLine(path string, line []byte, durable bool) error {
 
 // RemoveStrayTemps deletes the temp files WriteFile leaves in dir when its
 // process is killed between creating and renaming one (renameio names
-// them "." + the target's name + a random number). The caller holds the
-// lock that every writer into dir takes, so none of them is in flight.
-// It costs a directory read, so callers run it on rare paths (state
-// compaction); lib/hook sweeps the same names at session start and end.
-func RemoveStrayTemps(dir string) {
+// them "." + the target's name + a random number) that were last
+// modified before cutoff. A zero cutoff removes them all: for a caller
+// holding the lock every writer into dir takes (store's compaction), or
+// for a workflow nobody writes to any more, since no writer is in flight.
+// Others (the session-start sweep) pass a cutoff older than any write
+// could take. It costs a directory read, so callers run it on rare paths.
+// A missing dir has nothing to remove.
+func RemoveStrayTemps(dir string, cutoff time.Time) error {
 	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return // best effort: a stray temp file wastes space, nothing else
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
 	}
+	if err != nil {
+		return fmt.Errorf("remove stray temp files in %s: %w", dir, err)
+	}
+	var errs []error
 	for _, e := range entries {
-		if n := e.Name(); IsTempName(n) && e.Type().IsRegular() {
-			_ = os.Remove(filepath.Join(dir, n))
+		if !isTempName(e.Name()) {
+			continue // most entries: no stat for them
+		}
+		info, err := e.Info()
+		if err != nil || !stray(e.Name(), info.Mode(), info.ModTime(), cutoff) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("remove stray temp file: %w", err))
 		}
 	}
+	return errors.Join(errs...)
 }
 
-// IsTempName reports a WriteFile temp file name: a dot, a name, digits.
-func IsTempName(name string) bool {
+// stray is a temp file (by name) that is a regular file and was last
+// written before cutoff, if there is one: younger ones may belong to a
+// writer in flight.
+func stray(name string, mode fs.FileMode, modified, cutoff time.Time) bool {
+	return isTempName(name) && mode.IsRegular() && (cutoff.IsZero() || modified.Before(cutoff))
+}
+
+// isTempName reports a WriteFile temp file name: a dot, a name, digits.
+func isTempName(name string) bool {
 	if len(name) < 3 || name[0] != '.' {
 		return false
 	}

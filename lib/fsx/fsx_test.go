@@ -1,11 +1,13 @@
 package fsx
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
 )
@@ -21,14 +23,68 @@ func TestRemoveStrayTemps(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, ".dir1"), DirPerm); err != nil {
 		t.Fatal(err)
 	}
-	RemoveStrayTemps(dir)
-	entries, _ := os.ReadDir(dir)
-	var left []string
-	for _, e := range entries {
-		left = append(left, e.Name())
+	// With a cutoff, only temps written before it go.
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, ".state42"), old, old); err != nil {
+		t.Fatal(err)
 	}
-	if want := []string{".dir1", ".hidden", "checkpoint.json", "lock", "state"}; !slices.Equal(left, want) {
-		t.Errorf("left %q, want %q", left, want)
+	if err := RemoveStrayTemps(dir, time.Now().Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{".checkpoint.json8397547522849977611", ".dir1", ".hidden", "checkpoint.json", "lock", "state"}; !slices.Equal(names(dir), want) {
+		t.Errorf("after a cutoff: left %q, want %q", names(dir), want)
+	}
+	if err := RemoveStrayTemps(dir, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{".dir1", ".hidden", "checkpoint.json", "lock", "state"}; !slices.Equal(names(dir), want) {
+		t.Errorf("left %q, want %q", names(dir), want)
+	}
+	if err := RemoveStrayTemps(filepath.Join(dir, "missing"), time.Time{}); err != nil {
+		t.Errorf("a missing dir: %v", err)
+	}
+}
+
+func names(dir string) []string {
+	entries, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// TestStray: a temp file is removed only when its name is an atomic
+// writer's, it is a regular file, and it is older than the cutoff (any
+// age with a zero cutoff).
+func TestStray(t *testing.T) {
+	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	cutoff := now.Add(-time.Minute)
+	for _, c := range []struct {
+		name     string
+		mode     fs.FileMode
+		modified time.Time
+		cutoff   time.Time
+		want     bool
+	}{
+		{".checkpoint.json8397547522849977611", 0o600, cutoff.Add(-time.Second), cutoff, true},
+		{".state42", 0o600, cutoff.Add(-time.Hour), cutoff, true},
+		{".state42", 0o600, cutoff, cutoff, false},                              // at the cutoff: a writer may be in flight
+		{".state42", 0o600, now, cutoff, false},                                 // being written
+		{".state42", fs.ModeDir | 0o700, cutoff.Add(-time.Hour), cutoff, false}, // not a file
+		{".state42", fs.ModeSymlink | 0o777, cutoff.Add(-time.Hour), cutoff, false},
+		{"state", 0o600, cutoff.Add(-time.Hour), cutoff, false}, // the real file
+		{"checkpoint.json", 0o600, cutoff.Add(-time.Hour), cutoff, false},
+		{".hidden", 0o600, cutoff.Add(-time.Hour), cutoff, false}, // no random suffix
+		{".1", 0o600, cutoff.Add(-time.Hour), cutoff, false},      // too short to be dot, name, digits
+		{"state42", 0o600, cutoff.Add(-time.Hour), cutoff, false}, // no dot
+		{".state42", 0o600, now, time.Time{}, true},               // no cutoff: every temp
+		{".state42", fs.ModeSymlink | 0o777, now, time.Time{}, false},
+		{"state", 0o600, now, time.Time{}, false},
+	} {
+		if got := stray(c.name, c.mode, c.modified, c.cutoff); got != c.want {
+			t.Errorf("stray(%q, %v, %v, %v) = %v, want %v", c.name, c.mode, c.modified, c.cutoff, got, c.want)
+		}
 	}
 }
 

@@ -82,7 +82,7 @@ func Run(event string, env Env) {
 		}
 	case SessionEnd:
 		if p != nil && session != "" {
-			endSession(p, session, env.Now, l)
+			endSession(p, session, l)
 		}
 	default:
 		l.printf("unknown hook event %q (known: %s, %s); nothing done", event, SessionStart, SessionEnd)

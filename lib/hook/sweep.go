@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/fsx"
@@ -32,17 +31,12 @@ type Pointer struct {
 
 // StalePointers lists the session pointers older than StaleAfter whose
 // workflow is finished or gone. Doctor reports them; SessionStart clears
-// them.
+// them. Only the checkpoints of those old pointers' workflows are read.
 func StalePointers(p *store.Project, now time.Time) ([]Pointer, error) {
-	dir := filepath.Dir(p.SessionPointer("x"))
-	entries, err := os.ReadDir(dir)
+	entries, err := os.ReadDir(p.SessionsDir())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	byID, err := summaries(p)
 	if err != nil {
 		return nil, err
 	}
@@ -52,22 +46,22 @@ func StalePointers(p *store.Project, now time.Time) ([]Pointer, error) {
 		if err != nil || !info.Mode().IsRegular() {
 			continue
 		}
-		pf := pointerFile{Session: e.Name(), Modified: info.ModTime()}
-		if isPointerName(pf.Session) && !fresh(pf, now) {
-			// Read only what may be judged stale. An unreadable pointer
-			// names no workflow and is judged as one whose workflow is gone.
-			pf.Workflow, _ = p.SessionWorkflow(pf.Session)
-		}
-		found = append(found, pf)
+		found = append(found, pointerFile{Session: e.Name(), Modified: info.ModTime()})
 	}
-	return stale(found, byID, now), nil
+	return stale(found, p, now), nil
 }
 
 // pointerFile is a session pointer as found on disk.
 type pointerFile struct {
 	Session  string    // the file name: the session id
 	Modified time.Time // last written: when the session last pointed here
-	Workflow string    // the workflow id it holds; "" if unread or unreadable
+}
+
+// lookup is what judging a pointer reads from the project
+// (*store.Project); tests fake it.
+type lookup interface {
+	SessionWorkflow(session string) (string, error)
+	Summary(id string) (store.Summary, bool)
 }
 
 // isPointerName excludes names no session id can have, among them the
@@ -79,36 +73,27 @@ func isPointerName(name string) bool { return store.ValidID(name) == nil }
 func fresh(pf pointerFile, now time.Time) bool { return now.Sub(pf.Modified) < StaleAfter }
 
 // stale decides which pointers no longer serve anything: old enough, and
-// their workflow finished or gone from byID. An active workflow keeps
-// its pointer however old, since `resume` finds it through the pointer;
-// so does an unreadable one, which may be active behind a damaged file.
-func stale(ptrs []pointerFile, byID map[string]store.Summary, now time.Time) []Pointer {
+// their workflow finished or gone. An active workflow keeps its pointer
+// however old, since `resume` finds it through the pointer; so does an
+// unreadable one, which may be active behind a damaged file. Pointers
+// and workflows are read only for the old ones.
+func stale(ptrs []pointerFile, lk lookup, now time.Time) []Pointer {
 	var out []Pointer
 	for _, pf := range ptrs {
 		if !isPointerName(pf.Session) || fresh(pf, now) {
 			continue
 		}
-		s, ok := byID[pf.Workflow]
+		// An unreadable pointer names no workflow: judged as gone.
+		id, _ := lk.SessionWorkflow(pf.Session)
+		s, ok := lk.Summary(id)
 		switch {
 		case !ok:
-			out = append(out, Pointer{Session: pf.Session, Workflow: pf.Workflow, Why: "its workflow no longer exists"})
+			out = append(out, Pointer{Session: pf.Session, Workflow: id, Why: "its workflow no longer exists"})
 		case s.Finished():
-			out = append(out, Pointer{Session: pf.Session, Workflow: pf.Workflow, Why: "its workflow is finished"})
+			out = append(out, Pointer{Session: pf.Session, Workflow: id, Why: "its workflow is finished"})
 		}
 	}
 	return out
-}
-
-func summaries(p *store.Project) (map[string]store.Summary, error) {
-	all, err := p.List()
-	if err != nil {
-		return nil, err
-	}
-	m := make(map[string]store.Summary, len(all))
-	for _, s := range all {
-		m[s.ID] = s
-	}
-	return m, nil
 }
 
 // sweep clears stale session pointers and stray temp files of every
@@ -129,23 +114,26 @@ func sweep(p *store.Project, now time.Time, l *logger) {
 		}
 	}
 	cutoff := now.Add(-tempAge)
-	removeTemps(filepath.Dir(p.SessionPointer("x")), cutoff, l)
-	all, err := p.List()
+	removeTemps(p.SessionsDir(), cutoff, l)
+	ids, err := p.WorkflowIDs()
 	if err != nil {
 		l.printf("sweep: %v", err)
 		return
 	}
-	for _, s := range all {
-		if w, err := p.Workflow(s.ID); err == nil {
-			removeTemps(w.Dir, cutoff, l)
+	for _, id := range ids {
+		// A workflow refused here (behind a symlink) is left alone; every
+		// command that touches it says why.
+		if dir, err := p.WorkflowDir(id); err == nil {
+			removeTemps(dir, cutoff, l)
 		}
 	}
 }
 
 // endSession removes the session's pointer and stray temp files when its
 // workflow is finished (or gone); an unfinished workflow keeps everything
-// so `resume` finds it.
-func endSession(p *store.Project, session string, now time.Time, l *logger) {
+// so `resume` finds it. Only that one workflow's checkpoint is read:
+// SessionEnd hooks share a budget of about a second.
+func endSession(p *store.Project, session string, l *logger) {
 	if store.ValidID(session) != nil {
 		l.printf("session id %q is not a valid id; nothing cleaned", session)
 		return
@@ -158,12 +146,7 @@ func endSession(p *store.Project, session string, now time.Time, l *logger) {
 	if id == "" {
 		return
 	}
-	byID, err := summaries(p)
-	if err != nil {
-		l.printf("%v", err)
-		return
-	}
-	pointer, temps := atEnd(id, byID)
+	pointer, temps := atEnd(p.Summary(id))
 	if !pointer {
 		return
 	}
@@ -173,48 +156,27 @@ func endSession(p *store.Project, session string, now time.Time, l *logger) {
 	if !temps {
 		return
 	}
-	if w, err := p.Workflow(id); err == nil {
+	if dir, err := p.WorkflowDir(id); err == nil {
 		// Finished: nobody writes to it any more, so every temp is stray.
-		removeTemps(w.Dir, now.Add(time.Second), l)
+		removeTemps(dir, time.Time{}, l)
 	}
 }
 
-// atEnd decides what SessionEnd cleans for the workflow id the session
-// pointed at: nothing unless it is finished (an unreadable one may still
-// be active); else the pointer, and the workflow's temp files when the
-// workflow still exists.
-func atEnd(id string, byID map[string]store.Summary) (pointer, temps bool) {
-	s, ok := byID[id]
-	if ok && !s.Finished() {
+// atEnd decides what SessionEnd cleans for the workflow the session
+// pointed at (s, and whether it exists): nothing unless it is finished
+// (an unreadable one may still be active); else the pointer, and the
+// workflow's temp files when the workflow still exists.
+func atEnd(s store.Summary, exists bool) (pointer, temps bool) {
+	if exists && !s.Finished() {
 		return false, false
 	}
-	return true, ok
+	return true, exists
 }
 
-// removeTemps deletes the temp files atomic writers leave when killed
-// (".checkpoint.json123…", ".state123…": a dot, the target's name, a
-// random number) that were last modified before cutoff.
+// removeTemps deletes the stray temp files of dir written before cutoff
+// (all of them with a zero cutoff), logging what fails.
 func removeTemps(dir string, cutoff time.Time, l *logger) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			l.printf("sweep %s: %v", dir, err)
-		}
-		return
+	if err := fsx.RemoveStrayTemps(dir, cutoff); err != nil {
+		l.printf("sweep: %v", err)
 	}
-	for _, e := range entries {
-		info, err := e.Info()
-		if err != nil || !stray(e.Name(), info.Mode(), info.ModTime(), cutoff) {
-			continue
-		}
-		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			l.printf("remove stray temp file: %v", err)
-		}
-	}
-}
-
-// stray is a temp file (by name) that is a regular file and was last
-// written before cutoff: younger ones may belong to a writer in flight.
-func stray(name string, mode fs.FileMode, modified, cutoff time.Time) bool {
-	return fsx.IsTempName(name) && mode.IsRegular() && modified.Before(cutoff)
 }

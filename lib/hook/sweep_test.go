@@ -1,7 +1,6 @@
 package hook
 
 import (
-	"io/fs"
 	"testing"
 	"time"
 
@@ -11,8 +10,8 @@ import (
 // now is the sweep's clock in every case; ages are relative to it.
 var now = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 
-// workflows is what p.List() would report: one of each status that
-// decides a pointer's fate.
+// workflows is what p.Summary reports: one of each status that decides
+// a pointer's fate.
 var workflows = map[string]store.Summary{
 	"wf-running":   {ID: "wf-running", Status: "in_progress"},
 	"wf-unstarted": {ID: "wf-unstarted"}, // no status yet: active
@@ -52,7 +51,8 @@ func TestStale(t *testing.T) {
 		{"name with a space", "s 1", 2 * StaleAfter, "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := stale([]pointerFile{{Session: c.session, Modified: now.Add(-c.age), Workflow: c.workflow}}, workflows, now)
+			lk := fakeProject{pointers: map[string]string{c.session: c.workflow}}
+			got := stale([]pointerFile{{Session: c.session, Modified: now.Add(-c.age)}}, lk, now)
 			var want []Pointer
 			if c.why != "" {
 				want = []Pointer{{Session: c.session, Workflow: c.workflow, Why: c.why}}
@@ -62,6 +62,16 @@ func TestStale(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fakeProject answers lookup from pointers and workflows.
+type fakeProject struct{ pointers map[string]string }
+
+func (f fakeProject) SessionWorkflow(session string) (string, error) { return f.pointers[session], nil }
+
+func (f fakeProject) Summary(id string) (store.Summary, bool) {
+	s, ok := workflows[id]
+	return s, ok
 }
 
 // TestAtEnd: SessionEnd keeps everything of an active workflow, and only
@@ -79,37 +89,9 @@ func TestAtEnd(t *testing.T) {
 		{"wf-gone", true, false},
 		{"wf-damaged", false, false}, // may be active behind a damaged file
 	} {
-		pointer, temps := atEnd(c.workflow, workflows)
+		pointer, temps := atEnd(fakeProject{}.Summary(c.workflow))
 		if pointer != c.pointer || temps != c.temps {
 			t.Errorf("atEnd(%s) = pointer %v, temps %v; want %v, %v", c.workflow, pointer, temps, c.pointer, c.temps)
-		}
-	}
-}
-
-// TestStray: a temp file is removed only when its name is an atomic
-// writer's, it is a regular file, and it is older than the cutoff.
-func TestStray(t *testing.T) {
-	cutoff := now.Add(-tempAge)
-	for _, c := range []struct {
-		name     string
-		mode     fs.FileMode
-		modified time.Time
-		want     bool
-	}{
-		{".checkpoint.json8397547522849977611", 0o600, cutoff.Add(-time.Second), true},
-		{".state42", 0o600, cutoff.Add(-time.Hour), true},
-		{".state42", 0o600, cutoff, false},                              // at the cutoff: a writer may be in flight
-		{".state42", 0o600, now, false},                                 // being written
-		{".state42", fs.ModeDir | 0o700, cutoff.Add(-time.Hour), false}, // not a file
-		{".state42", fs.ModeSymlink | 0o777, cutoff.Add(-time.Hour), false},
-		{"state", 0o600, cutoff.Add(-time.Hour), false}, // the real file
-		{"checkpoint.json", 0o600, cutoff.Add(-time.Hour), false},
-		{".hidden", 0o600, cutoff.Add(-time.Hour), false}, // no random suffix
-		{".1", 0o600, cutoff.Add(-time.Hour), false},      // too short to be dot, name, digits
-		{"state42", 0o600, cutoff.Add(-time.Hour), false}, // no dot
-	} {
-		if got := stray(c.name, c.mode, c.modified, cutoff); got != c.want {
-			t.Errorf("stray(%q, %v, cutoff%+v) = %v, want %v", c.name, c.mode, c.modified.Sub(cutoff), got, c.want)
 		}
 	}
 }

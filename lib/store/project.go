@@ -65,18 +65,20 @@ func findRoot(cwd string) string {
 }
 
 func (p *Project) workflowsDir() string { return filepath.Join(p.StateDir, "workflows") }
-func (p *Project) sessionsDir() string  { return filepath.Join(p.StateDir, "sessions") }
+
+// SessionsDir holds one pointer file per session, named by its id.
+func (p *Project) SessionsDir() string { return filepath.Join(p.StateDir, "sessions") }
 
 // SessionPointer is the file naming the current workflow of a session.
 func (p *Project) SessionPointer(session string) string {
-	return filepath.Join(p.sessionsDir(), session)
+	return filepath.Join(p.SessionsDir(), session)
 }
 
 // ensure creates the state directories (0700) and refuses one that is a
 // symlink (fsx.EnsureDir): state must not be redirected elsewhere. The
 // state directory comes first, so nothing is created through a link.
 func (p *Project) ensure() error {
-	for _, d := range []string{p.StateDir, p.workflowsDir(), p.sessionsDir()} {
+	for _, d := range []string{p.StateDir, p.workflowsDir(), p.SessionsDir()} {
 		if err := fsx.EnsureDir(d); err != nil {
 			return err
 		}

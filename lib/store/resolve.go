@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -106,19 +107,13 @@ func (s Summary) Finished() bool { return s.Status != Unreadable && !checkpoint.
 // unreadable checkpoint is listed with state "unreadable" rather than
 // hiding the workflow.
 func (p *Project) List() ([]Summary, error) {
-	entries, err := os.ReadDir(p.workflowsDir())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	ids, err := p.WorkflowIDs()
 	if err != nil {
-		return nil, fmt.Errorf("list workflows in %s: %w", p.workflowsDir(), err)
+		return nil, err
 	}
-	var out []Summary
-	for _, e := range entries {
-		if !e.IsDir() || ValidID(e.Name()) != nil {
-			continue
-		}
-		out = append(out, p.summarize(e.Name()))
+	out := make([]Summary, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, p.summarize(id))
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].UpdatedAt != out[j].UpdatedAt {
@@ -129,10 +124,46 @@ func (p *Project) List() ([]Summary, error) {
 	return out, nil
 }
 
+// WorkflowIDs lists the ids of the project's workflows without reading
+// any of them, for callers that need their directories, not their state.
+func (p *Project) WorkflowIDs() ([]string, error) {
+	entries, err := os.ReadDir(p.workflowsDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list workflows in %s: %w", p.workflowsDir(), err)
+	}
+	var ids []string
+	for _, e := range entries {
+		// IsDir is false for a symlink: a linked workflow is not listed.
+		if e.IsDir() && ValidID(e.Name()) == nil {
+			ids = append(ids, e.Name())
+		}
+	}
+	return ids, nil
+}
+
+// Summary summarises the one workflow id as List would, reading only its
+// checkpoint; ok is false when there is no such workflow directory.
+func (p *Project) Summary(id string) (s Summary, ok bool) {
+	if ValidID(id) != nil {
+		return Summary{}, false
+	}
+	st, err := os.Lstat(filepath.Join(p.workflowsDir(), id))
+	switch {
+	case errors.Is(err, fs.ErrNotExist), err == nil && !st.IsDir():
+		return Summary{}, false
+	case err != nil:
+		// There, but not to be looked at: unreadable, as List says of it.
+		return Summary{ID: id, CurrentState: Unreadable, Status: Unreadable}, true
+	}
+	return p.summarize(id), true
+}
+
 func (p *Project) summarize(id string) Summary {
 	s := Summary{ID: id}
-	w := &Workflow{ID: id, Dir: p.workflowsDir() + "/" + id, P: p}
-	data, err := os.ReadFile(w.path(checkpointFile))
+	data, err := os.ReadFile(filepath.Join(p.workflowsDir(), id, checkpointFile))
 	if err != nil || !gjson.ValidBytes(data) {
 		s.CurrentState, s.Status = Unreadable, Unreadable
 		return s

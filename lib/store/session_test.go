@@ -2,7 +2,14 @@ package store
 
 import (
 	"os"
+	"path/filepath"
+	"slices"
 	"testing"
+	"time"
+
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 )
 
 func testProject(t *testing.T) *Project {
@@ -62,5 +69,63 @@ func TestClearSessionOnlyTheExpectedPointer(t *testing.T) {
 	}
 	if _, err := os.Lstat(p.SessionPointer("s2")); !os.IsNotExist(err) {
 		t.Errorf("bad pointer not removed: %v", err)
+	}
+}
+
+// TestSummaryOfOne: Summary reads one workflow as List does, tells a
+// missing (or linked) one from an unreadable one, and WorkflowIDs lists
+// the directories without reading them.
+func TestSummaryOfOne(t *testing.T) {
+	p := testProject(t)
+	m := machine.Default()
+	cp, err := checkpoint.New(checkpoint.Params{
+		WorkflowID: "wf-1", Command: "coordinate", Description: "d", Scope: "research-only",
+		InitialState: m.Initial, TerminalState: "research", Transitions: m.Transitions, Now: time.Now(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Create("wf-1", cp, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(p.workflowsDir(), "wf-damaged"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(p.workflowsDir(), "wf-linked")); err != nil {
+		t.Fatal(err)
+	}
+	list, err := p.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range list {
+		if got, ok := p.Summary(want.ID); !ok || got != want {
+			t.Errorf("Summary(%s) = %+v, %v; List says %+v", want.ID, got, ok, want)
+		}
+	}
+	if s, ok := p.Summary("wf-1"); !ok || s.Command != "coordinate" || s.CurrentState != "initialize" || !s.Active() {
+		t.Errorf("Summary(wf-1) = %+v, %v", s, ok)
+	}
+	if s, ok := p.Summary("wf-damaged"); !ok || s.Status != Unreadable || s.Active() || s.Finished() {
+		t.Errorf("Summary(wf-damaged) = %+v, %v", s, ok)
+	}
+	for _, id := range []string{"wf-gone", "wf-linked", "../wf-1", ""} {
+		if s, ok := p.Summary(id); ok {
+			t.Errorf("Summary(%q) = %+v, want none", id, s)
+		}
+	}
+	ids, err := p.WorkflowIDs()
+	slices.Sort(ids)
+	if err != nil || !slices.Equal(ids, []string{"wf-1", "wf-damaged"}) {
+		t.Errorf("WorkflowIDs = %q, %v", ids, err)
+	}
+	if dir, err := p.WorkflowDir("wf-1"); err != nil || dir != filepath.Join(p.StateDir, "workflows", "wf-1") {
+		t.Errorf("WorkflowDir(wf-1) = %q, %v", dir, err)
+	}
+	if _, err := p.WorkflowDir("wf-linked"); fail.Code(err) != fail.Usage {
+		t.Errorf("WorkflowDir of a link = %v, want a usage error", err)
+	}
+	if _, err := p.WorkflowDir("../x"); fail.Code(err) != fail.Invalid {
+		t.Errorf("WorkflowDir of a bad id = %v", err)
 	}
 }

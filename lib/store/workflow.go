@@ -38,15 +38,28 @@ const (
 	logsDir        = "logs"
 )
 
+// WorkflowDir returns the directory of workflow id, which need not
+// exist, after refusing an invalid id and a symlink on the way to it:
+// through one, every read and write of the workflow would land outside
+// the project.
+func (p *Project) WorkflowDir(id string) (string, error) {
+	if err := ValidID(id); err != nil {
+		return "", fmt.Errorf("workflow id: %w", err)
+	}
+	dir := filepath.Join(p.workflowsDir(), id)
+	if err := fsx.RefuseSymlinks(p.StateDir, p.workflowsDir(), dir); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
 // Workflow returns the workflow with id if its directory exists.
 func (p *Project) Workflow(id string) (*Workflow, error) {
-	if err := ValidID(id); err != nil {
-		return nil, fmt.Errorf("workflow id: %w", err)
-	}
-	w := &Workflow{ID: id, Dir: filepath.Join(p.workflowsDir(), id), P: p}
-	if err := fsx.RefuseSymlinks(p.StateDir, p.workflowsDir(), w.Dir); err != nil {
+	dir, err := p.WorkflowDir(id)
+	if err != nil {
 		return nil, err
 	}
+	w := &Workflow{ID: id, Dir: dir, P: p}
 	if _, err := os.Stat(w.path(checkpointFile)); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fail.Usagef("workflow %q not found in %s; run `flowstate list` to see the project's workflows", id, p.Dir)
@@ -309,7 +322,7 @@ func (w *Workflow) AppendState(pairs [][2]string) error {
 	// so it is where temp files of killed writers go; under the lock no
 	// writer of this workflow is in flight. Not on every write: it costs a
 	// directory read.
-	fsx.RemoveStrayTemps(w.Dir)
+	_ = fsx.RemoveStrayTemps(w.Dir, time.Time{}) // best effort: a stray temp wastes space, nothing else
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
