@@ -112,20 +112,21 @@ func (e *env) parseSignalCommand() *cli.Command {
 	}
 }
 
-// countFlags are should-supervise's counts; kindCounts says which apply
-// to each kind, so a count given for the wrong kind is caught.
+// kinds are the supervisor kinds, in the order should-supervise lists
+// their counts.
+var kinds = []supervisor.Kind{supervisor.Research, supervisor.Implementation, supervisor.Testing}
+
+// countFlags are should-supervise's counts, those of every kind;
+// supervisor.CountNames says which one kind reads, so a count given for
+// the wrong kind is caught.
 func countFlags() []cli.Flag {
 	var fs []cli.Flag
-	for _, n := range []string{"topics", "domains", "complexity", "tests", "test-types"} {
-		fs = append(fs, &cli.IntFlag{Name: n, Usage: "count of " + n})
+	for _, k := range kinds {
+		for _, n := range supervisor.CountNames(k) {
+			fs = append(fs, &cli.IntFlag{Name: n, Usage: "count of " + n})
+		}
 	}
 	return fs
-}
-
-var kindCounts = map[supervisor.Kind][]string{
-	supervisor.Research:       {"topics"},
-	supervisor.Implementation: {"domains", "complexity"},
-	supervisor.Testing:        {"tests", "test-types"},
 }
 
 func (e *env) shouldSupervise(c *cli.Context) error {
@@ -136,10 +137,10 @@ func (e *env) shouldSupervise(c *cli.Context) error {
 	if _, err := args(c); err != nil {
 		return err
 	}
-	applies := strings.Join(kindCounts[kind], " or --")
+	applies := strings.Join(supervisor.CountNames(kind), " or --")
 	given := false
-	for _, k := range []supervisor.Kind{supervisor.Research, supervisor.Implementation, supervisor.Testing} {
-		for _, n := range kindCounts[k] {
+	for _, k := range kinds {
+		for _, n := range supervisor.CountNames(k) {
 			switch {
 			case !c.IsSet(n):
 			case k != kind:

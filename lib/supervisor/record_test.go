@@ -197,6 +197,12 @@ func TestShouldSupervise(t *testing.T) {
 	wantCode(t, err, fail.Usage)
 	_, err = ShouldSupervise("docs", Counts{})
 	wantCode(t, err, fail.Usage)
+	for kind, want := range map[Kind][]string{Research: {"topics"}, Implementation: {"domains", "complexity"},
+		Testing: {"tests", "test-types"}, "docs": nil} {
+		if got := CountNames(kind); !reflect.DeepEqual(got, want) {
+			t.Errorf("CountNames(%s) = %q, want %q", kind, got, want)
+		}
+	}
 }
 
 func TestCheckName(t *testing.T) {

@@ -22,20 +22,52 @@ type Counts struct {
 	TestTypes  int // testing
 }
 
+// threshold is one count a kind weighs, named as should-supervise's flag.
+type threshold struct {
+	name  string
+	count func(Counts) int
+	min   int
+}
+
+// thresholds is the decision matrix, per kind: the one place that says
+// which counts a kind reads.
+var thresholds = map[Kind][]threshold{
+	Research: {{"topics", func(c Counts) int { return c.Topics }, ResearchTopics}},
+	Implementation: {
+		{"domains", func(c Counts) int { return c.Domains }, ImplementationDomains},
+		{"complexity", func(c Counts) int { return c.Complexity }, ImplementationComplexity},
+	},
+	Testing: {
+		{"tests", func(c Counts) int { return c.Tests }, TestingTests},
+		{"test-types", func(c Counts) int { return c.TestTypes }, TestingTypes},
+	},
+}
+
+// CountNames are the counts ShouldSupervise reads for kind, named as
+// should-supervise's flags; none for an unknown kind.
+func CountNames(kind Kind) []string {
+	var names []string
+	for _, t := range thresholds[kind] {
+		names = append(names, t.name)
+	}
+	return names
+}
+
 // ShouldSupervise reports whether kind's work is large enough for a
 // hierarchical supervisor. Negative counts are a usage error.
 func ShouldSupervise(kind Kind, c Counts) (bool, error) {
 	if c.Topics < 0 || c.Domains < 0 || c.Complexity < 0 || c.Tests < 0 || c.TestTypes < 0 {
 		return false, fail.Usagef("counts must not be negative: %+v", c)
 	}
-	switch kind {
-	case Research:
-		return c.Topics >= ResearchTopics, nil
-	case Implementation:
-		return c.Domains >= ImplementationDomains || c.Complexity >= ImplementationComplexity, nil
-	case Testing:
-		return c.Tests >= TestingTests || c.TestTypes >= TestingTypes, nil
+	ts, ok := thresholds[kind]
+	if !ok {
+		_, err := ParseKind(string(kind))
+		return false, err
 	}
-	_, err := ParseKind(string(kind))
-	return false, err
+	for _, t := range ts {
+		if t.count(c) >= t.min {
+			return true, nil
+		}
+	}
+	return false, nil
 }
