@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
 // Set by TestMain for every test.
@@ -16,8 +18,8 @@ var (
 	claudeBin  string // the Claude Code CLI of the pinned version
 	fixtureBin string // freshly built testdata/fixture-tool
 	binDir     string // where the tests' binaries are built
-	repoRoot   string
-	cacheDir   string // tests/e2e/.cache, gitignored
+	repoRoot   = testenv.RepoRoot()
+	cacheDir   = filepath.Join(repoRoot, "tests", "e2e", ".cache") // gitignored
 )
 
 func TestMain(m *testing.M) {
@@ -30,13 +32,8 @@ func TestMain(m *testing.M) {
 }
 
 func setup(m *testing.M) (int, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return 0, err
-	}
-	repoRoot = filepath.Join(wd, "..", "..")
-	cacheDir = filepath.Join(wd, ".cache")
-	if claudeBin, err = ensureClaude(filepath.Join(cacheDir, "npm")); err != nil {
+	var err error
+	if claudeBin, err = testenv.EnsureClaude(); err != nil {
 		return 0, err
 	}
 	if binDir, err = os.MkdirTemp("", "flowstate-e2e-bin-"); err != nil {
@@ -56,20 +53,13 @@ var (
 	flowstateErr  error
 )
 
-// flowstateBin builds flowstate once for all tests that need it, so that the
-// fixture tests do not depend on the state of cmd/flowstate.
+// flowstateBin builds flowstate (scripts/build: what ships) once for all
+// tests that need it, so that the fixture tests do not depend on the state
+// of cmd/flowstate.
 func flowstateBin(t *testing.T) string {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(repoRoot, "cmd", "flowstate")); err != nil {
-		t.Skip("cmd/flowstate does not exist yet")
-	}
 	flowstateOnce.Do(func() {
-		flowstatePath = filepath.Join(binDir, "flowstate")
-		// scripts/build: the flags users get, so tests run what ships.
-		cmd := exec.Command("sh", filepath.Join(repoRoot, "scripts", "build"), flowstatePath)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			flowstateErr = fmt.Errorf("scripts/build: %v\n%s", err, b)
-		}
+		flowstatePath, flowstateErr = testenv.Build(binDir)
 	})
 	if flowstateErr != nil {
 		t.Fatal(flowstateErr)

@@ -3,22 +3,19 @@
 package e2e
 
 import (
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
 // TestFlowstatePluginValidates checks the repository's plugin, with the
 // freshly built flowstate in its bin/, with the real CLI's validator.
 func TestFlowstatePluginValidates(t *testing.T) {
-	if _, err := os.Stat(filepath.Join(repoRoot, ".claude-plugin", "plugin.json")); err != nil {
-		t.Skip("the plugin manifest does not exist yet")
-	}
 	dir := preparePlugin(t, repoRoot, map[string]string{"flowstate": flowstateBin(t)})
 	cmd := exec.Command(claudeBin, "plugin", "validate", dir)
-	cmd.Env = isolatedEnv(t.TempDir())
+	cmd.Env = testenv.Env(t.TempDir())
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("claude plugin validate: %v\n%s", err, out)

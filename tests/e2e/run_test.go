@@ -6,13 +6,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
 // runTimeout bounds one CLI run; a stuck run fails instead of hanging CI.
@@ -75,12 +75,8 @@ func (p *process) reap() {
 	err := p.cmd.Wait()
 	p.cancel()
 	r := result{Prompt: p.prompt, Session: p.session, Stdout: p.stdout.String(), Stderr: p.stderr.String(), Wall: time.Since(p.started)}
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		r.ExitCode = exit.ExitCode()
-	case err != nil:
-		r.ExitCode = -1
+	if r.ExitCode, err = testenv.ExitCode(err); err != nil {
+		r.ExitCode = -1 // it could not be waited for
 	}
 	p.s.recordRun(r)
 	p.res = r
@@ -158,28 +154,14 @@ func (s *scenario) claude(prompt, tool string) result {
 	return r
 }
 
-// env is the CLI's environment for a scenario: pointed at the stand-in.
+// env is the CLI's environment for a scenario: a clean one (nothing of an
+// outer Claude Code session or a real API account), pointed at the
+// stand-in.
 func (s *scenario) env() []string {
-	return append(isolatedEnv(s.Home),
+	return testenv.Env(s.Home,
 		"ANTHROPIC_BASE_URL="+s.Model.URL,
 		"ANTHROPIC_API_KEY=sk-fake",
 		"DISABLE_TELEMETRY=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 	)
-}
-
-// isolatedEnv is the test's own environment minus anything of an outer Claude
-// Code session or a real API account, with home as HOME.
-func isolatedEnv(home string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		switch {
-		case strings.HasPrefix(name, "CLAUDE"), strings.HasPrefix(name, "ANTHROPIC"),
-			strings.HasPrefix(name, "XDG_"), name == "HOME", name == "AI_AGENT", name == "IS_SANDBOX":
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, "HOME="+home)
 }

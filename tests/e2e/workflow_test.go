@@ -5,6 +5,7 @@ package e2e
 import (
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -296,7 +297,24 @@ func TestTwoSessionsOneProject(t *testing.T) {
 		x.p = s.start("/flowstate:orchestrate --scope " + x.scope + " " + x.desc)
 		procs = append(procs, x.p)
 	}
-	s.waitUntil("both sessions research", time.Minute, func() bool { return s.Model.Served("research-specialist") >= 2 }, procs...)
+	// Wait on what the checks below read: each session's pointer, naming a
+	// workflow whose checkpoint and event log exist. (The slow research
+	// agent only keeps both runs going meanwhile; a count of research
+	// requests could be reached by one session alone.)
+	s.waitUntil("both sessions have their workflow", time.Minute, func() bool {
+		for _, x := range sessions {
+			id := s.sessionPointer(x.p.session)
+			if id == "" {
+				return false
+			}
+			for _, f := range []string{"checkpoint.json", "events.jsonl"} {
+				if _, err := os.Stat(filepath.Join(s.stateDir(), "workflows", id, f)); err != nil {
+					return false
+				}
+			}
+		}
+		return true
+	}, procs...)
 	for _, x := range sessions {
 		id := s.sessionPointer(x.p.session)
 		if id == "" {
