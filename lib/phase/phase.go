@@ -108,11 +108,11 @@ func Workers(state string, f Facts) ([]Worker, error) {
 		for i, t := range topics {
 			n := i + 1
 			ws[i] = Worker{ID: fmt.Sprintf("research_%d", n), Label: kv.OneLine(t), Batch: 1,
-				Output: filepath.Join(f.SpecDir, "reports", fmt.Sprintf("%03d_%s.md", n, Slug(t)))}
+				Output: filepath.Join(f.SpecDir, "reports", fmt.Sprintf("%03d_%s.md", n, slug(t)))}
 		}
 		return ws, nil
 	case "plan":
-		return one(PlanID, desc, filepath.Join("plans", "001_"+Slug(desc)+".md")), nil
+		return one(PlanID, desc, filepath.Join("plans", "001_"+slug(desc)+".md")), nil
 	case "implement":
 		return implementers(f, desc)
 	case "test":
@@ -284,9 +284,9 @@ func Args(raw string) (scope, description string, err error) {
 	return scope, s, nil
 }
 
-// Slug makes a short file-name part from text: lower-case letters and
+// slug makes a short file-name part from text: lower-case letters and
 // digits joined by single underscores, at most 40 bytes, "untitled" if empty.
-func Slug(s string) string {
+func slug(s string) string {
 	var b strings.Builder
 	gap := false
 	for _, r := range strings.ToLower(s) {

@@ -138,11 +138,11 @@ func Aggregate(kind Kind, recs []Record, in Inputs) ([]byte, error) {
 	var err error
 	switch kind {
 	case Research:
-		v, err = AggregateResearch(recs, in)
+		v, err = aggregateResearch(recs, in)
 	case Implementation:
-		v, err = AggregateImplementation(recs, in)
+		v, err = aggregateImplementation(recs, in)
 	case Testing:
-		v, err = AggregateTesting(recs, in)
+		v, err = aggregateTesting(recs, in)
 	default:
 		_, err = ParseKind(string(kind))
 	}
@@ -175,6 +175,10 @@ func settle(r kindRules, recs []Record, in Inputs) ([]worker, []Failure, error) 
 	var done []worker
 	var failed []Failure
 	for i, rec := range recs {
+		// Records parsed by ParseRecords are valid already, but Aggregate
+		// also takes records built in Go (lib/orchestrate's pending ones),
+		// and the sums below rely on the bounds Validate checks and on the
+		// metadata decoding.
 		if err := rec.Validate(); err != nil {
 			return nil, nil, fmt.Errorf("worker record %d: %w", i+1, err)
 		}
@@ -250,8 +254,8 @@ var researchRules = kindRules{
 	needsOutput: true,
 }
 
-// AggregateResearch aggregates research workers (see Aggregate).
-func AggregateResearch(recs []Record, in Inputs) (ResearchAggregate, error) {
+// aggregateResearch aggregates research workers (see Aggregate).
+func aggregateResearch(recs []Record, in Inputs) (ResearchAggregate, error) {
 	done, failed, err := settle(researchRules, recs, in)
 	if err != nil {
 		return ResearchAggregate{}, err
@@ -355,10 +359,10 @@ var implementationRules = kindRules{
 	fill: fillFromReport,
 }
 
-// AggregateImplementation aggregates implementation tracks (see Aggregate).
+// aggregateImplementation aggregates implementation tracks (see Aggregate).
 // A track's lines are its metadata total_lines, else the lines of its
 // modified files as in.FileLines counts them.
-func AggregateImplementation(recs []Record, in Inputs) (ImplementationAggregate, error) {
+func aggregateImplementation(recs []Record, in Inputs) (ImplementationAggregate, error) {
 	done, failed, err := settle(implementationRules, recs, in)
 	if err != nil {
 		return ImplementationAggregate{}, err
@@ -385,7 +389,7 @@ func AggregateImplementation(recs []Record, in Inputs) (ImplementationAggregate,
 		pieces[i] = labelled(w.Label(), firstNonEmpty(w.m.Summary, w.m.Title))
 	}
 	a.FilesModified = len(files)
-	a.TimeSavingsPercent = SavingsPercent(a.ParallelDurationMs, a.SequentialDurationMs)
+	a.TimeSavingsPercent = savingsPercent(a.ParallelDurationMs, a.SequentialDurationMs)
 	head := fmt.Sprintf("Completed %d of %d tracks in parallel: %d files modified, %d lines; %.1f%% time saved (%d ms vs %d ms sequential).",
 		len(done), len(recs), a.FilesModified, a.TotalLines, a.TimeSavingsPercent, a.ParallelDurationMs, a.SequentialDurationMs)
 	a.Summary = compose(head, pieces, AggregateSummaryWords)
@@ -414,10 +418,10 @@ var testingRules = kindRules{
 // failingShown is how many failing tests a testing summary names.
 const failingShown = 3
 
-// AggregateTesting aggregates testing workers (see Aggregate). Workers of
+// aggregateTesting aggregates testing workers (see Aggregate). Workers of
 // one stage run in parallel and stages run one after another, so the total
 // duration is the sum over stages of the longest worker of each stage.
-func AggregateTesting(recs []Record, in Inputs) (TestingAggregate, error) {
+func aggregateTesting(recs []Record, in Inputs) (TestingAggregate, error) {
 	done, failed, err := settle(testingRules, recs, in)
 	if err != nil {
 		return TestingAggregate{}, err
@@ -459,9 +463,9 @@ func AggregateTesting(recs []Record, in Inputs) (TestingAggregate, error) {
 	return a, nil
 }
 
-// SavingsPercent is the time saved by running in parallel, in percent with
+// savingsPercent is the time saved by running in parallel, in percent with
 // one decimal; 0 when there is no sequential time.
-func SavingsPercent(parallelMs, sequentialMs int64) float64 {
+func savingsPercent(parallelMs, sequentialMs int64) float64 {
 	if sequentialMs <= 0 {
 		return 0
 	}

@@ -85,7 +85,7 @@ func TestAggregateResearchSeedExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := AggregateResearch(recs, Inputs{})
+	a, err := aggregateResearch(recs, Inputs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestAggregatePartialFailure(t *testing.T) {
 	recs[1] = Record{WorkerID: "research_specialist_2", Topic: "authorization patterns", Status: Failed, Error: "timeout after 300s"}
 	recs[2].OutputPath = "/gone.md" // completed, but its report vanished
 	recs = append(recs, Record{WorkerID: "research_specialist_5", Topic: "audit logging", Status: Running})
-	a, err := AggregateResearch(recs, in)
+	a, err := aggregateResearch(recs, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestAggregateErrorIsCapped(t *testing.T) {
 		{WorkerID: "w1", Status: Failed, Error: strings.Repeat("stack frame ", 500)},
 		{WorkerID: "w2", Status: Completed, Metadata: json.RawMessage(`{"summary":"s","key_findings":["f"]}`)},
 	}
-	a, err := AggregateResearch(recs, Inputs{})
+	a, err := aggregateResearch(recs, Inputs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestAggregateResearchBudget(t *testing.T) {
 		meta, _ := json.Marshal(map[string]any{"summary": strings.Repeat(id+" ", 60), "key_findings": []string{id + " " + long, id + " 2 " + long, id + " 3 " + long}})
 		recs = append(recs, Record{WorkerID: "worker_" + id, Topic: "topic " + id, Status: Completed, OutputPath: ".claude/specs/042/reports/" + id + ".md", Metadata: meta})
 	}
-	a, err := AggregateResearch(recs, Inputs{})
+	a, err := aggregateResearch(recs, Inputs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestAggregateImplementation(t *testing.T) {
 		Outputs:   map[string][]byte{"s/frontend.md": fixture(t, "summaries/frontend.md"), "s/backend.md": fixture(t, "summaries/backend.md")},
 		FileLines: func(p string) (int, bool) { n, ok := lines[p]; return n, ok },
 	}
-	a, err := AggregateImplementation(recs, in)
+	a, err := aggregateImplementation(recs, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestAggregateTesting(t *testing.T) {
 	for _, n := range []string{"unit", "integration", "e2e", "inconsistent"} {
 		in.Outputs[n+".json"] = fixture(t, "results/"+n+".json")
 	}
-	a, err := AggregateTesting(recs, in)
+	a, err := aggregateTesting(recs, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,8 +337,8 @@ func TestSavingsPercent(t *testing.T) {
 		par, seq int64
 		want     float64
 	}{{30000, 70000, 57.1}, {0, 0, 0}, {10, 10, 0}, {1, 3, 66.7}} {
-		if got := SavingsPercent(tt.par, tt.seq); got != tt.want {
-			t.Errorf("SavingsPercent(%d, %d) = %v, want %v", tt.par, tt.seq, got, tt.want)
+		if got := savingsPercent(tt.par, tt.seq); got != tt.want {
+			t.Errorf("savingsPercent(%d, %d) = %v, want %v", tt.par, tt.seq, got, tt.want)
 		}
 	}
 }

@@ -137,10 +137,10 @@ func phaseNumber(s string) (int, error) {
 	return n, nil
 }
 
-// ParseDeps reads phases from JSON: an array of phase objects
+// parseDeps reads phases from JSON: an array of phase objects
 // ([{"phase": 1, "dependencies": [], "estimate_ms": 60000}, ...]) or an
 // object from phase number to its dependencies ({"1": [], "2": [1]}).
-func ParseDeps(data []byte) ([]Phase, error) {
+func parseDeps(data []byte) ([]Phase, error) {
 	var phases []Phase
 	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
 		var m map[string][]int
@@ -169,13 +169,13 @@ func ParseDeps(data []byte) ([]Phase, error) {
 	return phases, checkPhases(phases)
 }
 
-// ParsePhases reads a plan named name: dependencies JSON (ParseDeps) when
+// ParsePhases reads a plan named name: dependencies JSON (parseDeps) when
 // the name ends in .json or the text starts with [ or {, the plan markdown
 // (ParsePlan) otherwise.
 func ParsePhases(name string, data []byte) ([]Phase, error) {
 	t := bytes.TrimSpace(data)
 	if strings.HasSuffix(name, ".json") || bytes.HasPrefix(t, []byte("[")) || bytes.HasPrefix(t, []byte("{")) {
-		return ParseDeps(data)
+		return parseDeps(data)
 	}
 	return ParsePlan(data)
 }
@@ -328,6 +328,6 @@ func EstimateWaves(phases []Phase, waves [][]int) (Estimate, error) {
 		}
 		e.ParallelMs += longest
 	}
-	e.TimeSavingsPercent = SavingsPercent(e.ParallelMs, e.SequentialMs)
+	e.TimeSavingsPercent = savingsPercent(e.ParallelMs, e.SequentialMs)
 	return e, nil
 }

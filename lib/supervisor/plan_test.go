@@ -57,7 +57,7 @@ func TestParsePlanDiamondDetails(t *testing.T) {
 }
 
 func TestDepsJSONMatchesPlan(t *testing.T) {
-	fromJSON, err := ParseDeps(fixture(t, "plans/deps.json"))
+	fromJSON, err := parseDeps(fixture(t, "plans/deps.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestDepsJSONMatchesPlan(t *testing.T) {
 	if !reflect.DeepEqual(fromJSON, fromMD) {
 		t.Errorf("deps.json and diamond.md describe the same plan:\n%+v\n%+v", fromJSON, fromMD)
 	}
-	m, err := ParseDeps([]byte(`{"3": [1, 2], "1": [], "2": null}`))
+	m, err := parseDeps([]byte(`{"3": [1, 2], "1": [], "2": null}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,9 +147,9 @@ func TestParsePlanVariants(t *testing.T) {
 
 func TestParseDepsInvalid(t *testing.T) {
 	for _, in := range []string{`[]`, `{}`, `{"x": []}`, `[{"phase": 1, "deps": []}]`, `[{"phase": 1, "dependencies": [2]}]`, `[{"phase": -1}]`, `"1"`} {
-		_, err := ParseDeps([]byte(in))
+		_, err := parseDeps([]byte(in))
 		if fail.Code(err) != fail.Invalid {
-			t.Errorf("ParseDeps(%s): code %d (%v), want invalid", in, fail.Code(err), err)
+			t.Errorf("parseDeps(%s): code %d (%v), want invalid", in, fail.Code(err), err)
 		}
 	}
 }

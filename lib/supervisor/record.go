@@ -183,6 +183,9 @@ func CheckName(name string) error {
 // byte for byte. The caller holds the workflow lock around read, Upsert and
 // write, which is what makes simultaneous records safe.
 func Upsert(workers []byte, rec Record) ([]byte, error) {
+	// A record parsed by ParseRecord is valid already, but phase-verify
+	// stores records built in Go: checking here keeps every stored record
+	// valid whoever built it.
 	if err := rec.Validate(); err != nil {
 		return nil, err
 	}
