@@ -314,19 +314,29 @@ func TestSharedSectionsAgree(t *testing.T) {
 		return d.Steps[i:end]
 	}
 	ref := loadDoc(t, "commands/coordinate.md")
+	// The reference sections must be there: two empty sections would be
+	// equal and prove nothing.
+	refSections := map[string][]step{}
+	for _, sec := range []string{"phase", "supervised"} {
+		if refSections[sec] = section(ref, sec); len(refSections[sec]) == 0 {
+			t.Fatalf("commands/coordinate.md has no steps in section %q", sec)
+		}
+	}
 	for _, name := range []string{"orchestrate", "supervise", "workflow-resume"} {
 		d := loadDoc(t, "commands/"+name+".md")
 		for _, sec := range []string{"phase", "supervised"} {
-			got := section(d, sec)
 			if name == "supervise" && sec == "supervised" {
 				continue // sequential: never delegates
 			}
-			if !slices.EqualFunc(got, section(ref, sec), sameStep) {
+			if !slices.EqualFunc(section(d, sec), refSections[sec], sameStep) {
 				t.Errorf("%s: section %q differs from commands/coordinate.md", d.Path, sec)
 			}
 		}
 	}
-	worker := section(ref, "phase")[1].Task
+	if len(refSections["phase"]) < 2 || refSections["phase"][1].Task == nil {
+		t.Fatalf("commands/coordinate.md: ## phase must be a bash block, then the worker task")
+	}
+	worker := refSections["phase"][1].Task
 	for _, r := range phase.Roles() {
 		if r.Supervisor == "" {
 			continue

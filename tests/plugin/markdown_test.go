@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
 // doc is one command or agent file, parsed per the command protocol.
@@ -44,19 +46,10 @@ var (
 	returnLine = regexp.MustCompile(`^\s*(?:[-*]\s+)?Return exactly:\s*(.*?)\s*$`)
 )
 
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
 // loadDocs parses every markdown file of dir (commands or agents).
 func loadDocs(t testing.TB, dir string) []doc {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(repoRoot(t), dir, "*.md"))
+	paths, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), dir, "*.md"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no markdown in %s: %v", dir, err)
 	}
@@ -77,7 +70,7 @@ func loadDocs(t testing.TB, dir string) []doc {
 
 func loadDoc(t testing.TB, rel string) doc {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), rel))
+	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), rel))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,26 +9,19 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
-// flowstateBin is the binary the bash blocks find on PATH, built once.
+// flowstateBin is the binary the bash blocks find on PATH, built once
+// with scripts/build (what ships).
 var flowstateBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "flowstate-plugin-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	flowstateBin = filepath.Join(dir, "flowstate")
-	// scripts/build: the flags users get, so tests run what ships.
-	build := exec.Command("sh", "../../scripts/build", flowstateBin)
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build flowstate: %v\n%s", err, out)
-		os.Exit(1)
-	}
+	var cleanup func()
+	flowstateBin, cleanup = testenv.BuildOrExit()
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 
@@ -53,7 +46,6 @@ type fakeAgents struct {
 	Classification string // the classifier's JSON
 	FailTestRuns   int    // test-results files reporting a failing test, first N runs
 	Missing        string // a worker whose prompt contains this writes nothing
-	testRuns       map[string]bool
 }
 
 func newWorld(t *testing.T, agents fakeAgents) *world {
@@ -62,11 +54,11 @@ func newWorld(t *testing.T, agents fakeAgents) *world {
 	if err := os.Mkdir(filepath.Join(w.Dir, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	w.Env = append(os.Environ(),
+	// A clean environment: none of the runner's CLAUDE_* or FLOWSTATE_*
+	// variables reach the blocks.
+	w.Env = testenv.Env(t.TempDir(),
 		"PATH="+filepath.Dir(flowstateBin)+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"CLAUDE_CODE_SESSION_ID=session-"+strconv.Itoa(len(t.Name())),
-		"HOME="+t.TempDir(), "FLOWSTATE_CLASSIFICATION=", "FLOWSTATE_WORKFLOW=", "CLAUDE_PROJECT_DIR=")
-	w.Agents.testRuns = map[string]bool{}
+		"CLAUDE_CODE_SESSION_ID=session-"+strconv.Itoa(len(t.Name())))
 	return w
 }
 
@@ -86,7 +78,7 @@ func (w *world) flowstate(args ...string) string {
 // Code expands it: $ARGUMENTS replaced by the raw text.
 func (w *world) command(name, arguments string) (string, error) {
 	w.t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot(w.t), "commands", name+".md"))
+	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "commands", name+".md"))
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -240,7 +232,6 @@ func (a *fakeAgents) content(inv invocation, path string) string {
 			"### Phase 3: Interfaces\ndependencies: [1]\n\n### Phase 4: Integration\ndependencies: [2, 3]\n"
 	case "test-specialist":
 		run := regexp.MustCompile(`/r([0-9]+)_`).FindStringSubmatch(path)[1]
-		a.testRuns[run] = true
 		if n, _ := strconv.Atoi(run); n <= a.FailTestRuns {
 			return `{"total_tests": 4, "tests_passed": 3, "tests_failed": 1, "failures": [{"name": "TestLogin", "message": "expected 200, got 500"}]}`
 		}
