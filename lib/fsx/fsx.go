@@ -7,6 +7,7 @@ package fsx
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -127,7 +128,8 @@ func WriteNew(path string, data []byte) error {
 // kernel crash can drop the last lines, which costs history, never
 // state. The fsync was ~0.26 ms of every sm-transition.
 func AppendLine(path string, line []byte) error {
-	return appendLine(path, line, false)
+	_, _, err := appendLine(path, line, nil, false)
+	return err
 }
 
 // AppendLineDurable is AppendLine followed by fsync, for the key/value
@@ -136,30 +138,43 @@ func AppendLine(path string, line []byte) error {
 // value state-append acknowledged (exit 0) must survive a power loss
 // like one checkpoint-set wrote, or a later command could find its
 // checkpoint advanced past a value that is gone.
-func AppendLineDurable(path string, line []byte) error {
-	return appendLine(path, line, true)
+//
+// It returns the file's size after the append and reads its first bytes
+// into head (n of them), from the file already open: the state file's
+// header and size decide whether to compact, and a second open and stat
+// would cost each state-append more than the decision.
+func AppendLineDurable(path string, line, head []byte) (size int64, n int, err error) {
+	return appendLine(path, line, head, true)
 }
 
-func appendLine(path string, line []byte, durable bool) error {
+func appendLine(path string, line, head []byte, durable bool) (size int64, n int, err error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, FilePerm)
 	if err != nil {
-		return fmt.Errorf("append %s: %w", path, err)
+		return 0, 0, fmt.Errorf("append %s: %w", path, err)
 	}
 	defer f.Close()
-	if err := cutTornTail(f); err != nil {
-		return fmt.Errorf("append %s: %w", path, err)
+	if size, err = cutTornTail(f); err != nil {
+		return 0, 0, fmt.Errorf("append %s: %w", path, err)
 	}
 	buf := make([]byte, 0, len(line)+1)
 	buf = append(append(buf, line...), '\n')
 	if _, err := f.Write(buf); err != nil {
-		return fmt.Errorf("append %s: %w", path, err)
+		return 0, 0, fmt.Errorf("append %s: %w", path, err)
 	}
+	// The caller's lock keeps other writers out, so the size is known
+	// without another stat.
+	size += int64(len(buf))
 	if durable {
 		if err := f.Sync(); err != nil {
-			return fmt.Errorf("append %s: %w", path, err)
+			return 0, 0, fmt.Errorf("append %s: %w", path, err)
 		}
 	}
-	return nil
+	if len(head) > 0 {
+		if n, err = f.ReadAt(head, 0); err != nil && err != io.EOF {
+			return 0, 0, fmt.Errorf("read %s: %w", path, err)
+		}
+	}
+	return size, n, nil
 }
 
 // RemoveStrayTemps deletes the temp files WriteFile leaves in dir when its
@@ -212,19 +227,19 @@ func isTempName(name string) bool {
 }
 
 // cutTornTail truncates f after its last newline when its last byte is
-// not one.
-func cutTornTail(f *os.File) error {
+// not one, and returns f's size after that.
+func cutTornTail(f *os.File) (int64, error) {
 	st, err := f.Stat()
 	if err != nil || st.Size() == 0 {
-		return err
+		return 0, err
 	}
 	size := st.Size()
 	last := make([]byte, 1)
 	if _, err := f.ReadAt(last, size-1); err != nil {
-		return err
+		return 0, err
 	}
 	if last[0] == '\n' {
-		return nil
+		return size, nil
 	}
 	// Scan back in blocks for the last newline.
 	const block = 4096
@@ -233,16 +248,17 @@ func cutTornTail(f *os.File) error {
 		start := max(end-block, 0)
 		n, err := f.ReadAt(buf[:end-start], start)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		for i := n - 1; i >= 0; i-- {
 			if buf[i] == '\n' {
-				return f.Truncate(start + int64(i) + 1)
+				cut := start + int64(i) + 1
+				return cut, f.Truncate(cut)
 			}
 		}
 		end = start
 	}
-	return f.Truncate(0)
+	return 0, f.Truncate(0)
 }
 
 // EnsureDir creates dir (and parents) with 0700 and refuses a directory

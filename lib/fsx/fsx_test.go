@@ -99,11 +99,20 @@ func TestWriteFileAndAppend(t *testing.T) {
 	if err := AppendLine(p, []byte("b")); err != nil {
 		t.Fatal(err)
 	}
-	if err := AppendLineDurable(p, []byte("c")); err != nil {
+	head := make([]byte, 3)
+	size, n, err := AppendLineDurable(p, []byte("c"), head)
+	if err != nil {
 		t.Fatal(err)
 	}
+	// The size after the append and the first bytes, from the open file.
+	if size != 6 || string(head[:n]) != "a\nb" {
+		t.Errorf("AppendLineDurable = size %d, head %q; want 6, \"a\\nb\"", size, head[:n])
+	}
+	if size, n, err := AppendLineDurable(p, []byte("d"), make([]byte, 64)); err != nil || size != 8 || n != 8 {
+		t.Errorf("a head longer than the file: size %d, n %d, %v; want 8, 8", size, n, err)
+	}
 	b, _ := os.ReadFile(p)
-	if string(b) != "a\nb\nc\n" {
+	if string(b) != "a\nb\nc\nd\n" {
 		t.Errorf("content %q", b)
 	}
 	st, _ := os.Stat(p)

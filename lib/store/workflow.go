@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -310,12 +309,15 @@ func (w *Workflow) AppendState(pairs [][2]string) error {
 	defer l.Release()
 	path := w.path(stateFile)
 	if len(pairs) == 1 {
-		if err := fsx.AppendLineDurable(path, statefile.EncodeLine(pairs[0][0], pairs[0][1])); err != nil {
+		// The header line holds the base; 64 bytes are more than it takes.
+		var head [64]byte
+		size, n, err := fsx.AppendLineDurable(path, statefile.EncodeLine(pairs[0][0], pairs[0][1]), head[:])
+		if err != nil {
 			return err
 		}
-		size, base, err := stateSizes(path)
-		if err != nil || !statefile.ShouldCompact(size, base) {
-			return err
+		header, _, _ := bytes.Cut(head[:n], []byte("\n"))
+		if !statefile.ShouldCompact(size, int64(statefile.Base(header))) {
+			return nil
 		}
 	}
 	// Rewriting the state file is rare (a compaction or a --stdin batch),
@@ -334,27 +336,6 @@ func (w *Workflow) AppendState(pairs [][2]string) error {
 		}
 	}
 	return fsx.WriteFile(path, statefile.Compact(values))
-}
-
-// stateSizes returns the file size and the base recorded in its header,
-// reading only the first line.
-func stateSizes(path string) (size, base int64, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, 0, err
-	}
-	head := make([]byte, 64)
-	n, err := f.Read(head)
-	if err != nil && err != io.EOF {
-		return 0, 0, err
-	}
-	line, _, _ := bytes.Cut(head[:n], []byte("\n"))
-	return st.Size(), int64(statefile.Base(line)), nil
 }
 
 // LoadState reads the key/value state; damaged lines come back as

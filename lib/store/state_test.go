@@ -1,0 +1,75 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/machine"
+	"github.com/flowstate-dev/flowstate/lib/statefile"
+)
+
+func testWorkflow(t *testing.T, p *Project, id string) *Workflow {
+	t.Helper()
+	m := machine.Default()
+	cp, err := checkpoint.New(checkpoint.Params{
+		WorkflowID: id, Command: "coordinate", Description: "d", Scope: "research-only",
+		InitialState: m.Initial, TerminalState: "research", Transitions: m.Transitions, Now: time.Now(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := p.Create(id, cp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// TestAppendStateCompacts: single appends decide from the size and the
+// header the append returns; once the file has more than doubled it is
+// compacted, so overwriting one key keeps it small and every value reads.
+func TestAppendStateCompacts(t *testing.T) {
+	w := testWorkflow(t, testProject(t), "wf-1")
+	value := strings.Repeat("v", 100)
+	if err := w.AppendState([][2]string{{"OTHER", "o"}, {"KEY", "first"}}); err != nil {
+		t.Fatal(err)
+	}
+	compactions := 0
+	prev := int64(0)
+	for i := range 200 {
+		if err := w.AppendState([][2]string{{"KEY", fmt.Sprint(value, i)}}); err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(w.path(stateFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Size() < prev {
+			compactions++
+		}
+		prev = st.Size()
+		if limit := int64(4096 + 3*len(value)); st.Size() > 2*limit {
+			t.Fatalf("append %d: state file of %d bytes was not compacted", i, st.Size())
+		}
+	}
+	if compactions == 0 {
+		t.Error("no compaction in 200 appends of one key")
+	}
+	data, err := os.ReadFile(w.path(stateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, _, _ := bytes.Cut(data, []byte("\n"))
+	if statefile.Base(header) == 0 {
+		t.Errorf("no base in the header %q", header)
+	}
+	s, err := w.LoadState()
+	if err != nil || s.Values["KEY"] != fmt.Sprint(value, 199) || s.Values["OTHER"] != "o" || len(s.Warnings) != 0 {
+		t.Errorf("after compactions: KEY=%.10q… OTHER=%q warnings %q, %v", s.Values["KEY"], s.Values["OTHER"], s.Warnings, err)
+	}
+}
