@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/tidwall/gjson"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 )
 
 // Migrations follow the bash library's chain (1.0 → 1.1 → 1.2 → 1.3 → 2.0 →
@@ -294,18 +296,23 @@ func migrate20to21(m map[string]any) error {
 	return nil
 }
 
-// The newest default table of the bash state machine (2.0.0, Dec 2025).
+// defaultTable is the table of machine.Default (the newest one of the
+// bash state machine, 2.0.0, Dec 2025) as a decoded document holds it.
+// Built from the machine, not frozen here: a migrated workflow has no
+// machine.json, so machine.Default runs it, and its checkpoint must name
+// the same states, or the first transition into a state the copy lacks
+// would be refused as invalid. The migration tests pin the table, so a
+// change to the default machine is a deliberate act for migrations too.
 func defaultTable() map[string]any {
-	return map[string]any{
-		"initialize": []any{"research", "implement"},
-		"research":   []any{"plan", "complete"},
-		"plan":       []any{"implement", "complete", "debug"},
-		"implement":  []any{"test", "complete"},
-		"test":       []any{"debug", "document", "complete"},
-		"debug":      []any{"test", "document", "complete"},
-		"document":   []any{"complete"},
-		"complete":   []any{},
+	t := map[string]any{}
+	for state, next := range machine.Default().Transitions {
+		l := make([]any, len(next))
+		for i, s := range next {
+			l[i] = s
+		}
+		t[state] = l
 	}
+	return t
 }
 
 // The table the bash 1.3 → 2.0 migration wrote into checkpoints (bug 12).
@@ -397,18 +404,14 @@ func firstIndex(s string, subs ...string) int {
 	return best
 }
 
-// scopeTerminal is sm_init's map, including research-and-revise → plan
-// (sm_load forgot it and ended such workflows at complete).
-var scopeTerminal = map[string]string{
-	"research-only": "research", "research-and-plan": "plan", "research-and-revise": "plan",
-	"full-implementation": "complete", "debug-only": "debug", "implement-only": "implement",
-	"test-and-debug": "complete",
-}
-
+// terminalFor is the terminal state of scope in table: the default
+// machine's for its scopes (sm_init's map, including research-and-revise
+// → plan, which sm_load forgot and ended at complete), else complete,
+// else the table's only state with no way out.
 func terminalFor(scope string, table map[string]any) (string, error) {
-	if t, ok := scopeTerminal[scope]; ok {
-		if _, ok := table[t]; ok {
-			return t, nil
+	if sc, ok := machine.Default().Scopes[scope]; ok {
+		if _, ok := table[sc.Terminal]; ok {
+			return sc.Terminal, nil
 		}
 	}
 	if _, ok := table["complete"]; ok {
@@ -717,17 +720,12 @@ func typeName(v any) string {
 	}
 }
 
-// Key order of a migrated document: the 2.1 fields as New writes them,
-// then everything else sorted (encoding/json sorts nested maps anyway).
-var (
-	topOrder = []string{"schema_version", "workflow_id", "command", "project_name", "workflow_description",
-		"status", "created_at", "updated_at", "state_machine", "phase_data", "supervisor_state", "error_state", "metadata"}
-	smOrder = []string{"current_state", "completed_states", "transition_table", "workflow_config", "classification"}
-)
-
+// encodeDoc writes the 2.1 fields in Validate's order (topNames,
+// smNames), which is how New writes them, then everything else sorted
+// (encoding/json sorts nested maps anyway).
 func encodeDoc(m map[string]any) ([]byte, error) {
 	var b bytes.Buffer
-	if err := encodeOrdered(&b, m, topOrder, true); err != nil {
+	if err := encodeOrdered(&b, m, topNames[:], true); err != nil {
 		return nil, fail.Invalidf("checkpoint: encode migrated document: %v", err)
 	}
 	return format(b.Bytes()), nil
@@ -758,7 +756,7 @@ func encodeOrdered(b *bytes.Buffer, m map[string]any, order []string, top bool) 
 		}
 		b.WriteByte(':')
 		if sm, ok := m[k].(map[string]any); ok && top && k == "state_machine" {
-			if err := encodeOrdered(b, sm, smOrder, false); err != nil {
+			if err := encodeOrdered(b, sm, smNames[:], false); err != nil {
 				return err
 			}
 			continue

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/pretty"
 )
@@ -256,5 +257,21 @@ func TestInferScopeAndTerminal(t *testing.T) {
 	}
 	if !reflect.DeepEqual(splitComma(" a, b,,a "), []any{"a", "b"}) {
 		t.Error("splitComma")
+	}
+}
+
+// TestMigrationUsesTheDefaultMachine: a migrated workflow is run by
+// machine.Default, so its table and terminal states are that machine's.
+func TestMigrationUsesTheDefaultMachine(t *testing.T) {
+	m := machine.Default()
+	got, _ := json.Marshal(defaultTable())
+	want, _ := json.Marshal(m.Transitions)
+	if string(got) != string(want) {
+		t.Errorf("defaultTable() = %s, want the default machine's %s", got, want)
+	}
+	for name, sc := range m.Scopes {
+		if got, err := terminalFor(name, defaultTable()); err != nil || got != sc.Terminal {
+			t.Errorf("terminalFor(%s) = %q, %v; the default machine ends it at %q", name, got, err, sc.Terminal)
+		}
 	}
 }

@@ -7,28 +7,17 @@ package compat
 
 import (
 	_ "embed"
-	"slices"
 	"strings"
 
 	"github.com/flowstate-dev/flowstate/lib/sm"
-	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
 //go:embed compat.bash
 var script string
 
-// Script returns the bash functions, ready for eval.
+// Script returns the bash functions, ready for eval. The variables
+// flowstate computes from the checkpoint come from sm.DerivedKeys, so the
+// script's list cannot drift from what state-load exports.
 func Script() string {
-	return strings.Replace(script, "@DERIVED_KEYS@", strings.Join(derivedKeys(), " | "), 1)
-}
-
-// derivedKeys are the variables flowstate computes from the checkpoint,
-// taken from sm.Derived itself so the list cannot drift from it.
-func derivedKeys() []string {
-	var keys []string
-	for k := range sm.Derived(&store.Workflow{P: &store.Project{}}, []byte("{}")) {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
+	return strings.Replace(script, "@DERIVED_KEYS@", strings.Join(sm.DerivedKeys(), " | "), 1)
 }

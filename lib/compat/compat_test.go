@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flowstate-dev/flowstate/lib/sm"
 )
 
 // bash runs code in a fresh bash after eval-ing the compat script, as a
@@ -127,7 +129,7 @@ func TestReferenceFunctions(t *testing.T) {
 // TestDerivedKeys: the script knows sm.Derived's keys, so appending one
 // is a no-op, and no other key.
 func TestDerivedKeys(t *testing.T) {
-	for _, key := range derivedKeys() {
+	for _, key := range sm.DerivedKeys() {
 		if got := bash(t, "_flowstate_derived "+key+" && echo derived"); got != "derived\n" {
 			t.Errorf("%s: %q, want derived", key, got)
 		}
@@ -137,8 +139,8 @@ func TestDerivedKeys(t *testing.T) {
 			t.Errorf("%q: %q, want kept", key, got)
 		}
 	}
-	if !slices.Contains(derivedKeys(), "CURRENT_STATE") {
-		t.Errorf("derived keys %q lack CURRENT_STATE", derivedKeys())
+	if !slices.Contains(sm.DerivedKeys(), "CURRENT_STATE") {
+		t.Errorf("derived keys %q lack CURRENT_STATE", sm.DerivedKeys())
 	}
 }
 

@@ -392,17 +392,21 @@ func (e *editor) touch(now time.Time) {
 	e.set("metadata.updated_at", ts)
 }
 
+// derivedKeys are the keys of Derived, sorted; a test holds Derived to
+// exactly these.
+var derivedKeys = []string{
+	"CLAUDE_PROJECT_DIR", "COMMAND_NAME", "COMPLETED_STATES", "COMPLETED_STATES_COUNT", "CURRENT_STATE",
+	"RESEARCH_COMPLEXITY", "RESEARCH_TOPICS_JSON", "TERMINAL_STATE", "WORKFLOW_DESCRIPTION", "WORKFLOW_ID",
+	"WORKFLOW_SCOPE",
+}
+
+// DerivedKeys returns the keys of Derived, sorted: the variables users
+// cannot store and the compat layer refuses to append.
+func DerivedKeys() []string { return slices.Clone(derivedKeys) }
+
 // IsDerived reports whether key is one of Derived's keys, which users
 // cannot store.
-func IsDerived(key string) bool {
-	switch key {
-	case "WORKFLOW_ID", "CLAUDE_PROJECT_DIR", "COMMAND_NAME", "WORKFLOW_DESCRIPTION", "WORKFLOW_SCOPE",
-		"CURRENT_STATE", "TERMINAL_STATE", "COMPLETED_STATES", "COMPLETED_STATES_COUNT",
-		"RESEARCH_COMPLEXITY", "RESEARCH_TOPICS_JSON":
-		return true
-	}
-	return false
-}
+func IsDerived(key string) bool { return slices.Contains(derivedKeys, key) }
 
 // Derived are the shell variables computed from the checkpoint rather
 // than stored as keys, so the state machine has one source of truth and

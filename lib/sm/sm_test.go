@@ -1,6 +1,8 @@
 package sm
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,6 +19,10 @@ func TestIsDerivedMatchesDerived(t *testing.T) {
 		if !IsDerived(k) {
 			t.Errorf("Derived produces %s but IsDerived says no", k)
 		}
+	}
+	// One list: Derived produces exactly DerivedKeys, which is sorted.
+	if got := slices.Sorted(maps.Keys(keys)); !slices.Equal(got, DerivedKeys()) {
+		t.Errorf("Derived produces %q, DerivedKeys() = %q", got, DerivedKeys())
 	}
 	for _, k := range []string{"FOO", "STATE_FILE", "current_state"} {
 		if IsDerived(k) {
