@@ -413,24 +413,30 @@ func IsDerived(key string) bool { return slices.Contains(derivedKeys, key) }
 // a transition is one atomic write. The compat layer and state-load
 // export them under the original libraries' names.
 func Derived(w *store.Workflow, doc []byte) map[string]string {
-	st := StatusOf(w.ID, doc)
-	r := gjson.GetManyBytes(doc, "state_machine.workflow_config.description",
+	// One pass for every field, none of them in error_state: StatusOf
+	// would also scan past phase_data (maybe 10,000 keys) for that.
+	r := gjson.GetManyBytes(doc, "command", pScope, pCurrent, pTerminal, pCompleted,
+		"state_machine.workflow_config.description",
 		"state_machine.classification.research_complexity", "state_machine.classification.research_topics")
-	topics := r[2].Raw
+	completed := []string{}
+	for _, c := range r[4].Array() {
+		completed = append(completed, c.String())
+	}
+	topics := r[7].Raw
 	if topics == "" {
 		topics = "[]"
 	}
 	return map[string]string{
 		"WORKFLOW_ID":            w.ID,
 		"CLAUDE_PROJECT_DIR":     w.P.Dir,
-		"COMMAND_NAME":           st.Command,
-		"WORKFLOW_DESCRIPTION":   r[0].String(),
-		"WORKFLOW_SCOPE":         st.Scope,
-		"CURRENT_STATE":          st.CurrentState,
-		"TERMINAL_STATE":         st.TerminalState,
-		"COMPLETED_STATES":       strings.Join(st.CompletedStates, " "),
-		"COMPLETED_STATES_COUNT": fmt.Sprint(len(st.CompletedStates)),
-		"RESEARCH_COMPLEXITY":    r[1].String(),
+		"COMMAND_NAME":           r[0].String(),
+		"WORKFLOW_DESCRIPTION":   r[5].String(),
+		"WORKFLOW_SCOPE":         r[1].String(),
+		"CURRENT_STATE":          r[2].String(),
+		"TERMINAL_STATE":         r[3].String(),
+		"COMPLETED_STATES":       strings.Join(completed, " "),
+		"COMPLETED_STATES_COUNT": fmt.Sprint(len(completed)),
+		"RESEARCH_COMPLEXITY":    r[6].String(),
 		"RESEARCH_TOPICS_JSON":   topics,
 	}
 }

@@ -79,3 +79,26 @@ func TestInitRefusesCommand(t *testing.T) {
 		t.Errorf("command not stored: %v", err)
 	}
 }
+
+// TestDerived: every variable read from its place in the checkpoint.
+func TestDerived(t *testing.T) {
+	doc := []byte(`{"command":"coordinate","phase_data":{"research":{"k":1}},
+	  "state_machine":{"current_state":"plan","completed_states":["initialize","research"],
+	    "workflow_config":{"scope":"research-and-plan","terminal_state":"plan","description":"Add login"},
+	    "classification":{"research_complexity":3,"research_topics":["auth", "sessions"]}},
+	  "error_state":{"last_error":"boom","failed_state":"plan","retry_count":1}}`)
+	got := Derived(&store.Workflow{ID: "w1", P: &store.Project{Dir: "/p"}}, doc)
+	want := map[string]string{
+		"WORKFLOW_ID": "w1", "CLAUDE_PROJECT_DIR": "/p", "COMMAND_NAME": "coordinate", "WORKFLOW_DESCRIPTION": "Add login",
+		"WORKFLOW_SCOPE": "research-and-plan", "CURRENT_STATE": "plan", "TERMINAL_STATE": "plan",
+		"COMPLETED_STATES": "initialize research", "COMPLETED_STATES_COUNT": "2", "RESEARCH_COMPLEXITY": "3",
+		"RESEARCH_TOPICS_JSON": `["auth", "sessions"]`,
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("Derived =\n%q\nwant\n%q", got, want)
+	}
+	empty := Derived(&store.Workflow{ID: "w2", P: &store.Project{}}, []byte(`{}`))
+	if empty["COMPLETED_STATES_COUNT"] != "0" || empty["COMPLETED_STATES"] != "" || empty["RESEARCH_TOPICS_JSON"] != "[]" {
+		t.Errorf("Derived of an empty document = %q", empty)
+	}
+}
