@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/statefile"
 )
@@ -71,5 +73,44 @@ func TestAppendStateCompacts(t *testing.T) {
 	s, err := w.LoadState()
 	if err != nil || s.Values["KEY"] != fmt.Sprint(value, 199) || s.Values["OTHER"] != "o" || len(s.Warnings) != 0 {
 		t.Errorf("after compactions: KEY=%.10q… OTHER=%q warnings %q, %v", s.Values["KEY"], s.Values["OTHER"], s.Warnings, err)
+	}
+}
+
+// TestCreateLogsInitFirst: the init event is written before the
+// checkpoint makes the workflow visible, so it is always the first.
+func TestCreateLogsInitFirst(t *testing.T) {
+	w := testWorkflow(t, testProject(t), "wf-1")
+	if err := w.Update(func(tx *Tx) error { tx.Event("note", nil); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(w.EventsPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"event":"init"`) || !strings.Contains(lines[1], `"event":"note"`) {
+		t.Errorf("events:\n%s", data)
+	}
+}
+
+// TestAppendLog: one JSON value, compacted onto one line; anything else
+// is refused (exit 4) and nothing is written.
+func TestAppendLog(t *testing.T) {
+	w := testWorkflow(t, testProject(t), "wf-1")
+	if err := w.AppendLog("timing", []byte(" {\"ms\": 12,\n \"ok\": true} ")); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"", "{", "1 2", "{} x", "nope"} {
+		err := w.AppendLog("timing", []byte(bad))
+		if fail.Code(err) != fail.Invalid || !strings.Contains(err.Error(), "log timing: value is not valid JSON") {
+			t.Errorf("AppendLog(%q) = %v", bad, err)
+		}
+	}
+	if err := w.AppendLog("bad-name", []byte("1")); fail.Code(err) != fail.Invalid {
+		t.Errorf("AppendLog with a bad name = %v", err)
+	}
+	data, err := os.ReadFile(filepath.Join(w.Dir, "logs", "timing.jsonl"))
+	if err != nil || string(data) != "{\"ms\":12,\"ok\":true}\n" {
+		t.Errorf("log file %q, %v", data, err)
 	}
 }

@@ -104,10 +104,16 @@ func (p *Project) Create(id string, cp, machineJSON []byte) (*Workflow, error) {
 	if err := fsx.WriteNew(w.path(stateFile), statefile.Compact(nil)); err != nil {
 		return nil, err
 	}
+	// The init event goes first, while nobody can see the workflow: once
+	// the checkpoint is there, another process may append its own events,
+	// which must not come before init.
+	if err := w.appendEvents([][]byte{eventLine(p.Now(), "init", nil)}); err != nil {
+		return nil, err
+	}
 	if err := fsx.WriteFile(w.path(checkpointFile), cp); err != nil {
 		return nil, err
 	}
-	return w, w.appendEvents([][]byte{eventLine(p.Now(), "init", nil)})
+	return w, nil
 }
 
 // MachineJSON returns the custom machine of the workflow, or nil when it
@@ -269,12 +275,10 @@ func (w *Workflow) AppendLog(name string, value []byte) error {
 	if !statefile.ValidKey(name) {
 		return fail.Invalidf("log name %q must match [A-Za-z_][A-Za-z0-9_]*", name)
 	}
-	if !json.Valid(value) {
-		return fail.Invalidf("log %s: value is not valid JSON; pass one JSON value, e.g. '{\"ms\": 12}'", name)
-	}
+	// Compact rejects what json.Valid would: anything but one JSON value.
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, value); err != nil {
-		return fail.Invalidf("log %s: %v", name, err)
+		return fail.Invalidf("log %s: value is not valid JSON (%v); pass one JSON value, e.g. '{\"ms\": 12}'", name, err)
 	}
 	l, err := w.lock()
 	if err != nil {
