@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestKeysOrder: Keys and the State's ExportLines give the full sort
+// TestKeysOrder: Keys and the State's WriteExports give the full sort
 // whatever order keys were appended or Set in, and whether or not Values
 // was changed behind Set's back.
 func TestKeysOrder(t *testing.T) {
@@ -39,8 +39,8 @@ func TestKeysOrder(t *testing.T) {
 		if got := st.Keys(); !slices.Equal(got, want) {
 			t.Fatalf("trial %d: Keys() = %q, want %q", trial, got, want)
 		}
-		if got, want := st.ExportLines(), ExportLines(values); got != want {
-			t.Fatalf("trial %d: State.ExportLines() = %q, want %q", trial, got, want)
+		if got, want := st.exportLines(), exportLines(values); got != want {
+			t.Fatalf("trial %d: State.exportLines() = %q, want %q", trial, got, want)
 		}
 	}
 	var zero State

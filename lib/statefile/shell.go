@@ -1,9 +1,6 @@
 package statefile
 
-import (
-	"io"
-	"strings"
-)
+import "io"
 
 // Quote renders s as one bash word that evaluates to exactly s and
 // expands nothing: plain when every byte is harmless, otherwise ANSI-C
@@ -61,24 +58,11 @@ func isPlain(s string) bool {
 	return true
 }
 
-// ExportLines renders sorted `export KEY=value` lines for eval.
-func ExportLines(values map[string]string) string {
-	var b strings.Builder
-	_ = writeExports(&b, sortedKeys(values), values)
-	return b.String()
-}
-
-// ExportLines is the package function for a parsed state, whose key
-// order spares most of the sort.
-func (s State) ExportLines() string {
-	var b strings.Builder
-	_ = writeExports(&b, s.Keys(), s.Values)
-	return b.String()
-}
-
-// WriteExports writes what ExportLines returns to w, in chunks: state-load
-// of 10,000 keys would otherwise build a 600 KB string, and in a process
-// that lives a few milliseconds every fresh heap page is a page fault.
+// WriteExports writes sorted `export KEY=value` lines for eval to w, in
+// chunks: state-load of 10,000 keys would otherwise build a 600 KB
+// string, and in a process that lives a few milliseconds every fresh heap
+// page is a page fault. The key order of a parsed state spares most of
+// the sort.
 func (s State) WriteExports(w io.Writer) error { return writeExports(w, s.Keys(), s.Values) }
 
 // writeExports renders the lines into one reused buffer, flushed to w

@@ -39,7 +39,7 @@ func CheckPair(key, value string) error {
 	if !ValidKey(key) {
 		return fail.Invalidf("invalid key %q: keys must match [A-Za-z_][A-Za-z0-9_]*", key)
 	}
-	if bytes.IndexByte([]byte(value), 0) >= 0 {
+	if strings.IndexByte(value, 0) >= 0 {
 		return fail.Invalidf("value of %s contains a NUL byte, which no shell variable can hold; remove it", key)
 	}
 	return nil

@@ -83,7 +83,7 @@ func BenchmarkExportLines(b *testing.B) {
 		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				_ = ExportLines(v)
+				_ = exportLines(v)
 			}
 		})
 	}
@@ -101,7 +101,7 @@ func BenchmarkLoadExport(b *testing.B) {
 				for _, k := range []string{"WORKFLOW_ID", "CURRENT_STATE", "COMPLETED_STATES", "TERMINAL_STATE"} {
 					st.Set(k, "x")
 				}
-				_ = st.ExportLines()
+				_ = st.exportLines()
 			}
 		})
 	}

@@ -129,7 +129,7 @@ func TestShouldCompact(t *testing.T) {
 }
 
 func TestExportLinesSorted(t *testing.T) {
-	got := ExportLines(map[string]string{"B": "x y", "A": ""})
+	got := exportLines(map[string]string{"B": "x y", "A": ""})
 	want := "export A=''\nexport B=$'x y'\n"
 	if got != want {
 		t.Errorf("got %q want %q", got, want)
