@@ -4,8 +4,10 @@
 package machine
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -63,10 +65,15 @@ func Default() *Machine {
 // Parse reads a custom machine from JSON and validates it.
 func Parse(data []byte) (*Machine, error) {
 	var m Machine
-	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
 		return nil, fail.Invalidf("machine: not valid machine JSON: %v (expected {\"name\",\"initial\",\"transitions\",\"scopes\",\"recovery\"})", err)
+	}
+	// Decode stops after the first value: anything after it (a second
+	// machine, a stray brace) means the file is not what its author thinks.
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fail.Invalidf("machine: not valid machine JSON: data after the machine's object; the file must hold exactly one JSON object")
 	}
 	if err := m.Validate(); err != nil {
 		return nil, err

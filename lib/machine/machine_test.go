@@ -126,11 +126,12 @@ func TestNextRecovery(t *testing.T) {
 }
 
 func TestParse(t *testing.T) {
+	const minimal = `{"name":"review","initial":"start","transitions":{"start":["review"],"review":["done","start"],"done":[]},"scopes":{"quick":{"terminal":"done","route":["start","review","done"]}}}`
 	tests := []struct {
 		name, json string
 		ok         bool
 	}{
-		{"minimal", `{"name":"review","initial":"start","transitions":{"start":["review"],"review":["done","start"],"done":[]},"scopes":{"quick":{"terminal":"done","route":["start","review","done"]}}}`, true},
+		{"minimal", minimal, true},
 		{"unknown field", `{"name":"x","initial":"a","transitions":{"a":[]},"scopes":{"s":{"terminal":"a","route":["a"]}},"extra":1}`, false},
 		{"not json", `{`, false},
 		{"dangling transition", `{"name":"x","initial":"a","transitions":{"a":["b"]},"scopes":{"s":{"terminal":"a","route":["a"]}}}`, false},
@@ -138,6 +139,10 @@ func TestParse(t *testing.T) {
 		{"no scopes", `{"name":"x","initial":"a","transitions":{"a":[]},"scopes":{}}`, false},
 		{"bad state name", `{"name":"x","initial":"A b","transitions":{"A b":[]},"scopes":{"s":{"terminal":"A b","route":["A b"]}}}`, false},
 		{"one-way recovery", `{"name":"x","initial":"a","transitions":{"a":["b"],"b":[]},"scopes":{"s":{"terminal":"b","route":["a","b"]}},"recovery":{"a":"b"}}`, false},
+		{"trailing space", minimal + " \n\t\n", true},
+		{"a second object after it", minimal + `{}`, false},
+		{"a stray brace after it", minimal + "\n}", false},
+		{"garbage after it", minimal + " x", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
