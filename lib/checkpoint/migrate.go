@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -610,12 +611,13 @@ func migrateErrorState(m map[string]any) error {
 	return nil
 }
 
-// firstTime returns the first value that parses as a time, normalised to
-// RFC 3339 UTC.
+// firstTime returns the first value that parses as a time, written as
+// every time in a checkpoint is (Timestamp: RFC 3339 UTC, seconds), so
+// migrated and new times compare as text alike.
 func firstTime(name string, vals ...any) (string, error) {
 	for _, v := range vals {
 		if t, ok := parseTime(v); ok {
-			return t.UTC().Format(time.RFC3339Nano), nil
+			return Timestamp(t), nil
 		}
 	}
 	return "", fmt.Errorf("%s: no usable timestamp (created_at, updated_at or metadata.*); add \"created_at\": \"2025-11-07T14:30:22Z\" with the real time and retry", name)
@@ -740,7 +742,7 @@ func encodeOrdered(b *bytes.Buffer, m map[string]any, order []string, top bool) 
 	}
 	rest := make([]string, 0, len(m))
 	for k := range m {
-		if !contains(order, k) {
+		if !slices.Contains(order, k) {
 			rest = append(rest, k)
 		}
 	}

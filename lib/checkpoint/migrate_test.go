@@ -275,3 +275,20 @@ func TestMigrationUsesTheDefaultMachine(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstTime: migrated times are written as Timestamp writes new ones.
+func TestFirstTime(t *testing.T) {
+	for in, want := range map[any]string{
+		"2025-11-07T14:30:22.123456+02:00": "2025-11-07T12:30:22Z",
+		"2025-11-07T14:30:22Z":             "2025-11-07T14:30:22Z",
+		"2025-11-07 14:30:22":              "2025-11-07T14:30:22Z",
+		json.Number("1762525822"):          "2025-11-07T14:30:22Z",
+	} {
+		if got, err := firstTime("created_at", nil, "not a time", in); err != nil || got != want {
+			t.Errorf("firstTime(%v) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := firstTime("created_at", nil, ""); err == nil {
+		t.Error("no usable time: want an error")
+	}
+}

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,9 +51,7 @@ func (vd *validator) note(err error) {
 
 func (vd *validator) document(root gjson.Result) error {
 	var top [len(topNames)]gjson.Result
-	if err := vd.collect(root, "", topNames[:], top[:]); err != nil {
-		return err
-	}
+	vd.collect(root, "", topNames[:], top[:])
 	// Version first: a 2.0 or 3.0 document fails here with advice, not on
 	// whatever field happens to differ.
 	if err := checkVersion(top[0]); err != nil {
@@ -132,9 +131,7 @@ func (vd *validator) checkStateMachine(sm gjson.Result) ([]string, error) {
 		return nil, err
 	}
 	var f [len(smNames)]gjson.Result
-	if err := vd.collect(sm, p, smNames[:], f[:]); err != nil {
-		return nil, err
-	}
+	vd.collect(sm, p, smNames[:], f[:])
 	if err := required(p, smNames[:], f[:]); err != nil {
 		return nil, err
 	}
@@ -165,7 +162,7 @@ func (vd *validator) checkTable(t gjson.Result) ([]string, error) {
 		switch {
 		case k.Str == "":
 			err = invalidf(p, "a state name must not be empty")
-		case contains(states, k.Str):
+		case slices.Contains(states, k.Str):
 			vd.note(semanticf(p+"."+k.Str, "appears twice; remove one of them"))
 		default:
 			states = append(states, k.Str)
@@ -201,9 +198,9 @@ func (vd *validator) checkStateList(v gjson.Result, p string, states []string) e
 		i++
 		if s.Type != gjson.String {
 			err = invalidf(ip, "must be a string, got %s", describe(s))
-		} else if contains(seen, s.Str) {
+		} else if slices.Contains(seen, s.Str) {
 			err = invalidf(ip, "%q is listed twice", s.Str)
-		} else if !contains(states, s.Str) {
+		} else if !slices.Contains(states, s.Str) {
 			vd.note(notAState(ip, s.Str, states))
 		}
 		seen = append(seen, s.Str)
@@ -220,9 +217,7 @@ func (vd *validator) checkWorkflowConfig(wc gjson.Result, states []string) error
 		return err
 	}
 	var f [len(wcNames)]gjson.Result
-	if err := vd.collect(wc, p, wcNames[:], f[:]); err != nil {
-		return err
-	}
+	vd.collect(wc, p, wcNames[:], f[:])
 	if err := required(p, wcNames[:], f[:]); err != nil {
 		return err
 	}
@@ -242,9 +237,7 @@ func (vd *validator) checkClassification(c gjson.Result) error {
 		return err
 	}
 	var f [len(clNames)]gjson.Result
-	if err := vd.collect(c, p, clNames[:], f[:]); err != nil {
-		return err
-	}
+	vd.collect(c, p, clNames[:], f[:])
 	if err := required(p, clNames[:5], f[:5]); err != nil { // classified_at is optional
 		return err
 	}
@@ -310,8 +303,9 @@ func (vd *validator) checkSupervisorState(ss gjson.Result) error {
 			return false
 		}
 		var f [1]gjson.Result
-		if err = vd.collect(sup, p, []string{"workers"}, f[:]); err != nil || !f[0].Exists() {
-			return err == nil
+		vd.collect(sup, p, []string{"workers"}, f[:])
+		if !f[0].Exists() {
+			return true
 		}
 		err = vd.checkWorkers(f[0], p+".workers")
 		return err == nil
@@ -334,9 +328,7 @@ func (vd *validator) checkWorkers(ws gjson.Result, p string) error {
 			return false
 		}
 		var f [2]gjson.Result
-		if err = vd.collect(w, wp, workerNames, f[:]); err != nil {
-			return false
-		}
+		vd.collect(w, wp, workerNames, f[:])
 		if err = required(wp, workerNames, f[:]); err != nil {
 			return false
 		}
@@ -357,9 +349,7 @@ func (vd *validator) checkErrorState(es gjson.Result, states []string) error {
 		return err
 	}
 	var f [len(esNames)]gjson.Result
-	if err := vd.collect(es, p, esNames[:], f[:]); err != nil {
-		return err
-	}
+	vd.collect(es, p, esNames[:], f[:])
 	if err := required(p, esNames[:3], f[:3]); err != nil { // retries is optional
 		return err
 	}
@@ -394,7 +384,7 @@ func (vd *validator) checkErrorState(es gjson.Result, states []string) error {
 		}
 		if n < 0 {
 			err = invalidf(rp, "must not be negative, got %s", v.Raw)
-		} else if !contains(states, k.Str) {
+		} else if !slices.Contains(states, k.Str) {
 			vd.note(notAState(rp, k.Str, states))
 		}
 		return err == nil
@@ -410,9 +400,7 @@ func (vd *validator) checkMetadata(md gjson.Result) error {
 		return err
 	}
 	var f [len(mdNames)]gjson.Result
-	if err := vd.collect(md, p, mdNames[:], f[:]); err != nil {
-		return err
-	}
+	vd.collect(md, p, mdNames[:], f[:])
 	if err := required(p, mdNames[:4], f[:4]); err != nil {
 		return err
 	}
@@ -436,10 +424,10 @@ func (vd *validator) checkMetadata(md gjson.Result) error {
 }
 
 // collect stores the members of obj named in names into out (same index)
-// in one pass, and rejects a known name that appears twice. Unknown keys
-// are the user's and are left alone.
-func (vd *validator) collect(obj gjson.Result, p string, names []string, out []gjson.Result) error {
-	var err error
+// in one pass, and notes a known name that appears twice (a semantic
+// finding, reported after the structural checks). Unknown keys are the
+// user's and are left alone.
+func (vd *validator) collect(obj gjson.Result, p string, names []string, out []gjson.Result) {
 	obj.ForEach(func(k, v gjson.Result) bool {
 		for i, n := range names {
 			if k.Str == n {
@@ -453,7 +441,6 @@ func (vd *validator) collect(obj gjson.Result, p string, names []string, out []g
 		}
 		return true
 	})
-	return err
 }
 
 func required(p string, names []string, f []gjson.Result) error {
@@ -490,7 +477,7 @@ func wantNonEmptyString(v gjson.Result, p string) error {
 }
 
 func wantEnum(v gjson.Result, p string, allowed []string) error {
-	if v.Type != gjson.String || !contains(allowed, v.Str) {
+	if v.Type != gjson.String || !slices.Contains(allowed, v.Str) {
 		return invalidf(p, "must be one of %s, got %s", strings.Join(allowed, ", "), describe(v))
 	}
 	return nil
@@ -500,7 +487,7 @@ func (vd *validator) wantState(v gjson.Result, p string, states []string) error 
 	if err := wantString(v, p); err != nil {
 		return err
 	}
-	if !contains(states, v.Str) {
+	if !slices.Contains(states, v.Str) {
 		vd.note(notAState(p, v.Str, states))
 	}
 	return nil
@@ -557,15 +544,6 @@ func isUTCTimestamp(s string) bool {
 
 func notAState(p, s string, states []string) error {
 	return semanticf(p, "%q is not a state of state_machine.transition_table (states: %s)", s, strings.Join(states, ", "))
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func join(p, name string) string {
