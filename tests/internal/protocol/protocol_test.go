@@ -1,0 +1,229 @@
+package protocol
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestBlocks(t *testing.T) {
+	md := "# T\n\n## one\n\n```bash\necho hi\n```\n\n````markdown\n## not a section\n```bash\nnot run\n```\n````\n\n## two\n\n```output\nhi\n```\n"
+	got, err := Blocks(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Block{
+		{"bash", "echo hi", 5, "one"},
+		{"markdown", "## not a section\n```bash\nnot run\n```", 9, "one"},
+		{"output", "hi", 18, "two"},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+	if _, err := Blocks("```bash\nopen"); err == nil {
+		t.Fatal("an unclosed fence must be an error")
+	}
+}
+
+const command = `---
+description: a command
+argument-hint: "[WHAT]"
+---
+# Title
+
+Write nothing to: here/x.md unless the path ends the line.
+
+## start
+
+` + "```bash" + `
+echo A=1
+` + "```" + `
+
+Example, not a step:
+
+` + "````markdown" + `
+## Executive Summary
+` + "```bash" + `
+echo no
+` + "```" + `
+` + "````" + `
+
+` + "```bash legacy" + `
+source lib.sh
+` + "```" + `
+
+## work ##
+
+` + "```task" + `
+Task {
+  subagent_type: x:y
+  description: d
+  prompt: |
+    p
+}
+` + "```" + `
+
+Return exactly: DONE
+`
+
+func TestParse(t *testing.T) {
+	d, err := Parse(command)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(d.Frontmatter, map[string]string{"description": "a command", "argument-hint": `"[WHAT]"`}) {
+		t.Errorf("frontmatter %v", d.Frontmatter)
+	}
+	if len(d.Steps) != 2 || d.Steps[0].Body != "echo A=1" || d.Steps[0].Task != nil || d.Steps[1].Task == nil {
+		t.Fatalf("steps %+v: want the bash block and the task block only", d.Steps)
+	}
+	if d.Steps[0].Line != 11 || d.Steps[0].Section != "start" || d.Steps[1].Section != "work" {
+		t.Errorf("steps %+v: want line 11 of the file, sections start and work", d.Steps)
+	}
+	if !reflect.DeepEqual(d.Sections, map[string]int{"start": 0, "work": 1}) {
+		t.Errorf("sections %v (headings inside fences do not count)", d.Sections)
+	}
+	var writes, returns []string
+	for _, p := range d.Prose {
+		if w, ok := WriteTarget(p.Text); ok {
+			writes = append(writes, w)
+		}
+		if r, ok := ReturnLine(p.Text); ok {
+			returns = append(returns, fmt.Sprintf("%s@%d", r, p.Step))
+		}
+	}
+	if writes != nil || !reflect.DeepEqual(returns, []string{"DONE@2"}) {
+		t.Errorf("prose: writes %q (want none: the line does not end in the path), returns %q", writes, returns)
+	}
+	if !strings.HasPrefix(d.Body, "# Title\n") || d.Lines != strings.Count(command, "\n") {
+		t.Errorf("body %q..., lines %d", d.Body[:10], d.Lines)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for name, md := range map[string]string{
+		"unclosed fence":       "```bash\necho hi\n",
+		"unclosed frontmatter": "---\na: b\n# T\n",
+		"frontmatter line":     "---\nnot a pair\n---\n",
+		"two sections":         "## a\n```bash\ntrue\n```\n## a\n",
+		"bad task":             "```task\nTask {\n  subagent_type: a\n}\n```\n",
+	} {
+		if _, err := Parse(md); err == nil {
+			t.Errorf("%s: want an error", name)
+		}
+	}
+}
+
+func TestParseTask(t *testing.T) {
+	tk, err := ParseTask("Task {\n  subagent_type: flowstate:x\n  description: Research ${TOPIC_i}\n  for_each: i in 1..${N}\n  prompt: |\n    Topic: ${TOPIC_i}\n\n      indented\n    Write the report to: ${P_i}\n\n}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Task{SubagentType: "flowstate:x", Description: "Research ${TOPIC_i}", ForEach: "i in 1..${N}",
+		Prompt: "Topic: ${TOPIC_i}\n\n  indented\nWrite the report to: ${P_i}", PromptBlock: true}
+	if tk != want {
+		t.Errorf("ParseTask =\n%+v\nwant\n%+v", tk, want)
+	}
+	one, err := ParseTask("Task {\n  subagent_type: a:b\n  description: d\n  prompt: do it\n}")
+	if err != nil || one.Prompt != "do it" || one.PromptBlock {
+		t.Errorf("one-line prompt: %+v, %v", one, err)
+	}
+	for _, body := range []string{
+		"",
+		"Task {\n  prompt: p\n}",
+		"Task {\n  subagent_type: a\n  colour: red\n  prompt: p\n}",
+		"Task {\n  subagent_type: a\n  prompt: p\n}", // no description
+		"Task {\n  subagent_type: a\n  description: d\n  description: e\n  prompt: p\n}",
+		"Task {\n  subagent_type: a\n  description: d\n  prompt: |\n  not indented\n}",
+		"Task {\n  subagent_type: a\n  description: d\n  prompt: |\n}",
+		"subagent_type: a\ndescription: d\nprompt: p",
+	} {
+		if _, err := ParseTask(body); err == nil {
+			t.Errorf("ParseTask(%q): want an error", body)
+		}
+	}
+}
+
+func TestKeyValues(t *testing.T) {
+	got := KeyValues("A=1\nnot one\nB_2=x=y\r\nlower=no\nA=2\n=x\n")
+	want := [][2]string{{"A", "1"}, {"B_2", "x=y"}, {"A", "2"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("KeyValues = %q, want %q", got, want)
+	}
+}
+
+func TestExpand(t *testing.T) {
+	tk := Task{SubagentType: "a:${AGENT}", Description: "d ${TOPIC_i}", ForEach: "i in 1..${N}", Prompt: "T: ${TOPIC_i}\nW: ${W}"}
+	got, err := tk.Expand(map[string]string{"AGENT": "r", "N": "2", "TOPIC_1": "x", "TOPIC_2": "y", "W": "w"})
+	want := []Invocation{{"a:r", "d x", "T: x\nW: w", 1}, {"a:r", "d y", "T: y\nW: w", 2}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("Expand = %+v, %v; want %+v", got, err, want)
+	}
+	if got, err := tk.Expand(map[string]string{"N": "0"}); err != nil || len(got) != 0 {
+		t.Errorf("N=0: %+v, %v; want no calls", got, err)
+	}
+	for name, values := range map[string]map[string]string{
+		"no N":       {"AGENT": "r", "W": "w"},
+		"no TOPIC_2": {"AGENT": "r", "N": "2", "TOPIC_1": "x", "W": "w"},
+		"bad N":      {"AGENT": "r", "N": "two", "W": "w"},
+	} {
+		if _, err := tk.Expand(values); err == nil {
+			t.Errorf("%s: want an error", name)
+		}
+	}
+	if _, err := (Task{SubagentType: "a", Description: "d", Prompt: "${K_i}"}).Expand(map[string]string{"K_1": "x"}); err == nil {
+		t.Error("${K_i} outside a for_each: want an error")
+	}
+}
+
+func TestRunner(t *testing.T) {
+	md := "## start\n\n```bash\necho N=2; echo T_1=a; echo T_2=b\n```\n\n```bash\necho NEXT=work\n```\n\n```bash\nexit 1\n```\n\n" +
+		"## work\n\n```task\nTask {\n  subagent_type: w\n  description: d\n  for_each: i in 1..${N}\n  prompt: |\n    ${T_i}\n    Return exactly: OK ${T_i}\n}\n```\n\n" +
+		"```bash\necho out; echo NEXT=done\n```\n\n```bash\nexit 1\n```\n"
+	d, err := Parse(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batches [][]string
+	answer := func(calls []Invocation) ([]string, error) {
+		var prompts, answers []string
+		for _, c := range calls {
+			first, _, _ := strings.Cut(c.Prompt, "\n")
+			prompts = append(prompts, first)
+			answers = append(answers, "OK "+first)
+		}
+		batches = append(batches, prompts)
+		return answers, nil
+	}
+	r := NewRunner("cmd.md", d, t.TempDir(), []string{"PATH=/usr/bin:/bin"}, answer)
+	if err := r.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.Trace, " "); got != "start/bash start/bash work/task work/bash" {
+		t.Errorf("trace %s", got)
+	}
+	if fmt.Sprint(batches) != "[[a b]]" || r.Stdout != "out\nNEXT=done\n" {
+		t.Errorf("batches %v, stdout %q", batches, r.Stdout)
+	}
+
+	wrong := NewRunner("cmd.md", d, t.TempDir(), nil, func(calls []Invocation) ([]string, error) {
+		return make([]string, len(calls)), nil
+	})
+	if err := wrong.Run(); err == nil || !strings.Contains(err.Error(), `asked for "OK a"`) {
+		t.Errorf("an answer other than the Return line: %v", err)
+	}
+
+	loop, _ := Parse("## a\n```bash\necho NEXT=a\n```\n")
+	if err := NewRunner("loop.md", loop, t.TempDir(), nil, nil).Run(); err == nil || !strings.Contains(err.Error(), "never ends") {
+		t.Errorf("endless loop: %v", err)
+	}
+	fail, _ := Parse("```bash\necho A=1; echo oops >&2; exit 3\n```\n")
+	if r := NewRunner("fail.md", fail, t.TempDir(), nil, nil); r.Run() == nil || !strings.Contains(r.Err.Error(), "exit status 3: oops") || r.Stderr != "oops\n" {
+		t.Errorf("failing block: %v, stderr %q", r.Err, r.Stderr)
+	}
+	jump, _ := Parse("```bash\necho NEXT=nowhere\n```\n")
+	if err := NewRunner("jump.md", jump, t.TempDir(), nil, nil).Run(); err == nil || !strings.Contains(err.Error(), "nowhere") {
+		t.Errorf("jump to no section: %v", err)
+	}
+}

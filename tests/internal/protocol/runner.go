@@ -1,0 +1,175 @@
+package protocol
+
+import (
+	"bytes"
+	"fmt"
+	"os/exec"
+	"strings"
+)
+
+// A Runner plays a parsed file the way docs/command-protocol.md says a
+// model must: each bash block runs as written, as its own `bash -c`
+// process; the KEY=VALUE lines it prints are the values of later task
+// blocks (the newest wins); NEXT=<section> continues at "## <section>",
+// NEXT=done ends the run, and so does a block that exits non-zero. A task
+// block expands to its Agent calls, all of them handed to Agents at once
+// (one message); each answer must be what the prompt's "Return exactly:"
+// line asks for, if it has one.
+type Runner struct {
+	Doc  Doc
+	Name string   // for messages: the file's path
+	Dir  string   // the bash blocks' working directory
+	Env  []string // the bash blocks' whole environment
+
+	// Values are the KEY=VALUE lines printed so far; they may be seeded
+	// (a subagent's prompt carries its inputs as KEY=VALUE lines).
+	Values map[string]string
+
+	// Agents plays the Agent calls of one task block and returns each
+	// one's final answer, in order. An error ends the run.
+	Agents func(calls []Invocation) ([]string, error)
+
+	// AfterBash, if set, sees the stdout of every bash block that succeeded.
+	AfterBash func(s Step, stdout string)
+
+	// MaxSteps bounds the steps of a run, so that a NEXT loop that never
+	// ends is an error (default 500).
+	MaxSteps int
+
+	Done   bool
+	Err    error    // why the run stopped early: the failing block (with its stderr), a bad jump, an agent
+	Stdout string   // of the last bash block run
+	Stderr string   // of the last bash block run
+	Trace  []string // "section/bash" or "section/task" for each step run
+	Steps  int      // steps run
+
+	pc int
+}
+
+// NewRunner is a Runner for doc whose bash blocks run in dir with env.
+func NewRunner(name string, doc Doc, dir string, env []string, agents func([]Invocation) ([]string, error)) *Runner {
+	return &Runner{Doc: doc, Name: name, Dir: dir, Env: env, Values: map[string]string{}, Agents: agents}
+}
+
+// Run steps until the run ends and returns its error.
+func (r *Runner) Run() error {
+	for !r.Done {
+		r.Step()
+	}
+	return r.Err
+}
+
+func (r *Runner) stop(format string, a ...any) {
+	r.Done, r.Err = true, fmt.Errorf(format, a...)
+}
+
+// Step runs one step.
+func (r *Runner) Step() {
+	if r.Done {
+		return
+	}
+	if r.pc >= len(r.Doc.Steps) {
+		r.Done = true
+		return
+	}
+	limit := r.MaxSteps
+	if limit == 0 {
+		limit = 500
+	}
+	if r.Steps >= limit {
+		r.stop("%s: more than %d steps: a NEXT loop never ends", r.Name, limit)
+		return
+	}
+	s := r.Doc.Steps[r.pc]
+	r.pc++
+	r.Steps++
+	r.Trace = append(r.Trace, s.Section+"/"+s.Info)
+	if r.Values == nil {
+		r.Values = map[string]string{}
+	}
+	if s.Task != nil {
+		r.task(s)
+		return
+	}
+	r.bash(s)
+}
+
+func (r *Runner) bash(s Step) {
+	cmd := exec.Command("bash", "-c", s.Body)
+	cmd.Dir = r.Dir
+	cmd.Env = append([]string{}, r.Env...) // never nil: nil would inherit ours
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r.Stdout, r.Stderr = stdout.String(), stderr.String()
+	if err != nil {
+		r.stop("%s:%d (## %s): %v: %s", r.Name, s.Line, s.Section, err, strings.TrimSpace(r.Stderr))
+		return
+	}
+	if r.AfterBash != nil {
+		r.AfterBash(s, r.Stdout)
+	}
+	next := ""
+	for _, kv := range KeyValues(r.Stdout) {
+		if kv[0] == "NEXT" {
+			next = kv[1] // this block's newest NEXT
+			continue
+		}
+		r.Values[kv[0]] = kv[1]
+	}
+	switch target, ok := r.Doc.Sections[next]; {
+	case next == "":
+	case next == "done":
+		r.Done = true
+	case !ok:
+		r.stop("%s:%d printed NEXT=%s, but there is no \"## %s\"", r.Name, s.Line, next, next)
+	default:
+		r.pc = target
+	}
+}
+
+func (r *Runner) task(s Step) {
+	calls, err := s.Task.Expand(r.Values)
+	if err != nil {
+		r.stop("%s:%d: task: %v", r.Name, s.Line, err)
+		return
+	}
+	if len(calls) == 0 {
+		return
+	}
+	if r.Agents == nil {
+		r.stop("%s:%d: a task block, and no agents to run it", r.Name, s.Line)
+		return
+	}
+	answers, err := r.Agents(calls)
+	if err != nil {
+		r.stop("%s:%d: agent: %v", r.Name, s.Line, err)
+		return
+	}
+	if len(answers) != len(calls) {
+		r.stop("%s:%d: %d answers for %d agent calls", r.Name, s.Line, len(answers), len(calls))
+		return
+	}
+	for i, c := range calls {
+		for _, line := range strings.Split(c.Prompt, "\n") {
+			if want, ok := ReturnLine(line); ok {
+				if answers[i] != want {
+					r.stop("%s:%d: agent %s answered %q, the prompt asked for %q", r.Name, s.Line, c.SubagentType, answers[i], want)
+					return
+				}
+				break
+			}
+		}
+	}
+}
+
+// WriteTargets lists the paths the lines of text tell an agent to write.
+func WriteTargets(text string) []string {
+	var paths []string
+	for _, line := range strings.Split(text, "\n") {
+		if p, ok := WriteTarget(line); ok {
+			paths = append(paths, p)
+		}
+	}
+	return paths
+}
