@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/flowstate-dev/flowstate/lib/phase"
+	"github.com/flowstate-dev/flowstate/tests/internal/protocol"
 )
 
 // orchestrators are the commands that run the whole machine; together
@@ -72,7 +73,7 @@ func TestBashBlocksParse(t *testing.T) {
 			if s.Task != nil {
 				continue
 			}
-			out, err := exec.Command("bash", "-n", "-c", s.Bash).CombinedOutput()
+			out, err := exec.Command("bash", "-n", "-c", s.Body).CombinedOutput()
 			if err != nil {
 				t.Errorf("%s:%d: bash -n: %v\n%s", d.Path, s.Line, err, out)
 			}
@@ -96,11 +97,11 @@ func TestBashBlocksStandAlone(t *testing.T) {
 				}
 				continue
 			}
-			outside = strings.Replace(outside, s.Bash, "", 1)
-			if sourcing.MatchString(s.Bash) {
+			outside = strings.Replace(outside, s.Body, "", 1)
+			if sourcing.MatchString(s.Body) {
 				t.Errorf("%s:%d: a bash block sources a file; call flowstate instead", d.Path, s.Line)
 			}
-			if !strings.Contains(s.Bash, "flowstate") {
+			if !strings.Contains(s.Body, "flowstate") {
 				t.Errorf("%s:%d: a bash block must get what it needs from flowstate", d.Path, s.Line)
 			}
 			checkHeredocs(t, d, s)
@@ -113,7 +114,7 @@ func TestBashBlocksStandAlone(t *testing.T) {
 
 func checkHeredocs(t *testing.T, d doc, s step) {
 	delim, quoted := "", false
-	for _, line := range strings.Split(s.Bash, "\n") {
+	for _, line := range strings.Split(s.Body, "\n") {
 		switch {
 		case delim != "" && line == delim:
 			delim = ""
@@ -162,7 +163,7 @@ func TestTaskBlocksFollowTheirValues(t *testing.T) {
 		printed := map[string]bool{}
 		for i, s := range d.Steps {
 			if s.Task == nil {
-				for k := range printedKeys(s.Bash) {
+				for k := range printedKeys(s.Body) {
 					printed[k] = true
 				}
 				continue
@@ -197,16 +198,16 @@ func TestJumpsLand(t *testing.T) {
 				continue
 			}
 			var targets []string
-			for _, m := range regexp.MustCompile(`NEXT=([a-z-]+)`).FindAllStringSubmatch(s.Bash, -1) {
+			for _, m := range regexp.MustCompile(`NEXT=([a-z-]+)`).FindAllStringSubmatch(s.Body, -1) {
 				targets = append(targets, m[1])
 			}
-			for _, m := range flowstateCall.FindAllStringSubmatch(s.Bash, -1) {
+			for _, m := range flowstateCall.FindAllStringSubmatch(s.Body, -1) {
 				for _, n := range nextBy[m[1]] {
-					supervisorMode := strings.Contains(s.Bash, "--supervisor")
+					supervisorMode := strings.Contains(s.Body, "--supervisor")
 					switch {
 					case n == "workers" && !supervisorMode, n == "phase" && m[1] == "phase-verify" && supervisorMode,
 						n == "supervised" && (sequential || supervisorMode),
-						n == "classify" && (strings.Contains(s.Bash, "--classified") || strings.Contains(s.Bash, "--require-scope")):
+						n == "classify" && (strings.Contains(s.Body, "--classified") || strings.Contains(s.Body, "--require-scope")):
 						continue // never printed in this mode
 					}
 					targets = append(targets, n)
@@ -278,19 +279,12 @@ func TestAgentsExist(t *testing.T) {
 // (the stand-in writes it twice) and could name a stale path.
 func TestAgentBodiesLeavePathsToPrompts(t *testing.T) {
 	for _, d := range loadDocs(t, "agents") {
-		inFence := false
-		for _, line := range strings.Split(d.Body, "\n") {
-			if fence.MatchString(line) {
-				inFence = !inFence
+		for _, p := range d.Prose { // the lines outside fenced blocks
+			if _, ok := protocol.WriteTarget(p.Text); ok {
+				t.Errorf("%s:%d: write line in the agent body: %q", d.Path, p.Line, p.Text)
 			}
-			if inFence {
-				continue
-			}
-			if m := writeLine.FindStringSubmatch(line); m != nil && strings.Contains(m[1], "/") {
-				t.Errorf("%s: write line in the agent body: %q", d.Path, line)
-			}
-			if returnLine.MatchString(line) {
-				t.Errorf("%s: return line in the agent body: %q", d.Path, line)
+			if _, ok := protocol.ReturnLine(p.Text); ok {
+				t.Errorf("%s:%d: return line in the agent body: %q", d.Path, p.Line, p.Text)
 			}
 		}
 	}
@@ -351,7 +345,7 @@ func TestSharedSectionsAgree(t *testing.T) {
 
 func sameStep(a, b step) bool {
 	if a.Task == nil || b.Task == nil {
-		return a.Task == nil && b.Task == nil && a.Bash == b.Bash
+		return a.Task == nil && b.Task == nil && a.Body == b.Body
 	}
 	return *a.Task == *b.Task
 }

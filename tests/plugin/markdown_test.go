@@ -9,42 +9,27 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/flowstate-dev/flowstate/tests/internal/protocol"
 	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
-// doc is one command or agent file, parsed per the command protocol.
+// doc is one command or agent file, parsed per the command protocol
+// (tests/internal/protocol).
 type doc struct {
-	Path        string
-	Frontmatter map[string]string
-	Body        string
-	Steps       []step
-	Sections    map[string]int // "## name" -> index of the first step after it
-	Lines       int
+	protocol.Doc
+	Path string
 }
 
-type step struct {
-	Bash string // a ```bash block, verbatim
-	Task *task  // or a ```task block
-	Line int
-}
-
-type task struct {
-	SubagentType, Description, ForEach, Prompt string
-}
-
-var (
-	fence      = regexp.MustCompile("^(`{3,})\\s*([A-Za-z0-9_-]*)")
-	heading    = regexp.MustCompile(`^##\s+(.+?)\s*$`)
-	taskField  = regexp.MustCompile(`^(\s*)([a-z_]+):\s?(.*)$`)
-	keyRef     = regexp.MustCompile(`\$\{([A-Z][A-Z0-9_]*)\}`)
-	kvLine     = regexp.MustCompile(`^([A-Z][A-Z0-9_]*)=(.*)$`)
-	writeLine  = regexp.MustCompile("^\\s*(?:[-*]\\s+)?(?:Write|Create|Save)\\b[^:]*:\\s*`?([^\\s`]+)`?\\s*$")
-	returnLine = regexp.MustCompile(`^\s*(?:[-*]\s+)?Return exactly:\s*(.*?)\s*$`)
+type (
+	step = protocol.Step
+	task = protocol.Task
 )
+
+// keyRef matches a ${KEY} reference.
+var keyRef = protocol.Ref
 
 // loadDocs parses every markdown file of dir (commands or agents).
 func loadDocs(t testing.TB, dir string) []doc {
@@ -55,19 +40,12 @@ func loadDocs(t testing.TB, dir string) []doc {
 	}
 	var docs []doc
 	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := parseDoc(p, string(b))
-		if err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		docs = append(docs, d)
+		docs = append(docs, loadDoc(t, filepath.Join(dir, filepath.Base(p))))
 	}
 	return docs
 }
 
+// loadDoc parses the file at rel, relative to the repository.
 func loadDoc(t testing.TB, rel string) doc {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), rel))
@@ -81,105 +59,27 @@ func loadDoc(t testing.TB, rel string) doc {
 	return d
 }
 
-func (d doc) Name() string { return strings.TrimSuffix(filepath.Base(d.Path), ".md") }
-
+// parseDoc parses a command or agent file: the protocol, plus what the
+// plugin's files must have beyond it: frontmatter, and every task prompt
+// a "prompt: |" block.
 func parseDoc(path, md string) (doc, error) {
-	d := doc{Path: path, Frontmatter: map[string]string{}, Sections: map[string]int{}}
-	d.Lines = strings.Count(md, "\n")
-	rest, ok := strings.CutPrefix(md, "---\n")
-	if !ok {
+	pd, err := protocol.Parse(md)
+	d := doc{Doc: pd, Path: path}
+	if err != nil {
+		return d, err
+	}
+	if d.Frontmatter == nil {
 		return d, fmt.Errorf("no frontmatter")
 	}
-	front, body, ok := strings.Cut(rest, "\n---\n")
-	if !ok {
-		return d, fmt.Errorf("frontmatter not closed")
-	}
-	for _, l := range strings.Split(front, "\n") {
-		k, v, ok := strings.Cut(l, ":")
-		if !ok {
-			return d, fmt.Errorf("frontmatter line %q is not key: value", l)
-		}
-		d.Frontmatter[strings.TrimSpace(k)] = strings.TrimSpace(v)
-	}
-	d.Body = body
-	lines := strings.Split(body, "\n")
-	for i := 0; i < len(lines); i++ {
-		if m := heading.FindStringSubmatch(lines[i]); m != nil {
-			d.Sections[m[1]] = len(d.Steps)
-			continue
-		}
-		m := fence.FindStringSubmatch(lines[i])
-		if m == nil {
-			continue
-		}
-		start := i
-		for i++; i < len(lines) && !(strings.HasPrefix(strings.TrimSpace(lines[i]), m[1]) && strings.Trim(strings.TrimSpace(lines[i]), "`") == ""); i++ {
-		}
-		if i == len(lines) {
-			return d, fmt.Errorf("line %d: fence never closed", start+1)
-		}
-		block := strings.Join(lines[start+1:i], "\n")
-		switch m[2] {
-		case "bash":
-			d.Steps = append(d.Steps, step{Bash: block, Line: start + 1})
-		case "task":
-			t, err := parseTask(block)
-			if err != nil {
-				return d, fmt.Errorf("task block at line %d: %w", start+1, err)
-			}
-			d.Steps = append(d.Steps, step{Task: &t, Line: start + 1})
+	for _, s := range d.Steps {
+		if s.Task != nil && !s.Task.PromptBlock {
+			return d, fmt.Errorf("task block at line %d: prompt must be a | block", s.Line)
 		}
 	}
 	return d, nil
 }
 
-func parseTask(body string) (task, error) {
-	var t task
-	lines := strings.Split(body, "\n")
-	if len(lines) < 2 || strings.TrimSpace(lines[0]) != "Task {" || strings.TrimSpace(lines[len(lines)-1]) != "}" {
-		return t, fmt.Errorf("want Task { ... }")
-	}
-	for i := 1; i < len(lines)-1; i++ {
-		m := taskField.FindStringSubmatch(lines[i])
-		if m == nil {
-			return t, fmt.Errorf("cannot read %q", lines[i])
-		}
-		switch m[2] {
-		case "subagent_type":
-			t.SubagentType = m[3]
-		case "description":
-			t.Description = m[3]
-		case "for_each":
-			t.ForEach = m[3]
-		case "prompt":
-			if m[3] != "|" {
-				return t, fmt.Errorf("prompt must be a | block")
-			}
-			var p []string
-			for i++; i < len(lines)-1; i++ {
-				p = append(p, strings.TrimPrefix(lines[i], m[1]+"  "))
-			}
-			t.Prompt = strings.Join(p, "\n")
-		default:
-			return t, fmt.Errorf("unknown field %q", m[2])
-		}
-	}
-	if t.SubagentType == "" || t.Description == "" || t.Prompt == "" {
-		return t, fmt.Errorf("need subagent_type, description and prompt")
-	}
-	return t, nil
-}
-
-// keyValues returns the KEY=VALUE lines of a block's output, in order.
-func keyValues(out string) [][2]string {
-	var kvs [][2]string
-	for _, l := range strings.Split(out, "\n") {
-		if m := kvLine.FindStringSubmatch(l); m != nil {
-			kvs = append(kvs, [2]string{m[1], m[2]})
-		}
-	}
-	return kvs
-}
+func (d doc) Name() string { return strings.TrimSuffix(filepath.Base(d.Path), ".md") }
 
 // IsCommand tells commands, whose bodies Claude Code substitutes
 // arguments into, from agents.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowstate-dev/flowstate/tests/internal/protocol"
 	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
@@ -75,14 +76,16 @@ func (w *world) flowstate(args ...string) string {
 }
 
 // command runs commands/<name>.md with the user's arguments, as Claude
-// Code expands it: $ARGUMENTS replaced by the raw text.
+// Code expands it: $ARGUMENTS replaced by the raw text. It returns the
+// last bash block's output (a command's answer) and the error that
+// stopped the command, if one did.
 func (w *world) command(name, arguments string) (string, error) {
 	w.t.Helper()
 	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "commands", name+".md"))
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	d, err := parseDoc(name, strings.ReplaceAll(string(b), "$ARGUMENTS", arguments))
+	d, err := parseDoc("commands/"+name+".md", strings.ReplaceAll(string(b), "$ARGUMENTS", arguments))
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -99,127 +102,82 @@ var allPrinted = func() map[string]bool {
 	return keys
 }()
 
-// follow runs a document's steps per the command protocol and returns the
-// last bash block's output (a command's answer) or the signal it printed.
+var indexedKey = regexp.MustCompile(`_[0-9]+$`)
+
+// follow runs a document's steps per the command protocol
+// (protocol.Runner), values seeded with env, and returns the last bash
+// block's output.
 func (w *world) follow(d doc, env map[string]string) (string, error) {
 	w.t.Helper()
-	last := ""
-	for pc, guard := 0, 0; pc < len(d.Steps); guard++ {
-		if guard > 200 {
-			w.t.Fatalf("%s: more than 200 steps; a NEXT loop never ends", d.Path)
-		}
-		s := d.Steps[pc]
-		pc++
-		if s.Task != nil {
-			w.task(d, s, env)
-			continue
-		}
-		out, err := w.bash(s.Bash)
-		if err != nil {
-			return out, err
-		}
-		last = out
-		next := ""
-		for _, kv := range keyValues(out) {
-			env[kv[0]] = kv[1]
-			if kv[0] == "NEXT" {
-				next = kv[1]
-			}
-			if base := regexp.MustCompile(`_[0-9]+$`).ReplaceAllString(kv[0], ""); !allPrinted[base] && !allPrinted[kv[0]] {
+	r := protocol.NewRunner(d.Path, d.Doc, w.Dir, w.Env, w.agents)
+	r.Values = env
+	r.MaxSteps = 200
+	r.AfterBash = func(s step, out string) {
+		for _, kv := range protocol.KeyValues(out) {
+			if base := indexedKey.ReplaceAllString(kv[0], ""); !allPrinted[base] && !allPrinted[kv[0]] {
 				w.t.Errorf("%s:%d printed %s, which printedBy in lint_test.go does not list", d.Path, s.Line, kv[0])
 			}
 		}
-		switch target, ok := d.Sections[next]; {
-		case next == "":
-		case next == "done":
-			return last, nil
-		case !ok:
-			w.t.Fatalf("%s:%d: NEXT=%s names no section", d.Path, s.Line, next)
-		default:
-			pc = target
+	}
+	err := r.Run()
+	for _, tr := range r.Trace {
+		if strings.HasSuffix(tr, "/bash") {
+			w.Blocks++
 		}
 	}
-	return last, nil
+	return r.Stdout, err
 }
 
-// bash runs one block as its own process; stdout is what the protocol reads.
-func (w *world) bash(block string) (string, error) {
-	w.Blocks++
-	cmd := exec.Command("bash", "-c", block)
-	cmd.Dir, cmd.Env = w.Dir, w.Env
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return string(out), fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
-	}
-	return string(out), nil
-}
-
-var substituteRef = regexp.MustCompile(`\$\{([A-Za-z][A-Za-z0-9_]*)\}`)
-
-// task expands a task block and plays each agent.
-func (w *world) task(d doc, s step, env map[string]string) {
+// agents plays the Agent calls of one task block: all are invoked (one
+// message), then each agent runs.
+func (w *world) agents(calls []protocol.Invocation) ([]string, error) {
 	w.t.Helper()
-	n := 1
-	if s.Task.ForEach != "" {
-		count := strings.TrimSuffix(strings.TrimPrefix(s.Task.ForEach, "i in 1..${"), "}")
-		var err error
-		if n, err = strconv.Atoi(env[count]); err != nil {
-			w.t.Fatalf("%s:%d: for_each count %s=%q", d.Path, s.Line, count, env[count])
-		}
-	}
 	var batch []invocation
-	for i := 1; i <= n; i++ {
-		sub := func(text string) string {
-			return substituteRef.ReplaceAllStringFunc(text, func(ref string) string {
-				key := strings.Replace(ref[2:len(ref)-1], "_i", "_"+strconv.Itoa(i), 1)
-				v, ok := env[key]
-				if !ok {
-					w.t.Fatalf("%s:%d: ${%s} has no value", d.Path, s.Line, key)
-				}
-				return v
-			})
-		}
-		inv := invocation{Agent: strings.TrimPrefix(sub(s.Task.SubagentType), "flowstate:"), Prompt: sub(s.Task.Prompt)}
-		sub(s.Task.Description)
-		batch = append(batch, inv)
-		w.Invoked = append(w.Invoked, inv)
+	for _, c := range calls {
+		batch = append(batch, invocation{Agent: strings.TrimPrefix(c.SubagentType, "flowstate:"), Prompt: c.Prompt})
 	}
+	w.Invoked = append(w.Invoked, batch...)
 	w.Batches = append(w.Batches, batch)
+	var answers []string
 	for _, inv := range batch {
-		w.agent(inv)
+		answers = append(answers, w.agent(inv))
 	}
+	return answers, nil
 }
 
-var writeTarget = regexp.MustCompile(`(?m)^Write the [^:\n]* to: (\S+)$`)
-
-// agent plays one agent: a supervisor follows its own file, with the
-// prompt's KEY=VALUE lines as its first values; a worker writes the file
-// its prompt names, in its format.
-func (w *world) agent(inv invocation) {
+// agent plays one agent and returns its answer: a supervisor follows its
+// own file, with the prompt's KEY=VALUE lines as its first values, and
+// answers with the signal its last block printed; a worker writes the
+// file its prompt names, in its format, and answers that it did.
+func (w *world) agent(inv invocation) string {
 	w.t.Helper()
 	if strings.HasSuffix(inv.Agent, "-sub-supervisor") {
 		env := map[string]string{}
-		for _, kv := range keyValues(inv.Prompt) {
+		for _, kv := range protocol.KeyValues(inv.Prompt) {
 			env[kv[0]] = kv[1]
 		}
 		out, err := w.follow(loadDoc(w.t, "agents/"+inv.Agent+".md"), env)
 		if err != nil || !strings.HasPrefix(strings.TrimSpace(out), "SUPERVISOR_") {
 			w.t.Fatalf("%s did not end with its signal: %v\n%s", inv.Agent, err, out)
 		}
-		return
+		return strings.TrimSpace(out)
 	}
-	m := writeTarget.FindStringSubmatch(inv.Prompt)
-	if m == nil {
-		w.t.Fatalf("%s: the prompt names no file to write:\n%s", inv.Agent, inv.Prompt)
+	targets := protocol.WriteTargets(inv.Prompt)
+	if len(targets) != 1 {
+		w.t.Fatalf("%s: the prompt must name one file to write, names %q:\n%s", inv.Agent, targets, inv.Prompt)
+	}
+	content := w.Agents.content(inv, targets[0])
+	answer := "REPORT_CREATED: " + targets[0]
+	if inv.Agent == "workflow-classifier" {
+		answer = content // the classifier answers with its JSON
 	}
 	if w.Agents.Missing != "" && strings.Contains(inv.Prompt, w.Agents.Missing) {
-		return
+		return answer // says it did, and did not
 	}
-	if err := os.WriteFile(m[1], []byte(w.Agents.content(inv, m[1])), 0o644); err != nil {
+	if err := os.WriteFile(targets[0], []byte(content), 0o644); err != nil {
 		w.t.Fatal(err)
 	}
+	return answer
 }
 
 func (a *fakeAgents) content(inv invocation, path string) string {
