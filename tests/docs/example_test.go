@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flowstate-dev/flowstate/tests/internal/protocol"
 )
 
 // reviewAgents are the example's agents, faked: the reviewer asks for
@@ -29,7 +31,7 @@ func reviewAgents(approveAt int) map[string]agent {
 	}
 }
 
-func reviewRunner(t *testing.T, proj, session, args string, approveAt int) *runner {
+func reviewRunner(t *testing.T, proj, session, args string, approveAt int) *protocol.Runner {
 	root := filepath.Join(repoRoot, "examples", "review")
 	env := append(baseEnv(proj, session), "CLAUDE_PROJECT_DIR="+proj)
 	return newRunner(t, filepath.Join(root, "commands", "review.md"), args, root, proj, env, reviewAgents(approveAt))
@@ -50,8 +52,8 @@ func flowstate(t *testing.T, proj, session string, args ...string) string {
 
 func TestReviewExampleRevisedThenApproved(t *testing.T) {
 	proj := scratchProject(t)
-	r := reviewRunner(t, proj, "s1", "the login handler", 2).Run()
-	if r.Err != nil {
+	r := reviewRunner(t, proj, "s1", "the login handler", 2)
+	if r.Run() != nil {
 		t.Fatalf("%v\ntrace: %v", r.Err, r.Trace)
 	}
 	st := flowstate(t, proj, "s1", "sm-status")
@@ -81,8 +83,8 @@ func TestReviewExampleRevisedThenApproved(t *testing.T) {
 
 func TestReviewExampleGatherOnly(t *testing.T) {
 	proj := scratchProject(t)
-	r := reviewRunner(t, proj, "s1", "--gather-only the login handler", 1).Run()
-	if r.Err != nil {
+	r := reviewRunner(t, proj, "s1", "--gather-only the login handler", 1)
+	if r.Run() != nil {
 		t.Fatal(r.Err)
 	}
 	st := flowstate(t, proj, "s1", "sm-status")
@@ -103,8 +105,8 @@ func TestReviewExampleGatherOnly(t *testing.T) {
 // sm-retry refuses the fourth with exit 3.
 func TestReviewExampleRoundsRunOut(t *testing.T) {
 	proj := scratchProject(t)
-	r := reviewRunner(t, proj, "s1", "the login handler", 0).Run()
-	if r.Err == nil || !strings.Contains(r.Err.Error(), "exit status 3") || !strings.Contains(r.Stderr, "retries exhausted") {
+	r := reviewRunner(t, proj, "s1", "the login handler", 0)
+	if r.Run() == nil || !strings.Contains(r.Err.Error(), "exit status 3") || !strings.Contains(r.Stderr, "retries exhausted") {
 		t.Fatalf("want the review block to stop with exit 3 and retries exhausted, got %v", r.Err)
 	}
 	if n := strings.Count(strings.Join(r.Trace, " "), "revise/task"); n != 3 {

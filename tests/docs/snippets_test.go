@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flowstate-dev/flowstate/tests/internal/protocol"
 )
 
 // Every ```bash block of docs/*.md runs, in order, each as a separate
@@ -32,7 +34,7 @@ func runDoc(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := blocks(string(md))
+	all, err := protocol.Blocks(string(md))
 	if err != nil {
 		t.Fatal(err)
 	}
