@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/flowstate-dev/flowstate/tests/internal/protocol"
 )
 
 // turn is the model's answer to one request: tool calls (stop_reason
@@ -161,7 +163,7 @@ func consume(calls []toolCall, h *int, want string) (toolCall, string) {
 }
 
 func merge(env map[string]string, out string) {
-	for _, kv := range keyValues(out) {
+	for _, kv := range protocol.KeyValues(out) {
 		env[kv[0]] = kv[1]
 	}
 }
@@ -169,7 +171,7 @@ func merge(env map[string]string, out string) {
 // nextOf reports the NEXT value printed by this one step, if any.
 func nextOf(out string) (string, bool) {
 	next, ok := "", false
-	for _, kv := range keyValues(out) {
+	for _, kv := range protocol.KeyValues(out) {
 		if kv[0] == "NEXT" {
 			next, ok = strings.TrimSpace(kv[1]), true
 		}

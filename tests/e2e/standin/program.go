@@ -1,10 +1,6 @@
 package standin
 
-import (
-	"fmt"
-	"regexp"
-	"strings"
-)
+import "github.com/flowstate-dev/flowstate/tests/internal/protocol"
 
 type stepKind int
 
@@ -30,67 +26,47 @@ type program struct {
 	Return   string
 }
 
-var (
-	fenceLine  = regexp.MustCompile("^(`{3,})\\s*([A-Za-z0-9_-]*)")
-	headingRE  = regexp.MustCompile(`^##\s+(.+?)\s*#*\s*$`)
-	writeLine  = regexp.MustCompile("^\\s*(?:[-*]\\s+)?(?:Write|Create|Save)\\b[^:]*:\\s*`?([^\\s`]+)`?\\s*$")
-	returnLine = regexp.MustCompile("^\\s*(?:[-*]\\s+)?Return exactly:\\s*(.*?)\\s*$")
-)
-
-// parseProgram reads markdown per the command protocol: ```bash and ```task
-// blocks are steps, other fenced blocks are examples and ignored, "## name"
-// headings outside fences mark jump targets, and prose lines naming a file to
-// write ("Write the report to: <path>") are write steps in place.
+// parseProgram reads markdown per the command protocol, with the parser
+// the plugin and docs tests share (tests/internal/protocol): ```bash and
+// ```task blocks are steps, other fenced blocks are examples and ignored,
+// "## name" headings outside fences mark jump targets, and prose lines
+// naming a file to write ("Write the report to: <path>") are write steps in
+// place.
 func parseProgram(md string) (program, error) {
 	p := program{Sections: map[string]int{}}
-	lines := strings.Split(md, "\n")
-	for i := 0; i < len(lines); i++ {
-		line := lines[i]
-		if m := fenceLine.FindStringSubmatch(line); m != nil {
-			body, end, err := fencedBody(lines, i, m[1])
-			if err != nil {
-				return p, err
+	d, err := protocol.Parse(md)
+	if err != nil {
+		return p, err
+	}
+	k := 0
+	for i := 0; i <= len(d.Steps); i++ {
+		// The prose before step i, in order.
+		for ; k < len(d.Prose) && d.Prose[k].Step == i; k++ {
+			line := d.Prose[k].Text
+			if name, ok := protocol.Heading(line); ok {
+				p.Sections[name] = len(p.Steps)
+				continue
 			}
-			i = end
-			switch m[2] {
-			case "bash":
-				p.Steps = append(p.Steps, step{Kind: stepBash, Text: body})
-			case "task":
-				t, err := parseTask(body)
-				if err != nil {
-					return p, fmt.Errorf("task block at line %d: %w", end, err)
+			if r, ok := protocol.ReturnLine(line); ok {
+				if p.Return == "" {
+					p.Return = r
 				}
-				p.Steps = append(p.Steps, step{Kind: stepTask, Task: t})
+				continue
 			}
-			continue
-		}
-		if m := headingRE.FindStringSubmatch(line); m != nil {
-			p.Sections[m[1]] = len(p.Steps)
-			continue
-		}
-		if m := returnLine.FindStringSubmatch(line); m != nil {
-			if p.Return == "" {
-				p.Return = strings.Trim(m[1], "`")
+			if path, ok := protocol.WriteTarget(line); ok {
+				p.Steps = append(p.Steps, step{Kind: stepWrite, Text: path})
 			}
-			continue
 		}
-		if m := writeLine.FindStringSubmatch(line); m != nil && strings.Contains(m[1], "/") {
-			p.Steps = append(p.Steps, step{Kind: stepWrite, Text: m[1]})
+		if i == len(d.Steps) {
+			break
+		}
+		if s := d.Steps[i]; s.Task != nil {
+			p.Steps = append(p.Steps, step{Kind: stepTask, Task: task{*s.Task}})
+		} else {
+			p.Steps = append(p.Steps, step{Kind: stepBash, Text: s.Body})
 		}
 	}
 	return p, nil
-}
-
-// fencedBody returns the lines between the fence opened at lines[start] and its
-// closing fence (at least as many backticks), and the index of the closing line.
-func fencedBody(lines []string, start int, ticks string) (string, int, error) {
-	for j := start + 1; j < len(lines); j++ {
-		t := strings.TrimSpace(lines[j])
-		if strings.HasPrefix(t, ticks) && strings.Trim(t, "`") == "" {
-			return strings.Join(lines[start+1:j], "\n"), j, nil
-		}
-	}
-	return "", 0, fmt.Errorf("line %d: fenced block never closed", start+1)
 }
 
 // then appends q's steps after p's, keeping p's Return line if it has one.
