@@ -189,35 +189,13 @@ func (e *env) checkpointSave(c *cli.Context) error {
 		return err
 	}
 	if typ != "" {
-		err := w.Update(func(tx *store.Tx) error {
-			var err error
-			if tx.Checkpoint, err = checkpoint.SaveLegacy(tx.Checkpoint, data, typ, project, e.stat, tx.Now); err != nil {
-				return fmt.Errorf("workflow %s: %w", w.ID, err)
-			}
-			tx.Event("checkpoint-save", map[string]any{"workflow_type": typ})
-			return nil
-		})
-		if err == nil {
-			e.printf("%s\n", w.CheckpointPath())
+		if err := w.SaveLegacy(data, typ, project, e.stat); err != nil {
+			return err
 		}
-		return err
-	}
-	doc, from, err := checkpoint.Migrate(data)
-	if err != nil {
-		return fmt.Errorf("checkpoint-save: %w", err)
-	}
-	if id := gjson.GetBytes(doc, "workflow_id").String(); id != w.ID {
-		return fail.Invalidf("checkpoint-save: document has workflow_id %q but the workflow is %q; nothing was written", id, w.ID)
-	}
-	loaded := gjson.GetBytes(doc, "metadata.revision").Int()
-	return w.Update(func(tx *store.Tx) error {
-		if c.Bool("if-unchanged") && loaded != tx.Revision {
-			return fail.Refusedf("checkpoint-save: the checkpoint of workflow %s was written since this document was loaded (revision %d, now %d); load it again, reapply the change and save; nothing was written", w.ID, loaded, tx.Revision)
-		}
-		tx.Checkpoint = doc
-		tx.Event("checkpoint-save", map[string]any{"schema_from": from})
+		e.printf("%s\n", w.CheckpointPath())
 		return nil
-	})
+	}
+	return w.Replace(data, c.Bool("if-unchanged"))
 }
 
 func (e *env) checkpointCheck(c *cli.Context) error {

@@ -36,7 +36,7 @@ func hookCommands(e *env) []*cli.Command {
 			if err != nil {
 				exe = ""
 			}
-			hook.Run(event, hook.Env{Stdin: e.Stdin, Getenv: e.Getenv, Cwd: e.Cwd, Exe: exe, Now: time.Now()})
+			hook.Run(event, hook.Env{Stdin: e.Stdin, Getenv: e.Getenv, Exe: exe, Now: time.Now()})
 			return nil
 		},
 	}}

@@ -110,36 +110,22 @@ func (e *env) statePairs(c *cli.Context) ([][2]string, error) {
 		}
 		pairs = [][2]string{{a[0], a[1]}}
 	}
-	for _, kv := range pairs {
-		if err := statefile.CheckPair(kv[0], kv[1]); err != nil {
-			return nil, err
-		}
-		if sm.IsDerived(kv[0]) {
-			return nil, fail.Invalidf("%s is derived from the checkpoint and cannot be stored; use sm-transition or sm-init to change it", kv[0])
-		}
-	}
-	return pairs, nil
+	return pairs, sm.CheckPairs(pairs)
 }
 
-// loadValues merges stored keys with the derived ones; derived win.
+// loadValues resolves the workflow and reads its values, reporting
+// damaged lines on stderr.
 func (e *env) loadValues(c *cli.Context) (statefile.State, *store.Workflow, error) {
 	w, err := e.workflow(c)
 	if err != nil {
 		return statefile.State{}, nil, err
 	}
-	st, err := w.LoadState()
+	st, err := sm.Values(w)
 	if err != nil {
 		return statefile.State{}, nil, err
 	}
 	for _, warning := range st.Warnings {
 		e.warn("workflow %s state: %s", w.ID, warning)
-	}
-	doc, err := w.ReadCheckpoint()
-	if err != nil {
-		return statefile.State{}, nil, err
-	}
-	for k, v := range sm.Derived(w, doc) {
-		st.Set(k, v) // Set keeps the key order that spares state-load a full sort
 	}
 	return st, w, nil
 }

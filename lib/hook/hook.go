@@ -33,11 +33,8 @@ const (
 type Env struct {
 	Stdin  io.Reader
 	Getenv func(string) string
-	// Deprecated: unused. The project is found from the payload's cwd
-	// (or CLAUDE_PROJECT_DIR), never from the hook process's own cwd.
-	Cwd string
-	Exe string // absolute path of the running flowstate; its dir goes on PATH
-	Now time.Time
+	Exe    string // absolute path of the running flowstate; its dir goes on PATH
+	Now    time.Time
 }
 
 // payload is the part of the hook's stdin JSON we use (reference 5.3).

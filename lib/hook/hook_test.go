@@ -19,7 +19,7 @@ func TestProjectFromPayloadCwd(t *testing.T) {
 	}
 	other := t.TempDir()
 	env := func(vars map[string]string) Env {
-		return Env{Getenv: func(k string) string { return vars[k] }, Cwd: other, Now: now}
+		return Env{Getenv: func(k string) string { return vars[k] }, Now: now}
 	}
 	l := &logger{env: env(nil), event: SessionStart}
 	for _, c := range []struct {

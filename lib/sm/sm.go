@@ -19,6 +19,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/classify"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/machine"
+	"github.com/flowstate-dev/flowstate/lib/statefile"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
@@ -439,4 +440,37 @@ func Derived(w *store.Workflow, doc []byte) map[string]string {
 		"RESEARCH_COMPLEXITY":    r[6].String(),
 		"RESEARCH_TOPICS_JSON":   topics,
 	}
+}
+
+// CheckPairs refuses a batch of key/value pairs if any pair is bad or
+// names a derived key, before anything is written, so a batch is never
+// half-stored. (store.AppendState checks each pair again: it is the
+// guard for every writer.)
+func CheckPairs(pairs [][2]string) error {
+	for _, kv := range pairs {
+		if err := statefile.CheckPair(kv[0], kv[1]); err != nil {
+			return err
+		}
+		if IsDerived(kv[0]) {
+			return fail.Invalidf("%s is derived from the checkpoint and cannot be stored; use sm-transition or sm-init to change it", kv[0])
+		}
+	}
+	return nil
+}
+
+// Values is what state-get and state-load see: the stored keys plus the
+// derived ones, derived winning. Damaged lines come back as warnings.
+func Values(w *store.Workflow) (statefile.State, error) {
+	st, err := w.LoadState()
+	if err != nil {
+		return statefile.State{}, err
+	}
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return statefile.State{}, err
+	}
+	for k, v := range Derived(w, doc) {
+		st.Set(k, v) // Set keeps the key order that spares state-load a full sort
+	}
+	return st, nil
 }

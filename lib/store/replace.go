@@ -1,0 +1,48 @@
+package store
+
+import (
+	"fmt"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/fail"
+)
+
+// Replace makes data the workflow's whole checkpoint (checkpoint-save):
+// an older schema is migrated first, and the document must belong to
+// this workflow. With ifUnchanged, a document loaded before the
+// checkpoint's last write is refused (exit 3) instead of undoing that
+// write; metadata.revision tells the two apart.
+func (w *Workflow) Replace(data []byte, ifUnchanged bool) error {
+	doc, from, err := checkpoint.Migrate(data)
+	if err != nil {
+		return fmt.Errorf("checkpoint-save: %w", err)
+	}
+	if id := gjson.GetBytes(doc, "workflow_id").String(); id != w.ID {
+		return fail.Invalidf("checkpoint-save: document has workflow_id %q but the workflow is %q; nothing was written", id, w.ID)
+	}
+	loaded := gjson.GetBytes(doc, revisionPath).Int()
+	return w.Update(func(tx *Tx) error {
+		if ifUnchanged && loaded != tx.Revision {
+			return fail.Refusedf("checkpoint-save: the checkpoint of workflow %s was written since this document was loaded (revision %d, now %d); load it again, reapply the change and save; nothing was written", w.ID, loaded, tx.Revision)
+		}
+		tx.Checkpoint = doc
+		tx.Event("checkpoint-save", map[string]any{"schema_from": from})
+		return nil
+	})
+}
+
+// SaveLegacy merges the state JSON of the bash library's save_checkpoint
+// into the checkpoint (checkpoint-save --workflow-type); stat reads the
+// plan file's modification time.
+func (w *Workflow) SaveLegacy(state []byte, workflowType, project string, stat checkpoint.Stat) error {
+	return w.Update(func(tx *Tx) error {
+		var err error
+		if tx.Checkpoint, err = checkpoint.SaveLegacy(tx.Checkpoint, state, workflowType, project, stat, tx.Now); err != nil {
+			return fmt.Errorf("workflow %s: %w", w.ID, err)
+		}
+		tx.Event("checkpoint-save", map[string]any{"workflow_type": workflowType})
+		return nil
+	})
+}
