@@ -25,6 +25,12 @@ fi
 export PATH="$npm_prefix/node_modules/.bin:$PATH"
 claude --version
 
+step "zsh (for the zsh completion test; skipped when it cannot be installed)"
+if ! command -v zsh >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  (apt-get update -qq && apt-get install -y -qq zsh >/dev/null) || echo "test.sh: could not install zsh; the zsh completion test will skip"
+fi
+command -v zsh || true
+
 step "vet"
 go vet ./...
 go vet -tags e2e ./tests/e2e/...

@@ -91,3 +91,14 @@ func TestEnv(t *testing.T) {
 		t.Errorf("Env leaks the caller's variables: %v", env)
 	}
 }
+
+// test.sh installs the CLI the tests expect; the two versions must agree.
+func TestTestShInstallsClaudeVersion(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(RepoRoot(), "test.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "CLAUDE_CODE_VERSION=" + ClaudeVersion + "\n"; !strings.Contains(string(b), want) {
+		t.Errorf("test.sh does not set %q", strings.TrimSpace(want))
+	}
+}
