@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -304,4 +305,30 @@ func realDir(dir string) (exists bool, err error) {
 		return false, fail.Usagef("%s is a symlink or not a directory; flowstate keeps state only in a real directory inside the project (replace it with one and retry)", dir)
 	}
 	return true, nil
+}
+
+// ReadRegular reads at most max bytes of path, which must be a regular
+// file; more than max bytes is an error.
+func ReadRegular(path string, max int64) ([]byte, error) {
+	b, err := ReadPrefix(path, max+1)
+	if err == nil && int64(len(b)) > max {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
+	}
+	return b, err
+}
+
+// ReadPrefix reads at most the first n bytes of path, which must be a
+// regular file: no symlink is followed (O_NOFOLLOW) and opening a FIFO
+// does not block (O_NONBLOCK), so a planted link or pipe can neither
+// redirect nor hang the read.
+func ReadPrefix(path string, n int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	return io.ReadAll(io.LimitReader(f, n))
 }

@@ -54,6 +54,30 @@ var roles = []Role{
 // Roles returns every state's role, in workflow order.
 func Roles() []Role { return append([]Role(nil), roles...) }
 
+// Classifier is the agent that classifies a request before its workflow
+// exists.
+const Classifier = "workflow-classifier"
+
+// pluginPrefix is how Claude Code names a plugin's agents: the plugin's
+// name, a colon, the agent's name.
+const pluginPrefix = "flowstate:"
+
+// OwnAgent reports whether an Agent call's subagent_type is one of
+// flowstate's agents (flowstate:NAME from the plugin, NAME from a project
+// install), and returns its NAME.
+func OwnAgent(subagentType string) (string, bool) {
+	name := strings.TrimPrefix(subagentType, pluginPrefix)
+	if name == Classifier {
+		return name, true
+	}
+	for _, r := range roles {
+		if name == r.Agent || name != "" && name == r.Supervisor {
+			return name, true
+		}
+	}
+	return "", false
+}
+
 // RoleOf returns the role of state; ok is false for a state without work.
 func RoleOf(state string) (Role, bool) {
 	for _, r := range roles {

@@ -95,6 +95,17 @@ func (p *Project) lock() (*fsx.Lock, error) {
 	return fsx.Acquire(filepath.Join(p.StateDir, "lock"), p.LockWait)
 }
 
+// Locked runs fn under the project lock, for records of the project's
+// own (a session's run) that must not lose concurrent updates.
+func (p *Project) Locked(fn func() error) error {
+	l, err := p.lock()
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	return fn()
+}
+
 // SetSession points session at workflow id.
 func (p *Project) SetSession(session, id string) error {
 	if err := ValidID(session); err != nil {

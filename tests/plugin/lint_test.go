@@ -311,14 +311,15 @@ func TestSharedSectionsAgree(t *testing.T) {
 	// The reference sections must be there: two empty sections would be
 	// equal and prove nothing.
 	refSections := map[string][]step{}
-	for _, sec := range []string{"phase", "supervised"} {
+	shared := []string{"phase", "verify", "supervised"}
+	for _, sec := range shared {
 		if refSections[sec] = section(ref, sec); len(refSections[sec]) == 0 {
 			t.Fatalf("commands/coordinate.md has no steps in section %q", sec)
 		}
 	}
 	for _, name := range []string{"orchestrate", "supervise", "workflow-resume"} {
 		d := loadDoc(t, "commands/"+name+".md")
-		for _, sec := range []string{"phase", "supervised"} {
+		for _, sec := range shared {
 			if name == "supervise" && sec == "supervised" {
 				continue // sequential: never delegates
 			}
@@ -336,9 +337,10 @@ func TestSharedSectionsAgree(t *testing.T) {
 			continue
 		}
 		d := loadDoc(t, "agents/"+r.Supervisor+".md")
-		steps := section(d, "workers")
-		if len(steps) != 3 || steps[1].Task == nil || steps[1].Task.Prompt != worker.Prompt || steps[1].Task.SubagentType != "flowstate:"+r.Agent {
-			t.Errorf("%s: ## workers must be phase-plan --supervisor, the worker task of commands/coordinate.md for %s, phase-verify --supervisor", d.Path, r.Agent)
+		steps, verify := section(d, "workers"), section(d, "verify")
+		if len(steps) != 2 || steps[1].Task == nil || steps[1].Task.Prompt != worker.Prompt || steps[1].Task.SubagentType != "flowstate:"+r.Agent ||
+			steps[1].Task.Foreground != worker.Foreground || steps[1].Task.Description != worker.Description || len(verify) != 1 {
+			t.Errorf("%s: ## workers must be phase-plan --supervisor and the worker task of commands/coordinate.md for %s, then ## verify phase-verify --supervisor", d.Path, r.Agent)
 		}
 	}
 }

@@ -1,0 +1,68 @@
+package orchestrate
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/flowstate-dev/flowstate/lib/store"
+)
+
+// Place is where a session's command stands, for the hooks that send a
+// model that lost its way back to it.
+type Place struct {
+	Run    Run
+	Exists bool   // the workflow has been created
+	Status string // its status: in_progress, complete, ...
+	State  string // its current state
+	// Section is the "## name" of the command to continue at: a model
+	// that lost the values earlier blocks printed can start there, since
+	// its first block prints them again. start until the workflow exists
+	// (phase-start is safe to run again), then phase (phase-plan records
+	// what was done and hands out what is left).
+	Section string
+}
+
+// Where tells where the session's command stands; ok is false when the
+// session runs none.
+func Where(p *store.Project, session string) (pl Place, ok bool) {
+	run, ok := ReadRun(p, session)
+	if !ok {
+		return pl, false
+	}
+	pl = Place{Run: run, Section: "start"}
+	if s, ok := p.Summary(run.Workflow); ok {
+		pl.Exists, pl.Status, pl.State, pl.Section = true, s.Status, s.CurrentState, "phase"
+	}
+	return pl, true
+}
+
+// WorkerFor names the worker of w's current state that an Agent call
+// with prompt is for: the one whose artifact path the prompt gives (on
+// its "Write ... to:" line when several paths appear), "" when none.
+func WorkerFor(w *store.Workflow, prompt string) string {
+	v, err := load(w)
+	if err != nil || !v.hasRole {
+		return ""
+	}
+	found := ""
+	for _, wk := range v.workers {
+		paths := []string{wk.Output}
+		if rel, err := filepath.Rel(w.P.Dir, wk.Output); err == nil {
+			paths = append(paths, rel)
+		}
+		for _, line := range strings.Split(prompt, "\n") {
+			for _, path := range paths {
+				if !strings.Contains(line, path) {
+					continue
+				}
+				if strings.Contains(line, " to:") {
+					return wk.ID
+				}
+				if found == "" {
+					found = wk.ID
+				}
+			}
+		}
+	}
+	return found
+}
