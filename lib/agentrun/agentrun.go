@@ -192,6 +192,20 @@ func (r Runs) Worker(id string, now time.Time, stuckAfter time.Duration) (Status
 	return Running, *w
 }
 
+// Launched reports whether an agent of type t was launched (or seen
+// starting) in the current state.
+func (r Runs) Launched(t string) bool {
+	if r.launches[t] > 0 {
+		return true
+	}
+	for _, a := range r.started {
+		if a.Type == t {
+			return true
+		}
+	}
+	return false
+}
+
 // AnyRunning reports whether an agent of one of types is at work (not
 // stuck) at now, attributed to a worker or not.
 func (r Runs) AnyRunning(now time.Time, stuckAfter time.Duration, types ...string) bool {

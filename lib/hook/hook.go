@@ -68,9 +68,15 @@ type payload struct {
 	StopHookActive bool `json:"stop_hook_active"`
 }
 
-// stdinWait bounds the read of the payload: Claude Code writes it and
-// closes stdin at once; a hook run by hand from a terminal must not hang.
-const stdinWait = 300 * time.Millisecond
+// stdinWait bounds the read of the payload. Claude Code writes it and
+// closes stdin at once, but on a busy machine "at once" has taken over
+// 300 ms; a terminal is not read at all (a hook run by hand must not
+// wait for input). SessionEnd hooks share a 1.5 s budget, so theirs is
+// shorter.
+const (
+	stdinWait    = 5 * time.Second
+	stdinWaitEnd = time.Second
+)
 
 // maxPayload caps the payload read; the real ones are a few hundred bytes.
 const maxPayload = 1 << 20
@@ -84,7 +90,11 @@ func Run(event string, env Env) {
 			l.printf("internal error: %v\n%s", r, debug.Stack())
 		}
 	}()
-	pl, perr := readPayload(env.Stdin)
+	wait := stdinWait
+	if event == SessionEnd {
+		wait = stdinWaitEnd
+	}
+	pl, perr := readPayload(env.Stdin, wait)
 	p := project(env, pl, l)
 	l.project = p // from here on, problems go to the project's log
 	if perr != nil {
@@ -182,9 +192,20 @@ func (h handler) answer(v any) {
 	}
 }
 
-func readPayload(r io.Reader) (payload, error) {
+// isTerminal reports whether r is a terminal: someone ran the hook by
+// hand, and nobody will write a payload.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func readPayload(r io.Reader, wait time.Duration) (payload, error) {
 	var pl payload
-	if r == nil {
+	if r == nil || isTerminal(r) {
 		return pl, nil
 	}
 	type result struct {
@@ -199,8 +220,8 @@ func readPayload(r io.Reader) (payload, error) {
 	var res result
 	select {
 	case res = <-ch:
-	case <-time.After(stdinWait):
-		return pl, fmt.Errorf("no hook payload on stdin within %s; using the environment only", stdinWait)
+	case <-time.After(wait):
+		return pl, fmt.Errorf("no hook payload on stdin within %s; using the environment only", wait)
 	}
 	if res.err != nil {
 		return pl, fmt.Errorf("read hook payload: %w", res.err)

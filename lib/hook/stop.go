@@ -2,6 +2,7 @@ package hook
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
@@ -73,19 +74,50 @@ func (h handler) stop() {
 // reanchor runs after a compaction: the model has lost the values
 // earlier blocks printed and may not know where its command was, so the
 // hook tells it, with the few rules it needs, through the context Claude
-// Code adds to the compacted conversation.
+// Code adds to the compacted conversation. A command that stopped on a
+// failed step, or finished, within the hour is reported as such, so the
+// model neither runs it again nor loses its result.
 func (h handler) reanchor() {
 	if h.p == nil || h.session == "" {
 		return
 	}
 	pl, ok := orchestrate.Where(h.p, h.session)
-	if !ok || !decideStop(pl, false).Block {
+	if !ok {
+		return
+	}
+	text := ""
+	switch recent := h.recent(pl); {
+	case decideStop(pl, false).Block:
+		text = h.anchor(pl)
+	case pl.Run.Halted != "" && recent:
+		text = fmt.Sprintf("flowstate: %s stopped because a step failed: %s. The conversation was compacted: do not run the command's steps again; report that error to the user, who can continue the workflow with %s.",
+			h.command(pl.Run.Command), pl.Run.Halted, h.command(orchestrate.ResumeCommand))
+	case pl.Exists && recent:
+		text = fmt.Sprintf("flowstate: %s has finished: workflow %s is %s, in state %s. The conversation was compacted: do not run the command again; report its result to the user (`flowstate status --workflow %s` shows it).",
+			h.command(pl.Run.Command), pl.Run.Workflow, pl.Status, pl.State, pl.Run.Workflow)
+	}
+	if text == "" {
 		return
 	}
 	h.answer(map[string]any{"hookSpecificOutput": map[string]any{
 		"hookEventName":     "SessionStart",
-		"additionalContext": h.anchor(pl),
+		"additionalContext": text,
 	}})
+}
+
+// recentWithin is how long after its workflow last changed a stopped or
+// finished command is still worth telling a compacted model about.
+const recentWithin = time.Hour
+
+// recent reports whether the command's workflow changed within
+// recentWithin.
+func (h handler) recent(pl orchestrate.Place) bool {
+	s, ok := h.p.Summary(pl.Run.Workflow)
+	if !ok {
+		return pl.Run.Halted != "" // halted before its workflow was created
+	}
+	t, err := time.Parse(time.RFC3339, s.UpdatedAt)
+	return err == nil && h.env.Now.Sub(t) < recentWithin
 }
 
 // command is how the user invokes the session's command: namespaced when
@@ -117,6 +149,6 @@ func (h handler) reason(pl orchestrate.Place) string {
 }
 
 func (h handler) anchor(pl orchestrate.Place) string {
-	return fmt.Sprintf("%s. The conversation was compacted, so the values earlier blocks printed are gone: continue %s at its \"## %s\" section, running that section's first bash block as written; it prints everything the next steps need. %s",
+	return fmt.Sprintf("%s. The conversation was compacted, so the values earlier blocks printed are gone: continue %s at its \"## %s\" section, running that section's first bash block as written: it needs no value printed before. %s",
 		h.where(pl), h.command(pl.Run.Command), pl.Section, rules)
 }

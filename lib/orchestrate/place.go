@@ -3,7 +3,10 @@ package orchestrate
 import (
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/flowstate-dev/flowstate/lib/agentrun"
+	"github.com/flowstate-dev/flowstate/lib/phase"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
@@ -16,9 +19,11 @@ type Place struct {
 	State  string // its current state
 	// Section is the "## name" of the command to continue at: a model
 	// that lost the values earlier blocks printed can start there, since
-	// its first block prints them again. start until the workflow exists
-	// (phase-start is safe to run again), then phase (phase-plan records
-	// what was done and hands out what is left).
+	// its first block needs none of them. start until the workflow exists
+	// (phase-start is safe to run again); verify once every worker the
+	// last plan handed out was launched (checking them is the next step);
+	// else phase (phase-plan records what was delivered and hands out what
+	// is left).
 	Section string
 }
 
@@ -32,8 +37,41 @@ func Where(p *store.Project, session string) (pl Place, ok bool) {
 	pl = Place{Run: run, Section: "start"}
 	if s, ok := p.Summary(run.Workflow); ok {
 		pl.Exists, pl.Status, pl.State, pl.Section = true, s.Status, s.CurrentState, "phase"
+		if w, err := p.Workflow(run.Workflow); err == nil && launched(w) {
+			pl.Section = "verify"
+		}
 	}
 	return pl, true
+}
+
+// launched reports whether the workers the last plan of w's current state
+// handed out are all launched (the sub-supervisor that has them, when it
+// has them) and not all recorded yet.
+func launched(w *store.Workflow) bool {
+	v, runs, err := look(w)
+	if err != nil || !v.hasRole {
+		return false
+	}
+	plan := v.planned(false)
+	if !plan.known {
+		return false
+	}
+	now := w.P.Now()
+	if plan.Supervised {
+		_, left := phase.Pending(v.workers, v.done, false)
+		return left > 0 && runs.Launched(v.role.Supervisor)
+	}
+	open := 0
+	for _, id := range plan.Workers {
+		if v.done(id) {
+			continue
+		}
+		open++
+		if st, _ := runs.Worker(id, now, time.Hour); st == agentrun.NotLaunched {
+			return false
+		}
+	}
+	return open > 0
 }
 
 // WorkerFor names the worker of w's current state that an Agent call

@@ -73,12 +73,14 @@ func Verify(w *store.Workflow, o Options) (Output, error) {
 	// stops on them, with its aggregate left for the run that has them all.
 	how := conclude
 	switch {
+	case o.Supervisor && len(problems) > 0:
+		how = partial
 	case o.Supervisor:
 		how = supervise
 	case len(problems) > 0:
 		how = recordOnly
 	}
-	res, err := settle(v, recs, how)
+	res, err := settle(v, changed(v, recs), how)
 	if err != nil {
 		return out, err
 	}
@@ -248,9 +250,12 @@ const (
 	// aggregate them and, for a test run, act on failing tests.
 	conclude settleMode = iota
 	// supervise, in a sub-supervisor: aggregate once every worker is
-	// recorded, or as soon as one failed (the signal reports the partial
-	// result; the command stops on it).
+	// recorded.
 	supervise
+	// partial, in a sub-supervisor whose workers did not all deliver:
+	// aggregate what did; the signal reports the failures and the command
+	// stops on them.
+	partial
 	// recordOnly records the batch and nothing more: the command stops.
 	recordOnly
 )
@@ -270,7 +275,7 @@ func settle(v *view, recs []supervisor.Record, how settleMode) (settled, error) 
 	complete := how == conclude && res.left == 0
 	var agg []byte
 	var aggErr error
-	if complete || how == supervise && (res.left == 0 || anyFailed(recs)) {
+	if complete || how == supervise && res.left == 0 || how == partial {
 		res.signal, agg, res.warnings, aggErr = aggregate(v)
 	}
 	if err := record(v, recs, agg); err != nil {
@@ -292,13 +297,16 @@ func settle(v *view, recs []supervisor.Record, how settleMode) (settled, error) 
 	return res, nil
 }
 
-func anyFailed(recs []supervisor.Record) bool {
-	for _, r := range recs {
-		if r.Status == supervisor.Failed {
-			return true
+// changed leaves out the records that are stored already as they are: a
+// failing verify run again records nothing new.
+func changed(v *view, recs []supervisor.Record) []supervisor.Record {
+	var out []supervisor.Record
+	for _, rec := range recs {
+		if old, ok := v.records[v.role.Key][rec.WorkerID]; !ok || old.Status != rec.Status || old.Error != rec.Error || old.OutputPath != rec.OutputPath {
+			out = append(out, rec)
 		}
 	}
-	return false
+	return out
 }
 
 // record stores the batch's records, the state's artifacts in phase_data

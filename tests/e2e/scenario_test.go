@@ -80,6 +80,7 @@ func (s *scenario) startModel(knobs standin.Knobs, name string) {
 // be slowed down, or counts of what one run asked for.
 func (s *scenario) restartModel(knobs standin.Knobs, name string) {
 	s.t.Helper()
+	knobs.Drift = s.Model.Drift()
 	s.startModel(knobs, strings.ReplaceAll(s.t.Name(), "/", "_")+"-"+name)
 }
 
