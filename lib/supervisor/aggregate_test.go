@@ -299,9 +299,9 @@ func TestAggregateTesting(t *testing.T) {
 
 func TestParseTestResultsNamesTheField(t *testing.T) {
 	for in, field := range map[string]string{
-		`{"total_tests": 2.5, "tests_passed": 2, "tests_failed": 0}`:                             "total_tests is 2.5, not a whole number",
-		`{"total_tests": 2, "tests_passed": null, "tests_failed": 0}`:                            "tests_passed is null, not a number",
-		`{"total_tests": 2, "tests_passed": 2}`:                                                  "tests_failed is missing",
+		`{"total_tests": 2.5, "tests_passed": 2, "tests_failed": 0}`:                           "total_tests is 2.5, not a whole number",
+		`{"total_tests": 2, "tests_passed": null, "tests_failed": 0}`:                          "tests_passed is null, not a number",
+		`{"total_tests": 2, "tests_passed": 2}`:                                                "tests_failed is missing",
 		`{"total_tests": 2, "tests_passed": 2, "tests_failed": 0, "coverage_percent": "high"}`: `coverage_percent is "high", not a number`,
 	} {
 		if _, err := ParseTestResults([]byte(in)); err == nil || !strings.Contains(err.Error(), field) {

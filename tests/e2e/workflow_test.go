@@ -143,7 +143,9 @@ func testCoordinateResearchAndPlan(t *testing.T, d standin.Drift) {
 // run fails (FailTestRuns), so flowstate records the error, spends one
 // retry, sends the failure to debug-analyst and tests again; the second run
 // passes and doc-writer finishes the workflow.
-func TestCoordinateFullImplementationRetry(t *testing.T) { underEachDrift(t, testCoordinateFullImplementationRetry) }
+func TestCoordinateFullImplementationRetry(t *testing.T) {
+	underEachDrift(t, testCoordinateFullImplementationRetry)
+}
 
 func testCoordinateFullImplementationRetry(t *testing.T, d standin.Drift) {
 	s := flowstateScenario(t, d, standin.Knobs{Classification: classification("full-implementation", "Auth patterns", "Session storage"), FailTestRuns: 1})
