@@ -192,6 +192,11 @@ func (r Runs) Worker(id string, now time.Time, stuckAfter time.Duration) (Status
 	return Running, *w
 }
 
+// Empty reports that no agent event was seen in the current state.
+func (r Runs) Empty() bool {
+	return len(r.launches) == 0 && len(r.started) == 0 && len(r.stopped) == 0
+}
+
 // Launched reports whether an agent of type t was launched (or seen
 // starting) in the current state.
 func (r Runs) Launched(t string) bool {

@@ -73,13 +73,14 @@ func (h handler) record(kind, agent, prompt string) {
 	if agent == phase.Classifier {
 		now := h.env.Now
 		err := orchestrate.UpdateRun(h.p, h.session, func(r *orchestrate.Run) bool {
-			switch kind {
-			case agentrun.Launch:
-				r.ClassifierLaunched = now
-			case agentrun.Stop:
+			switch {
+			case kind == agentrun.Stop:
 				r.ClassifierStopped = now
+			case r.ClassifierLaunched.After(r.ClassifierStopped):
+				return false // its launch, seen by PreToolUse, is on record
 			default:
-				return false
+				// A launch, or a start whose launch PreToolUse did not see.
+				r.ClassifierLaunched = now
 			}
 			return true
 		})

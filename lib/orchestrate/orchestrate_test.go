@@ -133,6 +133,12 @@ func TestResearchOnly(t *testing.T) {
 		t.Fatalf("plan:\n%s", out)
 	}
 	report := value(t, out, "OUTPUT_PATH_1")
+	// Right after the plan, with no agent on record yet, a verify waits
+	// for the hooks to record one; once that grace is over it fails.
+	if out, err := Verify(w, Options{}); err != nil || value(t, out, "NEXT") != "verify" {
+		t.Fatalf("verify right after the plan: %v\n%s", err, out)
+	}
+	p.Now = func() time.Time { return time.Now().Add(hookGrace) }
 	if _, err := Verify(w, Options{}); fail.Code(err) != fail.Usage || !strings.Contains(err.Error(), "wrote no research report at "+report) {
 		t.Fatalf("verify without the report: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -136,6 +137,7 @@ func recordPlan(v *view, coordination string, pl plan, inSupervisor bool) error 
 		if pl.Workers == nil {
 			pl.Workers = []string{}
 		}
+		pl.At = tx.Now.UTC().Truncate(time.Millisecond)
 		key := planKeys[0]
 		if inSupervisor {
 			key = planKeys[1]

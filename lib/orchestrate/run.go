@@ -22,13 +22,15 @@ import (
 // push the model on) and how many times in a row the Stop hook has sent
 // the model back without a step running in between.
 type Run struct {
-	Command     string `json:"command"`         // the slash command the model follows, e.g. coordinate, workflow-resume
-	Workflow    string `json:"workflow"`        // the workflow's id; it may not exist yet
-	Description string `json:"description"`     // the request, to tell a repeated start from a new one
-	Scope       string `json:"scope,omitempty"` // given with --scope
-	Sequential  bool   `json:"sequential,omitempty"`
-	Halted      string `json:"halted,omitempty"` // the error of the step that stopped the command
-	StopBlocks  int    `json:"stop_blocks,omitempty"`
+	Command     string    `json:"command"`         // the slash command the model follows, e.g. coordinate, workflow-resume
+	Workflow    string    `json:"workflow"`        // the workflow's id; it may not exist yet
+	Description string    `json:"description"`     // the request, to tell a repeated start from a new one
+	Scope       string    `json:"scope,omitempty"` // given with --scope
+	Sequential  bool      `json:"sequential,omitempty"`
+	Halted      string    `json:"halted,omitempty"` // the error of the step that stopped the command
+	StopBlocks  int       `json:"stop_blocks,omitempty"`
+	Asked       time.Time `json:"asked,omitzero"` // when the classifier was asked for
+
 	// The classifier runs before the workflow exists, so its agent's
 	// lifecycle is kept here rather than in the workflow's events.
 	ClassifierLaunched time.Time `json:"classifier_launched,omitzero"`

@@ -115,6 +115,9 @@ func Start(p *store.Project, r Request) (Output, error) {
 		case !r.Classified:
 			// Nothing usable yet: ask the classifier, which overwrites
 			// whatever is there.
+			if run.Asked.IsZero() {
+				run.Asked = p.Now().UTC()
+			}
 			if err := writeRun(p, r.Session, run); err != nil {
 				return out, err
 			}
@@ -188,11 +191,18 @@ func readClassification(path string) (cls classify.Classification, found bool, e
 }
 
 // classifierBusy reports whether the session's classifier agent is at
-// work, as the hooks recorded it.
+// work, as the hooks recorded it, or may be: asked for moments ago and
+// not on record yet.
 func classifierBusy(p *store.Project, session string, wt Waiting) bool {
 	r, ok := ReadRun(p, session)
-	return ok && !r.ClassifierLaunched.IsZero() && r.ClassifierStopped.Before(r.ClassifierLaunched) &&
-		p.Now().Sub(r.ClassifierLaunched) < wt.stuckAfter()
+	now := p.Now()
+	switch {
+	case !ok:
+		return false
+	case r.ClassifierLaunched.IsZero():
+		return now.Sub(r.Asked) < hookGrace
+	}
+	return r.ClassifierStopped.Before(r.ClassifierLaunched) && now.Sub(r.ClassifierLaunched) < wt.stuckAfter()
 }
 
 // started is what a start prints once the workflow exists.

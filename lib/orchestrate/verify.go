@@ -174,6 +174,11 @@ func (v *view) busy(runs agentrun.Runs, targets []phase.Worker, o Options) []str
 	if len(ids) > 0 || !undelivered {
 		return ids
 	}
+	// Agents launched moments ago may not be on record yet: the hooks run
+	// beside them, not before the next block.
+	if plan := v.planned(o.Supervisor); runs.Empty() && plan.known && now.Sub(plan.At) < hookGrace {
+		return []string{"agents launched " + now.Sub(plan.At).Round(time.Millisecond).String() + " ago"}
+	}
 	types := []string{v.role.Agent}
 	if !o.Supervisor {
 		types = append(types, v.role.Supervisor)
@@ -183,6 +188,10 @@ func (v *view) busy(runs agentrun.Runs, targets []phase.Worker, o Options) []str
 	}
 	return nil
 }
+
+// hookGrace is how long after a plan a verify that has no agent on
+// record yet waits for the hooks to record one.
+const hookGrace = 3 * time.Second
 
 // delivered reports whether a worker's artifact is there (valid or not:
 // check decides that).

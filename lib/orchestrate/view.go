@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -38,8 +39,9 @@ type view struct {
 // so that a verify checks those workers and no others.
 type plan struct {
 	known      bool
-	Workers    []string `json:"workers"`
-	Supervised bool     `json:"supervised,omitempty"` // a sub-supervisor has every worker of the state
+	Workers    []string  `json:"workers"`
+	Supervised bool      `json:"supervised,omitempty"` // a sub-supervisor has every worker of the state
+	At         time.Time `json:"at,omitzero"`          // when it was handed out
 }
 
 func (p plan) has(id string) bool { return slices.Contains(p.Workers, id) }

@@ -35,10 +35,11 @@ type Server struct {
 	testRuns   int
 	served     map[string]int // Messages requests received per persona ("" = main thread)
 	exchanges  []Exchange
-	compacted  bool            // Drift.CompactAfter has triggered its compaction
-	async      map[string]bool // tool ids of Agent calls Claude Code ran in the background
-	feedback   []string        // every Stop hook reason the main thread was sent back with
-	contexts   []string        // every hooks' context a compacted main thread got
+	compacted  bool              // Drift.CompactAfter has triggered its compaction
+	async      map[string]bool   // tool ids of Agent calls Claude Code ran in the background
+	bash       map[string]string // tool id -> result of every Bash call with a result
+	feedback   []string          // every Stop hook reason the main thread was sent back with
+	contexts   []string          // every hooks' context a compacted main thread got
 }
 
 // Exchange is one answered Messages request, for assertions and reports.
@@ -62,7 +63,7 @@ func Start(knobs Knobs, logDir string) (*Server, error) {
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, err
 	}
-	s := &Server{knobs: knobs, logDir: logDir, agentTypes: map[string]string{}, served: map[string]int{}, async: map[string]bool{}}
+	s := &Server{knobs: knobs, logDir: logDir, agentTypes: map[string]string{}, served: map[string]int{}, async: map[string]bool{}, bash: map[string]string{}}
 	s.http = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.http.URL
 	return s, nil
@@ -174,8 +175,11 @@ const asyncResult = "Async agent launched"
 // compaction. Callers hold s.mu.
 func (s *Server) observe(c conversation) {
 	for _, call := range c.Calls {
-		if call.Name == "Agent" && strings.HasPrefix(call.Result, asyncResult) {
+		switch {
+		case call.Name == "Agent" && strings.HasPrefix(call.Result, asyncResult):
 			s.async[call.ID] = true
+		case call.Name == "Bash" && call.HasResult:
+			s.bash[call.ID] = call.Result
 		}
 	}
 	if c.Subagent {
@@ -200,6 +204,18 @@ func (s *Server) BackgroundAgents() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.async)
+}
+
+// BashResults returns the results of the Bash calls the stand-in saw, in
+// no particular order.
+func (s *Server) BashResults() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.bash))
+	for _, r := range s.bash {
+		out = append(out, r)
+	}
+	return out
 }
 
 // StopFeedback returns the Stop hook reasons the main thread got, and
