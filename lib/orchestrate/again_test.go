@@ -305,3 +305,31 @@ func TestVerifyNamesAWorkerNeverLaunched(t *testing.T) {
 		t.Errorf("a successful step left the halt: %q", run.Halted)
 	}
 }
+
+// TestDelegatedPlanNamesOnlyTheSupervisor: when a sub-supervisor runs a
+// state's workers, phase-plan prints what its task block uses and no
+// worker values a model could launch the workers with as well.
+func TestDelegatedPlanNamesOnlyTheSupervisor(t *testing.T) {
+	p := project(t)
+	w := startedWorkflow(t, p, Request{Command: "orchestrate", Scope: "research-only", Description: "auth", Session: "s1"})
+	if err := w.Update(func(tx *store.Tx) error {
+		return set(tx, "state_machine.classification.research_topics", []string{"a", "b", "c", "d"})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := Plan(w, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, kv := range out.Pairs {
+		keys = append(keys, kv.Key)
+	}
+	if strings.Join(keys, " ") != "WORKFLOW_ID STATE SUPERVISOR NEXT" || value(t, out, "SUPERVISOR") != "research-sub-supervisor" || value(t, out, "NEXT") != "supervised" {
+		t.Errorf("delegated plan:\n%s", out)
+	}
+	// Inside the supervisor, the workers.
+	if out, err = Plan(w, Options{Supervisor: true}); err != nil || value(t, out, "WORKER_COUNT") != "4" {
+		t.Errorf("the supervisor's plan: %v\n%s", err, out)
+	}
+}

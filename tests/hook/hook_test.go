@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	flowhook "github.com/flowstate-dev/flowstate/lib/hook"
 	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
@@ -194,8 +195,8 @@ func TestSessionStartKeepsUserEnvFile(t *testing.T) {
 	}
 }
 
-// TestHooksAlwaysExitZero: whatever the input and environment, a hook
-// exits 0, prints nothing on stdout, and logs the problem.
+// TestHooksAlwaysExitZero: whatever the input and environment, every
+// hook exits 0, prints nothing on stdout, and logs the problem.
 func TestHooksAlwaysExitZero(t *testing.T) {
 	project := newProject(t, "p")
 	hb := filepath.Join(project, ".claude", "bin", "flowstate")
@@ -223,7 +224,10 @@ func TestHooksAlwaysExitZero(t *testing.T) {
 		{"flags", []string{"CLAUDE_PROJECT_DIR=" + project}, "{}", []string{"--bogus", "session-start", "-x"}},
 	}
 	for _, c := range cases {
-		argLists := [][]string{{"session-start"}, {"session-end"}}
+		var argLists [][]string
+		for _, ev := range flowhook.Events() {
+			argLists = append(argLists, []string{ev})
+		}
 		if c.args != nil {
 			argLists = [][]string{c.args}
 		}
