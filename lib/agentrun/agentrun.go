@@ -12,6 +12,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -82,6 +83,7 @@ type Worker struct {
 
 // Runs is the fold of one session's agent events in the current state.
 type Runs struct {
+	launched []Worker // every launch, in order; WorkerID "" when unattributed
 	workers  map[string]*Worker
 	launches map[string]int // per agent type
 	started  map[string]agent
@@ -110,6 +112,7 @@ func Fold(evs []Event, session string) Runs {
 		switch ev.Event {
 		case Launch:
 			r.launches[ev.AgentType]++
+			r.launched = append(r.launched, Worker{ID: ev.WorkerID, AgentType: ev.AgentType, Launched: ev.TS})
 			if ev.WorkerID != "" {
 				// A relaunch replaces the earlier attempt.
 				r.workers[ev.WorkerID] = &Worker{ID: ev.WorkerID, AgentType: ev.AgentType, Launched: ev.TS}
@@ -131,6 +134,7 @@ func Fold(evs []Event, session string) Runs {
 }
 
 func (r *Runs) reset() {
+	r.launched = nil
 	r.workers, r.launches = map[string]*Worker{}, map[string]int{}
 	r.started, r.stopped = map[string]agent{}, map[string]string{}
 }
@@ -220,6 +224,44 @@ func (r Runs) AnyRunning(now time.Time, stuckAfter time.Duration, types ...strin
 		}
 	}
 	return false
+}
+
+// Entry is one launch as a person would follow it.
+type Entry struct {
+	WorkerID  string // "" for an agent no worker is attributed to (a sub-supervisor)
+	AgentType string
+	Status    Status
+	Launched  time.Time
+	Took      time.Duration // launch to stop, once stopped
+}
+
+// Entries lists the launches of the current state, in order, with their
+// status at now: a worker's latest launch once, and each unattributed
+// launch (at work while an agent of its type is).
+func (r Runs) Entries(now time.Time, stuckAfter time.Duration) []Entry {
+	var out []Entry
+	seen := map[string]bool{}
+	for i := len(r.launched) - 1; i >= 0; i-- {
+		l := r.launched[i]
+		e := Entry{WorkerID: l.ID, AgentType: l.AgentType, Launched: l.Launched}
+		switch {
+		case l.ID != "" && seen[l.ID]:
+			continue
+		case l.ID != "":
+			seen[l.ID] = true
+			e.Status, _ = r.Worker(l.ID, now, stuckAfter)
+			e.Took = r.Duration(l.ID)
+		case l.Launched.Before(now.Add(-stuckAfter)):
+			e.Status = Stuck
+		case r.running(l.AgentType, now.Add(-stuckAfter)) > 0:
+			e.Status = Running
+		default:
+			e.Status = Stopped
+		}
+		out = append(out, e)
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // Duration is how long worker id's latest launch took, 0 while it has

@@ -99,3 +99,24 @@ func TestParseSkipsOtherLines(t *testing.T) {
 		t.Errorf("Parse kept %v", kinds)
 	}
 }
+
+func TestEntries(t *testing.T) {
+	const s = "sess"
+	evs := []Event{
+		ev(1, Launch, s, "", "research-sub-supervisor", ""),
+		ev(2, Start, s, "sup", "research-sub-supervisor", ""),
+		ev(3, Launch, s, "", "research-specialist", "research_1"),
+		ev(3, Launch, s, "", "research-specialist", "research_2"),
+		ev(4, Start, s, "w1", "research-specialist", ""),
+		ev(4, Start, s, "w2", "research-specialist", ""),
+		ev(20, Stop, s, "w1", "research-specialist", "research_1"),
+	}
+	var got []string
+	for _, e := range Fold(evs, s).Entries(t0.Add(30*time.Second), time.Hour) {
+		got = append(got, fmt.Sprintf("%s/%s:%s:%s", e.AgentType, e.WorkerID, e.Status, e.Took))
+	}
+	want := "[research-sub-supervisor/:running:0s research-specialist/research_1:stopped:17s research-specialist/research_2:running:0s]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("Entries = %v\nwant %s", got, want)
+	}
+}

@@ -464,3 +464,31 @@ func testMissingWorker(t *testing.T, d standin.Drift) {
 	expectOutput(t, resumed, "FINAL_STATE=research", "ARTIFACT_COUNT=4")
 	s.expectPointer(resumed, w, false)
 }
+
+// TestSuperviseSequential: /supervise runs one worker per step and never
+// a sub-supervisor; /workflow-status then shows the finished workflow.
+func TestSuperviseSequential(t *testing.T) { underEachDrift(t, testSuperviseSequential) }
+
+func testSuperviseSequential(t *testing.T, d standin.Drift) {
+	s := flowstateScenario(t, d, standin.Knobs{Classification: classification("research-and-plan", "Auth patterns", "Session storage", "Token rotation", "Audit logging")})
+	r := s.run("/flowstate:supervise study auth, sessions, tokens and auditing, then plan the login rework")
+
+	w := s.onlyWorkflow()
+	w.expect(map[string]any{
+		"status":                             "complete",
+		"state_machine.current_state":        "plan",
+		"phase_data.initialize.coordination": "sequential",
+		"phase_data.research.coordination":   "flat",
+		"error_state.last_error":             nil,
+	})
+	w.expectWorkers("research_supervisor", map[string]string{"research_1": "completed", "research_2": "completed", "research_3": "completed", "research_4": "completed"})
+	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "research-specialist": 4, "plan-architect": 1})
+	if got := batches(s.Model, "research-specialist"); fmt.Sprint(got) != "[1 1 1 1]" {
+		t.Errorf("research-specialist invoked in batches %v, want one at a time", got)
+	}
+	expectOutput(t, r, "FINAL_STATE=plan", "ARTIFACT_COUNT=5")
+	s.expectPointer(r, w, false)
+
+	status := s.run("/flowstate:workflow-status")
+	expectOutput(t, status, w.ID)
+}
