@@ -17,9 +17,15 @@ func TestPermute(t *testing.T) {
 		{"fs checkpoint-set --increment p -- -11", "fs checkpoint-set --increment -- p -11"},
 		{"fs sm-transition plan --unknown", "fs sm-transition --unknown -- plan"},
 		{"fs checkpoint-set --increment p -- --x", "fs checkpoint-set --increment -- p --x"},
-		// Values are verbatim for commands that store them.
-		{"fs state-append K --stdin", "fs state-append K --stdin"},
-		{"fs log-append n --workflow", "fs log-append n --workflow"},
+		// Values are verbatim for commands that store them; flags before
+		// or after them are flags.
+		{"fs state-append K --stdin", "fs state-append -- K --stdin"},
+		{"fs log-append n --workflow", "fs log-append -- n --workflow"},
+		{"fs state-append K v --workflow x", "fs state-append --workflow x -- K v"},
+		{"fs state-append --workflow x K -h", "fs state-append --workflow x -- K -h"},
+		{"fs state-append K -- --workflow x", "fs state-append --workflow x -- K --"},
+		{"fs state-append --stdin", "fs state-append --stdin"},
+		{"fs log-append n {} --bogus", "fs log-append --bogus -- n {}"},
 		{"fs sm-next --help", "fs sm-next --help"},
 		{"fs sm-transition plan -h", "fs sm-transition --help"},
 		{"fs sm-init --desc --generate-bash-completion", "fs sm-init --desc --generate-bash-completion"},

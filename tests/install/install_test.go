@@ -229,8 +229,10 @@ func TestInstallReinstallUninstall(t *testing.T) {
 					}
 				}
 			}
-			if gi := readFile(t, filepath.Join(dir, ".gitignore")); string(gi) != "node_modules/\n*.log\n.claude/state/\n" {
-				t.Errorf(".gitignore = %q", gi)
+			// The state directory ignores itself (lib/store): the user's
+			// .gitignore is not touched.
+			if gi := readFile(t, filepath.Join(dir, ".gitignore")); string(gi) != "node_modules/\n*.log" {
+				t.Errorf(".gitignore = %q; want it untouched", gi)
 			}
 			cmd := string(readFile(t, filepath.Join(dir, ".claude", "commands", "supervise.md")))
 			if strings.Contains(cmd, "subagent_type: flowstate:") {
@@ -340,14 +342,17 @@ func TestDoctorFindsProblems(t *testing.T) {
 	writeFile(t, filepath.Join(plugin, "hooks", "hooks.json"), []byte("{}"))
 
 	out, errs, code := run(t, dir, "doctor", "--plugin-dir", plugin)
-	if code != 2 || !strings.Contains(errs, "doctor found 5 problem(s)") {
-		t.Errorf("doctor: exit %d, stderr %q; want 2 and 5 problems", code, errs)
+	if code != 2 || !strings.Contains(errs, "doctor found 6 problem(s)") {
+		t.Errorf("doctor: exit %d, stderr %q; want 2 and 6 problems", code, errs)
 	}
 	for _, want := range []string{
 		"FAIL .claude/settings.json lacks flowstate's SessionEnd hook",
 		"FAIL installed files were changed since (install and uninstall keep them): .claude/commands/coordinate.md",
 		"other users can read workflow state", "fix: chmod 700 " + state,
 		"1 stale session pointers: old-session (its workflow no longer exists)",
+		// A state directory made by hand (or an older flowstate) lacks the
+		// .gitignore that keeps it out of git.
+		"FAIL " + filepath.Join(state, ".gitignore") + " is missing or changed: workflow state could be committed", "fix: write it again: echo '*' > " + filepath.Join(state, ".gitignore"),
 		"has no bin/flowstate", "run ./install.sh --plugin in " + plugin,
 	} {
 		if !strings.Contains(out, want) {
@@ -367,6 +372,42 @@ func TestDoctorFindsProblems(t *testing.T) {
 	}
 	if out, _, _ := run(t, dir, "doctor"); !strings.Contains(out, "FAIL .claude/bin/flowstate is missing") {
 		t.Errorf("doctor did not report the missing binary:\n%s", out)
+	}
+}
+
+// TestDoctorWarnsPluginToo: a project install beside the enabled plugin
+// (every command and hook twice) is a warning, from the user's or the
+// project's settings; a later settings file can disable the plugin again.
+func TestDoctorWarnsPluginToo(t *testing.T) {
+	dir := project(t, "")
+	mustRun(t, dir, "install")
+	home := t.TempDir()
+	doctor := func() (string, int) {
+		t.Helper()
+		cmd := exec.Command(bin, "doctor")
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home}
+		out, err := cmd.Output()
+		code, err := testenv.ExitCode(err)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	if out, code := doctor(); code != 0 || strings.Contains(out, "WARN") {
+		t.Fatalf("install alone: exit %d\n%s", code, out)
+	}
+	user := filepath.Join(home, ".claude", "settings.json")
+	writeFile(t, user, []byte(`{"enabledPlugins": {"flowstate@flowstate-marketplace": true, "other@x": true}}`))
+	out, code := doctor()
+	if code != 0 || !strings.Contains(out, "WARN flowstate is installed in "+dir+"/.claude and the plugin flowstate@flowstate-marketplace is enabled in "+user+": every command is there twice") ||
+		!strings.Contains(out, "fix: keep one: ./install.sh --uninstall "+dir) {
+		t.Errorf("plugin enabled for the user: exit %d\n%s", code, out)
+	}
+	local := filepath.Join(dir, ".claude", "settings.local.json")
+	writeFile(t, local, []byte(`{"enabledPlugins": {"flowstate@flowstate-marketplace": false}}`))
+	if out, code := doctor(); code != 0 || strings.Contains(out, "WARN") {
+		t.Errorf("plugin disabled for the project: exit %d\n%s", code, out)
 	}
 }
 
