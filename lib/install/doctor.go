@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -55,6 +56,7 @@ func Doctor(dir string, o DoctorOptions) ([]Finding, error) {
 		d.binary()
 		d.settings()
 		d.files(m)
+		d.kept(m)
 		d.pluginToo()
 	case errors.Is(err, fs.ErrNotExist):
 		if o.PluginDir == "" {
@@ -149,6 +151,29 @@ func (d *doctor) files(m *Manifest) {
 	if len(missing)+len(changed) == 0 {
 		d.ok(fmt.Sprintf("%d installed files unchanged (flowstate %s)", len(m.Files), m.Version))
 	}
+}
+
+// kept reports the user's own files that install left in place of
+// flowstate's: a command or agent of that name is not flowstate's.
+func (d *doctor) kept(m *Manifest) {
+	for _, rel := range m.Kept {
+		if _, err := os.Stat(filepath.Join(d.dir, filepath.FromSlash(rel))); err != nil {
+			d.bad(rel+" is missing: flowstate's was not installed, since your own file was there then", d.reinstall())
+			continue
+		}
+		d.bad(rel+" is your own file, not flowstate's (install kept it): "+what(rel)+" is not flowstate's",
+			"move it away and install again, or replace it: ./install.sh --force "+d.dir+" (flowstate install --force "+d.dir+")")
+	}
+}
+
+// what names what a file under .claude is to Claude Code: /name for a
+// command, the agent name for an agent.
+func what(rel string) string {
+	name := strings.TrimSuffix(path.Base(rel), ".md")
+	if strings.HasPrefix(rel, ".claude/commands/") {
+		return "/" + name
+	}
+	return "the agent " + name
 }
 
 // pluginToo warns when the flowstate plugin is active beside the project

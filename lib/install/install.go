@@ -30,6 +30,7 @@ import (
 	"github.com/google/renameio/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/statefile"
 )
 
 // Paths inside the project, slash-separated as recorded in the manifest.
@@ -49,6 +50,10 @@ type Manifest struct {
 	Dirs      []string          `json:"created_dirs,omitempty"` // removed by uninstall when empty
 	Settings  SettingsRecord    `json:"settings"`
 	Gitignore GitignoreRecord   `json:"gitignore"`
+	// Kept lists files install did not write because the user's own file
+	// of that name was there (their own /coordinate, say): doctor reports
+	// them, since the command or agent of that name is not flowstate's.
+	Kept []string `json:"kept_user_files,omitempty"`
 }
 
 // SettingsRecord is what install did to .claude/settings.json.
@@ -129,7 +134,21 @@ func Install(dir string, o Options) error {
 		return err
 	}
 	fmt.Fprintf(o.Log, "flowstate: %s/.claude has flowstate %s: %d files, SessionStart and SessionEnd hooks in settings.json\n", dir, o.Version, len(m.Files))
+	nextSteps(o.Log, dir)
 	return nil
+}
+
+// nextSteps tells the user what to do now: the commands are used from
+// Claude Code, whose bash blocks find the binary through the SessionStart
+// hook; a terminal does not have .claude/bin on its PATH.
+func nextSteps(log io.Writer, dir string) {
+	bin := filepath.Join(dir, filepath.FromSlash(binRel))
+	fmt.Fprintf(log, `Next:
+  In Claude Code, in %s: /coordinate DESCRIPTION (also /orchestrate, /supervise, /workflow-status, /workflow-resume).
+  In a terminal, flowstate is %s; to type just flowstate there:
+    export PATH=%s:"$PATH"
+  flowstate doctor %s checks the installation; flowstate uninstall %s (or ./install.sh --uninstall) removes it.
+`, dir, bin, statefile.Quote(filepath.Dir(bin)), statefile.Quote(dir), statefile.Quote(dir))
 }
 
 func projectDir(dir string) (string, error) {
@@ -202,6 +221,7 @@ func installFile(dir string, f file, old, m *Manifest, o Options) error {
 	case o.Force:
 	case old.Files[f.rel] == "":
 		fmt.Fprintf(o.Log, "flowstate: kept your %s (not installed by flowstate); move it away or pass --force to replace it\n", f.rel)
+		m.Kept = append(m.Kept, f.rel)
 		return nil
 	case hash(cur) != old.Files[f.rel]:
 		fmt.Fprintf(o.Log, "flowstate: kept %s: you changed it since it was installed; pass --force to replace it\n", f.rel)

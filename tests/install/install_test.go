@@ -420,7 +420,9 @@ func TestDoctorWithoutInstall(t *testing.T) {
 }
 
 // TestInstallScript runs ./install.sh as a user would: it builds the
-// binary with Go and installs, then uninstalls.
+// binary with Go and installs, says what to do next, then uninstalls.
+// Options go anywhere; --force reaches flowstate; anything else is a
+// usage error.
 func TestInstallScript(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -433,19 +435,112 @@ func TestInstallScript(t *testing.T) {
 	before := snapshot(t, dir)
 	script := filepath.Join(testenv.RepoRoot(), "install.sh")
 	env := append(os.Environ(), "PATH="+filepath.Dir(goBin)+":/usr/bin:/bin")
-	for _, args := range [][]string{{dir}, {"--uninstall", dir}} {
+	installSh := func(args ...string) (string, int) {
+		t.Helper()
 		cmd := exec.Command(script, args...)
 		cmd.Env = env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("install.sh %v: %v\n%s", args, err, out)
+		out, err := cmd.CombinedOutput()
+		code, err := testenv.ExitCode(err)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if args[0] == dir {
-			if _, err := os.Stat(filepath.Join(dir, ".claude", "commands", "coordinate.md")); err != nil {
-				t.Errorf("install.sh did not install the commands: %v", err)
-			}
+		return string(out), code
+	}
+
+	// The user's own /coordinate is kept, and the install says it is not
+	// complete (doctor names the file) until --force replaces it, written
+	// before or after the directory.
+	own := filepath.Join(dir, ".claude", "commands", "coordinate.md")
+	writeFile(t, own, []byte("# my own coordinate\n"))
+	out, code := installSh(dir)
+	if code != 1 || !strings.Contains(out, "FAIL .claude/commands/coordinate.md is your own file, not flowstate's (install kept it): /coordinate is not flowstate's") ||
+		!strings.Contains(out, "./install.sh --force "+dir) || !strings.Contains(out, "install.sh: the install is not complete") {
+		t.Errorf("install.sh over the user's own command: exit %d\n%s", code, out)
+	}
+	for _, args := range [][]string{{dir, "--force"}, {"--force", dir}} {
+		writeFile(t, own, []byte("# my own coordinate\n"))
+		if out, code := installSh(args...); code != 0 || bytes.Contains(readFile(t, own), []byte("my own")) {
+			t.Errorf("install.sh %v: exit %d, coordinate.md not replaced\n%s", args, code, out)
 		}
 	}
+	// --force replaced the user's file; the directory they made stays.
+	mustRun(t, dir, "uninstall")
+	if err := os.Remove(filepath.Dir(own)); err != nil {
+		t.Fatal(err)
+	}
+	sameSnapshot(t, "uninstall after --force", before, snapshot(t, dir))
+
+	// What to do next, including flowstate from a terminal.
+	out, code = installSh(dir)
+	bin := filepath.Join(dir, ".claude", "bin", "flowstate")
+	for _, want := range []string{"In Claude Code, in " + dir + ": /coordinate DESCRIPTION", "In a terminal, flowstate is " + bin, "export PATH=" + filepath.Dir(bin) + `:"$PATH"`} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("install.sh %s: exit %d, output lacks %q:\n%s", dir, code, want, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".claude", "commands", "coordinate.md")); err != nil {
+		t.Errorf("install.sh did not install the commands: %v", err)
+	}
+
+	// Bad command lines: exit 2 with the usage, nothing changed.
+	installed := snapshot(t, dir)
+	for _, args := range [][]string{{dir, "extra"}, {"--bogus", dir}, {dir, "--frce"}, {"--plugin", dir}, {"--uninstall", "--force", dir}, {"--plugin", "--uninstall"}} {
+		if out, code := installSh(args...); code != 2 || !strings.Contains(out, "usage:\n  ./install.sh [--force] [PROJECT_DIR]") {
+			t.Errorf("install.sh %v: exit %d; want 2 and the usage\n%s", args, code, out)
+		}
+	}
+	sameSnapshot(t, "rejected command lines", installed, snapshot(t, dir))
+
+	if out, code := installSh(dir, "--uninstall"); code != 0 {
+		t.Fatalf("install.sh %s --uninstall: exit %d\n%s", dir, code, out)
+	}
 	sameSnapshot(t, "install.sh --uninstall", before, snapshot(t, dir))
+}
+
+// TestInstallScriptWithoutGo: without Go, install.sh uses a flowstate of
+// its version on PATH (as npm installs it), refuses one of another
+// version, and says how to get one.
+func TestInstallScriptWithoutGo(t *testing.T) {
+	for _, d := range []string{"/usr/bin", "/bin"} {
+		if _, err := os.Stat(filepath.Join(d, "go")); err == nil {
+			t.Skipf("%s/go exists: no PATH with the basic tools lacks Go here", d)
+		}
+	}
+	src := t.TempDir()
+	if err := testenv.SourceTree(src); err != nil {
+		t.Fatal(err)
+	}
+	want, err := exec.Command("sh", filepath.Join(src, "scripts", "build"), "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := strings.TrimPrefix(strings.Fields(string(want))[1], "v")
+	tools := t.TempDir()
+	run := func(stamp string) (string, int) {
+		t.Helper()
+		writeFile(t, filepath.Join(tools, "flowstate"), []byte("#!/bin/sh\n[ \"$1\" = version ] && echo 'flowstate "+stamp+" (commit abc1234)' && exit 0\necho \"flowstate $*\" >>"+filepath.Join(tools, "log")+"\n"))
+		if err := os.Chmod(filepath.Join(tools, "flowstate"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(filepath.Join(src, "install.sh"), "proj")
+		cmd.Dir = t.TempDir()
+		cmd.Env = []string{"PATH=" + tools + ":/usr/bin:/bin", "HOME=" + t.TempDir()}
+		out, err := cmd.CombinedOutput()
+		code, err := testenv.ExitCode(err)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	out, code := run(version)
+	if log, _ := os.ReadFile(filepath.Join(tools, "log")); code != 0 || !strings.Contains(string(log), "flowstate install --from "+src+" proj") {
+		t.Errorf("a flowstate %s on PATH: exit %d, calls %q\n%s", version, code, log, out)
+	}
+	out, code = run("0.0.1")
+	if code != 1 || !strings.Contains(out, "is flowstate 0.0.1 (commit abc1234), but this checkout is flowstate "+version+"; not using it") ||
+		!strings.Contains(out, "npm install -g @flowstate-dev/flowstate@"+version) {
+		t.Errorf("a flowstate of another version on PATH: exit %d\n%s", code, out)
+	}
 }
 
 // TestSymlinkedSettings: a settings.json kept in a dotfiles repository
