@@ -356,10 +356,11 @@ func TestRunHookScript(t *testing.T) {
 		"CLAUDE_PLUGIN_ROOT=" + plugin, "CLAUDE_PLUGIN_DATA=" + data}
 	script := filepath.Join(plugin, "hooks", "run-hook")
 
-	// No binary and nothing to build from: one clear line, exit 0.
+	// No binary and nothing to build from: one clear line saying how to
+	// install one without Go, exit 0.
 	r := exe(t, env, startPayload("s", project), script, "session-start")
 	var msg struct{ SystemMessage string }
-	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &msg) != nil || !strings.Contains(msg.SystemMessage, "install Go") ||
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &msg) != nil || !strings.Contains(msg.SystemMessage, "npm install -g @flowstate-dev/flowstate@") ||
 		strings.Count(r.stderr, "\n") != 1 {
 		t.Errorf("no binary: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
