@@ -221,7 +221,7 @@ func TestReadme(t *testing.T) {
 
 	// "./install.sh --uninstall ~/my-project removes exactly what was added":
 	// the workflow state and the artifacts stay, git sees what it saw.
-	m := regexp.MustCompile("`(\\./install\\.sh --uninstall [^`]+)` removes exactly what was added").FindStringSubmatch(readme)
+	m := regexp.MustCompile("`(\\./install\\.sh --uninstall [^`]+)`\\s+removes\\s+exactly\\s+what\\s+was\\s+added").FindStringSubmatch(readme)
 	if m == nil {
 		t.Fatal("the README no longer says how to uninstall")
 	}
