@@ -173,16 +173,17 @@ func usageError(c *cli.Context, err error, _ bool) error {
 			msg += "; did you mean " + dashed(s) + "?"
 		}
 	}
-	msg = strings.NewReplacer("flag needs an argument: -", "flag needs a value: -", "for flag -", "for flag --").Replace(msg)
-	if strings.HasPrefix(msg, "flag needs a value: -") {
-		msg = "flag needs a value: " + dashed(strings.TrimPrefix(msg, "flag needs a value: -"))
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		msg = "flag needs a value: " + dashed(name)
 	}
+	msg = strings.Replace(msg, "for flag -", "for flag --", 1) // invalid value "x" for flag -complexity
 	if c != nil && !isRoot(c) {
 		return fail.Usagef("%s: %s (see `flowstate %s --help`)", c.Command.Name, msg, c.Command.Name)
 	}
 	return fail.Usagef("%s (see `flowstate --help`)", msg)
 }
 
+// isRoot is true for flowstate's own flags, before any command.
 func isRoot(c *cli.Context) bool {
 	return c.Command == nil || c.Command.Name == "" || c.Command.Name == c.App.Name
 }
