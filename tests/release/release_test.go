@@ -72,7 +72,8 @@ func TestReleaseBuildsWhatScriptsBuildBuilds(t *testing.T) {
 // TestGoreleaserSnapshot runs goreleaser where it is installed (it is not
 // part of the toolchain test.sh sets up): `goreleaser check`, then a
 // snapshot release of a committed copy of the source, whose archives must
-// match checksums.txt and whose binary for this machine must run.
+// match checksums.txt and whose binary for this machine must run; a
+// release tag other than the plugin's version is refused.
 func TestGoreleaserSnapshot(t *testing.T) {
 	goreleaser, err := exec.LookPath("goreleaser")
 	if err != nil {
@@ -81,16 +82,20 @@ func TestGoreleaserSnapshot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds four binaries")
 	}
-	run := func(dir string, name string, args ...string) string {
-		t.Helper()
+	try := func(dir string, name string, args ...string) (string, error) {
 		cmd := exec.Command(name, args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
 		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	run := func(dir string, name string, args ...string) string {
+		t.Helper()
+		out, err := try(dir, name, args...)
 		if err != nil {
 			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 		}
-		return string(out)
+		return out
 	}
 	run(testenv.RepoRoot(), goreleaser, "check")
 
@@ -125,6 +130,12 @@ func TestGoreleaserSnapshot(t *testing.T) {
 	run(dist, "tar", "-xzf", mine, "flowstate", "LICENSE", "README.md")
 	if v := run(dist, filepath.Join(dist, "flowstate"), "version"); !strings.HasPrefix(v, "flowstate ") || !strings.Contains(v, "-snapshot (commit ") {
 		t.Errorf("the released binary says %q", v)
+	}
+
+	run(src, "git", "remote", "add", "origin", "https://github.com/flowstate-dev/flowstate.git")
+	run(src, "git", "tag", "v9.9.9")
+	if out, err := try(src, goreleaser, "build", "--clean", "--single-target"); err == nil || !strings.Contains(out, "tag v9.9.9 is not the version") {
+		t.Errorf("a release tagged v9.9.9, not the plugin's version: %v\n%s", err, out)
 	}
 }
 
