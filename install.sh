@@ -88,7 +88,7 @@ flowstate_bin() {
 case $mode in
 plugin)
 	bin=$(flowstate_bin)
-	printf 'install.sh: %s is ready.\nNext, in your project: claude --plugin-dir %s   (commands are /flowstate:coordinate and so on)\n' "$bin" "$repo" >&2
+	printf 'install.sh: %s is ready.\nNext, in your project: claude --plugin-dir %s   (commands are /flowstate:coordinate and so on)\nIn a terminal, flowstate is %s.\n' "$bin" "$repo" "$bin" >&2
 	;;
 uninstall)
 	# The project's own binary, which made the install, undoes it: no build
