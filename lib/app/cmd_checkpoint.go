@@ -152,6 +152,9 @@ func fromFlag() cli.Flag {
 func (e *env) checkpointDoc(c *cli.Context) ([]byte, string, error) {
 	if name := c.String("from"); name != "" {
 		doc, err := e.readNamed("--from", name)
+		if err == nil && !gjson.ValidBytes(doc) {
+			err = fail.Invalidf("--from %s: %w", name, checkpoint.ErrNotJSON)
+		}
 		return doc, name, err
 	}
 	w, err := e.workflow(c)
@@ -184,6 +187,10 @@ func (e *env) checkpointSave(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	source := "the document on stdin"
+	if name := c.Args().First(); name != "" && name != "-" {
+		source = "the document in " + name
+	}
 	w, err := e.workflow(c)
 	if err != nil {
 		return err
@@ -195,7 +202,7 @@ func (e *env) checkpointSave(c *cli.Context) error {
 		e.printf("%s\n", w.CheckpointPath())
 		return nil
 	}
-	return w.Replace(data, c.Bool("if-unchanged"))
+	return w.Replace(data, source, c.Bool("if-unchanged"))
 }
 
 func (e *env) checkpointCheck(c *cli.Context) error {

@@ -25,7 +25,7 @@ import (
 // call validates and the whole call has about a millisecond.
 func Validate(doc []byte) error {
 	if !gjson.ValidBytes(doc) {
-		return fail.Invalidf("checkpoint: not valid JSON; restore the latest backup (checkpoint.json.*.bak) or fix the file by hand")
+		return ErrNotJSON
 	}
 	root := gjson.ParseBytes(doc)
 	if !root.IsObject() {

@@ -71,7 +71,7 @@ func TestAggregateResearchContextReduction(t *testing.T) {
 	}
 }
 
-// The seed 002 example: metadata given, no report files needed.
+// Metadata given, no report files needed (docs/supervisors.md).
 func TestAggregateResearchSeedExample(t *testing.T) {
 	recs, err := ParseRecords([]byte(`[
 	  {"worker_id": "research_specialist_1", "topic": "authentication patterns", "status": "completed",

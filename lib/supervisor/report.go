@@ -8,14 +8,15 @@ import (
 
 // Size limits of report metadata. They keep one report's metadata, and so
 // any aggregate built from it, to a few hundred bytes however long the
-// report is (seed 002: 95% context reduction).
+// report is (docs/supervisors.md: only metadata goes up).
 const (
 	SummaryWords = 50 // words of a report summary (protocol section 6)
 	FindingWords = 20 // words of one finding
 	MaxFindings  = 12 // findings kept from one report, and in an aggregate
 )
 
-// Meta is what a supervisor keeps of a report: seed 002's worker metadata.
+// Meta is what a supervisor keeps of a report: a worker's metadata
+// (docs/supervisors.md, "The protocol").
 // FilesModified is set only for implementation summaries.
 type Meta struct {
 	Title         string   `json:"title"`

@@ -360,19 +360,20 @@ func TestRunHookScript(t *testing.T) {
 		"CLAUDE_PLUGIN_ROOT=" + plugin, "CLAUDE_PLUGIN_DATA=" + data}
 	script := filepath.Join(plugin, "hooks", "run-hook")
 
-	// No binary and nothing to build from: one clear line for the user,
-	// and for the model the same with what not to do, exit 0.
+	// No binary and nothing to build from: one clear line for the user
+	// saying how to install one without Go, and for the model the same
+	// with what not to do, exit 0.
 	r := exe(t, env, startPayload("s", project), script, "session-start")
 	var msg struct {
 		SystemMessage      string
 		HookSpecificOutput struct{ HookEventName, AdditionalContext string }
 	}
-	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &msg) != nil || !strings.Contains(msg.SystemMessage, "install Go") ||
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &msg) != nil || !strings.Contains(msg.SystemMessage, "npm install -g @flowstate-dev/flowstate@") ||
 		strings.Count(r.stderr, "\n") != 1 {
 		t.Errorf("no binary: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	if ctx := msg.HookSpecificOutput; ctx.HookEventName != "SessionStart" || !strings.Contains(ctx.AdditionalContext, "do not look for, build, install or imitate flowstate") ||
-		!strings.Contains(ctx.AdditionalContext, "install Go") {
+		!strings.Contains(ctx.AdditionalContext, "npm install -g @flowstate-dev/flowstate@") {
 		t.Errorf("no binary: the model is not told: %+v", ctx)
 	}
 	if r := exe(t, env, endPayload("s", project), script, "session-end"); r.code != 0 || r.stdout != "" {
