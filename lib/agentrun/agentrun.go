@@ -83,16 +83,22 @@ type Worker struct {
 
 // Runs is the fold of one session's agent events in the current state.
 type Runs struct {
+	// Hooks tells which of the hooks were seen at work for the session, in
+	// any state: a launch means PreToolUse records launches before the
+	// Agent call runs; a start or stop, that SubagentStart/SubagentStop
+	// do.
+	Hooks struct{ Launches, Lifecycle bool }
+
 	launched []Worker // every launch, in order; WorkerID "" when unattributed
 	workers  map[string]*Worker
 	launches map[string]int // per agent type
 	started  map[string]agent
-	stopped  map[string]string // agent id -> type
+	stopped  map[string]agent // agent id -> type and stop time
 }
 
 type agent struct {
 	Type    string
-	Started time.Time
+	Started time.Time // for a stopped agent: when it stopped
 }
 
 // Fold reads the agent events of session after the last transition: the
@@ -111,6 +117,12 @@ func Fold(evs []Event, session string) Runs {
 		}
 		switch ev.Event {
 		case Launch:
+			r.Hooks.Launches = true
+		case Start, Stop:
+			r.Hooks.Lifecycle = true
+		}
+		switch ev.Event {
+		case Launch:
 			r.launches[ev.AgentType]++
 			r.launched = append(r.launched, Worker{ID: ev.WorkerID, AgentType: ev.AgentType, Launched: ev.TS})
 			if ev.WorkerID != "" {
@@ -123,7 +135,7 @@ func Fold(evs []Event, session string) Runs {
 			}
 		case Stop:
 			if ev.AgentID != "" {
-				r.stopped[ev.AgentID] = ev.AgentType
+				r.stopped[ev.AgentID] = agent{Type: ev.AgentType, Started: ev.TS}
 			}
 			if w := r.workers[ev.WorkerID]; w != nil && w.Stopped.IsZero() {
 				w.Stopped = ev.TS
@@ -136,7 +148,7 @@ func Fold(evs []Event, session string) Runs {
 func (r *Runs) reset() {
 	r.launched = nil
 	r.workers, r.launches = map[string]*Worker{}, map[string]int{}
-	r.started, r.stopped = map[string]agent{}, map[string]string{}
+	r.started, r.stopped = map[string]agent{}, map[string]agent{}
 }
 
 // running counts the agents of type t that are at work: started and not
@@ -154,8 +166,8 @@ func (r Runs) running(t string, cutoff time.Time) int {
 			n++
 		}
 	}
-	for id, typ := range r.stopped {
-		if _, ok := r.started[id]; !ok && typ == t {
+	for id, a := range r.stopped {
+		if _, ok := r.started[id]; !ok && a.Type == t {
 			seen++
 		}
 	}
@@ -202,14 +214,18 @@ func (r Runs) Empty() bool {
 }
 
 // Launched reports whether an agent of type t was launched (or seen
-// starting) in the current state.
-func (r Runs) Launched(t string) bool {
-	if r.launches[t] > 0 {
-		return true
-	}
-	for _, a := range r.started {
-		if a.Type == t {
+// starting) in the current state at or after since.
+func (r Runs) Launched(t string, since time.Time) bool {
+	for _, l := range r.launched {
+		if l.AgentType == t && !l.Launched.Before(since) {
 			return true
+		}
+	}
+	for _, m := range []map[string]agent{r.started, r.stopped} {
+		for _, a := range m {
+			if a.Type == t && !a.Started.Before(since) {
+				return true
+			}
 		}
 	}
 	return false

@@ -29,7 +29,7 @@ func TestResumeGlobalWorkflow(t *testing.T) {
 	}
 	// other2, created last, is the session's current workflow.
 	out, stderr, code := run(t, dir, "--workflow", "other1", "resume")
-	if code != 0 || !strings.Contains(out, "WORKFLOW_ID=other1\n") {
+	if code != 0 || !strings.Contains(out, "SPEC_DIR=.flowstate/specs/other1\n") {
 		t.Errorf("--workflow other1 resume: exit %d\n%s%s", code, out, stderr)
 	}
 	if _, stderr, code := run(t, dir, "--workflow", "other1", "resume", "other2"); code != 2 || !strings.Contains(stderr, "contradicts --workflow other1") {

@@ -19,12 +19,13 @@ func phaseCommands(e *env) []*cli.Command {
 	return []*cli.Command{
 		{
 			Name:      "phase-start",
-			Usage:     "start a workflow from a command's arguments (stdin); print NEXT=classify or NEXT=phase",
+			Usage:     "start a workflow from a command's arguments (stdin) and plan its first phase, or print NEXT=classify",
 			UsageText: "flowstate phase-start --command NAME [--sequential] [--require-scope] [--classified] < ARGUMENTS",
 			Description: "stdin is the command's arguments as typed: [--scope SCOPE] DESCRIPTION. With a scope, or with\n" +
-				"FLOWSTATE_CLASSIFICATION=offline, the workflow is created at once (NEXT=phase). Otherwise it prints\n" +
-				"DESCRIPTION= and CLASSIFICATION_PATH= for the workflow-classifier agent (NEXT=classify); run it\n" +
-				"again with --classified to create the workflow from the JSON the agent wrote.",
+				"FLOWSTATE_CLASSIFICATION=offline, the workflow is created at once and its first phase planned (what\n" +
+				"phase-plan prints). Otherwise it prints DESCRIPTION= and CLASSIFICATION_PATH= for the\n" +
+				"workflow-classifier agent (NEXT=classify); run it again with --classified to create the workflow\n" +
+				"from the JSON the agent wrote. The same request again in the same session keeps its workflow.",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "command", Usage: "the command running the workflow, e.g. coordinate"},
 				&cli.BoolFlag{Name: "sequential", Usage: "one worker at a time and no sub-supervisors (/supervise)"},
@@ -36,14 +37,16 @@ func phaseCommands(e *env) []*cli.Command {
 		},
 		{
 			Name:      "phase-plan",
-			Usage:     "advance past finished states and print the next batch of workers as KEY=VALUE lines",
+			Usage:     "record what was delivered, advance past finished states and print the next batch of workers",
 			UsageText: "flowstate phase-plan [--supervisor]",
 			Description: "First records the workers an earlier plan handed out that delivered (a block run again, or a\n" +
-				"model back after it stopped early, loses no work), then prints STATE, AGENT, ARTIFACT, DESCRIPTION,\n" +
-				"CONTEXT, WORKER_COUNT and TOPIC_i, OUTPUT_PATH_i for each worker to run now: not recorded as\n" +
-				"completed, and not at work already (the hooks record agents' starts and stops). When the state's\n" +
-				"size calls for a sub-supervisor it prints only SUPERVISOR= and NEXT=supervised; when agents are at\n" +
-				"work and nothing else is left, NEXT=verify; when the workflow is finished, NEXT=done.\n" +
+				"model back after it stopped early, loses no work), then prints AGENT, SPEC_DIR, WORKER_COUNT and\n" +
+				"TOPIC_i, OUTPUT_i (relative to SPEC_DIR) for each worker to run now, and NEXT=work. Workers\n" +
+				"recorded completed, or at work already (the hooks record agents' starts and stops), are left out.\n" +
+				"The workflow's request and the artifacts to read first are in SPEC_DIR/briefs/AGENT.md. When the\n" +
+				"state's size calls for a sub-supervisor it prints only STATE=, SUPERVISOR= and NEXT=supervised;\n" +
+				"when agents are at work and nothing else is left, NEXT=verify; when the workflow is finished,\n" +
+				"WORKFLOW_ID, FINAL_STATE, ARTIFACTS_DIR, ARTIFACT_COUNT and NEXT=done.\n" +
 				"--supervisor (inside a sub-supervisor): plan the current state only, never delegate.",
 			Flags: []cli.Flag{&cli.BoolFlag{Name: "supervisor", Usage: "called by a sub-supervisor agent"}, workflowFlag()},
 			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
@@ -56,16 +59,18 @@ func phaseCommands(e *env) []*cli.Command {
 		},
 		{
 			Name:      "phase-verify",
-			Usage:     "check and record the artifacts of the batch phase-plan printed; print NEXT",
+			Usage:     "check and record the artifacts of the batch handed out, then plan the next one",
 			UsageText: "flowstate phase-verify [--supervisor]",
 			Description: "Checks the workers the last phase-plan handed out, and any other an agent was launched for.\n" +
 				"While their agents are at work (launched in the background, say) it waits up to --wait, then\n" +
 				"prints RUNNING= and NEXT=verify to be run again. Each artifact must exist and parse (report, plan\n" +
 				"or test results, docs/command-protocol.md section 6). Missing or unreadable: the worker is recorded\n" +
 				"failed and the command stops naming the file. Failing tests spend one retry (sm-fail, sm-retry) and\n" +
-				"lead to debug; exit 3 once spent. Run again, it prints what it printed: nothing is checked twice.\n" +
-				"--supervisor: never stop; loop with NEXT=workers, then print the SUPERVISOR_COMPLETE or\n" +
-				"SUPERVISOR_FAILED line.",
+				"lead to debug; exit 3 once spent. Once the batch is recorded it plans the next one and prints what\n" +
+				"phase-plan prints, so a phase costs one bash block and one task block. Run again, it prints what\n" +
+				"it printed: nothing is checked twice. --supervisor: never stop; plan the next wave (NEXT=work),\n" +
+				"then print the SUPERVISOR_COMPLETE or SUPERVISOR_FAILED line with the workers' counts (the\n" +
+				"aggregate is in the checkpoint).",
 			Flags: []cli.Flag{&cli.BoolFlag{Name: "supervisor", Usage: "called by a sub-supervisor agent"}, waitFlag(), workflowFlag()},
 			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
 				o, err := e.phaseOptions(c)
@@ -77,10 +82,10 @@ func phaseCommands(e *env) []*cli.Command {
 		},
 		{
 			Name:      "resume",
-			Usage:     "point this session at an unfinished workflow and print NEXT=phase",
+			Usage:     "point this session at an unfinished workflow and plan its next step",
 			UsageText: "flowstate resume [ID|-]   (- reads an optional ID from stdin)",
 			Description: "Without an ID: this session's workflow if unfinished, else the project's only unfinished one.\n" +
-				"phase-plan then re-runs only unfinished states and workers.",
+				"It prints what phase-plan prints: only unfinished states and workers are run again.",
 			Action: e.resume,
 		},
 	}
@@ -108,7 +113,7 @@ func (e *env) phaseStart(c *cli.Context) error {
 		return err
 	}
 	return e.printStep(p)(orchestrate.Start(p, orchestrate.Request{Command: command, Scope: scope, Description: desc,
-		Sequential: c.Bool("sequential"), Classified: c.Bool("classified"), Waiting: o.Waiting,
+		Sequential: c.Bool("sequential"), Classified: c.Bool("classified"), Options: o,
 		Session: e.Getenv("CLAUDE_CODE_SESSION_ID"), Mode: e.Getenv("FLOWSTATE_CLASSIFICATION")}))
 }
 
@@ -128,7 +133,11 @@ func (e *env) resume(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return e.printStep(p)(orchestrate.Resume(p, id, e.selector(c)))
+	o, err := e.phaseOptions(c)
+	if err != nil {
+		return err
+	}
+	return e.printStep(p)(orchestrate.Resume(p, id, e.selector(c), o))
 }
 
 // waitFlag bounds how long a step waits for agents at work.
@@ -140,7 +149,7 @@ func waitFlag() cli.Flag {
 // --wait (FLOWSTATE_WAIT), and FLOWSTATE_STUCK_AFTER, the time after
 // which an agent at work counts as stuck.
 func (e *env) phaseOptions(c *cli.Context) (orchestrate.Options, error) {
-	o := orchestrate.Options{Supervisor: c.Bool("supervisor")}
+	o := orchestrate.Options{Supervisor: c.Bool("supervisor"), Cwd: e.Cwd}
 	var err error
 	if o.Waiting.For, err = e.duration(c, "wait", "FLOWSTATE_WAIT", orchestrate.DefaultWait); err != nil {
 		return o, err

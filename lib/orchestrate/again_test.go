@@ -44,7 +44,7 @@ func startedWorkflow(t *testing.T, p *store.Project, r Request) *store.Workflow 
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := p.Workflow(value(t, out, "WORKFLOW_ID"))
+	w, err := p.Workflow(idOf(t, out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestStartTwice(t *testing.T) {
 	}
 	// Another request in the same session is a new workflow.
 	other, err := Start(p, Request{Command: "orchestrate", Scope: "research-only", Description: "sessions", Session: "s1"})
-	if err != nil || value(t, other, "WORKFLOW_ID") == value(t, first, "WORKFLOW_ID") {
+	if err != nil || idOf(t, other) == idOf(t, first) {
 		t.Fatalf("another request: %v\n%s", err, other)
 	}
 }
@@ -87,7 +87,7 @@ func TestClassifiedStartTwice(t *testing.T) {
 	write(t, path, `{"workflow_type": "research-only", "confidence": 0.9, "research_complexity": 1, "research_topics": ["auth"], "reasoning": "r"}`)
 	r.Classified = true
 	created, err := Start(p, r)
-	if err != nil || value(t, created, "NEXT") != "phase" || !strings.Contains(path, value(t, created, "WORKFLOW_ID")) {
+	if err != nil || value(t, created, "NEXT") != "work" || !strings.Contains(path, idOf(t, created)) {
 		t.Fatalf("classified start: %v\n%s", err, created)
 	}
 	for _, classified := range []bool{true, false} {
@@ -109,7 +109,7 @@ func TestStartFindsClassification(t *testing.T) {
 	}
 	write(t, value(t, first, "CLASSIFICATION_PATH"), `{"workflow_type": "research-only", "confidence": 0.9, "research_complexity": 1, "research_topics": ["auth"], "reasoning": "r"}`)
 	out, err := Start(p, r)
-	if err != nil || value(t, out, "NEXT") != "phase" {
+	if err != nil || value(t, out, "NEXT") != "work" {
 		t.Fatalf("start after the classifier: %v\n%s", err, out)
 	}
 }
@@ -118,7 +118,7 @@ func TestStartFindsClassification(t *testing.T) {
 // and not stopped is waited for, then the start says NEXT=classified.
 func TestClassifiedWaitsForTheClassifier(t *testing.T) {
 	p := project(t)
-	r := Request{Command: "coordinate", Description: "compare auth", Session: "s1", Waiting: Waiting{For: 50 * time.Millisecond, Poll: 10 * time.Millisecond}}
+	r := Request{Command: "coordinate", Description: "compare auth", Session: "s1", Options: Options{Waiting: Waiting{For: 50 * time.Millisecond, Poll: 10 * time.Millisecond}}}
 	if _, err := Start(p, r); err != nil {
 		t.Fatal(err)
 	}
@@ -150,8 +150,9 @@ func TestClassifiedWaitsForTheClassifier(t *testing.T) {
 	}
 }
 
-// TestVerifyTwiceAcrossWaves: verifying wave 1 again must not check wave
-// 2, which nobody has run yet.
+// TestVerifyTwiceAcrossWaves: verify records wave 1 and hands out wave 2;
+// run again, it must not check wave 2, which nobody has run yet, but hand
+// it out again.
 func TestVerifyTwiceAcrossWaves(t *testing.T) {
 	p := project(t)
 	w := startedWorkflow(t, p, Request{Command: "orchestrate", Scope: "full-implementation", Description: "login", Session: "s1"})
@@ -160,21 +161,24 @@ func TestVerifyTwiceAcrossWaves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	write(t, value(t, out, "OUTPUT_PATH_1"), report)
+	write(t, outputPath(t, out, 1), report)
 	if _, err := Verify(w, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if out, err = Plan(w, Options{}); err != nil || value(t, out, "STATE") != "plan" {
+	if out, err = Plan(w, Options{}); err != nil || value(t, out, "AGENT") != "plan-architect" {
 		t.Fatalf("plan: %v\n%s", err, out)
 	}
-	write(t, value(t, out, "OUTPUT_PATH_1"), "# Plan\n\n### Phase 1: A\ndependencies: []\n\n### Phase 2: B\ndependencies: [1]\n")
+	write(t, outputPath(t, out, 1), "# Plan\n\n### Phase 1: A\ndependencies: []\n\n### Phase 2: B\ndependencies: [1]\n")
 	if _, err := Verify(w, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if out, err = Plan(w, Options{}); err != nil || value(t, out, "STATE") != "implement" || value(t, out, "WORKER_COUNT") != "1" {
+	if out, err = Plan(w, Options{}); err != nil || value(t, out, "AGENT") != "implementation-executor" || value(t, out, "WORKER_COUNT") != "1" {
 		t.Fatalf("implement wave 1: %v\n%s", err, out)
 	}
-	write(t, value(t, out, "OUTPUT_PATH_1"), "# Phase 1\n\n## Executive Summary\n\nA.\n")
+	write(t, outputPath(t, out, 1), "# Phase 1\n\n## Executive Summary\n\nA.\n")
+	// The hooks saw its agent run (and so record launches).
+	agentEvent(t, w, agentrun.Launch, "s1", "", "implementation-executor", "phase_1")
+	agentEvent(t, w, agentrun.Stop, "s1", "a1", "implementation-executor", "phase_1")
 	first, err := Verify(w, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -218,8 +222,8 @@ func TestPlanReconciles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	write(t, value(t, out, "OUTPUT_PATH_1"), report)
-	if out, err = Plan(w, Options{}); err != nil || value(t, out, "STATE") != "plan" {
+	write(t, outputPath(t, out, 1), report)
+	if out, err = Plan(w, Options{}); err != nil || value(t, out, "AGENT") != "plan-architect" {
 		t.Fatalf("plan after the research report, without verify: %v\n%s", err, out)
 	}
 	doc, _ := w.ReadCheckpoint()
@@ -240,7 +244,7 @@ func TestVerifyWaitsForAgentsAtWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reportPath := value(t, out, "OUTPUT_PATH_1")
+	reportPath := outputPath(t, out, 1)
 	agentEvent(t, w, agentrun.Launch, "s1", "", "research-specialist", "research_1")
 	agentEvent(t, w, agentrun.Start, "s1", "a1", "research-specialist", "")
 	o := Options{Waiting: Waiting{For: 100 * time.Millisecond, Poll: 10 * time.Millisecond}}
@@ -259,7 +263,7 @@ func TestVerifyWaitsForAgentsAtWork(t *testing.T) {
 		agentEvent(t, w, agentrun.Stop, "s1", "a1", "research-specialist", "research_1")
 	}()
 	o.Waiting.For = 5 * time.Second
-	if out, err = Verify(w, o); err != nil || out.String() != "NEXT=phase\n" {
+	if out, err = Verify(w, o); err != nil || value(t, out, "NEXT") != "done" {
 		t.Fatalf("verify once the worker is done: %v\n%s", err, out)
 	}
 	doc, _ := w.ReadCheckpoint()
@@ -282,11 +286,11 @@ func TestVerifyNamesAWorkerNeverLaunched(t *testing.T) {
 	if err != nil || value(t, out, "WORKER_COUNT") != "2" {
 		t.Fatalf("plan: %v\n%s", err, out)
 	}
-	write(t, value(t, out, "OUTPUT_PATH_1"), report)
+	write(t, outputPath(t, out, 1), report)
 	agentEvent(t, w, agentrun.Launch, "s1", "", "research-specialist", "research_1")
 	agentEvent(t, w, agentrun.Stop, "s1", "a1", "research-specialist", "research_1")
 	_, err = Verify(w, Options{})
-	if err == nil || !strings.Contains(err.Error(), "research_2 wrote no research report at "+value(t, out, "OUTPUT_PATH_2")+" (no Agent call was made for it)") {
+	if err == nil || !strings.Contains(err.Error(), "research_2 wrote no research report at "+outputPath(t, out, 2)+" (no Agent call was made for it)") {
 		t.Fatalf("verify: %v", err)
 	}
 	run, ok := ReadRun(p, "s1")
@@ -325,7 +329,7 @@ func TestDelegatedPlanNamesOnlyTheSupervisor(t *testing.T) {
 	for _, kv := range out.Pairs {
 		keys = append(keys, kv.Key)
 	}
-	if strings.Join(keys, " ") != "WORKFLOW_ID STATE SUPERVISOR NEXT" || value(t, out, "SUPERVISOR") != "research-sub-supervisor" || value(t, out, "NEXT") != "supervised" {
+	if strings.Join(keys, " ") != "STATE SUPERVISOR NEXT" || value(t, out, "SUPERVISOR") != "research-sub-supervisor" || value(t, out, "NEXT") != "supervised" {
 		t.Errorf("delegated plan:\n%s", out)
 	}
 	// Inside the supervisor, the workers.

@@ -59,7 +59,7 @@ func launched(w *store.Workflow) bool {
 	now := w.P.Now()
 	if plan.Supervised {
 		_, left := phase.Pending(v.workers, v.done, false)
-		return left > 0 && runs.Launched(v.role.Supervisor)
+		return left > 0 && runs.Launched(v.role.Supervisor, plan.At)
 	}
 	open := 0
 	for _, id := range plan.Workers {

@@ -2,7 +2,6 @@ package orchestrate
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,6 +12,8 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/agentrun"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/phase"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
@@ -61,7 +62,7 @@ func Plan(w *store.Workflow, o Options) (Output, error) {
 		}
 		var done bool
 		if v, done, err = advance(w); err == nil && done {
-			return finish(v)
+			return finish(v, o)
 		}
 	}
 	if err != nil {
@@ -89,9 +90,10 @@ func Plan(w *store.Workflow, o Options) (Output, error) {
 		}
 		batch = append(batch, wk)
 	}
-	out.add("WORKFLOW_ID", w.ID)
-	out.add("STATE", v.state)
 	if supervise && !o.Supervisor && remaining > 0 {
+		// The supervisor's task block needs these and no worker values: a
+		// model given both could launch the workers and their supervisor.
+		out.add("STATE", v.state)
 		if atWork || runs.AnyRunning(now, stuck, v.role.Supervisor) {
 			out.add("NEXT", "verify")
 		} else {
@@ -101,26 +103,47 @@ func Plan(w *store.Workflow, o Options) (Output, error) {
 		return out, recordPlan(v, "hierarchical", plan{Supervised: true}, false)
 	}
 	for _, wk := range batch {
-		if err := os.MkdirAll(filepath.Dir(wk.Output), 0o755); err != nil {
+		if err := ensureSpecDir(w.P, filepath.Dir(wk.Output)); err != nil {
 			return out, err
 		}
 	}
+	if len(batch) > 0 {
+		if err := writeBrief(v); err != nil {
+			return out, err
+		}
+	}
+	// What the task block uses, and no more: the request and the earlier
+	// artifacts are in the brief, which every worker reads; paths are
+	// relative to the spec directory, printed once.
 	out.add("AGENT", v.role.Agent)
-	out.add("ARTIFACT", v.role.Artifact)
-	out.add("DESCRIPTION", v.facts.Description)
-	out.add("CONTEXT", phase.Context(v.state, outputs(v.records)))
-	out.add("REMAINING", remaining)
+	out.add("SPEC_DIR", o.show(w.P, v.facts.SpecDir))
 	out.add("WORKER_COUNT", len(batch))
 	ids := make([]string, len(batch))
 	for i, wk := range batch {
+		rel, _ := filepath.Rel(v.facts.SpecDir, wk.Output)
 		out.add(numbered("TOPIC", i), wk.Label)
-		out.add(numbered("OUTPUT_PATH", i), wk.Output)
+		out.add(numbered("OUTPUT", i), rel)
 		ids[i] = wk.ID
 	}
-	if len(batch) == 0 && atWork {
+	if len(batch) > 0 {
+		out.add("NEXT", "work")
+	} else {
 		out.add("NEXT", "verify")
 	}
 	return out, recordPlan(v, "flat", plan{Workers: ids}, o.Supervisor)
+}
+
+// writeBrief writes the brief the state's workers read first.
+func writeBrief(v *view) error {
+	path := phase.BriefPath(v.facts.SpecDir, v.role)
+	if err := ensureSpecDir(v.w.P, filepath.Dir(path)); err != nil {
+		return err
+	}
+	brief := phase.Brief(v.state, v.facts, phase.ContextOf(v.state, outputs(v.records)))
+	if old, err := fsx.ReadRegular(path, limit.Max); err == nil && string(old) == brief {
+		return nil
+	}
+	return fsx.WriteFile(path, []byte(brief))
 }
 
 // recordPlan keeps what a plan handed out, and how the state is
@@ -138,13 +161,10 @@ func recordPlan(v *view, coordination string, pl plan, inSupervisor bool) error 
 			pl.Workers = []string{}
 		}
 		pl.At = tx.Now.UTC().Truncate(time.Millisecond)
-		key := planKeys[0]
-		if inSupervisor {
-			key = planKeys[1]
-		}
+		key := planKey(inSupervisor)
 		if old := gjson.GetBytes(tx.Checkpoint, base+key); old.IsObject() {
 			var was plan
-			if json.Unmarshal([]byte(old.Raw), &was) == nil && slices.Equal(was.Workers, pl.Workers) && was.Supervised == pl.Supervised {
+			if json.Unmarshal([]byte(old.Raw), &was) == nil && !was.Verified && slices.Equal(was.Workers, pl.Workers) && was.Supervised == pl.Supervised {
 				return nil
 			}
 		}
@@ -180,28 +200,24 @@ func reconcile(w *store.Workflow, o Options) error {
 	if len(good) == 0 {
 		return nil
 	}
-	_, err = settle(v, good, conclude)
+	_, err = settle(v, good, conclude, "")
 	return err
 }
 
 // numbered is the key of the i-th (0-based) item of a list: TOPIC_1, ...
 func numbered(key string, i int) string { return key + "_" + strconv.Itoa(i+1) }
 
-// finish marks the finished workflow of view v complete and lists its
-// artifacts, in workflow order, with NEXT=done.
-func finish(v *view) (Output, error) {
+// finish marks the finished workflow of view v complete and says where
+// its artifacts are, with NEXT=done (flowstate status lists them).
+func finish(v *view, o Options) (Output, error) {
 	var out Output
 	if err := sm.Finish(v.w, "complete"); err != nil {
 		return out, err
 	}
 	out.add("WORKFLOW_ID", v.w.ID)
 	out.add("FINAL_STATE", v.state)
-	out.add("ARTIFACTS_DIR", v.facts.SpecDir)
-	arts := artifacts(outputs(v.records))
-	for i, p := range arts {
-		out.add(numbered("ARTIFACT", i), p)
-	}
-	out.add("ARTIFACT_COUNT", len(arts))
+	out.add("ARTIFACTS_DIR", o.show(v.w.P, v.facts.SpecDir))
+	out.add("ARTIFACT_COUNT", len(artifacts(outputs(v.records))))
 	out.add("NEXT", "done")
 	return out, nil
 }

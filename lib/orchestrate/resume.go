@@ -11,11 +11,12 @@ import (
 const ResumeCommand = "workflow-resume"
 
 // Resume points sel.Session at workflow id, or with no id at the workflow
-// to resume (see unfinished), and returns where it stands: its current
-// state and NEXT=phase, or its artifacts if it is already finished.
+// to resume (see unfinished), and plans its next step (Plan's output: the
+// workers still to run, or NEXT=done with its artifacts if it is
+// finished).
 // sel.Flag (--workflow) names the workflow as id does, so a finished one
 // is reported, not passed over for another.
-func Resume(p *store.Project, id string, sel store.Selector) (Output, error) {
+func Resume(p *store.Project, id string, sel store.Selector, o Options) (Output, error) {
 	var out Output
 	var w *store.Workflow
 	var err error
@@ -46,17 +47,7 @@ func Resume(p *store.Project, id string, sel store.Selector) (Output, error) {
 			return out, err
 		}
 	}
-	v, err := load(w)
-	if err != nil {
-		return out, err
-	}
-	if v.finished() {
-		return finish(v)
-	}
-	out.add("WORKFLOW_ID", w.ID)
-	out.add("CURRENT_STATE", v.state)
-	out.add("NEXT", "phase")
-	return out, nil
+	return Plan(w, o)
 }
 
 // unfinished finds the workflow to resume: the session's own if it is

@@ -48,13 +48,14 @@ type Request struct {
 	Classified  bool   // the classifier has written its JSON
 	Session     string // CLAUDE_CODE_SESSION_ID; may be empty
 	Mode        string // FLOWSTATE_CLASSIFICATION: "" or agent, offline
-	Waiting     Waiting
+	Options     Options // how the first phase is planned
 }
 
-// Start creates the workflow of r, or, when the workflow-classifier agent
-// must classify the request first, keeps the id it will write under and
-// asks for it (NEXT=classify); r.Classified then creates the workflow from
-// what the agent wrote, waiting a while if the agent is still at work
+// Start creates the workflow of r and plans its first phase (Plan's
+// output), or, when the workflow-classifier agent must classify the
+// request first, keeps the id it will write under and asks for it
+// (NEXT=classify); r.Classified then creates the workflow from what the
+// agent wrote, waiting a while if the agent is still at work
 // (NEXT=classified when it is not done by then).
 //
 // It is safe to run again: the same request in the same session keeps its
@@ -75,7 +76,7 @@ func Start(p *store.Project, r Request) (Output, error) {
 	if again {
 		var s store.Summary
 		if s, exists = p.Summary(prev.Workflow); exists && s.Active() {
-			return started(prev.Workflow, s.Scope)
+			return started(p, prev.Workflow, r.Options)
 		}
 	}
 	// The same request again keeps its workflow id (and what the hooks
@@ -121,7 +122,7 @@ func Start(p *store.Project, r Request) (Output, error) {
 			if err := writeRun(p, r.Session, run); err != nil {
 				return out, err
 			}
-			if err := os.MkdirAll(filepath.Dir(classPath), 0o755); err != nil {
+			if err := ensureSpecDir(p, filepath.Dir(classPath)); err != nil {
 				return out, err
 			}
 			out.add("DESCRIPTION", r.Description)
@@ -131,9 +132,9 @@ func Start(p *store.Project, r Request) (Output, error) {
 		case err != nil:
 			return out, err
 		default:
-			busy := r.Waiting.wait(func() bool {
+			busy := r.Options.Waiting.wait(func() bool {
 				cls, found, err = readClassification(classPath)
-				return !found && classifierBusy(p, r.Session, r.Waiting)
+				return !found && classifierBusy(p, r.Session, r.Options.Waiting)
 			})
 			switch {
 			case err != nil:
@@ -171,7 +172,7 @@ func Start(p *store.Project, r Request) (Output, error) {
 	if err := setPhaseData(w, "initialize", init); err != nil {
 		return out, err
 	}
-	return started(w.ID, cls.WorkflowType)
+	return started(p, w.ID, r.Options)
 }
 
 // readClassification reads the classifier's JSON at path; found is
@@ -205,13 +206,15 @@ func classifierBusy(p *store.Project, session string, wt Waiting) bool {
 	return r.ClassifierStopped.Before(r.ClassifierLaunched) && now.Sub(r.ClassifierLaunched) < wt.stuckAfter()
 }
 
-// started is what a start prints once the workflow exists.
-func started(id, scope string) (Output, error) {
-	var out Output
-	out.add("WORKFLOW_ID", id)
-	out.add("WORKFLOW_SCOPE", scope)
-	out.add("NEXT", "phase")
-	return out, nil
+// started is what a start prints once the workflow exists: the plan of
+// its first phase, so that no turn of the model is spent on a block that
+// only says where to go.
+func started(p *store.Project, id string, o Options) (Output, error) {
+	w, err := p.Workflow(id)
+	if err != nil {
+		return Output{}, err
+	}
+	return Plan(w, o)
 }
 
 func orDefault(s, def string) string {
@@ -222,6 +225,30 @@ func orDefault(s, def string) string {
 }
 
 func specDir(p *store.Project, id string) string { return filepath.Join(p.Dir, phase.SpecsDir, id) }
+
+// ensureSpecDir creates dir, a directory under the project's spec
+// directory, refusing a symlink on the way: the agents' artifacts and the
+// briefs stay inside the project, whatever a cloned repository carries.
+func ensureSpecDir(p *store.Project, dir string) error {
+	rel, err := filepath.Rel(p.Dir, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("%s is not inside the project %s", dir, p.Dir)
+	}
+	var chain []string
+	cur := p.Dir
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, part)
+		chain = append(chain, cur)
+	}
+	if err := fsx.RefuseSymlinks(chain...); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	// Again: MkdirAll follows a link put there since the first look.
+	return fsx.RefuseSymlinks(chain...)
+}
 
 // setPhaseData merges fields into phase_data.<state>.
 func setPhaseData(w *store.Workflow, state string, fields map[string]string) error {

@@ -1,10 +1,12 @@
 package orchestrate
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -25,6 +27,22 @@ import (
 type Options struct {
 	Supervisor bool // the step runs inside a sub-supervisor agent
 	Waiting    Waiting
+	// Cwd is the bash block's working directory: paths under it are
+	// printed relative to it, which the agents started from the same
+	// directory resolve alike.
+	Cwd string
+}
+
+// show is how a step prints path: relative to o.Cwd when it is the
+// project directory (where Claude Code starts agents), else absolute.
+func (o Options) show(p *store.Project, path string) string {
+	if o.Cwd != p.Dir {
+		return path
+	}
+	if rel, err := filepath.Rel(p.Dir, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
 }
 
 // Verify checks and records the artifacts of the workers the last plan
@@ -43,10 +61,14 @@ func Verify(w *store.Workflow, o Options) (Output, error) {
 	var v *view
 	var runs agentrun.Runs
 	var targets []phase.Worker
+	var h handout
 	var err error
 	busy := o.Waiting.wait(func() bool {
 		if v, runs, err = look(w); err != nil || !v.hasRole {
 			return false
+		}
+		if h = v.handout(runs, o); h != begun {
+			return h == unrecorded
 		}
 		targets = v.targets(runs, o.Supervisor)
 		return len(v.busy(runs, targets, o)) > 0
@@ -58,11 +80,18 @@ func Verify(w *store.Workflow, o Options) (Output, error) {
 		if o.Supervisor {
 			return out, fail.Usagef("workflow %s is in state %s, which has no sub-supervisor", w.ID, v.state)
 		}
-		out.add("NEXT", "phase")
-		return out, nil
+		return Plan(w, o)
 	}
-	if busy {
-		ids := v.busy(runs, targets, o)
+	switch {
+	case h == unstarted:
+		// Nothing was run since the plan was printed (the model ran this
+		// block again rather than the task block): print it again.
+		return Plan(w, o)
+	case busy:
+		ids := []string{"agents launched moments ago, not on record yet"}
+		if h == begun {
+			ids = v.busy(runs, targets, o)
+		}
 		out.Warnings = append(out.Warnings, fmt.Sprintf("workflow %s, %s: still at work after %s: %s; checking again", w.ID, v.state, o.Waiting.For, strings.Join(ids, ", ")))
 		out.add("RUNNING", len(ids))
 		out.add("NEXT", "verify")
@@ -80,7 +109,7 @@ func Verify(w *store.Workflow, o Options) (Output, error) {
 	case len(problems) > 0:
 		how = recordOnly
 	}
-	res, err := settle(v, changed(v, recs), how)
+	res, err := settle(v, changed(v, recs), how, planKey(o.Supervisor))
 	if err != nil {
 		return out, err
 	}
@@ -91,23 +120,15 @@ func Verify(w *store.Workflow, o Options) (Output, error) {
 		return out, fmt.Errorf("%w; run /flowstate:workflow-resume to re-run only the workers that did not deliver", errors.Join(problems...))
 	}
 	out.Warnings = append(out.Warnings, res.warnings...)
-	switch {
-	case res.left > 0 && len(problems) == 0:
-		next := "phase"
-		if o.Supervisor {
-			next = "workers"
-		}
-		out.add("NEXT", next)
-		return out, nil
-	case o.Supervisor:
+	if o.Supervisor && (res.left == 0 || len(problems) > 0) {
 		out.Signal = res.signal
 		return out, nil
 	}
-	if v.state == "test" {
-		out.add("TESTS_FAILED", res.testsFailed)
-	}
-	out.add("NEXT", "phase")
-	return out, nil
+	// Verified: the same step plans what comes next, so that a phase costs
+	// the model one bash block and one task block.
+	next, err := Plan(w, o)
+	next.Warnings = append(out.Warnings, next.Warnings...)
+	return next, err
 }
 
 // look reads the workflow and what the hooks recorded of its agents.
@@ -174,11 +195,6 @@ func (v *view) busy(runs agentrun.Runs, targets []phase.Worker, o Options) []str
 	if len(ids) > 0 || !undelivered {
 		return ids
 	}
-	// Agents launched moments ago may not be on record yet: the hooks run
-	// beside them, not before the next block.
-	if plan := v.planned(o.Supervisor); runs.Empty() && plan.known && now.Sub(plan.At) < hookGrace {
-		return []string{"agents launched " + now.Sub(plan.At).Round(time.Millisecond).String() + " ago"}
-	}
 	types := []string{v.role.Agent}
 	if !o.Supervisor {
 		types = append(types, v.role.Supervisor)
@@ -190,8 +206,57 @@ func (v *view) busy(runs agentrun.Runs, targets []phase.Worker, o Options) []str
 }
 
 // hookGrace is how long after a plan a verify that has no agent on
-// record yet waits for the hooks to record one.
+// record yet waits for the hooks to record one: without PreToolUse, only
+// SubagentStart records an agent, beside it rather than before the next
+// block.
 const hookGrace = 3 * time.Second
+
+// handout is whether the batch the last plan handed out was started.
+type handout int
+
+const (
+	begun      handout = iota // an agent was launched for it, or an artifact is there: check it
+	unstarted                 // the hooks record launches, and none is on record: it was not run
+	unrecorded                // nothing on record yet, moments after the plan: wait for the hooks
+)
+
+// handout tells whether the batch the last plan handed out was started.
+// A verify checks a started batch. Since a verify also plans the next
+// batch, a verify run again right after itself finds a batch nobody ran,
+// which it hands out again rather than failing. That needs the hooks:
+// without any, a batch is taken as started once the grace is over, and
+// its missing artifacts fail it, as before.
+func (v *view) handout(runs agentrun.Runs, o Options) handout {
+	plan := v.planned(o.Supervisor)
+	if !plan.known {
+		return begun
+	}
+	now := v.w.P.Now()
+	open := 0
+	for _, wk := range v.workers {
+		if !plan.Supervised && !plan.has(wk.ID) {
+			continue
+		}
+		if v.done(wk.ID) {
+			return begun
+		}
+		open++
+		if st, l := runs.Worker(wk.ID, now, time.Hour); st != agentrun.NotLaunched && !l.Launched.Before(plan.At) || delivered(wk) {
+			return begun
+		}
+	}
+	switch {
+	case open == 0 || runs.Launched(v.role.Agent, plan.At) || plan.Supervised && runs.Launched(v.role.Supervisor, plan.At):
+		return begun
+	case runs.Hooks.Launches:
+		return unstarted
+	case now.Sub(plan.At) < hookGrace:
+		return unrecorded
+	case runs.Hooks.Lifecycle:
+		return unstarted
+	}
+	return begun
+}
 
 // delivered reports whether a worker's artifact is there (valid or not:
 // check decides that).
@@ -273,7 +338,11 @@ const (
 // locked write with the state's artifacts and, as how says, their
 // aggregate; a finished test run with failing tests then spends a retry,
 // which sends the workflow to debug.
-func settle(v *view, recs []supervisor.Record, how settleMode) (settled, error) {
+//
+// verified names the plan (planKeys) this settles, marked verified in the
+// same write: the next plan is a new handout even when it names the same
+// workers. "" for none.
+func settle(v *view, recs []supervisor.Record, how settleMode, verified string) (settled, error) {
 	var res settled
 	// The view is brought up to date in memory rather than loaded again:
 	// what follows reads only the current state's records.
@@ -287,7 +356,7 @@ func settle(v *view, recs []supervisor.Record, how settleMode) (settled, error) 
 	if complete || how == supervise && res.left == 0 || how == partial {
 		res.signal, agg, res.warnings, aggErr = aggregate(v)
 	}
-	if err := record(v, recs, agg); err != nil {
+	if err := record(v, recs, agg, verified); err != nil {
 		return res, err
 	}
 	if aggErr != nil || !complete || v.state != "test" {
@@ -321,8 +390,8 @@ func changed(v *view, recs []supervisor.Record) []supervisor.Record {
 // record stores the batch's records, the state's artifacts in phase_data
 // and, when the state's workers are all recorded, their
 // aggregated_metadata (agg; nil for none), in one locked write.
-func record(v *view, recs []supervisor.Record, agg []byte) error {
-	if len(recs) == 0 && agg == nil {
+func record(v *view, recs []supervisor.Record, agg []byte, verified string) error {
+	if len(recs) == 0 && agg == nil && verified == "" {
 		return nil
 	}
 	path := workers.Path(v.role.Key)
@@ -342,6 +411,11 @@ func record(v *view, recs []supervisor.Record, agg []byte) error {
 		if err := set(tx, "phase_data."+v.state+".artifacts", artifacts); err != nil {
 			return err
 		}
+		if p := "phase_data." + v.state + "." + verified; verified != "" && gjson.GetBytes(tx.Checkpoint, p).IsObject() {
+			if err := set(tx, p+".verified", true); err != nil {
+				return err
+			}
+		}
 		if agg == nil {
 			return nil
 		}
@@ -350,31 +424,51 @@ func record(v *view, recs []supervisor.Record, agg []byte) error {
 }
 
 // aggregate returns the aggregated_metadata of the state's workers (nil
-// when the state has none or no worker delivered), the supervisor's
+// when the state has none or no worker delivered), the sub-supervisor's
 // completion signal line and the warnings of reading the workers'
 // outputs. It aggregates as `flowstate aggregate` does (capped reads,
 // modified files counted from the project). All workers failed is not an
 // error here: the signal says SUPERVISOR_FAILED and the orchestrator's
 // phase-verify then stops on the missing files.
+//
+// The signal is the sub-supervisor's answer, which lands in the
+// orchestrating model's context, where nothing reads it (the next block
+// checks the files): so it counts the workers and says where the
+// aggregate is, rather than carrying it.
 func aggregate(v *view) (signal string, agg []byte, warnings []string, err error) {
 	if v.role.Kind == "" {
 		return "", nil, nil, nil
 	}
 	var recs []supervisor.Record
+	counts := struct {
+		State     string `json:"state"`
+		Completed int    `json:"completed"`
+		Failed    int    `json:"failed"`
+		Aggregate string `json:"aggregate,omitempty"`
+	}{State: v.state}
 	for _, wk := range v.workers {
 		rec, ok := v.records[v.role.Key][wk.ID]
 		if !ok {
 			rec = supervisor.Record{WorkerID: wk.ID, Status: supervisor.Pending, OutputPath: wk.Output}
 		}
+		if rec.Status == supervisor.Completed {
+			counts.Completed++
+		} else {
+			counts.Failed++
+		}
 		recs = append(recs, rec)
 	}
 	agg, warnings, err = workers.Aggregate(v.role.Kind, recs, workers.Dirs{Cwd: v.w.P.Dir, Project: v.w.P.Dir})
 	var failed *supervisor.FailedError
-	if errors.As(err, &failed) {
-		return failed.Error(), nil, warnings, nil
-	}
-	if err != nil {
+	line := supervisor.SupervisorComplete
+	switch {
+	case errors.As(err, &failed):
+		line, agg, err = supervisor.SupervisorFailed, nil, nil
+	case err != nil:
 		return "", nil, warnings, err
+	default:
+		counts.Aggregate = "supervisor_state." + v.role.Key + ".aggregated_metadata"
 	}
-	return supervisor.SupervisorComplete + ": " + string(agg), agg, warnings, nil
+	b, err := json.Marshal(counts)
+	return line + ": " + string(b), agg, warnings, err
 }

@@ -42,12 +42,22 @@ type plan struct {
 	Workers    []string  `json:"workers"`
 	Supervised bool      `json:"supervised,omitempty"` // a sub-supervisor has every worker of the state
 	At         time.Time `json:"at,omitzero"`          // when it was handed out
+	Verified   bool      `json:"verified,omitempty"`   // a verify has checked it
 }
 
 func (p plan) has(id string) bool { return slices.Contains(p.Workers, id) }
 
 // planKeys are where the plans are kept in phase_data.<state>.
 var planKeys = [2]string{"planned", "supervisor_planned"}
+
+// planKey is where the plan of the command, or of a sub-supervisor, is
+// kept.
+func planKey(inSupervisor bool) string {
+	if inSupervisor {
+		return planKeys[1]
+	}
+	return planKeys[0]
+}
 
 // planned is the last plan of the command (or of a sub-supervisor).
 func (v *view) planned(inSupervisor bool) plan {

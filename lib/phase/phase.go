@@ -259,10 +259,10 @@ func (l Loop) DebugAttempt() int { return max(1, l.Retries) }
 // but not yet debugged: the workflow must go to the recovery state next.
 func (l Loop) OwesDebug() bool { return l.FailedState == "test" && l.Retries > l.DebugDone }
 
-// Context is the one line a worker's prompt lists under "Read first:": the
-// artifacts of earlier states that the state builds on, from the completed
-// workers' outputs per state.
-func Context(state string, outputs map[string][]string) string {
+// ContextOf lists the artifacts of earlier states that state builds on,
+// from the completed workers' outputs per state, in the order to read
+// them.
+func ContextOf(state string, outputs map[string][]string) []string {
 	var from []string
 	switch state {
 	case "plan":
@@ -280,10 +280,32 @@ func Context(state string, outputs map[string][]string) string {
 	for _, s := range from {
 		paths = append(paths, outputs[s]...)
 	}
-	if len(paths) == 0 {
-		return "nothing yet; start from the workflow description"
+	return paths
+}
+
+// Brief is the file a state's workers read first, so that their prompts
+// carry only what differs between them: the workflow's request, what a
+// debug attempt works on, and the earlier artifacts to read.
+func Brief(state string, f Facts, context []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Brief: %s\n\n## Workflow request\n\n%s\n", state, f.Description)
+	if state == "debug" && f.Failures != "" {
+		fmt.Fprintf(&b, "\n## Failing tests\n\n%s\n", f.Failures)
 	}
-	return strings.Join(paths, " ")
+	b.WriteString("\n## Read first\n\n")
+	if len(context) == 0 {
+		b.WriteString("Nothing yet: start from the workflow request.\n")
+	}
+	for _, p := range context {
+		fmt.Fprintf(&b, "- %s\n", p)
+	}
+	return b.String()
+}
+
+// BriefPath is where the brief of a role's workers is written, under the
+// workflow's spec directory.
+func BriefPath(specDir string, r Role) string {
+	return filepath.Join(specDir, "briefs", r.Agent+".md")
 }
 
 // Args splits a command's arguments as the user typed them into an

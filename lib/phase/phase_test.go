@@ -150,17 +150,30 @@ func TestLoop(t *testing.T) {
 	}
 }
 
-func TestContext(t *testing.T) {
+func TestContextOf(t *testing.T) {
 	out := map[string][]string{"research": {"r1", "r2"}, "plan": {"p"}, "implement": {"i1"}, "test": {"t1"}}
 	for state, want := range map[string]string{
-		"research": "nothing yet; start from the workflow description",
-		"plan":     "r1 r2",
-		"test":     "p i1",
-		"debug":    "t1 p i1",
-		"document": "p i1 t1 r1 r2",
+		"research": "[]",
+		"plan":     "[r1 r2]",
+		"test":     "[p i1]",
+		"debug":    "[t1 p i1]",
+		"document": "[p i1 t1 r1 r2]",
 	} {
-		if got := Context(state, out); got != want {
-			t.Errorf("Context(%s) = %q, want %q", state, got, want)
+		if got := fmt.Sprint(ContextOf(state, out)); got != want {
+			t.Errorf("ContextOf(%s) = %s, want %s", state, got, want)
+		}
+	}
+}
+
+func TestBrief(t *testing.T) {
+	f := Facts{Description: "Add login", Failures: "1 failing tests; TestLogin"}
+	if got, want := Brief("research", f, nil), "# Brief: research\n\n## Workflow request\n\nAdd login\n\n## Read first\n\nNothing yet: start from the workflow request.\n"; got != want {
+		t.Errorf("research brief:\n%s\nwant\n%s", got, want)
+	}
+	got := Brief("debug", f, []string{"a/r1_unit.json", "a/plan.md"})
+	for _, want := range []string{"## Failing tests\n\n1 failing tests; TestLogin\n", "## Read first\n\n- a/r1_unit.json\n- a/plan.md\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("debug brief lacks %q:\n%s", want, got)
 		}
 	}
 }

@@ -6,12 +6,14 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,8 +50,83 @@ func flowstateScenario(t *testing.T, d standin.Drift, knobs standin.Knobs) *scen
 			s.expectDriftHandled(d)
 		}
 		t.Logf("scenario %s: wall %s, %d flowstate calls", t.Name(), time.Since(start).Round(time.Millisecond), s.bashCalls("flowstate"))
+		if d == (standin.Drift{}) {
+			c := s.context()
+			t.Logf("context: %s", c)
+			suiteContext.add(t.Name(), c)
+		}
 	})
 	return s
+}
+
+// context sums what the main threads of every run of the scenario
+// received, against what the agents wrote.
+func (s *scenario) context() contextFigures {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var c contextFigures
+	for _, m := range s.models {
+		x := m.Context()
+		c.Calls += x.Calls
+		c.Bash += x.Bash
+		c.Answers += x.Answers
+		c.Frames += x.Frames
+		c.Artifacts += x.Artifacts
+	}
+	return c
+}
+
+type contextFigures standin.Context
+
+func (c contextFigures) String() string {
+	received := standin.Context(c).Received()
+	return fmt.Sprintf("%d main-thread tool calls; %d bytes of tool results (bash %d, agents' answers %d, Claude Code's hand-back frames %d) for %d bytes of artifacts: %.1f%%",
+		c.Calls, received, c.Bash, c.Answers, c.Frames, c.Artifacts, 100*float64(received)/float64(max(c.Artifacts, 1)))
+}
+
+// contextSummary collects the protocol scenarios' figures; TestMain
+// prints them and their sum.
+type contextSummary struct {
+	mu    sync.Mutex
+	rows  []string
+	total contextFigures
+}
+
+var suiteContext contextSummary
+
+func (x *contextSummary) add(name string, c contextFigures) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.rows = append(x.rows, fmt.Sprintf("  %-40s %s", name, c))
+	x.total.Calls += c.Calls
+	x.total.Bash += c.Bash
+	x.total.Answers += c.Answers
+	x.total.Frames += c.Frames
+	x.total.Artifacts += c.Artifacts
+}
+
+// print writes the summary, if any scenario ran.
+func (x *contextSummary) print(w io.Writer) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(x.rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\ncontext of the main thread per scenario (protocol followed):\n%s\n  %-40s %s\n", strings.Join(x.rows, "\n"), "suite", x.total)
+}
+
+// expectCalls checks, when the model follows the protocol, how many tool
+// calls its main thread has made so far: one bash block and one task
+// block per phase is the budget (the task block's calls are one per
+// worker it starts).
+func (s *scenario) expectCalls(d standin.Drift, want int) {
+	s.t.Helper()
+	if d != (standin.Drift{}) {
+		return
+	}
+	if got := s.Model.Context().Calls; got != want {
+		s.t.Errorf("the main thread made %d tool calls, want %d", got, want)
+	}
 }
 
 // expectDriftHandled checks that the drift took place and what handled
@@ -414,13 +491,15 @@ func batches(m *standin.Server, persona string) []int {
 
 // expectWorkerSignals checks the final answers of persona's subagents: one
 // `REPORT_CREATED: <path>` per completed worker of the supervisor record,
-// as the agent's `Return exactly:` line asks.
+// its path relative to the workflow's spec directory, as the agent's
+// `Return exactly:` line asks.
 func (w *workflow) expectWorkerSignals(m *standin.Server, persona, supervisor string) {
 	w.t.Helper()
 	var want []string
 	for _, r := range w.get("supervisor_state." + supervisor + ".workers").Array() {
 		if r.Get("status").String() == "completed" {
-			want = append(want, "REPORT_CREATED: "+r.Get("output_path").String())
+			out := r.Get("output_path").String()
+			want = append(want, "REPORT_CREATED: "+out[strings.Index(out, w.ID+"/")+len(w.ID)+1:])
 		}
 	}
 	got := answers(m, persona)
@@ -432,8 +511,9 @@ func (w *workflow) expectWorkerSignals(m *standin.Server, persona, supervisor st
 }
 
 // expectSupervisorSignal checks a sub-supervisor's final answers: each is
-// `SUPERVISOR_COMPLETE: <aggregate>`, and the last aggregate is the one
-// recorded in supervisor_state.<key>.aggregated_metadata.
+// `SUPERVISOR_COMPLETE: <counts>`, the last one's counts those of the
+// recorded workers and naming where their aggregate is recorded, not
+// carrying it (it would only fill the orchestrating model's context).
 func (w *workflow) expectSupervisorSignal(m *standin.Server, persona, key string, runs int) {
 	w.t.Helper()
 	got := answers(m, persona)
@@ -447,9 +527,24 @@ func (w *workflow) expectSupervisorSignal(m *standin.Server, persona, key string
 			return
 		}
 	}
-	signal := gjson.Get(strings.TrimPrefix(got[len(got)-1], "SUPERVISOR_COMPLETE: "), "@ugly").Raw
-	if rec := w.get("supervisor_state." + key + ".aggregated_metadata|@ugly").Raw; signal != rec {
-		w.t.Errorf("%s signalled %s, but %s.aggregated_metadata is %s", persona, signal, key, orMissing(w.get("supervisor_state."+key+".aggregated_metadata")))
+	signal := gjson.Parse(strings.TrimPrefix(got[len(got)-1], "SUPERVISOR_COMPLETE: "))
+	// A test run's signal counts that run's workers (test_unit_r2, ...).
+	last := ""
+	for id := range w.workers(key) {
+		if i := strings.LastIndex(id, "_r"); i > 0 && id[i:] > last {
+			last = id[i:]
+		}
+	}
+	counts := map[string]int64{}
+	for id, s := range w.workers(key) {
+		if strings.HasSuffix(id, last) {
+			counts[s]++
+		}
+	}
+	agg := signal.Get("aggregate").String()
+	if signal.Get("completed").Int() != counts["completed"] || signal.Get("failed").Int() != counts["failed"] ||
+		agg != "supervisor_state."+key+".aggregated_metadata" || !w.get(agg).IsObject() {
+		w.t.Errorf("%s signalled %s; the records hold %v and %s is %s", persona, signal.Raw, counts, agg, orMissing(w.get(agg)))
 	}
 }
 

@@ -44,7 +44,9 @@ func setup(m *testing.M) (int, error) {
 	if err := goBuild(fixtureBin, "./tests/e2e/testdata/fixture-tool"); err != nil {
 		return 0, err
 	}
-	return m.Run(), nil
+	code := m.Run()
+	suiteContext.print(os.Stdout)
+	return code, nil
 }
 
 var (

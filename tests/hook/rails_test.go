@@ -27,8 +27,9 @@ func started(t *testing.T, project, session, scope string) (id, output string) {
 	if r.code != 0 {
 		t.Fatalf("phase-start: %s", r.stderr)
 	}
-	id = value(r.stdout, "WORKFLOW_ID")
-	return id, value(flowstate(t, project, session, "phase-plan"), "OUTPUT_PATH_1")
+	id = value(flowstate(t, project, session, "sm-status"), "WORKFLOW_ID")
+	plan := flowstate(t, project, session, "phase-plan")
+	return id, filepath.Join(value(plan, "SPEC_DIR"), value(plan, "OUTPUT_1"))
 }
 
 // value is KEY's newest value in KEY=VALUE output.

@@ -22,21 +22,27 @@ const orchestratorLineBudget = 600
 // block; KEY_i stands for KEY_1, KEY_2, .... TestRun* check that the
 // binary prints nothing outside this table.
 var printedBy = map[string][]string{
-	"phase-start":  {"DESCRIPTION", "CLASSIFICATION_PATH", "WORKFLOW_ID", "WORKFLOW_SCOPE", "NEXT"},
-	"phase-plan":   {"WORKFLOW_ID", "STATE", "AGENT", "ARTIFACT", "DESCRIPTION", "CONTEXT", "REMAINING", "WORKER_COUNT", "TOPIC_i", "OUTPUT_PATH_i", "SUPERVISOR", "FINAL_STATE", "ARTIFACTS_DIR", "ARTIFACT_i", "ARTIFACT_COUNT", "NEXT"},
-	"phase-verify": {"TESTS_FAILED", "RUNNING", "NEXT"},
-	"resume":       {"WORKFLOW_ID", "CURRENT_STATE", "FINAL_STATE", "ARTIFACTS_DIR", "ARTIFACT_i", "ARTIFACT_COUNT", "NEXT"},
+	"phase-start":  append([]string{"DESCRIPTION", "CLASSIFICATION_PATH"}, planPrints...),
+	"phase-plan":   planPrints,
+	"phase-verify": append([]string{"RUNNING"}, planPrints...),
+	"resume":       planPrints,
 	"sm-status":    {"WORKFLOW_ID", "COMMAND_NAME", "WORKFLOW_SCOPE", "CURRENT_STATE", "TERMINAL_STATE", "COMPLETED_STATES", "IS_TERMINAL"},
 	"list":         {},
+	"status":       {},
 }
 
-// nextBy lists the sections each subcommand can jump to. phase-plan's
-// "supervised" is never printed in sequential mode (/supervise).
+// planPrints is what phase-plan prints, and every step that plans after
+// it: the next batch, the sub-supervisor, or the finished workflow.
+var planPrints = []string{"AGENT", "SPEC_DIR", "WORKER_COUNT", "TOPIC_i", "OUTPUT_i", "STATE", "SUPERVISOR",
+	"WORKFLOW_ID", "FINAL_STATE", "ARTIFACTS_DIR", "ARTIFACT_COUNT", "NEXT"}
+
+// nextBy lists the sections each subcommand can jump to. "supervised" is
+// never printed in sequential mode (/supervise) or in a sub-supervisor.
 var nextBy = map[string][]string{
-	"phase-start":  {"classify", "classified", "phase"},
-	"phase-plan":   {"supervised", "verify", "done"},
-	"phase-verify": {"phase", "workers", "verify"},
-	"resume":       {"phase", "done"},
+	"phase-start":  {"classify", "classified", "work", "supervised", "verify"},
+	"phase-plan":   {"work", "supervised", "verify"},
+	"phase-verify": {"work", "supervised", "verify"},
+	"resume":       {"work", "supervised", "verify"},
 }
 
 var (
@@ -205,8 +211,7 @@ func TestJumpsLand(t *testing.T) {
 				for _, n := range nextBy[m[1]] {
 					supervisorMode := strings.Contains(s.Body, "--supervisor")
 					switch {
-					case n == "workers" && !supervisorMode, n == "phase" && m[1] == "phase-verify" && supervisorMode,
-						n == "supervised" && (sequential || supervisorMode),
+					case n == "supervised" && (sequential || supervisorMode),
 						n == "classify" && (strings.Contains(s.Body, "--classified") || strings.Contains(s.Body, "--require-scope")),
 						n == "classified" && !strings.Contains(s.Body, "--classified"):
 						continue // never printed in this mode
@@ -312,7 +317,7 @@ func TestSharedSectionsAgree(t *testing.T) {
 	// The reference sections must be there: two empty sections would be
 	// equal and prove nothing.
 	refSections := map[string][]step{}
-	shared := []string{"phase", "verify", "supervised"}
+	shared := []string{"phase", "work", "verify", "supervised"}
 	for _, sec := range shared {
 		if refSections[sec] = section(ref, sec); len(refSections[sec]) == 0 {
 			t.Fatalf("commands/coordinate.md has no steps in section %q", sec)
@@ -329,19 +334,20 @@ func TestSharedSectionsAgree(t *testing.T) {
 			}
 		}
 	}
-	if len(refSections["phase"]) < 2 || refSections["phase"][1].Task == nil {
-		t.Fatalf("commands/coordinate.md: ## phase must be a bash block, then the worker task")
+	refSections["work"] = section(ref, "work")
+	if len(refSections["phase"]) != 1 || len(refSections["work"]) != 1 || refSections["work"][0].Task == nil {
+		t.Fatalf("commands/coordinate.md: ## phase must be a bash block, ## work the worker task")
 	}
-	worker := refSections["phase"][1].Task
+	worker := refSections["work"][0].Task
 	for _, r := range phase.Roles() {
 		if r.Supervisor == "" {
 			continue
 		}
 		d := loadDoc(t, "agents/"+r.Supervisor+".md")
-		steps, verify := section(d, "workers"), section(d, "verify")
-		if len(steps) != 2 || steps[1].Task == nil || steps[1].Task.Prompt != worker.Prompt || steps[1].Task.SubagentType != "flowstate:"+r.Agent ||
-			steps[1].Task.Foreground != worker.Foreground || steps[1].Task.Description != worker.Description || len(verify) != 1 {
-			t.Errorf("%s: ## workers must be phase-plan --supervisor and the worker task of commands/coordinate.md for %s, then ## verify phase-verify --supervisor", d.Path, r.Agent)
+		plan, work, verify := section(d, "workers"), section(d, "work"), section(d, "verify")
+		if len(plan) != 1 || len(work) != 1 || work[0].Task == nil || work[0].Task.Prompt != worker.Prompt || work[0].Task.SubagentType != "flowstate:"+r.Agent ||
+			work[0].Task.Foreground != worker.Foreground || work[0].Task.Description != worker.Description || len(verify) != 1 {
+			t.Errorf("%s: ## workers must be phase-plan --supervisor, ## work the worker task of commands/coordinate.md for %s, ## verify phase-verify --supervisor", d.Path, r.Agent)
 		}
 	}
 }

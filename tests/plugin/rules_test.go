@@ -12,17 +12,17 @@ import (
 // orchestratorRules must each be in the rules of every orchestrator
 // command: the deviations real models show, one rule each.
 var orchestratorRules = []string{
-	"run_in_background: false",                    // Claude Code's default runs agents in the background
-	"Wait for every agent",                        // and moves on before they wrote anything
-	"word for word",                               // a model "improves" prompts and drops their lines
-	"N = 0 means no call",                         // for_each with WORKER_COUNT=0
-	"An agent's answer decides nothing",           // SUPERVISOR_FAILED or an apology is no reason to act
-	"Never re-run an",                             // nor to redo the agent's work
-	"only `NEXT=done` ends the command",           // NEXT=phase is no place to stop
-	"without stopping, summarising or asking",     // "proceed to planning?"
-	"`TESTS_FAILED=1`",                            // reads like a failure, is information
-	"report its error to the user and stop",       // a failed block ends the command
-	"do not look for, build or replace flowstate", // nor is it repaired
+	"run_in_background: false",                      // Claude Code's default runs agents in the background
+	"Wait for every agent",                          // and moves on before they wrote anything
+	"word for word",                                 // a model "improves" prompts and drops their lines
+	"N = 0 means no call",                           // for_each with WORKER_COUNT=0
+	"An agent's answer decides nothing",             // SUPERVISOR_FAILED or an apology is no reason to act
+	"Never re-run an",                               // nor to redo the agent's work
+	"only `NEXT=done` ends the command",             // NEXT=phase is no place to stop
+	"without stopping, summarising or asking",       // "proceed to planning?"
+	"What a block prints is for the steps after it", // failing tests read like a failure to act on
+	"report its error to the user and stop",         // a failed block ends the command
+	"do not look for, build or replace flowstate",   // nor is it repaired
 }
 
 // supervisorRules must each be in every sub-supervisor agent.

@@ -166,15 +166,24 @@ func (w *world) agent(inv invocation) string {
 	if len(targets) != 1 {
 		w.t.Fatalf("%s: the prompt must name one file to write, names %q:\n%s", inv.Agent, targets, inv.Prompt)
 	}
-	content := w.Agents.content(inv, targets[0])
-	answer := "REPORT_CREATED: " + targets[0]
+	target := targets[0]
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(w.Dir, target) // an agent starts where the session does
+	}
+	content := w.Agents.content(inv, target)
+	answer := ""
+	for _, line := range strings.Split(inv.Prompt, "\n") {
+		if want, ok := protocol.ReturnLine(line); ok {
+			answer = want
+		}
+	}
 	if inv.Agent == "workflow-classifier" {
 		answer = content // the classifier answers with its JSON
 	}
 	if w.Agents.Missing != "" && strings.Contains(inv.Prompt, w.Agents.Missing) {
 		return answer // says it did, and did not
 	}
-	if err := os.WriteFile(targets[0], []byte(content), 0o644); err != nil {
+	if err := os.WriteFile(target, []byte(content), 0o644); err != nil {
 		w.t.Fatal(err)
 	}
 	return answer

@@ -104,7 +104,11 @@ func decide(th thread) turn {
 		case ok:
 			pc = target
 		case c.Context != "" && len(c.Kept) > 0:
-			return turn{Text: strings.TrimSpace(c.Kept[len(c.Kept)-1].Result)}
+			last := c.Kept[len(c.Kept)-1]
+			if last.IsError {
+				return turn{Text: stopped(last)}
+			}
+			return turn{Text: strings.TrimSpace(last.Result)}
 		case c.Context != "":
 			return turn{Text: c.Context}
 		default:
@@ -250,9 +254,15 @@ func consume(calls []toolCall, h *int, want string) (toolCall, string) {
 	case !call.HasResult:
 		return call, fmt.Sprintf("stand-in lost its place: %s call %s has no result", want, call.ID)
 	case call.IsError:
-		return call, fmt.Sprintf("Stopped: the %s step failed, so the command stops here.\n\n%s", want, call.Result)
+		return call, stopped(call)
 	}
 	return call, ""
+}
+
+// stopped is the answer of a model whose step failed: the protocol says
+// to report the error and stop.
+func stopped(call toolCall) string {
+	return fmt.Sprintf("Stopped: the %s step failed, so the command stops here.\n\n%s", call.Name, call.Result)
 }
 
 func merge(env map[string]string, out string) {

@@ -60,7 +60,30 @@ The %s examined %s and found a clear, low-risk way forward that keeps the existi
 ## Details
 
 Written by the flowstate e2e stand-in model.
-`, titlePrefix, topic, orDefault(w.Persona, "agent"), topic, topic)
+
+%s`, titlePrefix, topic, orDefault(w.Persona, "agent"), topic, topic, details(topic, reportSections))
+}
+
+// Sizes of what the personas write, about those of real agents' files
+// (a research report of 8 KB, a plan's phase of 1 KB), so that what the
+// orchestrating model receives is measured against realistic artifacts.
+const (
+	reportSections = 16 // of about 500 bytes each
+	planSections   = 2  // per phase
+)
+
+// details is n sections of evidence about topic, deterministic text of
+// the length real findings have.
+func details(topic string, n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "### Evidence %d\n\nIn the part of the codebase that handles %s, the stand-in looked at how the "+
+			"request flows from the entry point through validation, storage and the response, which modules own each "+
+			"step, and where the tests exercise them. Finding %d: the structure is consistent, the error paths are "+
+			"explicit, and the change can be made in small reviewable steps without touching unrelated code; the "+
+			"risks are in the places where state is shared between requests, which the plan should cover first.\n\n", i, topic, i)
+	}
+	return b.String()
 }
 
 func (w writeContext) filesModified() string {
@@ -86,18 +109,23 @@ Four phases; phases 2 and 3 depend only on phase 1 and can run in parallel.
 dependencies: []
 estimate_ms: 60000
 
+%s
 ### Phase 2: Core logic
 dependencies: [1]
 estimate_ms: 90000
 
+%s
 ### Phase 3: Interfaces
 dependencies: [1]
 estimate_ms: 90000
 
+%s
 ### Phase 4: Integration
 dependencies: [2, 3]
 estimate_ms: 60000
-`, topicOf(w.Prompt))
+
+%s`, topicOf(w.Prompt), details("foundation", planSections), details("core logic", planSections),
+		details("interfaces", planSections), details("integration", planSections))
 }
 
 func (w writeContext) testResults() string {

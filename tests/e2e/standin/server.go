@@ -35,11 +35,13 @@ type Server struct {
 	testRuns   int
 	served     map[string]int // Messages requests received per persona ("" = main thread)
 	exchanges  []Exchange
-	compacted  bool              // Drift.CompactAfter has triggered its compaction
-	async      map[string]bool   // tool ids of Agent calls Claude Code ran in the background
-	bash       map[string]string // tool id -> result of every Bash call with a result
-	feedback   []string          // every Stop hook reason the main thread was sent back with
-	contexts   []string          // every hooks' context a compacted main thread got
+	compacted  bool                // Drift.CompactAfter has triggered its compaction
+	async      map[string]bool     // tool ids of Agent calls Claude Code ran in the background
+	bash       map[string]string   // tool id -> result of every Bash call with a result
+	main       map[string]toolCall // tool id -> every main-thread call with a result
+	written    int                 // bytes subagents wrote with Write
+	feedback   []string            // every Stop hook reason the main thread was sent back with
+	contexts   []string            // every hooks' context a compacted main thread got
 }
 
 // Exchange is one answered Messages request, for assertions and reports.
@@ -63,7 +65,7 @@ func Start(knobs Knobs, logDir string) (*Server, error) {
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, err
 	}
-	s := &Server{knobs: knobs, logDir: logDir, agentTypes: map[string]string{}, served: map[string]int{}, async: map[string]bool{}, bash: map[string]string{}}
+	s := &Server{knobs: knobs, logDir: logDir, agentTypes: map[string]string{}, served: map[string]int{}, async: map[string]bool{}, bash: map[string]string{}, main: map[string]toolCall{}}
 	s.http = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.http.URL
 	return s, nil
@@ -185,6 +187,11 @@ func (s *Server) observe(c conversation) {
 	if c.Subagent {
 		return
 	}
+	for _, call := range c.Calls {
+		if call.HasResult {
+			s.main[call.ID] = call
+		}
+	}
 	for _, f := range c.Feedback {
 		if !slices.Contains(s.feedback, f.Text) {
 			s.feedback = append(s.feedback, f.Text)
@@ -257,6 +264,57 @@ func (s *Server) record(seq int64, conv conversation, agent string, t turn) {
 		}
 	}
 	s.exchanges = append(s.exchanges, e)
+	if conv.Subagent {
+		for _, u := range t.Tools {
+			if w, ok := u.Input.(writeInput); ok {
+				s.written += len(w.Content)
+			}
+		}
+	}
+}
+
+// Context is what the main thread's conversation received from its tools,
+// against what the agents wrote: the measure of how much a command costs
+// the orchestrating model.
+type Context struct {
+	Calls     int // the main thread's tool calls
+	Bash      int // bytes of bash block output
+	Answers   int // bytes of the agents' final answers
+	Frames    int // bytes Claude Code wraps around each agent's answer
+	Artifacts int // bytes the agents wrote to files
+}
+
+// Received is every byte of tool results the main thread got.
+func (c Context) Received() int { return c.Bash + c.Answers + c.Frames }
+
+// Context measures the main thread so far.
+func (s *Server) Context() Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := Context{Artifacts: s.written}
+	var answers []string
+	for _, e := range s.exchanges {
+		if e.Subagent && e.Text != "" {
+			answers = append(answers, e.Text)
+		} else if !e.Subagent {
+			c.Calls += len(e.Tools)
+		}
+	}
+	for _, call := range s.main {
+		if call.Name == "Bash" {
+			c.Bash += len(call.Result)
+			continue
+		}
+		answer := 0
+		for _, a := range answers {
+			if len(a) > answer && strings.Contains(call.Result, a) {
+				answer = len(a)
+			}
+		}
+		c.Answers += answer
+		c.Frames += len(call.Result) - answer
+	}
+	return c
 }
 
 func (s *Server) log(name string, data []byte) {
