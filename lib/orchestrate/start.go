@@ -44,10 +44,10 @@ type Request struct {
 	Command     string
 	Scope       string // given by the user; "" to classify
 	Description string
-	Sequential  bool   // one worker at a time and no sub-supervisors
-	Classified  bool   // the classifier has written its JSON
-	Session     string // CLAUDE_CODE_SESSION_ID; may be empty
-	Mode        string // FLOWSTATE_CLASSIFICATION: "" or agent, offline
+	Sequential  bool    // one worker at a time and no sub-supervisors
+	Classified  bool    // the classifier has written its JSON
+	Session     string  // CLAUDE_CODE_SESSION_ID; may be empty
+	Mode        string  // FLOWSTATE_CLASSIFICATION: "" or agent, offline
 	Options     Options // how the first phase is planned
 }
 

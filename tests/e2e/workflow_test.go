@@ -515,7 +515,9 @@ func testSuperviseSequential(t *testing.T, d standin.Drift) {
 // five phases, each one task block and one bash block for the
 // orchestrating model (14 tool calls; 20 before verify planned the next
 // phase).
-func TestCoordinateFullImplementation(t *testing.T) { underEachDrift(t, testCoordinateFullImplementation) }
+func TestCoordinateFullImplementation(t *testing.T) {
+	underEachDrift(t, testCoordinateFullImplementation)
+}
 
 func testCoordinateFullImplementation(t *testing.T, d standin.Drift) {
 	s := flowstateScenario(t, d, standin.Knobs{Classification: classification("full-implementation", "Auth patterns", "Session storage")})
