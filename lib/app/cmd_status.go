@@ -1,8 +1,6 @@
 package app
 
 import (
-	"errors"
-	"io/fs"
 	"os"
 	"time"
 
@@ -28,8 +26,8 @@ func statusCommands(e *env) []*cli.Command {
 			if err != nil {
 				return err
 			}
-			events, err := os.ReadFile(w.EventsPath())
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			events, err := w.ReadEvents()
+			if err != nil {
 				return err
 			}
 			e.printf("%s", status.Render(status.Input{ID: w.ID, Checkpoint: doc, Events: events, Machine: m, Now: time.Now(), Color: e.colorful()}))
