@@ -59,11 +59,11 @@ func openError(path string, err error) error {
 
 // refusal is notRegular for an open that failed because of what is at
 // path: O_NOFOLLOW fails with ELOOP on a link, O_NONBLOCK with ENXIO on
-// a FIFO nobody reads, a write open of a directory with EISDIR. nil for
-// any other failure.
+// a FIFO nobody reads, a write open of a directory with EISDIR, O_EXCL
+// with EEXIST on anything. nil for any other failure.
 func refusal(path string, errno error) error {
 	switch {
-	case errors.Is(errno, syscall.ELOOP), errors.Is(errno, syscall.ENXIO), errors.Is(errno, syscall.EISDIR):
+	case errors.Is(errno, syscall.ELOOP), errors.Is(errno, syscall.ENXIO), errors.Is(errno, syscall.EISDIR), errors.Is(errno, syscall.EEXIST):
 		if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
 			return notRegular(path, st.Mode())
 		}

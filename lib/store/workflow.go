@@ -60,7 +60,8 @@ func (p *Project) Workflow(id string) (*Workflow, error) {
 		return nil, err
 	}
 	w := &Workflow{ID: id, Dir: dir, P: p}
-	if _, err := os.Stat(w.path(checkpointFile)); err != nil {
+	// Lstat: a checkpoint that is a link is there, and refused when read.
+	if _, err := os.Lstat(w.path(checkpointFile)); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fail.Usagef("workflow %q not found in %s; run `flowstate list` to see the project's workflows", id, p.Dir)
 		}
