@@ -235,6 +235,10 @@ func count(arr gjson.Result) int {
 // edit is Set's core, shared by Increment and Append: touch the update
 // times, put raw at comps, format, and validate the result.
 func edit(doc []byte, path string, comps []string, raw []byte, now time.Time) ([]byte, error) {
+	// Formatting costs time quadratic in the nesting: bound it first.
+	if err := limit.JSON(doc, "checkpoint"); err != nil {
+		return nil, err
+	}
 	if !gjson.ParseBytes(doc).IsObject() {
 		return nil, invalidf("", "must be a JSON object")
 	}
