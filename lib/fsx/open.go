@@ -30,7 +30,21 @@ const safeFlags = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
 // files Claude Code names. A missing file is an error wrapping
 // fs.ErrNotExist.
 func OpenFile(path string, flag int) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|safeFlags, FilePerm)
+	return open(path, flag|safeFlags)
+}
+
+// OpenRegular opens for reading a file flowstate does not own but reads,
+// named by data a repository may carry (a worker's report, a file a
+// record lists): a link is followed, since the path itself may point
+// anywhere, but the open never blocks and anything but a regular file is
+// refused (exit 2), since a FIFO would block the read forever and a
+// device never end it.
+func OpenRegular(path string) (*os.File, error) {
+	return open(path, os.O_RDONLY|syscall.O_NONBLOCK)
+}
+
+func open(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag, FilePerm)
 	if err != nil {
 		return nil, openError(path, err)
 	}

@@ -139,3 +139,20 @@ func TestAppendBounds(t *testing.T) {
 		t.Errorf("at the bound: size %d, %v", size, err)
 	}
 }
+
+// TestOpenRegular: a file flowstate reads but does not own may be a link
+// (followed), but a FIFO, a directory or a device is refused at once.
+func TestOpenRegular(t *testing.T) {
+	dir, _ := hostile(t)
+	if f, err := OpenRegular(filepath.Join(dir, "link")); err != nil {
+		t.Errorf("a link to a regular file: %v", err)
+	} else {
+		f.Close()
+	}
+	for name, what := range map[string]string{"fifo": "a FIFO", "dir": "a directory", "device": "a device"} {
+		path := filepath.Join(dir, name)
+		if _, err := OpenRegular(path); fail.Code(err) != fail.Usage || !strings.Contains(err.Error(), path+" is "+what) {
+			t.Errorf("OpenRegular of a %s: %v", name, err)
+		}
+	}
+}

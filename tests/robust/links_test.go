@@ -281,3 +281,23 @@ func TestHooksNeverBlock(t *testing.T) {
 		}
 	})
 }
+
+// TestNamedFilesNeverHang: a worker record (from a cloned checkpoint,
+// say) whose output_path or files_modified names a FIFO or a device does
+// not hang aggregate: the worker is reported as failed, or its file not
+// counted.
+func TestNamedFilesNeverHang(t *testing.T) {
+	p := newProject(t)
+	fifo := filepath.Join(p.Root, "tmp", "report.md")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	records := `[{"worker_id":"w1","topic":"a","status":"completed","output_path":"` + fifo + `","duration_ms":5},` +
+		`{"worker_id":"w2","track":"b","status":"completed","output_path":"/dev/zero","duration_ms":5,"files_modified":["` + fifo + `","/dev/zero"]}]`
+	for _, kind := range []string{"research", "implementation"} {
+		r := p.runWithin(call{Args: []string{"aggregate", "--kind", kind, "-"}, Stdin: strings.NewReader(records)})
+		if r.Code != 0 && r.Code != 3 {
+			t.Errorf("aggregate --kind %s: %s", kind, r)
+		}
+	}
+}
