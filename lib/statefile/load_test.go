@@ -27,7 +27,7 @@ func TestReserved(t *testing.T) {
 
 func TestCheckPairRefusesReserved(t *testing.T) {
 	err := CheckPair("BASH_ENV", "/tmp/x.sh")
-	if fail.Code(err) != fail.Invalid || !strings.Contains(err.Error(), "key BASH_ENV is reserved (the shell") || !strings.Contains(err.Error(), "WF_BASH_ENV") {
+	if fail.Code(err) != fail.Invalid || !strings.Contains(err.Error(), "key BASH_ENV is reserved: the shell reads it") || !strings.Contains(err.Error(), "WF_BASH_ENV") {
 		t.Errorf("CheckPair(BASH_ENV) = %v", err)
 	}
 }

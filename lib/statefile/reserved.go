@@ -37,10 +37,10 @@ var reservedPrefixes = []struct{ prefix, why string }{
 }
 
 const (
-	shellWhy  = "the shell gives it a meaning (how it parses, finds or runs commands)"
-	loaderWhy = "the dynamic loader or the C library reads it (what code programs load)"
+	shellWhy  = "the shell reads it to parse, find or run commands"
+	loaderWhy = "the dynamic loader or the C library reads it in every program"
 	toolWhy   = "common programs run commands or load code from it"
-	ownWhy    = "Claude Code and flowstate read it (which session, workflow or binary)"
+	ownWhy    = "Claude Code or flowstate reads it to pick a session, workflow or binary"
 )
 
 func init() {

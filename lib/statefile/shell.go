@@ -166,7 +166,7 @@ func (lw *loadWriter) add(w io.Writer, k, v string) error {
 func (lw *loadWriter) leaveOut(k, v string) string {
 	own := lw.opt.Own != nil && lw.opt.Own(k)
 	if why, ok := Reserved(k); ok && !own {
-		return "the name is reserved: " + why
+		return "a reserved name (" + why + ")"
 	}
 	size := len(k) + 1 + len(v)
 	switch {

@@ -41,7 +41,7 @@ func CheckPair(key, value string) error {
 		return fail.Invalidf("invalid key %q: keys must match [A-Za-z_][A-Za-z0-9_]*", key)
 	}
 	if why, ok := Reserved(key); ok {
-		return fail.Invalidf("key %s is reserved (%s), so state-load would never set it; choose another name, e.g. WF_%s", key, why, key)
+		return fail.Invalidf("key %s is reserved: %s, so state-load never sets it; choose another name, e.g. WF_%s", key, why, key)
 	}
 	if strings.IndexByte(value, 0) >= 0 {
 		return fail.Invalidf("value of %s contains a NUL byte, which no shell variable can hold; remove it", key)

@@ -76,7 +76,7 @@ func TestReservedKeysNeverReachBash(t *testing.T) {
 			t.Fatalf("state-load %s: a stored value ran", flags)
 		}
 		for _, k := range dangerous {
-			if !strings.Contains(r.Stderr, "warning: workflow victim state: "+k+" not loaded: the name is reserved") {
+			if !strings.Contains(r.Stderr, "warning: workflow victim state: "+k+" not loaded: a reserved name") {
 				t.Errorf("state-load %s: no warning for %s in %q", flags, k, r.Stderr)
 			}
 		}
