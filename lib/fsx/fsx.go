@@ -91,12 +91,10 @@ func held(fl *flock.Flock) (*Lock, error) {
 	return &Lock{fl: fl}, nil
 }
 
+// lockError is openError for the lock file, naming the lock otherwise.
 func lockError(path string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		if r := refusal(path, pe.Err); r != nil {
-			return r
-		}
+	if refused := openError(path, err); refused != err {
+		return refused
 	}
 	return fmt.Errorf("lock %s: %w", path, err)
 }
@@ -323,7 +321,7 @@ func cutTornTail(f *os.File) (int64, error) {
 	buf := make([]byte, block)
 	for end := size; end > 0; {
 		if size-end > maxTornTail {
-			return 0, fail.Invalidf("%s ends in more than %d MiB without a newline, which flowstate never writes; move the file away", f.Name(), maxTornTail>>20)
+			return 0, fail.Invalidf("the file ends in more than %d MiB without a newline, which flowstate never writes; move it away", maxTornTail>>20)
 		}
 		start := max(end-block, 0)
 		n, err := f.ReadAt(buf[:end-start], start)

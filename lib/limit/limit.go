@@ -57,10 +57,10 @@ func TooLarge(what string, bound int) error {
 // document in the fail.Invalid error.
 func JSON(data []byte, what string) error {
 	if !utf8.Valid(data) {
-		return fail.Invalidf("%s is not valid UTF-8 (first bad byte at offset %d); JSON must be UTF-8: re-encode it", what, invalidAt(data))
+		return fail.Invalidf("%s is not valid UTF-8 (first bad byte at offset %d), as JSON must be", what, invalidAt(data))
 	}
 	if Depth(data) > MaxDepth {
-		return fail.Invalidf("%s nests arrays and objects more than %d levels deep; flatten it", what, MaxDepth)
+		return fail.Invalidf("%s nests arrays and objects more than %d levels deep, past flowstate's bound", what, MaxDepth)
 	}
 	return nil
 }

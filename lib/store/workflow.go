@@ -213,7 +213,7 @@ func (w *Workflow) readCheckpointFile() ([]byte, error) {
 		return nil, fmt.Errorf("workflow %s: read checkpoint: %w", w.ID, err)
 	}
 	if err := limit.JSON(data, path); err != nil {
-		return nil, fmt.Errorf("workflow %s: checkpoint: %w; restore a backup (checkpoint.json.*.bak) or fix it by hand", w.ID, err)
+		return nil, fmt.Errorf("workflow %s: %w; flowstate never writes that: restore a backup (checkpoint.json.*.bak) or fix it by hand", w.ID, err)
 	}
 	return data, nil
 }
