@@ -37,7 +37,7 @@ func plant(t *testing.T, path, target string) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+	if err := os.RemoveAll(path); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(target, path); err != nil {
@@ -59,6 +59,7 @@ func TestWritesNeverFollowLinks(t *testing.T) {
 		{"state", [][]string{{"state-append", "K", "v"}, {"state-load"}, {"state-get", "KEPT"}}},
 		{"events.jsonl", [][]string{{"sm-transition", "plan"}, {"sm-fail", "--error", "x"}}},
 		{"logs/metrics.jsonl", [][]string{{"log-append", "metrics", `{"ms":1}`}}},
+		{"logs", [][]string{{"log-append", "metrics", `{"ms":1}`}}},
 		{"checkpoint.json", [][]string{{"checkpoint-set", "phase_data.x.n", "1"}, {"checkpoint-load"}, {"sm-transition", "plan"}, {"state-load"}}},
 		{"lock", [][]string{{"state-append", "K", "v"}, {"checkpoint-set", "phase_data.x.n", "1"}, {"sm-transition", "plan"}, {"log-append", "m", "1"}}},
 		{"../../lock", [][]string{sm}},
@@ -123,6 +124,7 @@ func TestSpecialFilesNeverHang(t *testing.T) {
 		{"events.jsonl", "fifo", [][]string{{"sm-transition", "plan"}, {"status"}}},
 		{"events.jsonl", "/dev/full", [][]string{{"sm-transition", "plan"}}},
 		{"lock", "fifo", [][]string{{"state-append", "K", "v"}}},
+		{"machine.json", "fifo", [][]string{{"sm-transition", "plan"}, {"sm-next"}}},
 		{"lock", "dir", [][]string{{"state-append", "K", "v"}}},
 	} {
 		t.Run(tt.file+"/"+tt.kind, func(t *testing.T) {
