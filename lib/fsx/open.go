@@ -98,7 +98,7 @@ func notRegular(path string, mode fs.FileMode) error {
 	case mode&fs.ModeDevice != 0:
 		what = "a device"
 	}
-	return fail.Usagef("%s is %s; flowstate reads and writes only regular files it made, never through a link: remove it and retry", path, what)
+	return fail.Usagef("%s is %s; flowstate opens only regular files, and never through a link: remove it and retry", path, what)
 }
 
 // ReadFile reads one of flowstate's own files whole, through OpenFile,

@@ -164,7 +164,7 @@ func writeEnvFile(env Env, p *store.Project) error {
 	// script; cutting a "torn" last line would damage it.
 	f, err := fsx.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND)
 	if err != nil {
-		return fmt.Errorf("CLAUDE_ENV_FILE: %w", err)
+		return fmt.Errorf("CLAUDE_ENV_FILE names a file the hook cannot use, so later bash blocks get no PATH or CLAUDE_PROJECT_DIR from it: %w", err)
 	}
 	defer f.Close()
 	head := make([]byte, envScan)
