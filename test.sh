@@ -44,9 +44,6 @@ go test -count=1 -tags e2e -v ./tests/e2e/... 2>&1 | grep -Ev '^=== (RUN|PAUSE|C
 step "fuzz (${FUZZ_SECONDS}s per target)"
 if [ -x bench/fuzz.sh ]; then bench/fuzz.sh "$FUZZ_SECONDS"; fi
 
-step "cross-compilation"
-# scripts/build: the flags users get (trimpath, no-docs tag, stripped, stamped).
-for target in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
-  GOOS=${target%/*} GOARCH=${target#*/} sh scripts/build /dev/null
-  echo "built $target"
-done
+# Cross-compilation for every release target (linux and darwin, amd64
+# and arm64) happens above: tests/npm builds and installs the npm packages
+# with scripts/npm-pack, which compiles each with scripts/build.

@@ -31,7 +31,8 @@ func cliDoc() []byte {
 		fmt.Fprintf(&b, "| %d | %s |\n", row.Code, cell(row.Meaning))
 	}
 	b.WriteString("\n## Global options\n\n")
-	b.WriteString("`--workflow ID` before the command: the workflow to act on (commands that act on a workflow also take it after their name).\n\n")
+	b.WriteString("`--workflow ID` before the command: the workflow to act on (commands that act on a workflow also take it after their name).\n" +
+		"`--help`, `-h`: the list of commands (`flowstate COMMAND --help` shows one command). `--version`, `-v`: what `flowstate version` prints.\n\n")
 	for _, c := range cmds {
 		writeCommand(&b, c)
 	}

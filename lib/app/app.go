@@ -9,8 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
+	"github.com/xrash/smetrics"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/kv"
@@ -56,6 +59,15 @@ func (e *env) Project() (*store.Project, error) {
 	return e.project, nil
 }
 
+func init() {
+	// `flowstate --version` prints what `flowstate version` prints.
+	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintln(c.App.Writer, versionLine()) }
+}
+
+// versionLine is the `flowstate version` line that hooks/run-hook,
+// scripts/build --version and doctor compare builds by.
+func versionLine() string { return fmt.Sprintf("flowstate %s (commit %s)", Version, Commit) }
+
 // Main runs flowstate with args (args[0] is the program name) and
 // returns the exit code.
 func Main(args []string, io IO) int {
@@ -64,21 +76,26 @@ func Main(args []string, io IO) int {
 	app := &cli.App{
 		Name:                 "flowstate",
 		Usage:                "workflow state for Claude Code commands: state machine, key/value state, checkpoints",
-		UsageText:            "flowstate [--workflow ID] COMMAND [flags] [args]",
+		UsageText:            "flowstate [--workflow ID] COMMAND [flags] [args]   (`flowstate COMMAND --help` for a command's flags)",
 		Version:              Version,
-		HideVersion:          true,
 		HideHelpCommand:      true,
 		Writer:               io.Stdout,
 		ErrWriter:            io.Stderr,
 		Reader:               io.Stdin,
 		EnableBashCompletion: true,
 		ExitErrHandler:       func(*cli.Context, error) {}, // Main maps errors itself
-		Flags:                []cli.Flag{workflowFlag()},
-		Commands:             commands(e),
-		OnUsageError:         usageError,
+		// --help and --version (urfave adds --version itself); our own
+		// help command keeps urfave from adding --help.
+		Flags:        []cli.Flag{workflowFlag(), cli.HelpFlag},
+		Commands:     commands(e),
+		OnUsageError: usageError,
 		CommandNotFound: func(c *cli.Context, name string) {
 			notFound = true
-			fmt.Fprintf(io.Stderr, "flowstate: unknown command %q; run `flowstate help` for the list\n", name)
+			hint := ""
+			if s := closest(name, commandNames(c.App.Commands)); s != "" {
+				hint = "; did you mean `flowstate " + s + "`?"
+			}
+			fmt.Fprintf(io.Stderr, "flowstate: unknown command %q%s (run `flowstate help` for the list)\n", name, hint)
 		},
 	}
 	for _, c := range app.Commands {
@@ -138,10 +155,87 @@ func prepare(c *cli.Command) {
 	}
 }
 
+// usageError turns a flag error into one line that names the command,
+// spells the flag as typed (--name, not Go's -name), suggests the flag
+// that was probably meant, and points at that command's help.
 func usageError(c *cli.Context, err error, _ bool) error {
-	if c != nil && c.Command != nil && c.Command.Name != "" && c.Command.Name != c.App.Name {
-		name := c.Command.Name
-		return fail.Usagef("%s: %v (see `flowstate %s --help`)", name, err, name)
+	msg := err.Error()
+	var flags []cli.Flag
+	if c != nil {
+		flags = c.App.Flags
+		if c.Command != nil && !isRoot(c) {
+			flags = c.Command.Flags
+		}
 	}
-	return fail.Usagef("%v (see `flowstate --help`)", err)
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		msg = "unknown flag " + dashed(name)
+		if s := closest(name, flagNames(flags)); s != "" {
+			msg += "; did you mean " + dashed(s) + "?"
+		}
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		msg = "flag needs a value: " + dashed(name)
+	}
+	msg = strings.Replace(msg, "for flag -", "for flag --", 1) // invalid value "x" for flag -complexity
+	if c != nil && !isRoot(c) {
+		return fail.Usagef("%s: %s (see `flowstate %s --help`)", c.Command.Name, msg, c.Command.Name)
+	}
+	return fail.Usagef("%s (see `flowstate --help`)", msg)
+}
+
+// isRoot is true for flowstate's own flags, before any command.
+func isRoot(c *cli.Context) bool {
+	return c.Command == nil || c.Command.Name == "" || c.Command.Name == c.App.Name
+}
+
+// dashed spells a flag name as users type it: -h, --reason.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+func commandNames(cs []*cli.Command) []string {
+	var names []string
+	for _, c := range cs {
+		if !c.Hidden {
+			names = append(names, c.Names()...)
+		}
+	}
+	return names
+}
+
+func flagNames(fs []cli.Flag) []string {
+	var names []string
+	for _, f := range fs {
+		names = append(names, f.Names()...)
+	}
+	return names
+}
+
+// closest is the candidate typed most likely meant, or "" when none is
+// close enough to be a useful suggestion: the most similar by
+// Jaro-Winkler (as urfave/cli's own suggestions), above a floor, else the
+// one candidate that has typed as a dash-separated part (init: sm-init).
+func closest(typed string, candidates []string) string {
+	best, score := "", 0.0
+	for _, c := range candidates {
+		if s := smetrics.JaroWinkler(typed, c, 0.7, 4); s > score {
+			best, score = c, s
+		}
+	}
+	if score >= 0.8 {
+		return best
+	}
+	var parts []string
+	for _, c := range candidates {
+		if slices.Contains(strings.Split(c, "-"), typed) {
+			parts = append(parts, c)
+		}
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return ""
 }

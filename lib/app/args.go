@@ -9,8 +9,10 @@ import (
 // permute moves a command's known flags in front of its positional
 // arguments, so `sm-transition plan --reason x` works although urfave/cli
 // v2 stops parsing flags at the first positional. Commands whose
-// positionals are arbitrary values (state-append, log-append) are left as
-// typed: a value like "--stdin" must stay a value. "--" ends flags.
+// positionals are arbitrary values (state-append, log-append) take those
+// as typed, so a value like "--stdin" stays a value; flags before the
+// first of them or after the last are still flags, as everywhere
+// (`state-append K v --workflow x`). "--" ends flags.
 func permute(app *cli.App, args []string) []string {
 	if len(args) < 2 {
 		return args
@@ -29,13 +31,18 @@ func permute(app *cli.App, args []string) []string {
 	// Help and shell completion are urfave's own flags, not the command's;
 	// they must reach it where typed.
 	last := args[len(args)-1]
-	if cmd == nil || rawArgs[cmd.Name] || last == "--generate-bash-completion" {
+	if cmd == nil || last == "--generate-bash-completion" {
 		return args
 	}
+	verbatim := rawArgs[cmd.Name]
 	var flags, pos []string
 	rest := args[i+1:]
 	for j := 0; j < len(rest); j++ {
 		a := rest[j]
+		if len(pos) > 0 && len(pos) < verbatim {
+			pos = append(pos, a) // a value, whatever it looks like
+			continue
+		}
 		if a == "--" {
 			pos = append(pos, rest[j+1:]...)
 			break
@@ -67,8 +74,9 @@ func permute(app *cli.App, args []string) []string {
 	return append(out, pos...)
 }
 
-// rawArgs lists commands whose positional arguments are taken verbatim.
-var rawArgs = map[string]bool{"state-append": true, "log-append": true}
+// rawArgs counts, for commands whose positional arguments are values
+// taken verbatim, how many of them there are.
+var rawArgs = map[string]int{"state-append": 2, "log-append": 2}
 
 func findFlag(flags []cli.Flag, arg string) cli.Flag {
 	name := strings.TrimLeft(arg, "-")

@@ -17,9 +17,15 @@ func TestPermute(t *testing.T) {
 		{"fs checkpoint-set --increment p -- -11", "fs checkpoint-set --increment -- p -11"},
 		{"fs sm-transition plan --unknown", "fs sm-transition --unknown -- plan"},
 		{"fs checkpoint-set --increment p -- --x", "fs checkpoint-set --increment -- p --x"},
-		// Values are verbatim for commands that store them.
-		{"fs state-append K --stdin", "fs state-append K --stdin"},
-		{"fs log-append n --workflow", "fs log-append n --workflow"},
+		// Values are verbatim for commands that store them; flags before
+		// or after them are flags.
+		{"fs state-append K --stdin", "fs state-append -- K --stdin"},
+		{"fs log-append n --workflow", "fs log-append -- n --workflow"},
+		{"fs state-append K v --workflow x", "fs state-append --workflow x -- K v"},
+		{"fs state-append --workflow x K -h", "fs state-append --workflow x -- K -h"},
+		{"fs state-append K -- --workflow x", "fs state-append --workflow x -- K --"},
+		{"fs state-append --stdin", "fs state-append --stdin"},
+		{"fs log-append n {} --bogus", "fs log-append --bogus -- n {}"},
 		{"fs sm-next --help", "fs sm-next --help"},
 		{"fs sm-transition plan -h", "fs sm-transition --help"},
 		{"fs sm-init --desc --generate-bash-completion", "fs sm-init --desc --generate-bash-completion"},
@@ -51,5 +57,26 @@ func TestVersionAtLeast(t *testing.T) {
 	}
 	if _, err := versionAtLeast("1.0.0", "latest"); err == nil {
 		t.Error("non-version accepted")
+	}
+}
+
+func TestClosest(t *testing.T) {
+	commands := commandNames(commands(&env{}))
+	for _, c := range []struct {
+		typed      string
+		candidates []string
+		want       string
+	}{
+		{"sm-transiton", commands, "sm-transition"},
+		{"statsu", commands, "status"},
+		{"init", commands, "sm-init"}, // a part of one name
+		{"load", commands, ""},        // a part of two: no guess
+		{"xyzzy", commands, ""},       // nothing like any
+		{"reasn", []string{"reason", "workflow"}, "reason"},
+		{"bogus", []string{"reason", "workflow"}, ""},
+	} {
+		if got := closest(c.typed, c.candidates); got != c.want {
+			t.Errorf("closest(%q) = %q, want %q", c.typed, got, c.want)
+		}
 	}
 }

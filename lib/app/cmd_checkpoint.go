@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
@@ -153,7 +154,10 @@ func (e *env) checkpointDoc(c *cli.Context) ([]byte, string, error) {
 	if name := c.String("from"); name != "" {
 		doc, err := e.readNamed("--from", name)
 		if err == nil {
-			err = limit.JSON(doc, name)
+			err = limit.JSON(doc, "--from "+name)
+		}
+		if err == nil && !gjson.ValidBytes(doc) {
+			err = fail.Invalidf("--from %s: %w", name, checkpoint.ErrNotJSON)
 		}
 		return doc, name, err
 	}
@@ -187,6 +191,10 @@ func (e *env) checkpointSave(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	source := "the document on stdin"
+	if name := c.Args().First(); name != "" && name != "-" {
+		source = "the document in " + name
+	}
 	w, err := e.workflow(c)
 	if err != nil {
 		return err
@@ -198,7 +206,7 @@ func (e *env) checkpointSave(c *cli.Context) error {
 		e.printf("%s\n", w.CheckpointPath())
 		return nil
 	}
-	return w.Replace(data, c.Bool("if-unchanged"))
+	return w.Replace(data, source, c.Bool("if-unchanged"))
 }
 
 func (e *env) checkpointCheck(c *cli.Context) error {

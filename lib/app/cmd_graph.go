@@ -52,7 +52,7 @@ func loadMachine(path string) (*machine.Machine, []byte, error) {
 	}
 	m, err := machine.Parse(b)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--machine %s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err) // machine's errors say "machine:"
 	}
 	return m, b, nil
 }

@@ -12,6 +12,7 @@ import (
 	flowstate "github.com/flowstate-dev/flowstate"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/install"
+	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
 func installCommands(e *env) []*cli.Command {
@@ -19,7 +20,7 @@ func installCommands(e *env) []*cli.Command {
 		{
 			Name:      "install",
 			Usage:     "install the commands, agents, this binary and the hooks into PROJECT_DIR/.claude",
-			UsageText: "flowstate install [--force] [--from PLUGIN_DIR] [PROJECT_DIR]   (default: the current directory)",
+			UsageText: "flowstate install [--force] [--from PLUGIN_DIR] [PROJECT_DIR]   (default: the project the current directory is in)",
 			Description: "Commands go to .claude/commands (as /coordinate, not /flowstate:coordinate), agents\n" +
 				"to .claude/agents, the binary to .claude/bin/flowstate, the SessionStart and SessionEnd\n" +
 				"hooks into .claude/settings.json (merged; the original is kept once as\n" +
@@ -50,7 +51,7 @@ func installCommands(e *env) []*cli.Command {
 		{
 			Name:        "uninstall",
 			Usage:       "remove what `flowstate install` put into PROJECT_DIR/.claude",
-			UsageText:   "flowstate uninstall [PROJECT_DIR]   (default: the current directory)",
+			UsageText:   "flowstate uninstall [PROJECT_DIR]   (default: the project the current directory is in)",
 			Description: "Files changed since the install are kept (and named). settings.json is restored\nbyte for byte when nothing else changed it; otherwise only flowstate's hooks are taken\nout. Workflow state in .claude/state/ is kept.",
 			Action: func(c *cli.Context) error {
 				dir, err := e.projectArg(c)
@@ -63,7 +64,7 @@ func installCommands(e *env) []*cli.Command {
 		{
 			Name:      "doctor",
 			Usage:     "say what is wrong with the installation in PROJECT_DIR (and a plugin checkout) and how to fix it",
-			UsageText: "flowstate doctor [--plugin-dir DIR] [PROJECT_DIR]   (exit 2 when something is wrong)",
+			UsageText: "flowstate doctor [--plugin-dir DIR] [PROJECT_DIR]   (exit 2 when something is wrong; WARN lines do not fail)",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "plugin-dir", Usage: "also check this plugin checkout (default: $CLAUDE_PLUGIN_ROOT)"},
 			},
@@ -76,18 +77,22 @@ func installCommands(e *env) []*cli.Command {
 				if plugin == "" {
 					plugin = e.Getenv("CLAUDE_PLUGIN_ROOT")
 				}
-				findings, err := install.Doctor(dir, install.DoctorOptions{Version: fmt.Sprintf("flowstate %s (commit %s)", Version, Commit), PluginDir: plugin, Now: time.Now()})
+				findings, err := install.Doctor(dir, install.DoctorOptions{Version: versionLine(), PluginDir: plugin, ClaudeConfig: e.claudeConfig(), Now: time.Now()})
 				if err != nil {
 					return err
 				}
 				problems := 0
 				for _, f := range findings {
-					if f.OK {
+					switch {
+					case f.OK:
 						e.printf("ok   %s\n", f.What)
 						continue
+					case f.Warn:
+						e.printf("WARN %s\n", f.What)
+					default:
+						problems++
+						e.printf("FAIL %s\n", f.What)
 					}
-					problems++
-					e.printf("FAIL %s\n", f.What)
 					if f.Fix != "" {
 						e.printf("     fix: %s\n", f.Fix)
 					}
@@ -101,17 +106,40 @@ func installCommands(e *env) []*cli.Command {
 	}
 }
 
-// projectArg is the optional PROJECT_DIR argument, default the cwd.
+// claudeConfig is Claude Code's user configuration directory, "" when
+// there is no HOME to find it by.
+func (e *env) claudeConfig() string {
+	if d := e.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		return d
+	}
+	if h := e.Getenv("HOME"); h != "" {
+		return filepath.Join(h, ".claude")
+	}
+	return ""
+}
+
+// projectArg is the project a command names: PROJECT_DIR as given, else
+// the project every other command finds from here (store.FindProject), so
+// that doctor checks where sm-init writes. store decides both, and refuses
+// $HOME and ~/.claude alike.
 func (e *env) projectArg(c *cli.Context) (string, error) {
 	switch c.NArg() {
 	case 0:
-		return e.Cwd, nil
+		p, err := e.Project()
+		if err != nil {
+			return "", err
+		}
+		return p.Dir, nil
 	case 1:
 		dir := c.Args().First()
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(e.Cwd, dir)
 		}
-		return dir, nil
+		p, err := store.ProjectAt(e.Getenv, dir)
+		if err != nil {
+			return "", err
+		}
+		return p.Dir, nil
 	}
-	return "", fail.Usagef("%s takes at most one PROJECT_DIR; got %d arguments", c.Command.Name, c.NArg())
+	return "", fail.Usagef("%s takes at most one PROJECT_DIR; got %d arguments (see `flowstate %s --help`)", c.Command.Name, c.NArg(), c.Command.Name)
 }

@@ -25,7 +25,7 @@ func miscCommands(e *env) []*cli.Command {
 		},
 		{
 			Name:      "list",
-			Usage:     "list the project's workflows, newest first",
+			Usage:     "list the project's workflows, newest first, with their state and status (in_progress, complete, failed, abandoned)",
 			UsageText: "flowstate list [--json]",
 			Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 			Action: func(c *cli.Context) error {
@@ -48,9 +48,15 @@ func miscCommands(e *env) []*cli.Command {
 					return e.printJSON(all)
 				}
 				tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tCOMMAND\tSCOPE\tSTATE\tUPDATED")
+				// STATUS tells a finished workflow from one still running its
+				// terminal state's phase: both show that state.
+				fmt.Fprintln(tw, "ID\tCOMMAND\tSCOPE\tSTATE\tSTATUS\tUPDATED")
 				for _, s := range all {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, s.Command, s.Scope, s.CurrentState, s.UpdatedAt)
+					status := s.Status
+					if status == "" {
+						status = "-" // a checkpoint from before status was recorded
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Command, s.Scope, s.CurrentState, status, s.UpdatedAt)
 				}
 				return tw.Flush()
 			},
@@ -73,7 +79,7 @@ func miscCommands(e *env) []*cli.Command {
 						return fail.Usagef("flowstate %s is older than the required %s; rebuild it with ./install.sh", Version, min)
 					}
 				}
-				e.printf("flowstate %s (commit %s)\n", Version, Commit)
+				e.printf("%s\n", versionLine())
 				return nil
 			},
 		},
@@ -95,7 +101,11 @@ func miscCommands(e *env) []*cli.Command {
 					return tw.Flush()
 				}
 				if c.App.Command(topic) == nil {
-					return fail.Usagef("no help topic %q; run `flowstate help` for the commands", topic)
+					hint := ""
+					if s := closest(topic, append(commandNames(c.App.Commands), "exit-codes")); s != "" {
+						hint = "; did you mean `flowstate help " + s + "`?"
+					}
+					return fail.Usagef("no help topic %q%s (run `flowstate help` for the commands)", topic, hint)
 				}
 				// The app's context, not help's own, knows the commands.
 				return cli.ShowCommandHelp(c.Lineage()[1], topic)

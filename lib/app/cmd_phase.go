@@ -2,6 +2,7 @@ package app
 
 import (
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -28,7 +29,8 @@ func phaseCommands(e *env) []*cli.Command {
 				&cli.StringFlag{Name: "command", Usage: "the command running the workflow, e.g. coordinate"},
 				&cli.BoolFlag{Name: "sequential", Usage: "one worker at a time and no sub-supervisors (/supervise)"},
 				&cli.BoolFlag{Name: "require-scope", Usage: "the arguments must start with --scope SCOPE (/orchestrate)"},
-				&cli.BoolFlag{Name: "classified", Usage: "the classifier has written its JSON; create the workflow"},
+				&cli.BoolFlag{Name: "classified", Usage: "the classifier has written its JSON; create the workflow (waits while the classifier is at work; NEXT=classified when it is not done by then)"},
+				waitFlag(),
 			},
 			Action: e.phaseStart,
 		},
@@ -36,27 +38,41 @@ func phaseCommands(e *env) []*cli.Command {
 			Name:      "phase-plan",
 			Usage:     "advance past finished states and print the next batch of workers as KEY=VALUE lines",
 			UsageText: "flowstate phase-plan [--supervisor]",
-			Description: "Prints STATE, AGENT, ARTIFACT, DESCRIPTION, CONTEXT, WORKER_COUNT and TOPIC_i, OUTPUT_PATH_i\n" +
-				"for each worker not yet recorded as completed. When the state's size calls for a sub-supervisor\n" +
-				"it prints SUPERVISOR= and NEXT=supervised; when the workflow is finished, NEXT=done.\n" +
+			Description: "First records the workers an earlier plan handed out that delivered (a block run again, or a\n" +
+				"model back after it stopped early, loses no work), then prints STATE, AGENT, ARTIFACT, DESCRIPTION,\n" +
+				"CONTEXT, WORKER_COUNT and TOPIC_i, OUTPUT_PATH_i for each worker to run now: not recorded as\n" +
+				"completed, and not at work already (the hooks record agents' starts and stops). When the state's\n" +
+				"size calls for a sub-supervisor it prints only SUPERVISOR= and NEXT=supervised; when agents are at\n" +
+				"work and nothing else is left, NEXT=verify; when the workflow is finished, NEXT=done.\n" +
 				"--supervisor (inside a sub-supervisor): plan the current state only, never delegate.",
 			Flags: []cli.Flag{&cli.BoolFlag{Name: "supervisor", Usage: "called by a sub-supervisor agent"}, workflowFlag()},
 			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
-				return e.printStep(orchestrate.Plan(w, c.Bool("supervisor")))
+				o, err := e.phaseOptions(c)
+				if err != nil {
+					return err
+				}
+				return e.printStep(w.P)(orchestrate.Plan(w, o))
 			}),
 		},
 		{
 			Name:      "phase-verify",
 			Usage:     "check and record the artifacts of the batch phase-plan printed; print NEXT",
 			UsageText: "flowstate phase-verify [--supervisor]",
-			Description: "Each worker's artifact must exist and parse (report, plan or test results, protocol section 6).\n" +
-				"Missing or unreadable: the worker is recorded failed and the command stops naming the file.\n" +
-				"Failing tests spend one retry (sm-fail, sm-retry) and lead to debug; exit 3 once spent.\n" +
+			Description: "Checks the workers the last phase-plan handed out, and any other an agent was launched for.\n" +
+				"While their agents are at work (launched in the background, say) it waits up to --wait, then\n" +
+				"prints RUNNING= and NEXT=verify to be run again. Each artifact must exist and parse (report, plan\n" +
+				"or test results, docs/command-protocol.md section 6). Missing or unreadable: the worker is recorded\n" +
+				"failed and the command stops naming the file. Failing tests spend one retry (sm-fail, sm-retry) and\n" +
+				"lead to debug; exit 3 once spent. Run again, it prints what it printed: nothing is checked twice.\n" +
 				"--supervisor: never stop; loop with NEXT=workers, then print the SUPERVISOR_COMPLETE or\n" +
 				"SUPERVISOR_FAILED line.",
-			Flags: []cli.Flag{&cli.BoolFlag{Name: "supervisor", Usage: "called by a sub-supervisor agent"}, workflowFlag()},
+			Flags: []cli.Flag{&cli.BoolFlag{Name: "supervisor", Usage: "called by a sub-supervisor agent"}, waitFlag(), workflowFlag()},
 			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
-				return e.printStep(orchestrate.Verify(w, c.Bool("supervisor")))
+				o, err := e.phaseOptions(c)
+				if err != nil {
+					return err
+				}
+				return e.printStep(w.P)(orchestrate.Verify(w, o))
 			}),
 		},
 		{
@@ -87,8 +103,12 @@ func (e *env) phaseStart(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return e.printStep(orchestrate.Start(p, orchestrate.Request{Command: command, Scope: scope, Description: desc,
-		Sequential: c.Bool("sequential"), Classified: c.Bool("classified"),
+	o, err := e.phaseOptions(c)
+	if err != nil {
+		return err
+	}
+	return e.printStep(p)(orchestrate.Start(p, orchestrate.Request{Command: command, Scope: scope, Description: desc,
+		Sequential: c.Bool("sequential"), Classified: c.Bool("classified"), Waiting: o.Waiting,
 		Session: e.Getenv("CLAUDE_CODE_SESSION_ID"), Mode: e.Getenv("FLOWSTATE_CLASSIFICATION")}))
 }
 
@@ -108,17 +128,64 @@ func (e *env) resume(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return e.printStep(orchestrate.Resume(p, id, e.selector(c)))
+	return e.printStep(p)(orchestrate.Resume(p, id, e.selector(c)))
 }
 
-// printStep prints a step's output and its warnings, or returns its error.
-func (e *env) printStep(out orchestrate.Output, err error) error {
-	if err != nil {
-		return err
+// waitFlag bounds how long a step waits for agents at work.
+func waitFlag() cli.Flag {
+	return &cli.DurationFlag{Name: "wait", Usage: "how long to wait for agents still at work before answering NEXT=... to be run again (default: FLOWSTATE_WAIT, else 60s)"}
+}
+
+// phaseOptions are a phase step's flags and environment: --supervisor,
+// --wait (FLOWSTATE_WAIT), and FLOWSTATE_STUCK_AFTER, the time after
+// which an agent at work counts as stuck.
+func (e *env) phaseOptions(c *cli.Context) (orchestrate.Options, error) {
+	o := orchestrate.Options{Supervisor: c.Bool("supervisor")}
+	var err error
+	if o.Waiting.For, err = e.duration(c, "wait", "FLOWSTATE_WAIT", orchestrate.DefaultWait); err != nil {
+		return o, err
 	}
-	for _, w := range out.Warnings {
-		e.warn("%s", w)
+	o.Waiting.StuckAfter, err = e.duration(nil, "", "FLOWSTATE_STUCK_AFTER", orchestrate.DefaultStuckAfter)
+	return o, err
+}
+
+// duration is flag name of c if given, else the environment variable
+// env, else def.
+func (e *env) duration(c *cli.Context, name, env string, def time.Duration) (time.Duration, error) {
+	if c != nil && c.IsSet(name) {
+		if d := c.Duration(name); d >= 0 {
+			return d, nil
+		}
+		return 0, fail.Usagef("--%s must not be negative", name)
 	}
-	e.printf("%s", out)
-	return nil
+	s := e.Getenv(env)
+	if s == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fail.Usagef("%s=%q is not a duration like 30s or 2m", env, s)
+	}
+	return d, nil
+}
+
+// printStep prints a step's output and its warnings, or returns its
+// error after recording, for the hooks, that the session's command
+// stopped there.
+func (e *env) printStep(p *store.Project) func(orchestrate.Output, error) error {
+	return func(out orchestrate.Output, err error) error {
+		session := e.Getenv("CLAUDE_CODE_SESSION_ID")
+		if err != nil {
+			orchestrate.Halt(p, session, err)
+			return err
+		}
+		if err := orchestrate.Progress(p, session); err != nil {
+			return err
+		}
+		for _, w := range out.Warnings {
+			e.warn("%s", w)
+		}
+		e.printf("%s", out)
+		return nil
+	}
 }

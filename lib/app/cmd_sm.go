@@ -1,7 +1,6 @@
 package app
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -26,7 +25,7 @@ func smCommands(e *env) []*cli.Command {
 				&cli.StringFlag{Name: "description", Usage: "what the workflow is for"},
 				&cli.StringFlag{Name: "command", Usage: "the command running it, e.g. coordinate"},
 				&cli.StringFlag{Name: "scope", Usage: "one of the machine's scopes"},
-				&cli.IntFlag{Name: "complexity", Usage: "research complexity 1-4 (default: number of topics, else 2)"},
+				&cli.IntFlag{Name: "complexity", Usage: "research complexity 1-4", DefaultText: "number of topics, else 2"},
 				&cli.StringFlag{Name: "topics", Usage: "research topics as a JSON array of strings"},
 				&cli.StringFlag{Name: "classification", Usage: "classifier JSON, or @FILE"},
 				&cli.Float64Flag{Name: "min-confidence", Value: classify.MinConfidence, Usage: "lowest classifier confidence accepted"},
@@ -183,11 +182,8 @@ func (e *env) classification(c *cli.Context) (classify.Classification, error) {
 			}
 			data = b
 		}
-		cls, err := classify.Parse(data, c.Float64("min-confidence"))
-		if err != nil {
-			return cls, fmt.Errorf("--classification: %w", err)
-		}
-		return cls, nil
+		// classify's errors name the classification already.
+		return classify.Parse(data, c.Float64("min-confidence"))
 	case scope != "":
 		return classify.Given(scope, c.Int("complexity"), c.String("topics"))
 	default:

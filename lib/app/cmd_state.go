@@ -19,7 +19,8 @@ func stateCommands(e *env) []*cli.Command {
 			Usage:     "store KEY=VALUE in the workflow's state (last value wins)",
 			UsageText: "flowstate state-append KEY VALUE\n   flowstate state-append --stdin < lines   (KEY=VALUE per line, # comments and blank lines skipped)",
 			Description: "Any value without NUL is stored exactly; an empty value is a value. Keys match\n" +
-				"[A-Za-z_][A-Za-z0-9_]*. Flags go before KEY: arguments after it are taken verbatim.",
+				"[A-Za-z_][A-Za-z0-9_]*. KEY and VALUE are taken as typed, even a VALUE like --stdin;\n" +
+				"flags go before KEY or after VALUE.",
 			Flags: []cli.Flag{&cli.BoolFlag{Name: "stdin", Usage: "read KEY=VALUE lines from stdin"}, workflowFlag()},
 			Action: func(c *cli.Context) error {
 				pairs, err := e.statePairs(c)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/status"
 	"github.com/flowstate-dev/flowstate/lib/store"
@@ -14,7 +15,7 @@ import (
 func statusCommands(e *env) []*cli.Command {
 	return []*cli.Command{{
 		Name:      "status",
-		Usage:     "show the workflow for people: its route (✓ done, ▶ current, · pending), time per state, supervisors, errors",
+		Usage:     "show the workflow for people: its route (✓ done, ▶ current, · pending), time per state, the agents at work, supervisors, errors",
 		UsageText: "flowstate status [--workflow ID]   (colour only on a terminal, never with NO_COLOR set)",
 		Flags:     []cli.Flag{workflowFlag()},
 		Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
@@ -30,7 +31,11 @@ func statusCommands(e *env) []*cli.Command {
 			if err != nil {
 				return err
 			}
-			e.printf("%s", status.Render(status.Input{ID: w.ID, Checkpoint: doc, Events: events, Machine: m, Now: time.Now(), Color: e.colorful()}))
+			stuck, err := e.duration(nil, "", "FLOWSTATE_STUCK_AFTER", orchestrate.DefaultStuckAfter)
+			if err != nil {
+				return err
+			}
+			e.printf("%s", status.Render(status.Input{ID: w.ID, Checkpoint: doc, Events: events, Machine: m, Now: time.Now(), StuckAfter: stuck, Color: e.colorful()}))
 			return nil
 		}),
 	}}

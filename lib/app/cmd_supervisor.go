@@ -36,7 +36,7 @@ func supervisorCommands(e *env) []*cli.Command {
 			Name:      "supervisor-record",
 			Usage:     "store one worker record in supervisor_state.NAME.workers, replacing the same worker_id",
 			UsageText: "flowstate supervisor-record --supervisor NAME FILE|-",
-			Description: "The record is seed 002's worker object: worker_id, topic|track|stage, status\n" +
+			Description: "The record is a worker object (docs/supervisors.md): worker_id, topic|track|stage, status\n" +
 				"(completed, failed, pending, running), output_path, duration_ms, files_modified, metadata,\n" +
 				"error. Workers may record at the same moment: each write holds the workflow lock.",
 			Flags: []cli.Flag{supervisorFlag(), workflowFlag()},

@@ -41,7 +41,7 @@ func (e *env) reportMetaCommand() *cli.Command {
 func (e *env) shouldSuperviseCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "should-supervise",
-		Usage:     "print hierarchical or flat for the size of the work (seed 002 thresholds)",
+		Usage:     "print hierarchical or flat for the size of the work (thresholds in docs/supervisors.md)",
 		UsageText: "flowstate should-supervise --kind research --topics N\n   flowstate should-supervise --kind implementation [--domains N] [--complexity N]\n   flowstate should-supervise --kind testing [--tests N] [--test-types N]",
 		Description: fmt.Sprintf("hierarchical when research has >= %d topics, implementation >= %d domains or complexity >= %d,\n"+
 			"testing >= %d tests or >= %d test types; flat otherwise.",

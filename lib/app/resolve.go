@@ -49,9 +49,9 @@ func args(c *cli.Context, names ...string) ([]string, error) {
 	switch {
 	case c.NArg() == len(names):
 	case len(names) == 0:
-		return nil, fail.Usagef("%s takes no arguments; got %q (flags go before any argument: see `flowstate %s --help`)", c.Command.Name, c.Args().First(), c.Command.Name)
+		return nil, fail.Usagef("%s takes no arguments; got %q (see `flowstate %s --help`)", c.Command.Name, c.Args().First(), c.Command.Name)
 	default:
-		return nil, fail.Usagef("%s takes %d argument(s): %s; got %d", c.Command.Name, len(names), strings.Join(names, " "), c.NArg())
+		return nil, fail.Usagef("%s takes %d argument(s): %s; got %d (see `flowstate %s --help`)", c.Command.Name, len(names), strings.Join(names, " "), c.NArg(), c.Command.Name)
 	}
 	return c.Args().Slice(), nil
 }

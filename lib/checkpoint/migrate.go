@@ -46,7 +46,7 @@ var nextVersion = map[string]string{"1.0": "1.1", "1.1": "1.2", "1.2": "1.3", "1
 // ours); it is migrated like a 2.0 one and from is still "2.1": callers
 // decide whether to write by comparing bytes, not versions.
 //
-// The version is schema_version, else the seeds' "version", else 1.0.
+// The version is schema_version, else the bash libraries' "version", else 1.0.
 // Unknown or newer versions, corrupt JSON and documents that cannot be
 // repaired are fail.Invalid naming the version or path and what to do.
 func Migrate(doc []byte) (out []byte, from string, err error) {
@@ -54,11 +54,11 @@ func Migrate(doc []byte) (out []byte, from string, err error) {
 		return nil, "", err
 	}
 	if !gjson.ValidBytes(doc) {
-		return nil, "", fail.Invalidf("checkpoint: cannot migrate: not valid JSON; restore the latest backup (checkpoint.json.*.bak) or fix the file by hand")
+		return nil, "", ErrNotJSON
 	}
 	root := gjson.ParseBytes(doc)
 	if !root.IsObject() {
-		return nil, "", fail.Invalidf("checkpoint: cannot migrate: the document is %s, not a JSON object", describe(root))
+		return nil, "", fail.Invalidf("checkpoint: must be a JSON object, got %s", describe(root))
 	}
 	from, key, err := detectVersion(root)
 	if err != nil {
@@ -434,7 +434,7 @@ func terminalFor(scope string, table map[string]any) (string, error) {
 	return "", fmt.Errorf("state_machine.workflow_config.terminal_state: missing and cannot be inferred for scope %q; set it to a state of the transition table", scope)
 }
 
-// migrateTable turns the seeds' comma strings into arrays and replaces
+// migrateTable turns the bash libraries' comma strings into arrays and replaces
 // the bash migration's outdated default table.
 func migrateTable(sm map[string]any) (map[string]any, error) {
 	raw, present := sm["transition_table"]
@@ -475,7 +475,7 @@ func splitComma(s string) []any {
 }
 
 // migrateClassification adds the 2.1 classification, or completes one
-// that a caller already stored (seed 004 stored topics as objects).
+// that a caller already stored (some stored topics as objects).
 func migrateClassification(sm map[string]any, scope string) error {
 	c, err := objectOrNew(sm, "classification", func() map[string]any {
 		return map[string]any{"reasoning": "migrated from 2.0; re-classify"}
@@ -568,7 +568,7 @@ func migrateStatus(m map[string]any) {
 	}
 }
 
-// migrateWorkers maps the seeds' worker statuses onto 2.1's.
+// migrateWorkers maps the bash libraries' worker statuses onto 2.1's.
 func migrateWorkers(ss any) {
 	sups, _ := ss.(map[string]any)
 	for _, sup := range sups {

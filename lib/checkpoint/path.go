@@ -71,7 +71,7 @@ func Get(doc []byte, path string) (raw string, ok bool, err error) {
 		return "", false, err
 	}
 	if !gjson.ValidBytes(doc) {
-		return "", false, errNotJSON
+		return "", false, ErrNotJSON
 	}
 	// The path passed parsePath, so gjson reads it plainly: keys for
 	// objects, indexes for arrays.
@@ -92,7 +92,11 @@ func Display(raw string) string {
 	return string(pretty.Ugly([]byte(raw)))
 }
 
-var errNotJSON = fail.Invalidf("checkpoint: not valid JSON; restore the latest backup (checkpoint.json.*.bak) or fix the file by hand")
+// ErrNotJSON is the error for a document that is not JSON at all. It
+// names no file and gives no remedy: a stored checkpoint can be repaired,
+// a document being saved was simply not written, and the caller knows
+// which it has.
+var ErrNotJSON = fail.Invalidf("checkpoint: not valid JSON")
 
 // Set stores rawValue (any JSON value) at path, creating missing objects
 // on the way, and sets updated_at and metadata.updated_at to now. An
@@ -115,7 +119,7 @@ func prepare(doc []byte, path string, rawValue []byte) ([]string, []byte, error)
 		return nil, nil, err
 	}
 	if !gjson.ValidBytes(doc) {
-		return nil, nil, errNotJSON
+		return nil, nil, ErrNotJSON
 	}
 	return comps, raw, nil
 }
@@ -161,7 +165,7 @@ func Increment(doc []byte, path string, delta int64, now time.Time) ([]byte, int
 		return nil, 0, err
 	}
 	if !gjson.ValidBytes(doc) {
-		return nil, 0, errNotJSON
+		return nil, 0, ErrNotJSON
 	}
 	var old int64
 	if r := gjson.GetBytes(doc, path); r.Exists() {

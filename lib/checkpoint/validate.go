@@ -31,7 +31,7 @@ func Validate(doc []byte) error {
 		return err
 	}
 	if !gjson.ValidBytes(doc) {
-		return fail.Invalidf("checkpoint: not valid JSON; restore the latest backup (checkpoint.json.*.bak) or fix the file by hand")
+		return ErrNotJSON
 	}
 	root := gjson.ParseBytes(doc)
 	if !root.IsObject() {

@@ -247,7 +247,7 @@ func buildWordSets() {
 	featureNouns = set("workflow", "workflows", "scope", "scopes", "type", "command", "commands",
 		"mode", "support", "state", "phase", "machine")
 
-	// metaNouns after a workflow name make it the object of study (seed 004).
+	// metaNouns after a workflow name make it the object of study.
 	metaNouns = set("workflow", "workflows", "scope", "scopes", "type", "command", "commands")
 
 	failureWords = set("bug", "bugs", "buggy", "crash", "crashes", "crashed", "crashing",

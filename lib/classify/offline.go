@@ -10,7 +10,7 @@ import (
 )
 
 // The offline classifier reads a description the way the classifier agent is
-// told to: by intent, not keywords (seed 004). It
+// told to (agents/workflow-classifier.md): by intent, not keywords. It
 //
 //  1. tokenizes, turning quoted or backticked spans, workflow names
 //     ("research-and-revise") and /commands into opaque names, and file
@@ -614,7 +614,7 @@ var rules = []rule{
 	{"research-workflow-by-name", "research-and-plan", 0.75,
 		func(s *signals) bool { return s.pos[intentResearch] && s.meta && !s.neg[intentPlan] },
 		func(s *signals) string {
-			return fmt.Sprintf("%q takes a workflow or command by name as its object, so the name is the topic, not the intent, and research on a workflow feeds a plan (seed 004)",
+			return fmt.Sprintf("%q takes a workflow or command by name as its object, so the name is the topic, not the intent, and research on a workflow feeds a plan",
 				s.verb[intentResearch])
 		}},
 	{"research", "research-only", 0.9,

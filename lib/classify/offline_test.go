@@ -15,7 +15,7 @@ import (
 type labelled struct {
 	Description  string `json:"description"`
 	WorkflowType string `json:"workflow_type"`
-	Tag          string `json:"tag"` // "adversarial" for the traps seed 004 describes
+	Tag          string `json:"tag"` // "adversarial" for inputs that trap a keyword matcher
 }
 
 func loadLabelled(t *testing.T) []labelled { return loadSet(t, "testdata/labelled.jsonl") }

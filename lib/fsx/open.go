@@ -138,6 +138,18 @@ func ReadFile(path string, max int) ([]byte, error) {
 	}
 }
 
+// ReadPrefix reads at most the first n bytes of path, through OpenFile:
+// for a file of which only the start matters (the first line of a
+// transcript), however large it is.
+func ReadPrefix(path string, n int64) ([]byte, error) {
+	f, err := OpenFile(path, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, n))
+}
+
 // ReadTail reads the last max bytes of one of flowstate's own files, for
 // an append-only journal that is read for what happened last: when the
 // file is larger than bound, the read starts after the first newline of

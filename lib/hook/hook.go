@@ -1,10 +1,17 @@
-// Package hook owns flowstate's Claude Code hook handlers: SessionStart
-// exports what later bash blocks need through CLAUDE_ENV_FILE and sweeps
-// stale ephemeral files; SessionEnd drops what is ephemeral for the
-// session's finished workflows. A hook must never fail or slow Claude
-// Code down, so Run reports nothing to its caller: problems go to a log
-// file and the process exits 0. It never touches checkpoints, state or
-// events: what `resume` needs is not its to delete.
+// Package hook owns flowstate's Claude Code hook handlers. SessionStart
+// exports what later bash blocks need through CLAUDE_ENV_FILE, sweeps
+// stale ephemeral files and, after a compaction, tells the model where its
+// command stands; SessionEnd drops what is ephemeral for the session's
+// finished workflows. The others keep a running workflow on its rails
+// whatever the model does: PreToolUse makes flowstate's agents run in the
+// foreground and records each launch, SubagentStart and SubagentStop
+// record each agent's start and end, and Stop sends a model that ends its
+// turn before its command is done back to the step where it stands.
+//
+// A hook must never fail or slow Claude Code down, so Run reports nothing
+// to its caller: it answers Claude Code only through the documented JSON
+// on stdout, problems go to a log file, and the process exits 0. It never
+// deletes what `resume` needs.
 package hook
 
 import (
@@ -19,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowstate-dev/flowstate/lib/agentrun"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/statefile"
 	"github.com/flowstate-dev/flowstate/lib/store"
@@ -26,27 +34,50 @@ import (
 
 // Events handled, as named on the command line (`flowstate hook NAME`).
 const (
-	SessionStart = "session-start"
-	SessionEnd   = "session-end"
+	SessionStart  = "session-start"
+	SessionEnd    = "session-end"
+	PreToolUse    = "pre-tool-use"
+	SubagentStart = "subagent-start"
+	SubagentStop  = "subagent-stop"
+	Stop          = "stop"
 )
 
 // Env is everything a hook reads from outside.
 type Env struct {
 	Stdin  io.Reader
+	Stdout io.Writer // the hook's answer to Claude Code, JSON; nil discards it
 	Getenv func(string) string
 	Exe    string // absolute path of the running flowstate; its dir goes on PATH
 	Now    time.Time
 }
 
-// payload is the part of the hook's stdin JSON we use (reference 5.3).
+// payload is the part of the hook's stdin JSON we use (Claude Code
+// 2.1.328; docs/architecture.md has the events and their fields).
 type payload struct {
 	SessionID string `json:"session_id"`
 	Cwd       string `json:"cwd"`
+	Source    string `json:"source"` // SessionStart: startup, resume, clear, compact
+	// PreToolUse
+	ToolName  string          `json:"tool_name"`
+	ToolInput json.RawMessage `json:"tool_input"`
+	// SubagentStart, SubagentStop
+	AgentID        string `json:"agent_id"`
+	AgentType      string `json:"agent_type"`
+	TranscriptPath string `json:"agent_transcript_path"`
+	LastMessage    string `json:"last_assistant_message"`
+	// Stop
+	StopHookActive bool `json:"stop_hook_active"`
 }
 
-// stdinWait bounds the read of the payload: Claude Code writes it and
-// closes stdin at once; a hook run by hand from a terminal must not hang.
-const stdinWait = 300 * time.Millisecond
+// stdinWait bounds the read of the payload. Claude Code writes it and
+// closes stdin at once, but on a busy machine "at once" has taken over
+// 300 ms; a terminal is not read at all (a hook run by hand must not
+// wait for input). SessionEnd hooks share a 1.5 s budget, so theirs is
+// shorter.
+const (
+	stdinWait    = 5 * time.Second
+	stdinWaitEnd = time.Second
+)
 
 // maxPayload caps the payload read; the real ones are a few hundred bytes.
 const maxPayload = 1 << 20
@@ -60,7 +91,11 @@ func Run(event string, env Env) {
 			l.printf("internal error: %v\n%s", r, debug.Stack())
 		}
 	}()
-	pl, perr := readPayload(env.Stdin)
+	wait := stdinWait
+	if event == SessionEnd {
+		wait = stdinWaitEnd
+	}
+	pl, perr := readPayload(env.Stdin, wait)
 	p := project(env, pl, l)
 	l.project = p // from here on, problems go to the project's log
 	if perr != nil {
@@ -70,6 +105,7 @@ func Run(event string, env Env) {
 	if session == "" {
 		session = env.Getenv("CLAUDE_CODE_SESSION_ID")
 	}
+	h := handler{env: env, p: p, session: session, pl: pl, l: l}
 	switch event {
 	case SessionStart:
 		if err := writeEnvFile(env, p); err != nil {
@@ -78,18 +114,99 @@ func Run(event string, env Env) {
 		if p != nil {
 			sweep(p, env.Now, l)
 		}
+		if pl.Source == "compact" {
+			h.reanchor()
+		}
 	case SessionEnd:
 		if p != nil && session != "" {
 			endSession(p, session, l)
 		}
+	case PreToolUse:
+		h.preToolUse()
+	case SubagentStart:
+		h.subagent(agentrun.Start)
+	case SubagentStop:
+		h.subagent(agentrun.Stop)
+	case Stop:
+		h.stop()
 	default:
-		l.printf("unknown hook event %q (known: %s, %s); nothing done", event, SessionStart, SessionEnd)
+		l.printf("unknown hook event %q (known: %s); nothing done", event, strings.Join(Events(), ", "))
 	}
 }
 
-func readPayload(r io.Reader) (payload, error) {
+// Registration is how Claude Code is to run one of the hooks: for Event
+// (Claude Code's name), the handlers whose matcher is Matcher ("" for
+// all), run `flowstate hook Arg` within Timeout seconds. install writes
+// these into a project's settings.json; hooks/hooks.json says the same
+// for the plugin (a test keeps them together).
+type Registration struct {
+	Event   string
+	Matcher string
+	Arg     string
+	Timeout int
+}
+
+// Registrations lists every hook flowstate installs. A hook finishes in
+// milliseconds; the timeouts only bound a hung file system. SessionEnd's
+// is Claude Code's own budget (1.5 s), whatever the setting says.
+func Registrations() []Registration {
+	return []Registration{
+		{"SessionStart", "", SessionStart, 30},
+		{"SessionEnd", "", SessionEnd, 0},
+		{"PreToolUse", "Agent|Task", PreToolUse, 10},
+		{"SubagentStart", "", SubagentStart, 10},
+		{"SubagentStop", "", SubagentStop, 10},
+		{"Stop", "", Stop, 10},
+	}
+}
+
+// Events lists the hook events `flowstate hook` handles.
+func Events() []string {
+	var out []string
+	for _, r := range Registrations() {
+		out = append(out, r.Arg)
+	}
+	return out
+}
+
+// handler is one hook run: what it was told and where it logs.
+type handler struct {
+	env     Env
+	p       *store.Project // nil when the project is unknown
+	session string
+	pl      payload
+	l       *logger
+}
+
+// answer writes the hook's JSON answer to Claude Code.
+func (h handler) answer(v any) {
+	if h.env.Stdout == nil {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		h.l.printf("answer: %v", err)
+		return
+	}
+	if _, err := h.env.Stdout.Write(append(b, '\n')); err != nil {
+		h.l.printf("answer: %v", err)
+	}
+}
+
+// isTerminal reports whether r is a terminal: someone ran the hook by
+// hand, and nobody will write a payload.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func readPayload(r io.Reader, wait time.Duration) (payload, error) {
 	var pl payload
-	if r == nil {
+	if r == nil || isTerminal(r) {
 		return pl, nil
 	}
 	type result struct {
@@ -104,8 +221,8 @@ func readPayload(r io.Reader) (payload, error) {
 	var res result
 	select {
 	case res = <-ch:
-	case <-time.After(stdinWait):
-		return pl, fmt.Errorf("no hook payload on stdin within %s; using the environment only", stdinWait)
+	case <-time.After(wait):
+		return pl, fmt.Errorf("no hook payload on stdin within %s; using the environment only", wait)
 	}
 	if res.err != nil {
 		return pl, fmt.Errorf("read hook payload: %w", res.err)

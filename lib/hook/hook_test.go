@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 )
 
 // TestProjectFromPayloadCwd: without CLAUDE_PROJECT_DIR the hook finds
@@ -42,6 +44,34 @@ func TestProjectFromPayloadCwd(t *testing.T) {
 			t.Errorf("%s: project %+v, want %s", c.name, p, c.want)
 		case p != nil && p.LockWait != hookLockWait:
 			t.Errorf("%s: lock wait %v, want the hook's %v", c.name, p.LockWait, hookLockWait)
+		}
+	}
+}
+
+func TestDecideStop(t *testing.T) {
+	running := orchestrate.Place{Run: orchestrate.Run{Workflow: "w"}, Exists: true, Status: "in_progress", State: "research", Section: "phase"}
+	with := func(f func(p *orchestrate.Place)) orchestrate.Place {
+		p := running
+		f(&p)
+		return p
+	}
+	for _, c := range []struct {
+		name   string
+		place  orchestrate.Place
+		active bool
+		block  bool
+	}{
+		{"in progress", running, false, true},
+		{"in progress, after our block", with(func(p *orchestrate.Place) { p.Run.StopBlocks = 1 }), true, true},
+		{"blocked enough without progress", with(func(p *orchestrate.Place) { p.Run.StopBlocks = MaxStopBlocks }), true, false},
+		{"a fresh stop counts from zero", with(func(p *orchestrate.Place) { p.Run.StopBlocks = MaxStopBlocks }), false, true},
+		{"halted on a failed step", with(func(p *orchestrate.Place) { p.Run.Halted = "research_2 wrote no report" }), false, false},
+		{"finished", with(func(p *orchestrate.Place) { p.Status = "complete" }), false, false},
+		{"waiting for a person", with(func(p *orchestrate.Place) { p.Status = "awaiting_approval" }), false, false},
+		{"not created yet", orchestrate.Place{Run: orchestrate.Run{Workflow: "w"}, Section: "start"}, false, true},
+	} {
+		if got := decideStop(c.place, c.active); got.Block != c.block {
+			t.Errorf("%s: block %t, want %t", c.name, got.Block, c.block)
 		}
 	}
 }

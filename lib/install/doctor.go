@@ -8,20 +8,25 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/flowstate-dev/flowstate/lib/hook"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
 // Finding is one check of doctor: what was found and, when it is a
-// problem, how to fix it.
+// problem (or, with Warn, something that works but should not stay so),
+// how to fix it.
 type Finding struct {
 	OK   bool
+	Warn bool
 	What string
 	Fix  string
 }
@@ -30,7 +35,11 @@ type Finding struct {
 type DoctorOptions struct {
 	Version   string // the running binary's `flowstate version` line, to spot an installed one of another build
 	PluginDir string // a plugin checkout to check as well; "" for none
-	Now       time.Time
+	// ClaudeConfig is Claude Code's user configuration directory
+	// (CLAUDE_CONFIG_DIR, else ~/.claude), whose settings.json may enable
+	// the flowstate plugin; "" when unknown.
+	ClaudeConfig string
+	Now          time.Time
 }
 
 // Doctor checks the installation in dir (and the plugin dir, if given)
@@ -47,7 +56,8 @@ func Doctor(dir string, o DoctorOptions) ([]Finding, error) {
 		d.binary()
 		d.settings()
 		d.files(m)
-		d.gitignore()
+		d.kept(m)
+		d.pluginToo()
 	case errors.Is(err, fs.ErrNotExist):
 		if o.PluginDir == "" {
 			d.bad(fmt.Sprintf("flowstate is not installed in %s/.claude (no %s)", dir, manifestRel),
@@ -71,6 +81,9 @@ type doctor struct {
 
 func (d *doctor) ok(what string)       { d.out = append(d.out, Finding{OK: true, What: what}) }
 func (d *doctor) bad(what, fix string) { d.out = append(d.out, Finding{What: what, Fix: fix}) }
+func (d *doctor) warn(what, fix string) {
+	d.out = append(d.out, Finding{Warn: true, What: what, Fix: fix})
+}
 
 func (d *doctor) reinstall() string {
 	return "run `flowstate install " + d.dir + "` (or ./install.sh " + d.dir + ")"
@@ -140,24 +153,87 @@ func (d *doctor) files(m *Manifest) {
 	}
 }
 
-func (d *doctor) gitignore() {
-	b, _ := os.ReadFile(filepath.Join(d.dir, gitignoreRel))
-	if ignoresStateDir(b) {
-		d.ok(".gitignore ignores " + stateIgnore)
+// kept reports the user's own files that install left in place of
+// flowstate's: a command or agent of that name is not flowstate's.
+func (d *doctor) kept(m *Manifest) {
+	for _, rel := range m.Kept {
+		if _, err := os.Stat(filepath.Join(d.dir, filepath.FromSlash(rel))); err != nil {
+			d.bad(rel+" is missing: flowstate's was not installed, since your own file was there then", d.reinstall())
+			continue
+		}
+		d.bad(rel+" is your own file, not flowstate's (install kept it): "+what(rel)+" is not flowstate's",
+			"move it away and install again, or replace it: ./install.sh --force "+d.dir+" (flowstate install --force "+d.dir+")")
+	}
+}
+
+// what names what a file under .claude is to Claude Code: /name for a
+// command, the agent name for an agent.
+func what(rel string) string {
+	name := strings.TrimSuffix(path.Base(rel), ".md")
+	if strings.HasPrefix(rel, ".claude/commands/") {
+		return "/" + name
+	}
+	return "the agent " + name
+}
+
+// pluginToo warns when the flowstate plugin is active beside the project
+// install: Claude Code then has every command twice (/coordinate and
+// /flowstate:coordinate) and runs every hook twice.
+func (d *doctor) pluginToo() {
+	where := ""
+	switch {
+	case d.o.PluginDir != "":
+		where = "the plugin at " + d.o.PluginDir + " is loaded too"
+	default:
+		where = enabledPlugin(d.o.ClaudeConfig, d.dir)
+	}
+	if where == "" {
 		return
 	}
-	d.bad(".gitignore does not ignore "+stateIgnore+": workflow state could be committed", "add the line "+stateIgnore+" to "+filepath.Join(d.dir, gitignoreRel))
+	d.warn("flowstate is installed in "+d.dir+"/.claude and "+where+": every command is there twice (/coordinate and /flowstate:coordinate) and every hook runs twice",
+		"keep one: ./install.sh --uninstall "+d.dir+", or remove the plugin (/plugin uninstall "+pluginName+" in Claude Code, or drop --plugin-dir)")
+}
+
+// pluginName is the plugin's name (.claude-plugin/plugin.json): enabled
+// plugins are keyed NAME@MARKETPLACE.
+const pluginName = "flowstate"
+
+// enabledPlugin says which settings file enables the flowstate plugin for
+// the project, "" when none does: the user's, the project's and the
+// project's local settings, a later one overriding an earlier one.
+func enabledPlugin(claudeConfig, dir string) string {
+	files := []string{filepath.Join(dir, settingsRel), filepath.Join(dir, ".claude", "settings.local.json")}
+	if claudeConfig != "" {
+		files = append([]string{filepath.Join(claudeConfig, "settings.json")}, files...)
+	}
+	enabled := map[string]string{} // plugin id -> the file that enabled it; deleted when disabled
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		gjson.GetBytes(b, "enabledPlugins").ForEach(func(k, v gjson.Result) bool {
+			if name, _, _ := strings.Cut(k.String(), "@"); name == pluginName {
+				if v.Type == gjson.True {
+					enabled[k.String()] = f
+				} else {
+					delete(enabled, k.String())
+				}
+			}
+			return true
+		})
+	}
+	ids := slices.Sorted(maps.Keys(enabled))
+	if len(ids) == 0 {
+		return ""
+	}
+	return "the plugin " + ids[0] + " is enabled in " + enabled[ids[0]]
 }
 
 // stateDir checks that workflow state is private and writable, and that
 // no stale session pointers pile up (which means SessionStart never runs).
 func (d *doctor) stateDir() {
-	p, err := store.FindProject(func(k string) string {
-		if k == "CLAUDE_PROJECT_DIR" {
-			return d.dir
-		}
-		return ""
-	}, d.dir)
+	p, err := store.ProjectAt(func(string) string { return "" }, d.dir)
 	if err != nil {
 		d.bad(err.Error(), "")
 		return
@@ -181,6 +257,7 @@ func (d *doctor) stateDir() {
 	default:
 		d.ok(".claude/state/ is private and writable")
 	}
+	d.stateGitignore(p)
 	stale, err := hook.StalePointers(p, d.o.Now)
 	if err != nil {
 		d.bad("session pointers: "+err.Error(), "")
@@ -196,6 +273,22 @@ func (d *doctor) stateDir() {
 	}
 }
 
+// stateGitignore checks that workflow state stays out of git: through
+// the state directory's own .gitignore (lib/store writes it), or a line of
+// the project's.
+func (d *doctor) stateGitignore(p *store.Project) {
+	if b, err := os.ReadFile(p.GitignorePath()); err == nil && slices.Contains(strings.Split(string(b), "\n"), "*") {
+		d.ok(".claude/state/.gitignore keeps workflow state out of git")
+		return
+	}
+	if b, _ := os.ReadFile(filepath.Join(d.dir, gitignoreRel)); ignoresStateDir(b) {
+		d.ok(".gitignore keeps workflow state (" + stateIgnore + ") out of git")
+		return
+	}
+	d.bad(p.GitignorePath()+" is missing or changed: workflow state could be committed",
+		"write it again: echo '*' > "+p.GitignorePath()+" (flowstate writes it when it creates the state directory)")
+}
+
 // plugin checks a plugin checkout (claude --plugin-dir DIR).
 func (d *doctor) plugin() {
 	dir := d.o.PluginDir
@@ -206,7 +299,7 @@ func (d *doctor) plugin() {
 	bin := filepath.Join(dir, "bin", "flowstate")
 	rebuild := "run ./install.sh --plugin in " + dir
 	if st, err := os.Stat(bin); err != nil || st.Mode()&0o111 == 0 {
-		d.bad("plugin "+dir+" has no bin/flowstate: bash blocks find flowstate only if the SessionStart hook can build it (needs Go)", rebuild)
+		d.bad("plugin "+dir+" has no bin/flowstate: bash blocks find flowstate only if the SessionStart hook finds one of the plugin's version on PATH (npm install -g @flowstate-dev/flowstate) or can build one (Go)", rebuild)
 		return
 	}
 	have, err := versionOf(bin)

@@ -1,11 +1,12 @@
 // Package install owns putting flowstate into a project's .claude/ and
 // taking it out again: commands and agents (de-namespaced for a project),
-// the binary, the hooks in settings.json, the .gitignore entry for the
-// state directory, and a manifest of all of it. Uninstall removes exactly
-// what the manifest lists, keeps what the user changed since, and puts
-// settings.json back byte for byte when nothing else touched it. Doctor
-// says what is wrong with an installation. It never touches workflow
-// state under .claude/state/.
+// the binary, the hooks in settings.json, and a manifest of all of it.
+// Uninstall removes exactly what the manifest lists, keeps what the user
+// changed since, and puts settings.json back byte for byte when nothing
+// else touched it. Doctor says what is wrong with an installation. It
+// never touches workflow state under .claude/state/, which keeps itself
+// out of git (lib/store), so the project's .gitignore is not edited;
+// uninstall still takes out the line older versions added there.
 package install
 
 import (
@@ -29,6 +30,7 @@ import (
 	"github.com/google/renameio/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/statefile"
 )
 
 // Paths inside the project, slash-separated as recorded in the manifest.
@@ -48,6 +50,10 @@ type Manifest struct {
 	Dirs      []string          `json:"created_dirs,omitempty"` // removed by uninstall when empty
 	Settings  SettingsRecord    `json:"settings"`
 	Gitignore GitignoreRecord   `json:"gitignore"`
+	// Kept lists files install did not write because the user's own file
+	// of that name was there (their own /coordinate, say): doctor reports
+	// them, since the command or agent of that name is not flowstate's.
+	Kept []string `json:"kept_user_files,omitempty"`
 }
 
 // SettingsRecord is what install did to .claude/settings.json.
@@ -57,7 +63,8 @@ type SettingsRecord struct {
 	Backup  string `json:"backup_sha256,omitempty"` // the backup of the user's settings.json
 }
 
-// GitignoreRecord is what install did to the project's .gitignore.
+// GitignoreRecord is what an older install did to the project's
+// .gitignore, for uninstall to undo.
 type GitignoreRecord struct {
 	Created bool   `json:"created,omitempty"`
 	Added   string `json:"added,omitempty"` // the exact bytes appended
@@ -123,14 +130,25 @@ func Install(dir string, o Options) error {
 	if err := m.installSettings(dir); err != nil {
 		return err
 	}
-	if err := m.installGitignore(dir); err != nil {
-		return err
-	}
 	if err := writeManifest(dir, m); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Log, "flowstate: %s/.claude has flowstate %s: %d files, SessionStart and SessionEnd hooks in settings.json, %s in .gitignore\n", dir, o.Version, len(m.Files), stateIgnore)
+	fmt.Fprintf(o.Log, "flowstate: %s/.claude has flowstate %s: %d files, SessionStart and SessionEnd hooks in settings.json\n", dir, o.Version, len(m.Files))
+	nextSteps(o.Log, dir)
 	return nil
+}
+
+// nextSteps tells the user what to do now: the commands are used from
+// Claude Code, whose bash blocks find the binary through the SessionStart
+// hook; a terminal does not have .claude/bin on its PATH.
+func nextSteps(log io.Writer, dir string) {
+	bin := filepath.Join(dir, filepath.FromSlash(binRel))
+	fmt.Fprintf(log, `Next:
+  In Claude Code, in %s: /coordinate DESCRIPTION (also /orchestrate, /supervise, /workflow-status, /workflow-resume).
+  In a terminal, flowstate is %s; to type just flowstate there:
+    export PATH=%s:"$PATH"
+  flowstate doctor %s checks the installation; flowstate uninstall %s (or ./install.sh --uninstall) removes it.
+`, dir, bin, statefile.Quote(filepath.Dir(bin)), statefile.Quote(dir), statefile.Quote(dir))
 }
 
 func projectDir(dir string) (string, error) {
@@ -203,6 +221,7 @@ func installFile(dir string, f file, old, m *Manifest, o Options) error {
 	case o.Force:
 	case old.Files[f.rel] == "":
 		fmt.Fprintf(o.Log, "flowstate: kept your %s (not installed by flowstate); move it away or pass --force to replace it\n", f.rel)
+		m.Kept = append(m.Kept, f.rel)
 		return nil
 	case hash(cur) != old.Files[f.rel]:
 		fmt.Fprintf(o.Log, "flowstate: kept %s: you changed it since it was installed; pass --force to replace it\n", f.rel)
@@ -295,41 +314,9 @@ func (m *Manifest) installSettings(dir string) error {
 	return nil
 }
 
-// installGitignore adds .claude/state/ to the project's .gitignore unless
-// a line already ignores it.
-func (m *Manifest) installGitignore(dir string) error {
-	abs := realPath(filepath.Join(dir, gitignoreRel))
-	cur, mode, err := readWithMode(abs)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	add := gitignoreAddition(cur)
-	if add == "" {
-		return nil
-	}
-	if cur == nil {
-		m.Gitignore.Created = true
-	}
-	m.Gitignore.Added = add
-	return writeFile(abs, append(cur, add...), mode)
-}
-
-// gitignoreAddition is what install appends to .gitignore: the state
-// line, on a line of its own; "" when a line already ignores it.
-func gitignoreAddition(cur []byte) string {
-	if ignoresStateDir(cur) {
-		return ""
-	}
-	add := stateIgnore + "\n"
-	if len(cur) > 0 && cur[len(cur)-1] != '\n' {
-		add = "\n" + add
-	}
-	return add
-}
-
-// gitignoreRemoval takes install's addition back out of .gitignore: cut
-// from the end when it is still there, else the state line wherever the
-// user moved it.
+// gitignoreRemoval takes an older install's addition back out of
+// .gitignore: cut from the end when it is still there, else the state
+// line wherever the user moved it.
 func gitignoreRemoval(cur []byte, added string) []byte {
 	if next, ok := bytes.CutSuffix(cur, []byte(added)); ok {
 		return next

@@ -2,12 +2,12 @@ package install
 
 import "testing"
 
-// TestGitignore: install appends the state line on a line of its own
-// unless a line already ignores the state directory, and uninstall takes
-// exactly that back, giving the user's bytes.
+// TestGitignore: uninstall takes exactly back what older installs
+// appended to .gitignore (the state line, on a line of its own), giving
+// the user's bytes; doctor sees which lines ignore the state directory.
 func TestGitignore(t *testing.T) {
 	for _, c := range []struct {
-		name, cur, add string
+		name, cur, added string
 	}{
 		{"no file", "", ".claude/state/\n"},
 		{"final newline", "node_modules/\n", ".claude/state/\n"},
@@ -15,19 +15,17 @@ func TestGitignore(t *testing.T) {
 		{"one byte, no newline", "*", "\n.claude/state/\n"},
 		{"CRLF", "node_modules/\r\n", ".claude/state/\n"},
 		{"a similar line", "# .claude/state/\n.claude/state/x\n!.claude/state/\n", ".claude/state/\n"},
-		{"already ignored", "a\n.claude/state/\nb\n", ""},
-		{"anchored", "/.claude/state/\n", ""},
-		{"without slash", ".claude/state", ""},
-		{"with spaces and CR", "  .claude/state/ \r\n", ""},
-		{"all of .claude", ".claude/\n", ""},
-		{"all of .claude, anchored", "/.claude", ""},
 	} {
-		add := gitignoreAddition([]byte(c.cur))
-		if add != c.add {
-			t.Errorf("%s: addition %q, want %q", c.name, add, c.add)
+		if ignoresStateDir([]byte(c.cur)) {
+			t.Errorf("%s: %q taken to ignore the state directory", c.name, c.cur)
 		}
-		if back := string(gitignoreRemoval([]byte(c.cur+add), add)); add != "" && back != c.cur {
+		if back := string(gitignoreRemoval([]byte(c.cur+c.added), c.added)); back != c.cur {
 			t.Errorf("%s: removal gave %q, want %q", c.name, back, c.cur)
+		}
+	}
+	for _, cur := range []string{"a\n.claude/state/\nb\n", "/.claude/state/\n", ".claude/state", "  .claude/state/ \r\n", ".claude/\n", "/.claude"} {
+		if !ignoresStateDir([]byte(cur)) {
+			t.Errorf("%q not taken to ignore the state directory", cur)
 		}
 	}
 }

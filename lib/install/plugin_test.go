@@ -231,6 +231,39 @@ func TestRunHookRebuildsStaleDataBinary(t *testing.T) {
 	}
 }
 
+// TestRunHookUsesFlowstateOnPath: a plugin without a binary of its own
+// runs a flowstate of its version from PATH (npm's) instead of building
+// one, ignores one of another version, and without either says in one
+// line how to install one with npm.
+func TestRunHookUsesFlowstateOnPath(t *testing.T) {
+	plugin := pluginCheckout(t)
+	data := t.TempDir()
+	h := newHookRun(t, plugin, data)
+	npmBin := t.TempDir()
+	onPath := filepath.Join(npmBin, "flowstate")
+	path := "PATH=" + npmBin + ":" + strings.TrimPrefix(h.env[0], "PATH=")
+
+	put(t, onPath, fakeFlowstate("flowstate 9.9.9 (commit 7654321)"), 0o755)
+	for _, event := range []string{"session-start", "session-end"} {
+		if out, log := h.run(t, event, path); out != "" || log != onPath+" "+event+"\n" {
+			t.Errorf("%s with flowstate 9.9.9 on PATH: stdout %q, log %q; want it run, nothing built", event, out, log)
+		}
+	}
+
+	put(t, onPath, fakeFlowstate("flowstate 0.0.1 (commit 7654321)"), 0o755)
+	bin := filepath.Join(data, "bin", "flowstate")
+	out, log := h.run(t, "session-start", path, "FAKE_GO_FAIL=1")
+	var msg struct{ SystemMessage string }
+	if json.Unmarshal([]byte(out), &msg) != nil || log != "go build\n" ||
+		!strings.Contains(msg.SystemMessage, "no flowstate binary of the plugin's version on PATH, and it could not be built (see "+filepath.Join(data, "bin", "build.log")+")") ||
+		!strings.Contains(msg.SystemMessage, "install flowstate 9.9.9 with `npm install -g @flowstate-dev/flowstate@9.9.9`") {
+		t.Errorf("another version on PATH, no Go that works: stdout %q, log %q", out, log)
+	}
+	if out, log := h.run(t, "session-start", path); out != "" || log != "go build\n"+bin+" session-start\n" {
+		t.Errorf("another version on PATH, with Go: stdout %q, log %q; want a build", out, log)
+	}
+}
+
 // TestDoctorPlugin: doctor --plugin-dir runs the plugin's binary and
 // compares it with what the checkout builds now (scripts/build
 // --version), or, without scripts/build, with the running flowstate.

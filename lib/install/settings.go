@@ -14,12 +14,9 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/hook"
 )
 
-// hookEvents are the Claude Code events flowstate hooks, with the
-// argument `flowstate hook` takes for each (lib/hook names them).
-var hookEvents = []struct{ Event, Arg string }{
-	{"SessionStart", hook.SessionStart},
-	{"SessionEnd", hook.SessionEnd},
-}
+// hookEvents are the Claude Code events flowstate hooks (lib/hook names
+// them and says how each is run).
+var hookEvents = hook.Registrations()
 
 // binRel is where a project install puts the binary.
 const binRel = ".claude/bin/flowstate"
@@ -42,17 +39,21 @@ type handler struct {
 }
 
 type group struct {
-	Hooks []handler `json:"hooks"`
+	Matcher string    `json:"matcher,omitempty"`
+	Hooks   []handler `json:"hooks"`
 }
 
-// groupJSON is flowstate's matcher group for one event: no matcher, so
-// it runs for every source (startup, resume, clear, compact) or reason.
+// groupJSON is flowstate's matcher group for one hook argument: the
+// registration's matcher (none, for most: every source, reason or agent)
+// and timeout.
 func groupJSON(arg string) []byte {
-	h := handler{Type: "command", Command: HookCommand(arg)}
-	if arg == hook.SessionStart {
-		h.Timeout = 30 // SessionEnd's 1.5 s budget ignores timeouts anyway
+	var g group
+	for _, r := range hookEvents {
+		if r.Arg == arg {
+			g = group{Matcher: r.Matcher, Hooks: []handler{{Type: "command", Command: HookCommand(arg), Timeout: r.Timeout}}}
+		}
 	}
-	b, _ := json.Marshal(group{Hooks: []handler{h}}) // plain structs always marshal
+	b, _ := json.Marshal(g) // plain structs always marshal
 	return b
 }
 

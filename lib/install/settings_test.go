@@ -15,9 +15,36 @@ import (
 )
 
 // ours is flowstate's handler command for each event, as addHooks writes it.
-var ours = map[string]string{
-	"SessionStart": HookCommand("session-start"),
-	"SessionEnd":   HookCommand("session-end"),
+var ours = func() map[string]string {
+	m := map[string]string{}
+	for _, r := range hookEvents {
+		m[r.Event] = HookCommand(r.Arg)
+	}
+	return m
+}()
+
+// eventNames are flowstate's hook events in the order install adds them.
+func eventNames() []string {
+	var names []string
+	for _, r := range hookEvents {
+		names = append(names, r.Event)
+	}
+	return names
+}
+
+// allOurs is the members of a "hooks" object holding exactly flowstate's
+// group for every event, with extra groups (raw JSON, by event) before
+// ours, as addHooks leaves them.
+func allOurs(before map[string]string) string {
+	var parts []string
+	for _, r := range hookEvents {
+		groups := string(groupJSON(r.Arg))
+		if b, ok := before[r.Event]; ok {
+			groups = b + "," + groups
+		}
+		parts = append(parts, `"`+r.Event+`":[`+groups+`]`)
+	}
+	return strings.Join(parts, ",")
 }
 
 // userStart and userEnd are a user's own hooks on the events flowstate
@@ -235,12 +262,13 @@ func TestOlderHooksReplaced(t *testing.T) {
 		}
 		return true
 	})
-	want := map[string][]string{
-		"SessionStart": {ours["SessionStart"]},
-		"SessionEnd":   {"date >> /tmp/ended", ours["SessionEnd"]},
-		"PreToolUse":   {"check-bash"},
+	want := map[string][]string{}
+	for ev, cmd := range ours {
+		want[ev] = []string{cmd}
 	}
-	if !slices.Equal(events, []string{"SessionStart", "SessionEnd", "PreToolUse"}) || !reflect.DeepEqual(commands, want) {
+	want["SessionEnd"] = []string{"date >> /tmp/ended", ours["SessionEnd"]}
+	want["PreToolUse"] = []string{"check-bash", ours["PreToolUse"]}
+	if !slices.Equal(events, eventNames()) || !reflect.DeepEqual(commands, want) {
 		t.Errorf("events %q with commands %q, want %q in\n%s", events, commands, want, added)
 	}
 }
@@ -250,10 +278,11 @@ func TestOlderHooksReplaced(t *testing.T) {
 // and however the file is laid out, so a reinstall does not touch it.
 func TestReinstallWritesNothing(t *testing.T) {
 	start, end := string(groupJSON("session-start")), string(groupJSON("session-end"))
+	rest := strings.TrimPrefix(allOurs(nil), `"SessionStart":[`+start+`],"SessionEnd":[`+end+`]`)
 	for _, settings := range []string{
-		`{"hooks":{"SessionStart":[` + start + `,` + userStart + `],"SessionEnd":[` + end + `]}}`,
-		`{"hooks":{"SessionEnd":[` + end + `],"SessionStart":[` + start + `]}}` + "\n\n",
-		`{ "hooks" : { "SessionStart" : [ ` + start + ` ] , "SessionEnd" : [ ` + end + ` ] } }  `,
+		`{"hooks":{"SessionStart":[` + start + `,` + userStart + `],"SessionEnd":[` + end + `]` + rest + `}}`,
+		`{"hooks":{"SessionEnd":[` + end + `],"SessionStart":[` + start + `]` + rest + `}}` + "\n\n",
+		`{ "hooks" : { "SessionStart" : [ ` + start + ` ] , "SessionEnd" : [ ` + end + ` ] ` + rest + ` } }  `,
 	} {
 		if got := mustEdit(t, "addHooks", addHooks, []byte(settings)); string(got) != settings {
 			t.Errorf("addHooks changed\n%q\nto\n%q", settings, got)
@@ -265,22 +294,23 @@ func TestReinstallWritesNothing(t *testing.T) {
 // a group is compared as a value, so key order and layout do not count.
 func TestMissingHooks(t *testing.T) {
 	start, end := string(groupJSON("session-start")), string(groupJSON("session-end"))
-	both := []string{"SessionStart", "SessionEnd"}
+	rest := strings.TrimPrefix(allOurs(nil), `"SessionStart":[`+start+`],"SessionEnd":[`+end+`]`)
+	both := eventNames()
 	for _, c := range []struct {
 		name, settings string
 		want           []string
 	}{
 		{"no file", "", both},
 		{"no hooks", `{"model":"sonnet"}`, both},
-		{"both", `{"hooks":{"SessionStart":[` + start + `],"SessionEnd":[` + end + `]}}`, nil},
-		{"after the user's", `{"hooks":{"SessionStart":[` + userStart + `,` + start + `],"SessionEnd":[` + userEnd + `,` + end + `]}}`, nil},
-		{"only start", `{"hooks":{"SessionStart":[` + start + `]}}`, []string{"SessionEnd"}},
+		{"all", `{"hooks":{` + allOurs(nil) + `}}`, nil},
+		{"after the user's", `{"hooks":{` + allOurs(map[string]string{"SessionStart": userStart, "SessionEnd": userEnd}) + `}}`, nil},
+		{"only start", `{"hooks":{"SessionStart":[` + start + `]}}`, both[1:]},
 		{"reordered keys and layout", `{"hooks":{"SessionEnd":[{"hooks":[{"command":` + jsonString(ours["SessionEnd"]) + `,
-			"type":"command"}]}],"SessionStart":[` + start + `]}}`, nil},
-		{"twice", `{"hooks":{"SessionStart":[` + start + `,` + start + `],"SessionEnd":[` + end + `]}}`, []string{"SessionStart"}},
-		{"other timeout", `{"hooks":{"SessionStart":[` + strings.Replace(start, `"timeout":30`, `"timeout":5`, 1) + `],"SessionEnd":[` + end + `]}}`, []string{"SessionStart"}},
-		{"sharing a group with the user's", `{"hooks":{"SessionStart":[` + start + `],"SessionEnd":[{"hooks":[` + gjson.Get(end, "hooks.0").Raw + `,{"type":"command","command":"x"}]}]}}`, []string{"SessionEnd"}},
-		{"with a matcher", `{"hooks":{"SessionStart":[` + strings.Replace(start, `{`, `{"matcher":"startup",`, 1) + `],"SessionEnd":[` + end + `]}}`, []string{"SessionStart"}},
+			"type":"command"}]}],"SessionStart":[` + start + `]` + rest + `}}`, nil},
+		{"twice", `{"hooks":{"SessionStart":[` + start + `,` + start + `],"SessionEnd":[` + end + `]` + rest + `}}`, []string{"SessionStart"}},
+		{"other timeout", `{"hooks":{"SessionStart":[` + strings.Replace(start, `"timeout":30`, `"timeout":5`, 1) + `],"SessionEnd":[` + end + `]` + rest + `}}`, []string{"SessionStart"}},
+		{"sharing a group with the user's", `{"hooks":{"SessionStart":[` + start + `],"SessionEnd":[{"hooks":[` + gjson.Get(end, "hooks.0").Raw + `,{"type":"command","command":"x"}]}]` + rest + `}}`, []string{"SessionEnd"}},
+		{"with a matcher", `{"hooks":{"SessionStart":[` + strings.Replace(start, `{`, `{"matcher":"startup",`, 1) + `],"SessionEnd":[` + end + `]` + rest + `}}`, []string{"SessionStart"}},
 	} {
 		if got := missingHooks([]byte(c.settings)); !slices.Equal(got, c.want) {
 			t.Errorf("%s: missingHooks = %q, want %q", c.name, got, c.want)
@@ -315,8 +345,7 @@ func TestRefusedSettings(t *testing.T) {
 // other layout is kept as the user wrote it, and the final newline
 // follows the original.
 func TestLayout(t *testing.T) {
-	start, end := string(groupJSON("session-start")), string(groupJSON("session-end"))
-	hooks := `"hooks":{"SessionStart":[` + start + `],"SessionEnd":[` + end + `]}`
+	hooks := `"hooks":{` + allOurs(nil) + `}`
 	indented := func(s string) string {
 		var b bytes.Buffer
 		_ = json.Indent(&b, []byte(s), "", "  ") // the cases' own JSON

@@ -34,8 +34,9 @@ type Machine struct {
 	Recovery    map[string]string   `json:"recovery,omitempty"`
 }
 
-// Default is the seeds' eight-state machine with the newest transition
-// table of the original library and its seven scopes.
+// Default is the bash libraries' eight-state machine with the newest
+// transition table of the original library and its seven scopes
+// (docs/architecture.md, "The state machine").
 func Default() *Machine {
 	return &Machine{
 		Name:    "default",

@@ -126,24 +126,30 @@ func TestResearchOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out, err = Plan(w, false); err != nil {
+	if out, err = Plan(w, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if value(t, out, "STATE") != "research" || value(t, out, "WORKER_COUNT") != "1" || value(t, out, "AGENT") != "research-specialist" {
 		t.Fatalf("plan:\n%s", out)
 	}
 	report := value(t, out, "OUTPUT_PATH_1")
-	if _, err := Verify(w, false); fail.Code(err) != fail.Usage || !strings.Contains(err.Error(), "wrote no research report at "+report) {
+	// Right after the plan, with no agent on record yet, a verify waits
+	// for the hooks to record one; once that grace is over it fails.
+	if out, err := Verify(w, Options{}); err != nil || value(t, out, "NEXT") != "verify" {
+		t.Fatalf("verify right after the plan: %v\n%s", err, out)
+	}
+	p.Now = func() time.Time { return time.Now().Add(hookGrace) }
+	if _, err := Verify(w, Options{}); fail.Code(err) != fail.Usage || !strings.Contains(err.Error(), "wrote no research report at "+report) {
 		t.Fatalf("verify without the report: %v", err)
 	}
 	md := "# Auth\n\n## Executive Summary\n\nTokens.\n\n## Key Findings\n\n- one place\n"
 	if err := os.WriteFile(report, []byte(md), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err = Verify(w, false); err != nil || out.String() != "NEXT=phase\n" {
+	if out, err = Verify(w, Options{}); err != nil || out.String() != "NEXT=phase\n" {
 		t.Fatalf("verify: %v\n%s", err, out)
 	}
-	if out, err = Plan(w, false); err != nil || value(t, out, "NEXT") != "done" || value(t, out, "ARTIFACT_1") != report {
+	if out, err = Plan(w, Options{}); err != nil || value(t, out, "NEXT") != "done" || value(t, out, "ARTIFACT_1") != report {
 		t.Fatalf("plan after the last state: %v\n%s", err, out)
 	}
 	if out, err = Resume(p, w.ID, store.Selector{Session: "s2"}); err != nil || value(t, out, "ARTIFACT_COUNT") != "1" {
@@ -170,7 +176,7 @@ func TestClassifyFirst(t *testing.T) {
 	if err := os.WriteFile(value(t, out, "CLASSIFICATION_PATH"), []byte(cls), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	second, err := Start(p, Request{Command: "coordinate", Description: "compare auth", Session: "s1", Classified: true})
+	second, err := Start(p, Request{Command: "coordinate", Description: "compare\nauth", Session: "s1", Classified: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +213,7 @@ func TestImplementationLines(t *testing.T) {
 	if cls.Get("confidence").Float() != 1 || cls.Get("research_complexity").Int() != 1 || cls.Get("reasoning").String() != "scope given by the user" {
 		t.Errorf("classification of a given scope: %s", cls.Raw)
 	}
-	if out, err = Plan(w, false); err != nil || value(t, out, "STATE") != "implement" {
+	if out, err = Plan(w, Options{}); err != nil || value(t, out, "STATE") != "implement" {
 		t.Fatalf("plan: %v\n%s", err, out)
 	}
 	if err := os.MkdirAll(filepath.Join(p.Dir, "src"), 0o755); err != nil {
@@ -227,7 +233,7 @@ func TestImplementationLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out, err = Verify(w, false); err != nil {
+	if out, err = Verify(w, Options{}); err != nil {
 		t.Fatalf("verify: %v\n%s", err, out)
 	}
 	doc, err := w.ReadCheckpoint()

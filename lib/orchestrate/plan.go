@@ -1,14 +1,22 @@
 package orchestrate
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/flowstate-dev/flowstate/lib/agentrun"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/phase"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
 
 // advance moves the workflow past every finished state and returns a view
@@ -31,15 +39,26 @@ func advance(w *store.Workflow) (v *view, done bool, err error) {
 
 // Plan returns the next batch of workers of the workflow: the agent, its
 // artifact, the context to read and each worker's topic and output path,
-// after advancing past finished states (NEXT=done once there are none).
-// inSupervisor plans the current state only and never delegates.
-func Plan(w *store.Workflow, inSupervisor bool) (Output, error) {
+// after settling what an earlier plan handed out (reconcile) and advancing
+// past finished states (NEXT=done once there are none). A state that its
+// sub-supervisor coordinates gets the supervisor to launch instead
+// (NEXT=supervised), and no worker values. A worker whose agent is still
+// at work is not handed out again; when nothing is left to hand out but
+// agents are at work, NEXT=verify waits for them. In a sub-supervisor
+// (o.Supervisor) it plans the current state only and never delegates.
+//
+// Run again, it answers as it did: it is where a model that lost its place
+// comes back.
+func Plan(w *store.Workflow, o Options) (Output, error) {
 	var out Output
 	var v *view
 	var err error
-	if inSupervisor {
+	if o.Supervisor {
 		v, err = load(w)
 	} else {
+		if err := reconcile(w, o); err != nil {
+			return out, err
+		}
 		var done bool
 		if v, done, err = advance(w); err == nil && done {
 			return finish(v)
@@ -51,42 +70,118 @@ func Plan(w *store.Workflow, inSupervisor bool) (Output, error) {
 	if !v.hasRole {
 		return out, fail.Usagef("workflow %s is in state %s, which has no agents to run", w.ID, v.state)
 	}
-	batch, remaining := phase.Pending(v.workers, v.done, v.sequential)
+	runs, err := agentRuns(w, v.session)
+	if err != nil {
+		return out, err
+	}
+	pending, remaining := phase.Pending(v.workers, v.done, v.sequential)
 	supervise, err := phase.Supervise(v.role, v.workers, v.sequential)
 	if err != nil {
 		return out, err
+	}
+	now, stuck := w.P.Now(), o.Waiting.stuckAfter()
+	var batch []phase.Worker
+	atWork := false
+	for _, wk := range pending {
+		if st, _ := runs.Worker(wk.ID, now, stuck); st == agentrun.Running {
+			atWork = true
+			continue
+		}
+		batch = append(batch, wk)
+	}
+	out.add("WORKFLOW_ID", w.ID)
+	out.add("STATE", v.state)
+	if supervise && !o.Supervisor && remaining > 0 {
+		if atWork || runs.AnyRunning(now, stuck, v.role.Supervisor) {
+			out.add("NEXT", "verify")
+		} else {
+			out.add("SUPERVISOR", v.role.Supervisor)
+			out.add("NEXT", "supervised")
+		}
+		return out, recordPlan(v, "hierarchical", plan{Supervised: true}, false)
 	}
 	for _, wk := range batch {
 		if err := os.MkdirAll(filepath.Dir(wk.Output), 0o755); err != nil {
 			return out, err
 		}
 	}
-	out.add("WORKFLOW_ID", w.ID)
-	out.add("STATE", v.state)
 	out.add("AGENT", v.role.Agent)
 	out.add("ARTIFACT", v.role.Artifact)
 	out.add("DESCRIPTION", v.facts.Description)
 	out.add("CONTEXT", phase.Context(v.state, outputs(v.records)))
 	out.add("REMAINING", remaining)
 	out.add("WORKER_COUNT", len(batch))
+	ids := make([]string, len(batch))
 	for i, wk := range batch {
 		out.add(numbered("TOPIC", i), wk.Label)
 		out.add(numbered("OUTPUT_PATH", i), wk.Output)
+		ids[i] = wk.ID
 	}
-	if supervise && !inSupervisor && len(batch) > 0 {
-		out.add("SUPERVISOR", v.role.Supervisor)
-		out.add("NEXT", "supervised")
+	if len(batch) == 0 && atWork {
+		out.add("NEXT", "verify")
 	}
-	if !inSupervisor {
-		coord := "flat"
-		if supervise {
-			coord = "hierarchical"
+	return out, recordPlan(v, "flat", plan{Workers: ids}, o.Supervisor)
+}
+
+// recordPlan keeps what a plan handed out, and how the state is
+// coordinated, in one write; a plan that says what the last one said
+// writes nothing.
+func recordPlan(v *view, coordination string, pl plan, inSupervisor bool) error {
+	return v.w.Update(func(tx *store.Tx) error {
+		base := "phase_data." + v.state + "."
+		if !inSupervisor && gjson.GetBytes(tx.Checkpoint, base+"coordination").String() != coordination {
+			if err := set(tx, base+"coordination", coordination); err != nil {
+				return err
+			}
 		}
-		if err := setPhaseData(w, v.state, map[string]string{"coordination": coord}); err != nil {
-			return out, err
+		if pl.Workers == nil {
+			pl.Workers = []string{}
+		}
+		pl.At = tx.Now.UTC().Truncate(time.Millisecond)
+		key := planKeys[0]
+		if inSupervisor {
+			key = planKeys[1]
+		}
+		if old := gjson.GetBytes(tx.Checkpoint, base+key); old.IsObject() {
+			var was plan
+			if json.Unmarshal([]byte(old.Raw), &was) == nil && slices.Equal(was.Workers, pl.Workers) && was.Supervised == pl.Supervised {
+				return nil
+			}
+		}
+		return set(tx, base+key, pl)
+	})
+}
+
+// reconcile records the workers an earlier plan handed out whose agents
+// are done and whose artifacts are valid, as the verify after them would
+// have: a model that lost its place (it stopped early, was compacted, ran
+// a block twice) comes back through phase-plan, and work already done
+// must count rather than be done again. A missing or invalid artifact is
+// left to be planned again; nothing fails here.
+func reconcile(w *store.Workflow, o Options) error {
+	v, runs, err := look(w)
+	if err != nil || !v.hasRole || !v.planned(false).known {
+		return err
+	}
+	now, stuck := w.P.Now(), o.Waiting.stuckAfter()
+	var ready []phase.Worker
+	for _, wk := range v.targets(runs, false) {
+		if st, _ := runs.Worker(wk.ID, now, stuck); st != agentrun.Running && delivered(wk) {
+			ready = append(ready, wk)
 		}
 	}
-	return out, nil
+	recs, _ := check(v, runs, ready)
+	var good []supervisor.Record
+	for _, rec := range recs {
+		if rec.Status == supervisor.Completed {
+			good = append(good, rec)
+		}
+	}
+	if len(good) == 0 {
+		return nil
+	}
+	_, err = settle(v, good, conclude)
+	return err
 }
 
 // numbered is the key of the i-th (0-based) item of a list: TOPIC_1, ...

@@ -7,6 +7,9 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
+// ResumeCommand is the slash command that runs Resume.
+const ResumeCommand = "workflow-resume"
+
 // Resume points sel.Session at workflow id, or with no id at the workflow
 // to resume (see unfinished), and returns where it stands: its current
 // state and NEXT=phase, or its artifacts if it is already finished.
@@ -27,6 +30,11 @@ func Resume(p *store.Project, id string, sel store.Selector) (Output, error) {
 			return out, err
 		}
 	} else if w, err = unfinished(p, sel); err != nil {
+		return out, err
+	}
+	// The session now runs /workflow-resume on this workflow: that is the
+	// command text the hooks send the model back to.
+	if err := writeRun(p, sel.Session, Run{Command: ResumeCommand, Workflow: w.ID}); err != nil {
 		return out, err
 	}
 	if sel.Session != "" {

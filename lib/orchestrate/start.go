@@ -15,6 +15,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/classify"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/phase"
 	"github.com/flowstate-dev/flowstate/lib/sm"
@@ -47,12 +48,20 @@ type Request struct {
 	Classified  bool   // the classifier has written its JSON
 	Session     string // CLAUDE_CODE_SESSION_ID; may be empty
 	Mode        string // FLOWSTATE_CLASSIFICATION: "" or agent, offline
+	Waiting     Waiting
 }
 
 // Start creates the workflow of r, or, when the workflow-classifier agent
 // must classify the request first, keeps the id it will write under and
 // asks for it (NEXT=classify); r.Classified then creates the workflow from
-// what the agent wrote.
+// what the agent wrote, waiting a while if the agent is still at work
+// (NEXT=classified when it is not done by then).
+//
+// It is safe to run again: the same request in the same session keeps its
+// id, and once that workflow exists, starting it again answers as the
+// start that created it did. A start that finds the classification
+// already written (run again after the classifier, say after compaction)
+// creates the workflow at once.
 func Start(p *store.Project, r Request) (Output, error) {
 	var out Output
 	if r.Session != "" {
@@ -60,9 +69,23 @@ func Start(p *store.Project, r Request) (Output, error) {
 			return out, fail.Usagef("CLAUDE_CODE_SESSION_ID: %v", err)
 		}
 	}
-	pending := filepath.Join(p.StateDir, "pending", orDefault(r.Session, "no-session"))
+	prev, ok := ReadRun(p, r.Session)
+	again := ok && prev.Command == r.Command && prev.Description == r.Description && prev.Scope == r.Scope && prev.Sequential == r.Sequential
+	exists := false
+	if again {
+		var s store.Summary
+		if s, exists = p.Summary(prev.Workflow); exists && s.Active() {
+			return started(prev.Workflow, s.Scope)
+		}
+	}
+	// The same request again keeps its workflow id (and what the hooks
+	// recorded of its classifier) unless that run failed or finished.
+	run := Run{Command: r.Command, Description: r.Description, Scope: r.Scope, Sequential: r.Sequential}
+	if again && prev.Halted == "" && !exists {
+		run = prev
+	}
 	var cls classify.Classification
-	id, classPath := "", ""
+	classPath := ""
 	switch mode := r.Mode; {
 	case r.Scope != "":
 		// No topics: the research phase studies the request itself, one worker.
@@ -74,40 +97,65 @@ func Start(p *store.Project, r Request) (Output, error) {
 		cls = classify.Offline(r.Description)
 	case mode != "" && mode != "agent":
 		return out, fail.Usagef("FLOWSTATE_CLASSIFICATION=%q: use agent (the default) or offline", mode)
-	case r.Classified:
-		b, err := os.ReadFile(pending)
-		if err != nil {
-			return out, fail.Usagef("no classification pending for this session (%v); start again with /flowstate:%s DESCRIPTION", err, r.Command)
-		}
-		id = strings.TrimSpace(string(b))
-		classPath = filepath.Join(specDir(p, id), "classification.json")
-		data, err := os.ReadFile(classPath)
-		if err != nil {
-			return out, fail.Usagef("the workflow-classifier wrote no classification at %s; run /flowstate:%s again", classPath, r.Command)
-		}
-		if cls, err = classify.Parse(data, classify.MinConfidence); err != nil {
-			return out, fmt.Errorf("%s: %w", classPath, err)
-		}
 	default:
 		// The classifier runs between two bash blocks that share nothing but
-		// files: keep the workflow id it writes under for the second block.
-		id = store.NewID(r.Command, p.Now())
-		classPath = filepath.Join(specDir(p, id), "classification.json")
-		if err := fsx.EnsureDir(filepath.Dir(pending)); err != nil {
-			return out, err
+		// files: the run record keeps the workflow id it writes under.
+		if run.Workflow == "" && !r.Classified {
+			run.Workflow = store.NewID(r.Command, p.Now())
 		}
-		if err := fsx.WriteFile(pending, []byte(id+"\n")); err != nil {
-			return out, err
+		if r.Classified && run.Workflow == "" {
+			return out, fail.Usagef("no classification pending for this session; start again with /flowstate:%s DESCRIPTION", r.Command)
 		}
-		if err := os.MkdirAll(filepath.Dir(classPath), 0o755); err != nil {
+		classPath = filepath.Join(specDir(p, run.Workflow), "classification.json")
+		var found bool
+		var err error
+		cls, found, err = readClassification(classPath)
+		switch {
+		case found && err == nil:
+		case !r.Classified:
+			// Nothing usable yet: ask the classifier, which overwrites
+			// whatever is there.
+			if run.Asked.IsZero() {
+				run.Asked = p.Now().UTC()
+			}
+			if err := writeRun(p, r.Session, run); err != nil {
+				return out, err
+			}
+			if err := os.MkdirAll(filepath.Dir(classPath), 0o755); err != nil {
+				return out, err
+			}
+			out.add("DESCRIPTION", r.Description)
+			out.add("CLASSIFICATION_PATH", classPath)
+			out.add("NEXT", "classify")
+			return out, nil
+		case err != nil:
 			return out, err
+		default:
+			busy := r.Waiting.wait(func() bool {
+				cls, found, err = readClassification(classPath)
+				return !found && classifierBusy(p, r.Session, r.Waiting)
+			})
+			switch {
+			case err != nil:
+				return out, err
+			case busy:
+				out.add("NEXT", "classified")
+				return out, nil
+			case !found:
+				return out, fail.Usagef("the workflow-classifier wrote no classification at %s; run /flowstate:%s again", classPath, r.Command)
+			}
 		}
-		out.add("DESCRIPTION", r.Description)
-		out.add("CLASSIFICATION_PATH", classPath)
-		out.add("NEXT", "classify")
-		return out, nil
 	}
-	w, err := sm.Init(p, sm.InitParams{ID: id, Description: r.Description, Command: r.Command, Scope: cls.WorkflowType,
+	if run.Workflow == "" {
+		run.Workflow = store.NewID(r.Command, p.Now())
+	}
+	// The run record names the workflow before it exists, so that a start
+	// killed in between is found again rather than started twice.
+	run.Halted, run.StopBlocks = "", 0
+	if err := writeRun(p, r.Session, run); err != nil {
+		return out, err
+	}
+	w, err := sm.Init(p, sm.InitParams{ID: run.Workflow, Description: r.Description, Command: r.Command, Scope: cls.WorkflowType,
 		Classification: cls, Machine: machine.Default(), Session: r.Session})
 	if err != nil {
 		return out, err
@@ -123,11 +171,45 @@ func Start(p *store.Project, r Request) (Output, error) {
 	if err := setPhaseData(w, "initialize", init); err != nil {
 		return out, err
 	}
-	if err := os.Remove(pending); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("could not remove %s: %v", pending, err))
+	return started(w.ID, cls.WorkflowType)
+}
+
+// readClassification reads the classifier's JSON at path; found is
+// false when there is no file yet.
+func readClassification(path string) (cls classify.Classification, found bool, err error) {
+	data, err := fsx.ReadFile(path, limit.Max)
+	if errors.Is(err, fs.ErrNotExist) {
+		return cls, false, nil
 	}
-	out.add("WORKFLOW_ID", w.ID)
-	out.add("WORKFLOW_SCOPE", cls.WorkflowType)
+	if err == nil {
+		cls, err = classify.Parse(data, classify.MinConfidence)
+	}
+	if err != nil {
+		return cls, true, fmt.Errorf("%s: %w", path, err)
+	}
+	return cls, true, nil
+}
+
+// classifierBusy reports whether the session's classifier agent is at
+// work, as the hooks recorded it, or may be: asked for moments ago and
+// not on record yet.
+func classifierBusy(p *store.Project, session string, wt Waiting) bool {
+	r, ok := ReadRun(p, session)
+	now := p.Now()
+	switch {
+	case !ok:
+		return false
+	case r.ClassifierLaunched.IsZero():
+		return now.Sub(r.Asked) < hookGrace
+	}
+	return r.ClassifierStopped.Before(r.ClassifierLaunched) && now.Sub(r.ClassifierLaunched) < wt.stuckAfter()
+}
+
+// started is what a start prints once the workflow exists.
+func started(id, scope string) (Output, error) {
+	var out Output
+	out.add("WORKFLOW_ID", id)
+	out.add("WORKFLOW_SCOPE", scope)
 	out.add("NEXT", "phase")
 	return out, nil
 }

@@ -4,13 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/phase"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
@@ -29,6 +31,31 @@ type view struct {
 	workers    []phase.Worker
 	records    map[string]map[string]supervisor.Record // role key -> worker id -> record
 	sequential bool
+	session    string  // the Claude Code session the workflow belongs to
+	plans      [2]plan // what the last plan of the state handed out: the command's, a sub-supervisor's
+}
+
+// plan is what the last phase-plan of a state handed out, kept in
+// phase_data.<state>.planned (supervisor_planned for a sub-supervisor's),
+// so that a verify checks those workers and no others.
+type plan struct {
+	known      bool
+	Workers    []string  `json:"workers"`
+	Supervised bool      `json:"supervised,omitempty"` // a sub-supervisor has every worker of the state
+	At         time.Time `json:"at,omitzero"`          // when it was handed out
+}
+
+func (p plan) has(id string) bool { return slices.Contains(p.Workers, id) }
+
+// planKeys are where the plans are kept in phase_data.<state>.
+var planKeys = [2]string{"planned", "supervisor_planned"}
+
+// planned is the last plan of the command (or of a sub-supervisor).
+func (v *view) planned(inSupervisor bool) plan {
+	if inSupervisor {
+		return v.plans[1]
+	}
+	return v.plans[0]
 }
 
 func load(w *store.Workflow) (*view, error) {
@@ -38,9 +65,15 @@ func load(w *store.Workflow) (*view, error) {
 	}
 	r := gjson.GetManyBytes(doc, "state_machine.current_state", "state_machine.workflow_config.terminal_state",
 		"workflow_description", "state_machine.classification.research_topics", "phase_data.initialize.coordination",
-		"error_state.failed_state", "error_state.retries.test")
+		"error_state.failed_state", "error_state.retries.test", "session_id")
 	v := &view{w: w, state: r[0].String(), terminal: r[1].String(), sequential: r[4].String() == sequential,
-		records: map[string]map[string]supervisor.Record{}}
+		records: map[string]map[string]supervisor.Record{}, session: r[7].String()}
+	for i, key := range planKeys {
+		raw := gjson.GetBytes(doc, "phase_data."+v.state+"."+key)
+		if raw.IsObject() && json.Unmarshal([]byte(raw.Raw), &v.plans[i]) == nil {
+			v.plans[i].known = true
+		}
+	}
 	v.facts = phase.Facts{SpecDir: specDir(w.P, w.ID), Description: r[2].String(),
 		Loop: phase.Loop{FailedState: r[5].String(), Retries: int(r[6].Int())}}
 	for _, t := range r[3].Array() {
@@ -62,7 +95,7 @@ func load(w *store.Workflow) (*view, error) {
 		v.facts.Loop.DebugDone++
 	}
 	if rec := v.record("plan", phase.PlanID); rec.Status == supervisor.Completed {
-		md, err := os.ReadFile(rec.OutputPath)
+		md, err := fsx.ReadFile(rec.OutputPath, limit.Max)
 		if err != nil {
 			return nil, fail.Usagef("the plan %s recorded for workflow %s is gone (%v); restore it or re-run the plan phase", rec.OutputPath, w.ID, err)
 		}

@@ -24,7 +24,7 @@ import (
 
 // SpecsDir is where agents write a workflow's artifacts, relative to the
 // project: <project>/.flowstate/specs/<workflow-id>/{reports,plans,...}.
-// Not .claude/specs as the seeds had it: Claude Code 2.1.328 treats every
+// Not .claude/specs as the bash libraries had it: Claude Code 2.1.328 treats every
 // file under .claude/ as sensitive and asks before the Write tool touches
 // it, whatever --allowedTools, Write(...) rules or acceptEdits say, so
 // agents could never write their reports there without a person.
@@ -53,6 +53,30 @@ var roles = []Role{
 
 // Roles returns every state's role, in workflow order.
 func Roles() []Role { return append([]Role(nil), roles...) }
+
+// Classifier is the agent that classifies a request before its workflow
+// exists.
+const Classifier = "workflow-classifier"
+
+// pluginPrefix is how Claude Code names a plugin's agents: the plugin's
+// name, a colon, the agent's name.
+const pluginPrefix = "flowstate:"
+
+// OwnAgent reports whether an Agent call's subagent_type is one of
+// flowstate's agents (flowstate:NAME from the plugin, NAME from a project
+// install), and returns its NAME.
+func OwnAgent(subagentType string) (string, bool) {
+	name := strings.TrimPrefix(subagentType, pluginPrefix)
+	if name == Classifier {
+		return name, true
+	}
+	for _, r := range roles {
+		if name == r.Agent || name != "" && name == r.Supervisor {
+			return name, true
+		}
+	}
+	return "", false
+}
 
 // RoleOf returns the role of state; ok is false for a state without work.
 func RoleOf(state string) (Role, bool) {
@@ -188,7 +212,7 @@ func Pending(ws []Worker, done func(id string) bool, sequential bool) (batch []W
 	return batch, remaining
 }
 
-// Supervise decides, with seed 002's thresholds, whether the state's
+// Supervise decides, with the thresholds of docs/supervisors.md, whether the state's
 // workers go through its sub-supervisor: never in sequential mode or for a
 // single-agent state; otherwise by the size of the whole state, so that a
 // resumed phase is coordinated the way it started.

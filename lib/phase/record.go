@@ -53,7 +53,7 @@ func Check(r Role, data []byte) (Checked, error) {
 }
 
 // Record builds the worker record kept in supervisor_state.<key>.workers:
-// the label goes to topic, track or stage by the role's kind (seed 002).
+// the label goes to topic, track or stage by the role's kind (docs/supervisors.md).
 func Record(r Role, w Worker, c Checked, problem error) supervisor.Record {
 	rec := supervisor.Record{WorkerID: w.ID, Status: supervisor.Completed, OutputPath: w.Output,
 		Metadata: c.Metadata, FilesModified: c.FilesModified}

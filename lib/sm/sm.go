@@ -235,7 +235,8 @@ func Finish(w *store.Workflow, status string) error {
 	})
 }
 
-// Fail records an error for the current state in error_state.
+// Fail records an error for the current state in error_state; the same
+// error recorded already is not recorded again.
 func Fail(w *store.Workflow, message string) error {
 	if message == "" {
 		return fail.Usagef("sm-fail needs --error TEXT describing what failed")
@@ -245,6 +246,10 @@ func Fail(w *store.Workflow, message string) error {
 			return err
 		}
 		state := gjson.GetBytes(tx.Checkpoint, pCurrent).String()
+		// The same error again (a block run twice) is already recorded.
+		if r := gjson.GetManyBytes(tx.Checkpoint, pLastError, pFailed); r[0].String() == message && r[1].String() == state {
+			return nil
+		}
 		ed := editor{doc: tx.Checkpoint}
 		ed.set(pLastError, message)
 		ed.set(pFailed, state)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/flowstate-dev/flowstate/lib/agentrun"
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 )
@@ -25,6 +26,7 @@ type Input struct {
 	Events     []byte // events.jsonl; damaged lines are skipped
 	Machine    *machine.Machine
 	Now        time.Time
+	StuckAfter time.Duration // an agent at work longer than this is shown stuck
 	Color      bool
 }
 
@@ -105,9 +107,57 @@ func Render(in Input) string {
 		}
 		b.WriteString(strings.TrimRight(line, " ") + "\n")
 	}
+	if active {
+		agentSection(&b, in, doc, current, p)
+	}
 	supervisorSection(&b, doc.Get("supervisor_state"), p)
 	errorSection(&b, doc.Get("error_state"), evs, p)
 	return b.String()
+}
+
+// agentSection shows the agents launched in the current state, as the
+// hooks recorded them: at work (for how long), stuck (past the bound),
+// or stopped, and then whether their worker was recorded done or failed.
+func agentSection(b *strings.Builder, in Input, doc gjson.Result, current string, p painter) {
+	runs := agentrun.Fold(agentrun.Parse(in.Events), doc.Get("session_id").String())
+	entries := runs.Entries(in.Now, in.StuckAfter)
+	if len(entries) == 0 {
+		return
+	}
+	recorded := map[string]string{}
+	doc.Get("supervisor_state").ForEach(func(_, sup gjson.Result) bool {
+		for _, w := range sup.Get("workers").Array() {
+			recorded[w.Get("worker_id").String()] = w.Get("status").String()
+		}
+		return true
+	})
+	fmt.Fprintf(b, "\nagents in %s\n", current)
+	width := 0
+	for _, e := range entries {
+		width = max(width, len(e.AgentType)+len(e.WorkerID)+1)
+	}
+	for _, e := range entries {
+		name := e.AgentType
+		if e.WorkerID != "" {
+			name += " " + e.WorkerID
+		}
+		mark, color, what := markCurrent, yellow, fmt.Sprintf("running %s", duration(in.Now.Sub(e.Launched)))
+		switch st := recorded[e.WorkerID]; {
+		case e.Status == agentrun.Stuck:
+			mark, color, what = markFailed, red, fmt.Sprintf("stuck: at work for %s, more than %s", duration(in.Now.Sub(e.Launched)), duration(in.StuckAfter))
+		case e.Status == agentrun.Running:
+		case st == "completed":
+			mark, color, what = markDone, green, "done"
+		case st == "failed":
+			mark, color, what = markFailed, red, "failed"
+		default:
+			mark, color, what = markPending, dim, "stopped, not checked yet"
+		}
+		if e.Took > 0 && e.Status == agentrun.Stopped {
+			what += " after " + duration(e.Took)
+		}
+		fmt.Fprintf(b, "  %s %-*s  %s\n", p.paint(color, mark), width, name, what)
+	}
 }
 
 // route lists the states to show: those completed, in the order they

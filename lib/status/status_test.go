@@ -156,6 +156,39 @@ func TestRender(t *testing.T) {
 			"  ✓ test        3.0s\n" +
 			"  ✓ complete\n",
 	}, {
+		name: "agents of the current state: at work, stuck, stopped, recorded",
+		checkpoint: checkpointDoc("in_progress", "research", `"initialize"`, `"session_id":"s1","supervisor_state":{"research_supervisor":{"workers":[`+
+			`{"worker_id":"research_1","status":"completed"},{"worker_id":"research_2","status":"failed"}]}}`),
+		events: events(ev(at(0), "init", ""), to(1, "research"),
+			ev(at(2), "agent_launch", `"session":"s1","agent_type":"research-specialist","worker_id":"research_1"`),
+			ev(at(2), "agent_launch", `"session":"s1","agent_type":"research-specialist","worker_id":"research_2"`),
+			ev(at(2), "agent_launch", `"session":"s1","agent_type":"research-specialist","worker_id":"research_3"`),
+			ev(at(2), "agent_start", `"session":"s1","agent_type":"research-specialist","agent_id":"a1"`),
+			ev(at(2), "agent_start", `"session":"s1","agent_type":"research-specialist","agent_id":"a2"`),
+			ev(at(2), "agent_start", `"session":"s1","agent_type":"research-specialist","agent_id":"a3"`),
+			ev(at(32), "agent_stop", `"session":"s1","agent_type":"research-specialist","agent_id":"a1","worker_id":"research_1"`),
+			ev(at(33), "agent_stop", `"session":"s1","agent_type":"research-specialist","agent_id":"a2","worker_id":"research_2"`),
+			ev(at(100), "agent_launch", `"session":"s1","agent_type":"research-specialist","worker_id":"research_4"`),
+			ev(at(100), "agent_launch", `"session":"old","agent_type":"research-specialist","worker_id":"research_9"`)),
+		now: at(110),
+		want: header +
+			"  ✓ initialize  1.0s\n" +
+			"  ▶ research    1m49s so far\n" +
+			"  · plan\n" +
+			"  · implement\n" +
+			"  · test\n" +
+			"  · document\n" +
+			"  · complete\n" +
+			"\nagents in research\n" +
+			"  ✓ research-specialist research_1  done after 30.0s\n" +
+			"  ✗ research-specialist research_2  failed after 31.0s\n" +
+			"  ✗ research-specialist research_3  stuck: at work for 1m48s, more than 1m00s\n" +
+			"  ▶ research-specialist research_4  running 10.0s\n" +
+			"\nsupervisors\n" +
+			"  research_supervisor  2 workers: 1 completed, 1 failed\n" +
+			"    ✓ research_1  completed\n" +
+			"    ✗ research_2  failed\n",
+	}, {
 		name: "supervisors: workers by status, label, duration, output, error",
 		checkpoint: checkpointDoc("in_progress", "research", `"initialize"`, `"supervisor_state":{"research":{"workers":[`+
 			`{"worker_id":"w1","topic":"Auth patterns","status":"completed","output_path":"reports/001.md","duration_ms":12300},`+
@@ -223,7 +256,7 @@ func TestRender(t *testing.T) {
 			"  2025-06-01 10:00:08  error in a: 8\n",
 	}} {
 		t.Run(c.name, func(t *testing.T) {
-			got := Render(Input{ID: "wf-1", Checkpoint: []byte(c.checkpoint), Events: []byte(c.events), Machine: machine.Default(), Now: c.now})
+			got := Render(Input{ID: "wf-1", Checkpoint: []byte(c.checkpoint), Events: []byte(c.events), Machine: machine.Default(), Now: c.now, StuckAfter: time.Minute})
 			if got != c.want {
 				t.Errorf("got\n%s\nwant\n%s", got, c.want)
 			}

@@ -13,24 +13,25 @@ const maxIDLen = 128
 
 // ValidID accepts workflow and session ids that are safe as one path
 // component: letters, digits, '.', '_' and '-', not starting with '.' or
-// '-', at most 128 bytes.
+// '-', at most 128 bytes. Its messages start with the value: callers say
+// what it is ("workflow id: ...").
 func ValidID(id string) error {
 	if id == "" {
-		return fail.Invalidf("empty id")
+		return fail.Invalidf("empty")
 	}
 	if len(id) > maxIDLen {
-		return fail.Invalidf("id of %d bytes is too long (at most %d)", len(id), maxIDLen)
+		return fail.Invalidf("%d bytes long, too long (at most %d)", len(id), maxIDLen)
 	}
 	for i := 0; i < len(id); i++ {
 		c := id[i]
 		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' ||
 			i > 0 && (c == '.' || c == '-')
 		if !ok {
-			return fail.Invalidf("id %q: only letters, digits, '_', and (not first) '.' or '-' are allowed", printable(id))
+			return fail.Invalidf("%q: only letters, digits, '_', and (not first) '.' or '-' are allowed", printable(id))
 		}
 	}
 	if strings.Contains(id, "..") {
-		return fail.Invalidf("id %q must not contain '..'", id)
+		return fail.Invalidf("%q must not contain '..'", id)
 	}
 	return nil
 }

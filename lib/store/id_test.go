@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -57,7 +58,7 @@ func TestFindRoot(t *testing.T) {
 	if err := os.MkdirAll(deep, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if got := findRoot(deep); got != root {
+	if got := findRoot(deep, nil); got != root {
 		t.Errorf("findRoot = %s, want %s", got, root)
 	}
 	// A nearer .claude wins over the outer .git.
@@ -65,7 +66,7 @@ func TestFindRoot(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(inner, ".claude"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if got := findRoot(deep); got != inner {
+	if got := findRoot(deep, nil); got != inner {
 		t.Errorf("findRoot = %s, want %s", got, inner)
 	}
 	p, err := FindProject(func(k string) string {
@@ -85,6 +86,69 @@ func TestFindRoot(t *testing.T) {
 	}, deep)
 	if fail.Code(err) != fail.Usage {
 		t.Errorf("bad FLOWSTATE_LOCK_WAIT: %v", err)
+	}
+}
+
+// TestProjectNeverClaudeHome: outside any project under $HOME the
+// project is the working directory, not $HOME (whose .claude is Claude
+// Code's configuration); $HOME itself and ~/.claude are refused, however
+// they are named.
+func TestProjectNeverClaudeHome(t *testing.T) {
+	home := t.TempDir()
+	for _, d := range []string{".claude", "scratch/deep", ".claude/projects/x"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := func(project string) func(string) string {
+		return func(k string) string {
+			return map[string]string{"HOME": home, "CLAUDE_PROJECT_DIR": project}[k]
+		}
+	}
+	scratch := filepath.Join(home, "scratch", "deep")
+	if p, err := FindProject(env(""), scratch); err != nil || p.Dir != scratch {
+		t.Errorf("under $HOME in no project: %+v, %v; want the working directory %s", p, err, scratch)
+	}
+	link := filepath.Join(t.TempDir(), "home")
+	if err := os.Symlink(home, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ project, cwd, want string }{
+		{"", home, "your home directory"},
+		{home, scratch, "your home directory"},
+		{"", filepath.Join(home, ".claude", "projects", "x"), "inside Claude Code's own configuration"},
+		{filepath.Join(home, ".claude"), scratch, "inside Claude Code's own configuration"},
+	} {
+		_, err := FindProject(env(c.project), c.cwd)
+		if fail.Code(err) != fail.Usage || !strings.Contains(fmt.Sprint(err), c.want) {
+			t.Errorf("CLAUDE_PROJECT_DIR=%q in %s: %v; want exit 2 saying %q", c.project, c.cwd, err, c.want)
+		}
+	}
+	// HOME spelled through a link is still HOME.
+	linked := func(k string) string { return map[string]string{"HOME": link}[k] }
+	if _, err := FindProject(linked, home); fail.Code(err) != fail.Usage {
+		t.Errorf("HOME through a symlink: %v; want it refused", err)
+	}
+}
+
+// TestStateGitignore: the state directory keeps itself out of git from
+// the first write on, and an existing file of that name is left alone.
+func TestStateGitignore(t *testing.T) {
+	p := testProject(t)
+	if err := p.SetSession("s1", "wf"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(p.GitignorePath()); err != nil || string(b) != StateGitignore {
+		t.Fatalf("state .gitignore = %q, %v", b, err)
+	}
+	if err := os.WriteFile(p.GitignorePath(), []byte("mine\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SetSession("s1", "wf2"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p.GitignorePath()); string(b) != "mine\n" {
+		t.Errorf("an existing .gitignore was replaced: %q", b)
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
@@ -27,16 +29,29 @@ type Project struct {
 }
 
 // FindProject locates the project: CLAUDE_PROJECT_DIR, else the nearest
-// ancestor of cwd holding .claude or .git, else cwd. No git is run: each
-// bash block pays for every process we start.
+// ancestor of cwd holding .claude or .git, else cwd. The search stops
+// below $HOME: the .claude there is Claude Code's own configuration, not a
+// project's. No git is run: each bash block pays for every process we
+// start. This is the one place that decides where a project (and so its
+// state) is; doctor and install ask it too.
 func FindProject(getenv func(string) string, cwd string) (*Project, error) {
 	dir := getenv("CLAUDE_PROJECT_DIR")
 	if dir == "" {
-		dir = findRoot(cwd)
+		dir = findRoot(cwd, homes(getenv("HOME")))
 	}
+	return ProjectAt(getenv, dir)
+}
+
+// ProjectAt is the project in dir, named by the user (a PROJECT_DIR
+// argument, CLAUDE_PROJECT_DIR): $HOME and anything inside ~/.claude are
+// refused, since state there would land in Claude Code's configuration.
+func ProjectAt(getenv func(string) string, dir string) (*Project, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("project dir %q: %w", dir, err)
+	}
+	if err := notClaudeHome(abs, homes(getenv("HOME"))); err != nil {
+		return nil, err
 	}
 	wait := fsx.DefaultWait
 	if s := getenv("FLOWSTATE_LOCK_WAIT"); s != "" {
@@ -49,8 +64,11 @@ func FindProject(getenv func(string) string, cwd string) (*Project, error) {
 	return &Project{Dir: abs, StateDir: filepath.Join(abs, ".claude", "state"), LockWait: wait, Now: time.Now}, nil
 }
 
-func findRoot(cwd string) string {
-	for d := cwd; ; {
+// findRoot walks up from cwd to the first directory holding a marker,
+// never reaching home: from a directory under $HOME that is in no project,
+// the project is cwd itself.
+func findRoot(cwd string, homes []string) string {
+	for d := cwd; !slices.Contains(homes, d); {
 		for _, marker := range []string{".claude", ".git"} {
 			if _, err := os.Stat(filepath.Join(d, marker)); err == nil {
 				return d
@@ -58,10 +76,38 @@ func findRoot(cwd string) string {
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
-			return cwd
+			break
 		}
 		d = parent
 	}
+	return cwd
+}
+
+// notClaudeHome refuses $HOME and ~/.claude (and what is in it) as a
+// project directory.
+func notClaudeHome(dir string, homes []string) error {
+	for _, h := range homes {
+		if dir == h {
+			return fail.Usagef("the project would be your home directory %s, whose .claude is Claude Code's own configuration; run flowstate (or start Claude Code) in a project directory, or set CLAUDE_PROJECT_DIR to one", dir)
+		}
+		if config := filepath.Join(h, ".claude"); dir == config || strings.HasPrefix(dir, config+string(filepath.Separator)) {
+			return fail.Usagef("the project would be %s, inside Claude Code's own configuration %s; run flowstate (or start Claude Code) in a project directory, or set CLAUDE_PROJECT_DIR to one", dir, config)
+		}
+	}
+	return nil
+}
+
+// homes is $HOME as given and, when it is reached through a symlink, as
+// the working directory would spell it; none when HOME is not set.
+func homes(home string) []string {
+	if home == "" {
+		return nil
+	}
+	h := filepath.Clean(home)
+	if real, err := filepath.EvalSymlinks(h); err == nil && real != h {
+		return []string{h, real}
+	}
+	return []string{h}
 }
 
 func (p *Project) workflowsDir() string { return filepath.Join(p.StateDir, "workflows") }
@@ -76,14 +122,34 @@ func (p *Project) SessionPointer(session string) string {
 
 // ensure creates the state directories (0700) and refuses one that is a
 // symlink (fsx.EnsureDir): state must not be redirected elsewhere. The
-// state directory comes first, so nothing is created through a link.
+// state directory comes first, so nothing is created through a link. It
+// also gives the state directory its own .gitignore, so that git never
+// sees workflow state, whichever way flowstate was installed and without
+// touching the project's own .gitignore.
 func (p *Project) ensure() error {
 	for _, d := range []string{p.StateDir, p.workflowsDir(), p.SessionsDir()} {
 		if err := fsx.EnsureDir(d); err != nil {
 			return err
 		}
 	}
-	return nil
+	return p.ensureGitignore()
+}
+
+// StateGitignore is the .gitignore inside the state directory: all of it.
+const StateGitignore = "*\n# flowstate's workflow state (locks, session pointers, checkpoints): never committed\n"
+
+// GitignorePath is the state directory's own .gitignore.
+func (p *Project) GitignorePath() string { return filepath.Join(p.StateDir, ".gitignore") }
+
+// ensureGitignore writes the state directory's .gitignore when it is
+// missing (a new state directory, or one made by an older flowstate); one
+// lstat otherwise. Whatever is there already, even a link, is left alone.
+// Written atomically: a torn or empty file would be left alone forever.
+func (p *Project) ensureGitignore() error {
+	if _, err := os.Lstat(p.GitignorePath()); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return fsx.WriteFile(p.GitignorePath(), []byte(StateGitignore))
 }
 
 // lock takes the project-wide lock that guards creating workflows and
@@ -93,6 +159,17 @@ func (p *Project) lock() (*fsx.Lock, error) {
 		return nil, err
 	}
 	return fsx.Acquire(filepath.Join(p.StateDir, "lock"), p.LockWait)
+}
+
+// Locked runs fn under the project lock, for records of the project's
+// own (a session's run) that must not lose concurrent updates.
+func (p *Project) Locked(fn func() error) error {
+	l, err := p.lock()
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	return fn()
 }
 
 // SetSession points session at workflow id.

@@ -54,28 +54,37 @@ func (p *Project) Resolve(sel Selector) (*Workflow, error) {
 	if err != nil {
 		return nil, err
 	}
-	var cands []Summary
+	var cands, others []Summary
 	for _, s := range all {
 		if !s.Active() || sel.Command != "" && s.Command != sel.Command {
 			continue
 		}
 		if sel.Session != "" && s.Session != "" && s.Session != sel.Session {
-			continue // another session's workflow: never touch it
+			others = append(others, s) // another session's workflow: never taken unasked
+			continue
 		}
 		cands = append(cands, s)
 	}
-	switch len(cands) {
-	case 1:
+	switch {
+	case len(cands) == 1:
 		return p.Workflow(cands[0].ID)
-	case 0:
-		return nil, fail.Usagef("no active workflow found in %s; start one with `flowstate sm-init --description TEXT --command NAME --scope SCOPE`, or pass --workflow ID (see `flowstate list`)", p.Dir)
-	default:
-		ids := make([]string, len(cands))
-		for i, c := range cands {
-			ids[i] = c.ID
-		}
-		return nil, fail.Usagef("%d active workflows in %s: %s; pass --workflow ID or set FLOWSTATE_WORKFLOW", len(cands), p.Dir, strings.Join(ids, ", "))
+	case len(cands) > 1:
+		return nil, fail.Usagef("%d active workflows in %s: %s; pass --workflow ID or set FLOWSTATE_WORKFLOW", len(cands), p.Dir, ids(cands))
+	case len(others) == 1:
+		o := others[0]
+		return nil, fail.Usagef("this session has no active workflow in %s, but workflow %s (%s, in state %s) is active in another session; to act on it pass --workflow %s, or start one with `flowstate sm-init`", p.Dir, o.ID, o.Command, o.CurrentState, o.ID)
+	case len(others) > 1:
+		return nil, fail.Usagef("this session has no active workflow in %s, but other sessions have %d: %s; to act on one pass --workflow ID (see `flowstate list`), or start one with `flowstate sm-init`", p.Dir, len(others), ids(others))
 	}
+	return nil, fail.Usagef("no active workflow found in %s; start one with `flowstate sm-init --description TEXT --command NAME --scope SCOPE`, or pass --workflow ID (see `flowstate list`)", p.Dir)
+}
+
+func ids(ss []Summary) string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = s.ID
+	}
+	return strings.Join(out, ", ")
 }
 
 // Summary is what `flowstate list` shows of a workflow.

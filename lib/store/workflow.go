@@ -238,8 +238,11 @@ func (w *Workflow) readLocked() ([]byte, error) {
 		return data, nil
 	}
 	out, from, err := checkpoint.Migrate(data)
+	if errors.Is(err, checkpoint.ErrNotJSON) {
+		return nil, fmt.Errorf("workflow %s: %s: %w; it was changed outside flowstate: repair it by hand, or restore a checkpoint.json.v*.bak that a migration left", w.ID, path, err)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("workflow %s: checkpoint %s: %w", w.ID, path, err)
+		return nil, fmt.Errorf("workflow %s: %s: %w", w.ID, path, err)
 	}
 	if bytes.Equal(out, data) {
 		return data, nil

@@ -11,7 +11,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/fail"
 )
 
-// Kind is a supervisor kind of seed 002.
+// Kind is a supervisor kind (docs/supervisors.md).
 type Kind string
 
 // The three supervisor kinds.
@@ -30,13 +30,14 @@ func ParseKind(s string) (Kind, error) {
 	return "", fail.Usagef("--kind %q: use research, implementation or testing", s)
 }
 
-// Limits of an aggregate (seed 002).
+// Limits of an aggregate (docs/supervisors.md, "Aggregation and partial
+// failures").
 const (
 	AggregateSummaryWords = 100 // words of an aggregate summary
 	FindingsPerWorker     = 3   // findings one research worker contributes
 	ErrorWords            = 30  // words of a worker's error in a failure list
 	// ContextBudget is the most context_tokens a research aggregate may
-	// take: seed 002's "~500 tokens instead of ~10,000", which is 5% of four
+	// take: "~500 tokens instead of ~10,000", which is 5% of four
 	// 10 KB reports. Findings, then summary words, are trimmed to fit.
 	ContextBudget = 500
 )
@@ -85,8 +86,8 @@ func (e *FailedError) Unwrap() error {
 	return &fail.Error{Code: fail.Refused, Err: errors.New(e.summary())}
 }
 
-// ResearchAggregate is seed 002's aggregated_metadata of a research
-// supervisor. ContextTokens is len(JSON of this aggregate)/4, the seed's
+// ResearchAggregate is the aggregated_metadata of a research supervisor
+// (docs/supervisors.md). ContextTokens is len(JSON of this aggregate)/4, the
 // 4-bytes-per-token estimate, counted on the compact JSON that includes the
 // field itself; findings and summary are trimmed to keep it within
 // ContextBudget.
@@ -100,8 +101,8 @@ type ResearchAggregate struct {
 	PartialFailures  []Failure `json:"partial_failures,omitempty"`
 }
 
-// ImplementationAggregate is seed 002's aggregated_metadata of an
-// implementation supervisor; tracks run in parallel.
+// ImplementationAggregate is the aggregated_metadata of an implementation
+// supervisor; tracks run in parallel.
 type ImplementationAggregate struct {
 	TracksCompleted      int       `json:"tracks_completed"`
 	FilesModified        int       `json:"files_modified"`
@@ -113,8 +114,7 @@ type ImplementationAggregate struct {
 	PartialFailures      []Failure `json:"partial_failures,omitempty"`
 }
 
-// TestingAggregate is seed 002's aggregated_metadata of a testing
-// supervisor. CoveragePercent is the highest coverage any worker measured
+// TestingAggregate is the aggregated_metadata of a testing supervisor. CoveragePercent is the highest coverage any worker measured
 // (coverage does not add up across runs; the highest is a lower bound of the
 // combined coverage), null when none did.
 type TestingAggregate struct {

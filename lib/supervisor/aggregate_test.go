@@ -71,7 +71,7 @@ func TestAggregateResearchContextReduction(t *testing.T) {
 	}
 }
 
-// The seed 002 example: metadata given, no report files needed.
+// Metadata given, no report files needed (docs/supervisors.md).
 func TestAggregateResearchSeedExample(t *testing.T) {
 	recs, err := ParseRecords([]byte(`[
 	  {"worker_id": "research_specialist_1", "topic": "authentication patterns", "status": "completed",
@@ -297,6 +297,19 @@ func TestAggregateTesting(t *testing.T) {
 	}
 }
 
+func TestParseTestResultsNamesTheField(t *testing.T) {
+	for in, field := range map[string]string{
+		`{"total_tests": 2.5, "tests_passed": 2, "tests_failed": 0}`:                           "total_tests is 2.5, not a whole number",
+		`{"total_tests": 2, "tests_passed": null, "tests_failed": 0}`:                          "tests_passed is null, not a number",
+		`{"total_tests": 2, "tests_passed": 2}`:                                                "tests_failed is missing",
+		`{"total_tests": 2, "tests_passed": 2, "tests_failed": 0, "coverage_percent": "high"}`: `coverage_percent is "high", not a number`,
+	} {
+		if _, err := ParseTestResults([]byte(in)); err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: %v, want it to say %q", in, err, field)
+		}
+	}
+}
+
 func TestParseTestResults(t *testing.T) {
 	tests := []struct {
 		in   string
@@ -308,6 +321,15 @@ func TestParseTestResults(t *testing.T) {
 		{`{"total_tests": 3, "tests_passed": 3, "tests_failed": 0, "coverage_percent": 101}`, fail.Invalid},
 		{`{"total_tests": -1, "tests_passed": 0, "tests_failed": 0}`, fail.Invalid},
 		{`[1]`, fail.Invalid},
+		// What a careful writer plausibly puts is taken...
+		{`{"total_tests": 12.0, "tests_passed": 12.0, "tests_failed": 0}`, 0},
+		{`{"total_tests": 2, "tests_passed": 2, "tests_failed": 0, "coverage_percent": null}`, 0},
+		{`{"total_tests": 2, "tests_passed": 2, "tests_failed": 0, "coverage_percent": "N/A"}`, 0},
+		// ...garbage is not.
+		{`{"total_tests": 2.5, "tests_passed": 2, "tests_failed": 0}`, fail.Invalid},
+		{`{"total_tests": "12", "tests_passed": 12, "tests_failed": 0}`, fail.Invalid},
+		{`{"total_tests": 2, "tests_passed": null, "tests_failed": 0}`, fail.Invalid},
+		{`{"total_tests": 2, "tests_passed": 2, "tests_failed": 0, "coverage_percent": "high"}`, fail.Invalid},
 	}
 	for _, tt := range tests {
 		_, err := ParseTestResults([]byte(tt.in))

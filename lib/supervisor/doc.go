@@ -1,5 +1,5 @@
-// Package supervisor owns the pure logic of hierarchical supervision (seed
-// 002) and of plan waves (seed 000): report metadata, worker records and their
+// Package supervisor owns the pure logic of hierarchical supervision
+// (docs/supervisors.md) and of plan waves: report metadata, worker records and their
 // upsert into a checkpoint's workers array, aggregation per kind with partial
 // failures, the flat-or-hierarchical thresholds, phase dependency waves, and
 // completion signals in agent output.

@@ -106,26 +106,48 @@ func phaseBody(p *Phase, rest []mdLine, level int) (found bool, err error) {
 	return found, nil
 }
 
-// parseDepList reads "[1, 2]", "1, Phase 2", "[]" or "none".
+// parseDepList reads "[1, 2]", "1, Phase 2", "[]" or "none", and what a
+// careful writer plausibly adds: a comment after the list ("[1, 2]
+// (schema first)") or a phase's name after its number ("Phase 1 (Data
+// model)", "2 - API"). Anything else is refused.
 func parseDepList(s string) ([]int, error) {
 	s = strings.TrimSpace(s)
-	s = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"))
+	if rest, ok := strings.CutPrefix(s, "["); ok {
+		list, comment, closed := strings.Cut(rest, "]")
+		if !closed {
+			return nil, fmt.Errorf("the list has no closing ]")
+		}
+		if c := strings.TrimSpace(comment); c != "" && !isCommentStart(c) {
+			return nil, fmt.Errorf("%q after the list is not a comment (start it with \"(\" or \"#\")", c)
+		}
+		s = strings.TrimSpace(list)
+	}
 	deps := []int{}
 	if s == "" || strings.EqualFold(s, "none") {
 		return deps, nil
 	}
 	for _, item := range strings.Split(s, ",") {
-		item = strings.TrimSpace(item)
-		if len(item) > 5 && strings.EqualFold(item[:5], "phase") {
-			item = strings.TrimSpace(item[5:])
+		m := depItem().FindStringSubmatch(strings.TrimSpace(item))
+		if m == nil {
+			return nil, fmt.Errorf("%q is not a phase number", strings.TrimSpace(item))
 		}
-		n, err := phaseNumber(item)
+		n, err := phaseNumber(m[1])
 		if err != nil {
 			return nil, err
 		}
 		deps = append(deps, n)
 	}
 	return deps, nil
+}
+
+// depItem is one dependency: a phase number, maybe after "Phase" and
+// before a name set off by a bracket, dash or colon.
+var depItem = lazyRegexp(`(?i)^(?:phase\s*)?([0-9]+)\s*(?:[(:\-–—].*)?$`)
+
+// isCommentStart reports whether text after a dependency list reads as
+// a comment on it.
+func isCommentStart(c string) bool {
+	return strings.ContainsAny(c[:1], "(#-–—/;:") || strings.HasPrefix(c, "–") || strings.HasPrefix(c, "—")
 }
 
 // phaseNumber parses a phase number: a positive integer.

@@ -107,6 +107,9 @@ func TestParsePlanInvalid(t *testing.T) {
 		{"duplicate", "### Phase 1: a\ndependencies: []\n### Phase 1: b\ndependencies: []\n", "appears twice"},
 		{"some without dependencies", "### Phase 1: a\ndependencies: []\n### Phase 2: b\n### Phase 3: c\n", "phases 2, 3 have no"},
 		{"bad item", "### Phase 1: a\ndependencies: [x]\n", `"x" is not a phase number`},
+		{"prose", "### Phase 1: a\ndependencies: []\n### Phase 2: b\ndependencies: the model phase\n", `"the model phase" is not a phase number`},
+		{"words after the list", "### Phase 1: a\ndependencies: []\n### Phase 2: b\ndependencies: [1] and 3\n", `"and 3" after the list is not a comment`},
+		{"unclosed list", "### Phase 1: a\ndependencies: [\n", "no closing ]"},
 		{"phase zero", "### Phase 0: a\ndependencies: []\n", "not a phase number"},
 		{"bad estimate", "### Phase 1: a\ndependencies: []\nestimate_ms: soon\n", "estimate_ms"},
 	}
@@ -129,6 +132,7 @@ func TestParsePlanVariants(t *testing.T) {
 		{"no dependency lines: sequential", "# P\n## Phase 1: a\n## Phase 2: b\n## Phase 3: c\n", [][]int{{1}, {2}, {3}}},
 		{"none, plain list, phase words", "### Phase 1 - a\nDependencies: none\n### Phase 2. b\ndepends on: Phase 1\n### Phase 3) c\ndependencies: 1, phase 2\n", [][]int{{1}, {2}, {3}}},
 		{"first line counts, subsection stays in phase", "### Phase 1: a\ndependencies: []\n#### Tasks\ndependencies: [9]\n### Phase 2: b\ndependencies: [1, 1]\n", [][]int{{1}, {2}}},
+		{"a comment after the list, names after numbers", "### Phase 1: a\ndependencies: []\n### Phase 2: b\ndependencies: Phase 1 (Data model)\n### Phase 3: c\ndependencies: [1, 2] (schema first)\n### Phase 4: d\ndependencies: 3 - API, phase 1: model\n", [][]int{{1}, {2}, {3}, {4}}},
 		{"numbers out of order", "### Phase 10: a\ndependencies: [2]\n### Phase 2: b\ndependencies: []\n", [][]int{{2}, {10}}},
 	}
 	for _, tt := range tests {

@@ -26,10 +26,11 @@ const (
 	Running   = "running"
 )
 
-// Record is one worker of a supervisor, as seed 002 stores it in
-// supervisor_state.<name>.workers. Exactly one of Topic (research), Track
-// (implementation) or Stage (testing) names the work; FilesModified is the
-// per-track list of seed 002's implementation tracks. Metadata is kept raw so
+// Record is one worker of a supervisor, as stored in
+// supervisor_state.<name>.workers (docs/supervisors.md). Exactly one of
+// Topic (research), Track (implementation) or Stage (testing) names the
+// work; FilesModified is the per-track list of implementation tracks.
+// Metadata is kept raw so
 // that fields this package does not know survive an upsert.
 type Record struct {
 	WorkerID      string          `json:"worker_id"`
@@ -104,7 +105,7 @@ func (r Record) Validate() error {
 	}
 	m, err := r.meta()
 	if err != nil {
-		return fail.Invalidf("worker %s: %v; see seed 002 for the metadata fields", r.WorkerID, err)
+		return fail.Invalidf("worker %s: %v; see docs/supervisors.md for the metadata fields", r.WorkerID, err)
 	}
 	if m.TotalLines != nil && (*m.TotalLines < 0 || *m.TotalLines > maxCount) {
 		return fail.Invalidf("worker %s: metadata total_lines %d is not within 0-%d", r.WorkerID, *m.TotalLines, int64(maxCount))

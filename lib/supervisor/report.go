@@ -8,7 +8,7 @@ import (
 
 // Size limits of report metadata. They keep one report's metadata, and so
 // any aggregate built from it, to a few hundred bytes however long the
-// report is (seed 002: 95% context reduction).
+// report is (docs/supervisors.md: only metadata goes up).
 const (
 	SummaryWords = 50 // words of a report summary (protocol section 6)
 	FindingWords = 20 // words of one finding
@@ -38,7 +38,8 @@ func textLines(md []byte) int {
 	return n
 }
 
-// Meta is what a supervisor keeps of a report: seed 002's worker metadata.
+// Meta is what a supervisor keeps of a report: a worker's metadata
+// (docs/supervisors.md, "The protocol").
 // FilesModified is set only for implementation summaries.
 type Meta struct {
 	Title         string   `json:"title"`

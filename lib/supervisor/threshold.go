@@ -2,7 +2,8 @@ package supervisor
 
 import "github.com/flowstate-dev/flowstate/lib/fail"
 
-// Thresholds of seed 002's decision matrix: at or above any of them a
+// Thresholds of the decision matrix (docs/supervisors.md, "When to use
+// one"): at or above any of them a
 // supervisor coordinates the workers (hierarchical), below all of them the
 // command invokes the workers itself (flat).
 const (

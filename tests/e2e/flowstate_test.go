@@ -20,18 +20,86 @@ import (
 	"github.com/flowstate-dev/flowstate/tests/e2e/standin"
 )
 
+// drifts are the protocol followed to the letter and each way real
+// models deviate from it: every flowstate scenario runs under each.
+var drifts = []standin.Drift{{}, {Background: true}, {Twice: true}, {StopEvery: 3}, {CompactAfter: 4}}
+
+// underEachDrift runs a scenario once per drift, as subtests named after
+// it.
+func underEachDrift(t *testing.T, scenario func(t *testing.T, d standin.Drift)) {
+	for _, d := range drifts {
+		t.Run(d.String(), func(t *testing.T) { scenario(t, d) })
+	}
+}
+
 // flowstateScenario is a scenario with the repository's plugin (commands,
-// agents, hooks) and the freshly built flowstate in its bin/. When the test
-// ends it logs the scenario's wall time and how many flowstate invocations
-// the stand-in ran in Bash blocks.
-func flowstateScenario(t *testing.T, knobs standin.Knobs) *scenario {
+// agents, hooks) and the freshly built flowstate in its bin/, whose
+// stand-in drifts as d says (also after restartModel). When the test ends
+// it checks that the drift happened and was handled, and logs the
+// scenario's wall time and how many flowstate invocations the stand-in
+// ran in Bash blocks.
+func flowstateScenario(t *testing.T, d standin.Drift, knobs standin.Knobs) *scenario {
 	t.Helper()
 	start := time.Now()
+	knobs.Drift = d
 	s := newScenario(t, repoRoot, map[string]string{"flowstate": flowstateBin(t)}, knobs)
 	t.Cleanup(func() {
+		if !t.Failed() {
+			s.expectDriftHandled(d)
+		}
 		t.Logf("scenario %s: wall %s, %d flowstate calls", t.Name(), time.Since(start).Round(time.Millisecond), s.bashCalls("flowstate"))
 	})
 	return s
+}
+
+// expectDriftHandled checks that the drift took place and what handled
+// it: agents launched without run_in_background ran in the foreground all
+// the same (the PreToolUse hook), a model that ended its turn early was
+// sent back with a reason naming where to continue (the Stop hook), a
+// compacted one was told where its command stands (the SessionStart
+// hook).
+func (s *scenario) expectDriftHandled(d standin.Drift) {
+	s.t.Helper()
+	s.mu.Lock()
+	models := slices.Clone(s.models)
+	s.mu.Unlock()
+	var background int
+	var reasons, contexts []string
+	for _, m := range models {
+		background += m.BackgroundAgents()
+		r, c := m.StopFeedback()
+		reasons, contexts = append(reasons, r...), append(contexts, c...)
+	}
+	if background > 0 && !slices.Contains(s.removed, "PreToolUse") {
+		s.t.Errorf("Claude Code ran %d flowstate agents in the background", background)
+	}
+	names := func(text string) bool {
+		for _, sec := range []string{"start", "phase", "verify"} {
+			if strings.Contains(text, `"## `+sec+`"`) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, text := range reasons {
+		if !names(text) {
+			s.t.Errorf("the Stop hook sent the model back without naming the section to continue at: %q", text)
+		}
+	}
+	for _, text := range contexts {
+		if !names(text) && !strings.Contains(text, " has finished: ") && !strings.Contains(text, " stopped because a step failed: ") {
+			s.t.Errorf("after a compaction the model was told neither where to continue nor that the command is over: %q", text)
+		}
+	}
+	if d.StopEvery > 0 && len(reasons) == 0 {
+		s.t.Errorf("drift %s: the model never ended its turn early, or nothing sent it back", d)
+	}
+	if d.CompactAfter > 0 && len(contexts) == 0 {
+		s.t.Errorf("drift %s: no compaction happened, or no hook told the model where its command stands", d)
+	}
+	if d.StopEvery == 0 && len(reasons) > 0 {
+		s.t.Errorf("a model that followed the protocol was sent back by the Stop hook: %q", reasons)
+	}
 }
 
 // run runs `claude -p prompt` to the end and fails the test unless it exited 0.

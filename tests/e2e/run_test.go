@@ -158,10 +158,10 @@ func (s *scenario) claude(prompt, tool string) result {
 // outer Claude Code session or a real API account), pointed at the
 // stand-in.
 func (s *scenario) env() []string {
-	return testenv.Env(s.Home,
-		"ANTHROPIC_BASE_URL="+s.Model.URL,
+	return testenv.Env(s.Home, append([]string{
+		"ANTHROPIC_BASE_URL=" + s.Model.URL,
 		"ANTHROPIC_API_KEY=sk-fake",
 		"DISABLE_TELEMETRY=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-	)
+	}, s.Env...)...)
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidwall/sjson"
+
 	"github.com/flowstate-dev/flowstate/tests/e2e/standin"
 )
 
@@ -23,6 +25,11 @@ type scenario struct {
 	Plugin  string
 	Model   *standin.Server
 	LogDir  string // the stand-in's request log, kept after the test for debugging
+
+	// Env is added to the CLI's environment (and so the bash blocks').
+	Env []string
+	// removed are the plugin's hook events taken out of its hooks.json.
+	removed []string
 
 	mu      sync.Mutex
 	runs    []result // every finished CLI run, printed when the test fails
@@ -80,6 +87,7 @@ func (s *scenario) startModel(knobs standin.Knobs, name string) {
 // be slowed down, or counts of what one run asked for.
 func (s *scenario) restartModel(knobs standin.Knobs, name string) {
 	s.t.Helper()
+	knobs.Drift = s.Model.Drift()
 	s.startModel(knobs, strings.ReplaceAll(s.t.Name(), "/", "_")+"-"+name)
 }
 
@@ -151,6 +159,24 @@ func (s *scenario) git(args ...string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		s.t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
+}
+
+// removeHook takes the plugin's hooks for event out of the scratch
+// copy's hooks/hooks.json, to see what flowstate does without them.
+func (s *scenario) removeHook(event string) {
+	s.t.Helper()
+	path := filepath.Join(s.Plugin, "hooks", "hooks.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if b, err = sjson.DeleteBytes(b, "hooks."+event); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	s.removed = append(s.removed, event)
 }
 
 // path is a project file's absolute path (rel may already be absolute).

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	flowhook "github.com/flowstate-dev/flowstate/lib/hook"
 	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
@@ -194,8 +195,8 @@ func TestSessionStartKeepsUserEnvFile(t *testing.T) {
 	}
 }
 
-// TestHooksAlwaysExitZero: whatever the input and environment, a hook
-// exits 0, prints nothing on stdout, and logs the problem.
+// TestHooksAlwaysExitZero: whatever the input and environment, every
+// hook exits 0, prints nothing on stdout, and logs the problem.
 func TestHooksAlwaysExitZero(t *testing.T) {
 	project := newProject(t, "p")
 	hb := filepath.Join(project, ".claude", "bin", "flowstate")
@@ -218,12 +219,15 @@ func TestHooksAlwaysExitZero(t *testing.T) {
 		{"no env at all", nil, startPayload("s", project), nil},
 		{"env file in a missing dir", []string{"CLAUDE_PROJECT_DIR=" + project, "CLAUDE_ENV_FILE=/nonexistent/dir/env"}, startPayload("s", project), nil},
 		{"project is a file", []string{"CLAUDE_PROJECT_DIR=" + notADir, "HOME=" + home}, startPayload("s", notADir), nil},
-		{"unknown event", []string{"CLAUDE_PROJECT_DIR=" + project}, "{}", []string{"pre-tool-use"}},
+		{"unknown event", []string{"CLAUDE_PROJECT_DIR=" + project}, "{}", []string{"on-bananas"}},
 		{"no event", []string{"CLAUDE_PROJECT_DIR=" + project}, "{}", []string{}},
 		{"flags", []string{"CLAUDE_PROJECT_DIR=" + project}, "{}", []string{"--bogus", "session-start", "-x"}},
 	}
 	for _, c := range cases {
-		argLists := [][]string{{"session-start"}, {"session-end"}}
+		var argLists [][]string
+		for _, ev := range flowhook.Events() {
+			argLists = append(argLists, []string{ev})
+		}
 		if c.args != nil {
 			argLists = [][]string{c.args}
 		}
@@ -235,7 +239,7 @@ func TestHooksAlwaysExitZero(t *testing.T) {
 		}
 	}
 	logged, err := os.ReadFile(filepath.Join(project, ".claude", "state", "hooks.log"))
-	if err != nil || !strings.Contains(string(logged), "hook payload is not the expected JSON") || !strings.Contains(string(logged), `unknown hook event "pre-tool-use"`) {
+	if err != nil || !strings.Contains(string(logged), "hook payload is not the expected JSON") || !strings.Contains(string(logged), `unknown hook event "on-bananas"`) {
 		t.Errorf("problems not logged to .claude/state/hooks.log: %v\n%s", err, logged)
 	}
 	if b, err := os.ReadFile(filepath.Join(home, ".claude", "flowstate-hooks.log")); err != nil || !strings.Contains(string(b), "session-start: ") {
@@ -356,12 +360,21 @@ func TestRunHookScript(t *testing.T) {
 		"CLAUDE_PLUGIN_ROOT=" + plugin, "CLAUDE_PLUGIN_DATA=" + data}
 	script := filepath.Join(plugin, "hooks", "run-hook")
 
-	// No binary and nothing to build from: one clear line, exit 0.
+	// No binary and nothing to build from: one clear line for the user
+	// saying how to install one without Go, and for the model the same
+	// with what not to do, exit 0.
 	r := exe(t, env, startPayload("s", project), script, "session-start")
-	var msg struct{ SystemMessage string }
-	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &msg) != nil || !strings.Contains(msg.SystemMessage, "install Go") ||
+	var msg struct {
+		SystemMessage      string
+		HookSpecificOutput struct{ HookEventName, AdditionalContext string }
+	}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &msg) != nil || !strings.Contains(msg.SystemMessage, "npm install -g @flowstate-dev/flowstate@") ||
 		strings.Count(r.stderr, "\n") != 1 {
 		t.Errorf("no binary: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if ctx := msg.HookSpecificOutput; ctx.HookEventName != "SessionStart" || !strings.Contains(ctx.AdditionalContext, "do not look for, build, install or imitate flowstate") ||
+		!strings.Contains(ctx.AdditionalContext, "npm install -g @flowstate-dev/flowstate@") {
+		t.Errorf("no binary: the model is not told: %+v", ctx)
 	}
 	if r := exe(t, env, endPayload("s", project), script, "session-end"); r.code != 0 || r.stdout != "" {
 		t.Errorf("session-end without binary: %+v", r)

@@ -229,8 +229,10 @@ func TestInstallReinstallUninstall(t *testing.T) {
 					}
 				}
 			}
-			if gi := readFile(t, filepath.Join(dir, ".gitignore")); string(gi) != "node_modules/\n*.log\n.claude/state/\n" {
-				t.Errorf(".gitignore = %q", gi)
+			// The state directory ignores itself (lib/store): the user's
+			// .gitignore is not touched.
+			if gi := readFile(t, filepath.Join(dir, ".gitignore")); string(gi) != "node_modules/\n*.log" {
+				t.Errorf(".gitignore = %q; want it untouched", gi)
 			}
 			cmd := string(readFile(t, filepath.Join(dir, ".claude", "commands", "supervise.md")))
 			if strings.Contains(cmd, "subagent_type: flowstate:") {
@@ -340,14 +342,17 @@ func TestDoctorFindsProblems(t *testing.T) {
 	writeFile(t, filepath.Join(plugin, "hooks", "hooks.json"), []byte("{}"))
 
 	out, errs, code := run(t, dir, "doctor", "--plugin-dir", plugin)
-	if code != 2 || !strings.Contains(errs, "doctor found 5 problem(s)") {
-		t.Errorf("doctor: exit %d, stderr %q; want 2 and 5 problems", code, errs)
+	if code != 2 || !strings.Contains(errs, "doctor found 6 problem(s)") {
+		t.Errorf("doctor: exit %d, stderr %q; want 2 and 6 problems", code, errs)
 	}
 	for _, want := range []string{
 		"FAIL .claude/settings.json lacks flowstate's SessionEnd hook",
 		"FAIL installed files were changed since (install and uninstall keep them): .claude/commands/coordinate.md",
 		"other users can read workflow state", "fix: chmod 700 " + state,
 		"1 stale session pointers: old-session (its workflow no longer exists)",
+		// A state directory made by hand (or an older flowstate) lacks the
+		// .gitignore that keeps it out of git.
+		"FAIL " + filepath.Join(state, ".gitignore") + " is missing or changed: workflow state could be committed", "fix: write it again: echo '*' > " + filepath.Join(state, ".gitignore"),
 		"has no bin/flowstate", "run ./install.sh --plugin in " + plugin,
 	} {
 		if !strings.Contains(out, want) {
@@ -370,6 +375,42 @@ func TestDoctorFindsProblems(t *testing.T) {
 	}
 }
 
+// TestDoctorWarnsPluginToo: a project install beside the enabled plugin
+// (every command and hook twice) is a warning, from the user's or the
+// project's settings; a later settings file can disable the plugin again.
+func TestDoctorWarnsPluginToo(t *testing.T) {
+	dir := project(t, "")
+	mustRun(t, dir, "install")
+	home := t.TempDir()
+	doctor := func() (string, int) {
+		t.Helper()
+		cmd := exec.Command(bin, "doctor")
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home}
+		out, err := cmd.Output()
+		code, err := testenv.ExitCode(err)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	if out, code := doctor(); code != 0 || strings.Contains(out, "WARN") {
+		t.Fatalf("install alone: exit %d\n%s", code, out)
+	}
+	user := filepath.Join(home, ".claude", "settings.json")
+	writeFile(t, user, []byte(`{"enabledPlugins": {"flowstate@flowstate-marketplace": true, "other@x": true}}`))
+	out, code := doctor()
+	if code != 0 || !strings.Contains(out, "WARN flowstate is installed in "+dir+"/.claude and the plugin flowstate@flowstate-marketplace is enabled in "+user+": every command is there twice") ||
+		!strings.Contains(out, "fix: keep one: ./install.sh --uninstall "+dir) {
+		t.Errorf("plugin enabled for the user: exit %d\n%s", code, out)
+	}
+	local := filepath.Join(dir, ".claude", "settings.local.json")
+	writeFile(t, local, []byte(`{"enabledPlugins": {"flowstate@flowstate-marketplace": false}}`))
+	if out, code := doctor(); code != 0 || strings.Contains(out, "WARN") {
+		t.Errorf("plugin disabled for the project: exit %d\n%s", code, out)
+	}
+}
+
 func TestDoctorWithoutInstall(t *testing.T) {
 	dir := t.TempDir()
 	out, _, code := run(t, dir, "doctor")
@@ -379,7 +420,9 @@ func TestDoctorWithoutInstall(t *testing.T) {
 }
 
 // TestInstallScript runs ./install.sh as a user would: it builds the
-// binary with Go and installs, then uninstalls.
+// binary with Go and installs, says what to do next, then uninstalls.
+// Options go anywhere; --force reaches flowstate; anything else is a
+// usage error.
 func TestInstallScript(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -392,19 +435,112 @@ func TestInstallScript(t *testing.T) {
 	before := snapshot(t, dir)
 	script := filepath.Join(testenv.RepoRoot(), "install.sh")
 	env := append(os.Environ(), "PATH="+filepath.Dir(goBin)+":/usr/bin:/bin")
-	for _, args := range [][]string{{dir}, {"--uninstall", dir}} {
+	installSh := func(args ...string) (string, int) {
+		t.Helper()
 		cmd := exec.Command(script, args...)
 		cmd.Env = env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("install.sh %v: %v\n%s", args, err, out)
+		out, err := cmd.CombinedOutput()
+		code, err := testenv.ExitCode(err)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if args[0] == dir {
-			if _, err := os.Stat(filepath.Join(dir, ".claude", "commands", "coordinate.md")); err != nil {
-				t.Errorf("install.sh did not install the commands: %v", err)
-			}
+		return string(out), code
+	}
+
+	// The user's own /coordinate is kept, and the install says it is not
+	// complete (doctor names the file) until --force replaces it, written
+	// before or after the directory.
+	own := filepath.Join(dir, ".claude", "commands", "coordinate.md")
+	writeFile(t, own, []byte("# my own coordinate\n"))
+	out, code := installSh(dir)
+	if code != 1 || !strings.Contains(out, "FAIL .claude/commands/coordinate.md is your own file, not flowstate's (install kept it): /coordinate is not flowstate's") ||
+		!strings.Contains(out, "./install.sh --force "+dir) || !strings.Contains(out, "install.sh: the install is not complete") {
+		t.Errorf("install.sh over the user's own command: exit %d\n%s", code, out)
+	}
+	for _, args := range [][]string{{dir, "--force"}, {"--force", dir}} {
+		writeFile(t, own, []byte("# my own coordinate\n"))
+		if out, code := installSh(args...); code != 0 || bytes.Contains(readFile(t, own), []byte("my own")) {
+			t.Errorf("install.sh %v: exit %d, coordinate.md not replaced\n%s", args, code, out)
 		}
 	}
+	// --force replaced the user's file; the directory they made stays.
+	mustRun(t, dir, "uninstall")
+	if err := os.Remove(filepath.Dir(own)); err != nil {
+		t.Fatal(err)
+	}
+	sameSnapshot(t, "uninstall after --force", before, snapshot(t, dir))
+
+	// What to do next, including flowstate from a terminal.
+	out, code = installSh(dir)
+	bin := filepath.Join(dir, ".claude", "bin", "flowstate")
+	for _, want := range []string{"In Claude Code, in " + dir + ": /coordinate DESCRIPTION", "In a terminal, flowstate is " + bin, "export PATH=" + filepath.Dir(bin) + `:"$PATH"`} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("install.sh %s: exit %d, output lacks %q:\n%s", dir, code, want, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".claude", "commands", "coordinate.md")); err != nil {
+		t.Errorf("install.sh did not install the commands: %v", err)
+	}
+
+	// Bad command lines: exit 2 with the usage, nothing changed.
+	installed := snapshot(t, dir)
+	for _, args := range [][]string{{dir, "extra"}, {"--bogus", dir}, {dir, "--frce"}, {"--plugin", dir}, {"--uninstall", "--force", dir}, {"--plugin", "--uninstall"}} {
+		if out, code := installSh(args...); code != 2 || !strings.Contains(out, "usage:\n  ./install.sh [--force] [PROJECT_DIR]") {
+			t.Errorf("install.sh %v: exit %d; want 2 and the usage\n%s", args, code, out)
+		}
+	}
+	sameSnapshot(t, "rejected command lines", installed, snapshot(t, dir))
+
+	if out, code := installSh(dir, "--uninstall"); code != 0 {
+		t.Fatalf("install.sh %s --uninstall: exit %d\n%s", dir, code, out)
+	}
 	sameSnapshot(t, "install.sh --uninstall", before, snapshot(t, dir))
+}
+
+// TestInstallScriptWithoutGo: without Go, install.sh uses a flowstate of
+// its version on PATH (as npm installs it), refuses one of another
+// version, and says how to get one.
+func TestInstallScriptWithoutGo(t *testing.T) {
+	for _, d := range []string{"/usr/bin", "/bin"} {
+		if _, err := os.Stat(filepath.Join(d, "go")); err == nil {
+			t.Skipf("%s/go exists: no PATH with the basic tools lacks Go here", d)
+		}
+	}
+	src := t.TempDir()
+	if err := testenv.SourceTree(src); err != nil {
+		t.Fatal(err)
+	}
+	want, err := exec.Command("sh", filepath.Join(src, "scripts", "build"), "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := strings.TrimPrefix(strings.Fields(string(want))[1], "v")
+	tools := t.TempDir()
+	run := func(stamp string) (string, int) {
+		t.Helper()
+		writeFile(t, filepath.Join(tools, "flowstate"), []byte("#!/bin/sh\n[ \"$1\" = version ] && echo 'flowstate "+stamp+" (commit abc1234)' && exit 0\necho \"flowstate $*\" >>"+filepath.Join(tools, "log")+"\n"))
+		if err := os.Chmod(filepath.Join(tools, "flowstate"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(filepath.Join(src, "install.sh"), "proj")
+		cmd.Dir = t.TempDir()
+		cmd.Env = []string{"PATH=" + tools + ":/usr/bin:/bin", "HOME=" + t.TempDir()}
+		out, err := cmd.CombinedOutput()
+		code, err := testenv.ExitCode(err)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	out, code := run(version)
+	if log, _ := os.ReadFile(filepath.Join(tools, "log")); code != 0 || !strings.Contains(string(log), "flowstate install --from "+src+" proj") {
+		t.Errorf("a flowstate %s on PATH: exit %d, calls %q\n%s", version, code, log, out)
+	}
+	out, code = run("0.0.1")
+	if code != 1 || !strings.Contains(out, "is flowstate 0.0.1 (commit abc1234), but this checkout is flowstate "+version+"; not using it") ||
+		!strings.Contains(out, "npm install -g @flowstate-dev/flowstate@"+version) {
+		t.Errorf("a flowstate of another version on PATH: exit %d\n%s", code, out)
+	}
 }
 
 // TestSymlinkedSettings: a settings.json kept in a dotfiles repository

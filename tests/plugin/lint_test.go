@@ -24,7 +24,7 @@ const orchestratorLineBudget = 600
 var printedBy = map[string][]string{
 	"phase-start":  {"DESCRIPTION", "CLASSIFICATION_PATH", "WORKFLOW_ID", "WORKFLOW_SCOPE", "NEXT"},
 	"phase-plan":   {"WORKFLOW_ID", "STATE", "AGENT", "ARTIFACT", "DESCRIPTION", "CONTEXT", "REMAINING", "WORKER_COUNT", "TOPIC_i", "OUTPUT_PATH_i", "SUPERVISOR", "FINAL_STATE", "ARTIFACTS_DIR", "ARTIFACT_i", "ARTIFACT_COUNT", "NEXT"},
-	"phase-verify": {"TESTS_FAILED", "NEXT"},
+	"phase-verify": {"TESTS_FAILED", "RUNNING", "NEXT"},
 	"resume":       {"WORKFLOW_ID", "CURRENT_STATE", "FINAL_STATE", "ARTIFACTS_DIR", "ARTIFACT_i", "ARTIFACT_COUNT", "NEXT"},
 	"sm-status":    {"WORKFLOW_ID", "COMMAND_NAME", "WORKFLOW_SCOPE", "CURRENT_STATE", "TERMINAL_STATE", "COMPLETED_STATES", "IS_TERMINAL"},
 	"list":         {},
@@ -33,9 +33,9 @@ var printedBy = map[string][]string{
 // nextBy lists the sections each subcommand can jump to. phase-plan's
 // "supervised" is never printed in sequential mode (/supervise).
 var nextBy = map[string][]string{
-	"phase-start":  {"classify", "phase"},
-	"phase-plan":   {"supervised", "done"},
-	"phase-verify": {"phase", "workers"},
+	"phase-start":  {"classify", "classified", "phase"},
+	"phase-plan":   {"supervised", "verify", "done"},
+	"phase-verify": {"phase", "workers", "verify"},
 	"resume":       {"phase", "done"},
 }
 
@@ -207,7 +207,8 @@ func TestJumpsLand(t *testing.T) {
 					switch {
 					case n == "workers" && !supervisorMode, n == "phase" && m[1] == "phase-verify" && supervisorMode,
 						n == "supervised" && (sequential || supervisorMode),
-						n == "classify" && (strings.Contains(s.Body, "--classified") || strings.Contains(s.Body, "--require-scope")):
+						n == "classify" && (strings.Contains(s.Body, "--classified") || strings.Contains(s.Body, "--require-scope")),
+						n == "classified" && !strings.Contains(s.Body, "--classified"):
 						continue // never printed in this mode
 					}
 					targets = append(targets, n)
@@ -311,14 +312,15 @@ func TestSharedSectionsAgree(t *testing.T) {
 	// The reference sections must be there: two empty sections would be
 	// equal and prove nothing.
 	refSections := map[string][]step{}
-	for _, sec := range []string{"phase", "supervised"} {
+	shared := []string{"phase", "verify", "supervised"}
+	for _, sec := range shared {
 		if refSections[sec] = section(ref, sec); len(refSections[sec]) == 0 {
 			t.Fatalf("commands/coordinate.md has no steps in section %q", sec)
 		}
 	}
 	for _, name := range []string{"orchestrate", "supervise", "workflow-resume"} {
 		d := loadDoc(t, "commands/"+name+".md")
-		for _, sec := range []string{"phase", "supervised"} {
+		for _, sec := range shared {
 			if name == "supervise" && sec == "supervised" {
 				continue // sequential: never delegates
 			}
@@ -336,9 +338,10 @@ func TestSharedSectionsAgree(t *testing.T) {
 			continue
 		}
 		d := loadDoc(t, "agents/"+r.Supervisor+".md")
-		steps := section(d, "workers")
-		if len(steps) != 3 || steps[1].Task == nil || steps[1].Task.Prompt != worker.Prompt || steps[1].Task.SubagentType != "flowstate:"+r.Agent {
-			t.Errorf("%s: ## workers must be phase-plan --supervisor, the worker task of commands/coordinate.md for %s, phase-verify --supervisor", d.Path, r.Agent)
+		steps, verify := section(d, "workers"), section(d, "verify")
+		if len(steps) != 2 || steps[1].Task == nil || steps[1].Task.Prompt != worker.Prompt || steps[1].Task.SubagentType != "flowstate:"+r.Agent ||
+			steps[1].Task.Foreground != worker.Foreground || steps[1].Task.Description != worker.Description || len(verify) != 1 {
+			t.Errorf("%s: ## workers must be phase-plan --supervisor and the worker task of commands/coordinate.md for %s, then ## verify phase-verify --supervisor", d.Path, r.Agent)
 		}
 	}
 }

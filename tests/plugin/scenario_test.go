@@ -198,7 +198,7 @@ func TestRunWorkflowStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := w.command("workflow-status", "")
-	if err != nil || !strings.Contains(out, "WORKFLOW_SCOPE=research-only") {
+	if err != nil || !strings.Contains(out, "orchestrate · research-only · complete") || !strings.Contains(out, "✓ research") {
 		t.Errorf("workflow-status: %v\n%s", err, out)
 	}
 }

@@ -1,6 +1,8 @@
 package standin
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/classify"
@@ -22,6 +24,51 @@ type Knobs struct {
 	// request waits SlowDelay before it is answered.
 	SlowAgent string
 	SlowDelay time.Duration
+	// Drift makes the main thread deviate from the protocol as real models
+	// do.
+	Drift Drift
+}
+
+// Drift is how the main thread deviates from the protocol; each switch is
+// independent.
+type Drift struct {
+	// Background: Agent calls leave run_in_background out, which Claude
+	// Code 2.1.328 takes as "run in the background".
+	Background bool
+	// Twice: every bash block is run twice in a row, as a model does when
+	// an output looked odd or was cut.
+	Twice bool
+	// StopEvery: the main thread ends its turn after every N tool calls,
+	// saying the work is under way; sent back by a Stop hook, it goes to
+	// the section the hook's reason names.
+	StopEvery int
+	// CompactAfter: the answer after N tool calls of the main thread
+	// reports a context so large that Claude Code compacts the
+	// conversation (once per server); the model then knows only what the
+	// compacted conversation holds and goes to the section the hooks'
+	// context names.
+	CompactAfter int
+}
+
+// String names the drift for test names and logs.
+func (d Drift) String() string {
+	var parts []string
+	if d.Background {
+		parts = append(parts, "background")
+	}
+	if d.Twice {
+		parts = append(parts, "twice")
+	}
+	if d.StopEvery > 0 {
+		parts = append(parts, fmt.Sprintf("stop-every-%d", d.StopEvery))
+	}
+	if d.CompactAfter > 0 {
+		parts = append(parts, fmt.Sprintf("compact-after-%d", d.CompactAfter))
+	}
+	if len(parts) == 0 {
+		return "protocol"
+	}
+	return strings.Join(parts, "+")
 }
 
 // Classification is the workflow-classifier's JSON (command protocol,

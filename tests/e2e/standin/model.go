@@ -3,6 +3,7 @@ package standin
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/flowstate-dev/flowstate/tests/internal/protocol"
@@ -13,6 +14,9 @@ import (
 type turn struct {
 	Text  string
 	Tools []toolUse
+	// InputTokens is the usage the answer reports; a large one makes
+	// Claude Code compact the conversation.
+	InputTokens int
 }
 
 type toolUse struct {
@@ -38,7 +42,21 @@ type thread struct {
 	// TestRun is called once per test-results file the stand-in is about to
 	// write and returns its 1-based ordinal (FailTestRuns counts these).
 	TestRun func() int
+	// Compact reports, once per server, that this answer is the one to
+	// trigger a compaction (Drift.CompactAfter).
+	Compact func() bool
 }
+
+// compactingTokens is a usage that makes Claude Code 2.1.328 compact the
+// conversation before its next request (199,000 does not).
+const compactingTokens = 990000
+
+// underWay is what a main thread that ends its turn early says.
+const underWay = "The workflow is under way; the remaining phases will continue from here."
+
+// sectionRef finds the section a Stop hook's reason or a hook's context
+// sends the model to: `"## phase"`.
+var sectionRef = regexp.MustCompile(`"## ([^"]+)"`)
 
 // decide replays the conversation against the program to find the current
 // step, and returns the next turn.
@@ -48,21 +66,81 @@ func decide(th thread) turn {
 	if err != nil {
 		return turn{Text: "stand-in cannot follow this program: " + err.Error()}
 	}
+	if c.Summary {
+		return turn{Text: "<analysis>The stand-in keeps nothing.</analysis>\n<summary>A flowstate command was running; the hooks say where it stands.</summary>"}
+	}
 	env := map[string]string{}
 	if c.Subagent {
 		merge(env, c.Prompt)
 	}
 	skipWrites := c.Subagent && th.Knobs.MissingWorker != "" && strings.Contains(c.Prompt, th.Knobs.MissingWorker)
+	// A sub-supervisor runs its blocks twice too; the other drifts are the
+	// main thread's.
+	drift := Drift{Twice: th.Knobs.Drift.Twice}
+	if !c.Subagent {
+		drift = th.Knobs.Drift
+	}
 	lastOutput, signal := "", ""
-	h := 0 // next unconsumed call in the history
-	for pc := 0; pc < len(prog.Steps); {
+	h := 0     // next unconsumed call in the history
+	since := 0 // calls since the turn began or the model was sent back
+	// issue is the turn that makes the next call, unless the model ends its
+	// turn early instead.
+	issue := func(t turn, mayStop bool) turn {
+		if mayStop && drift.StopEvery > 0 && since >= drift.StopEvery {
+			return turn{Text: underWay}
+		}
+		if drift.CompactAfter > 0 && h >= drift.CompactAfter && th.Compact != nil && th.Compact() {
+			t.InputTokens = compactingTokens
+		}
+		return t
+	}
+	pc, fb := 0, 0
+	if c.Compacted {
+		// Every value printed before is gone; the hooks' context names the
+		// section whose first block needs none of them, or says the command
+		// is over: the model then reports what it last saw.
+		target, ok := jumpTarget(prog, c.Context)
+		switch {
+		case ok:
+			pc = target
+		case c.Context != "" && len(c.Kept) > 0:
+			return turn{Text: strings.TrimSpace(c.Kept[len(c.Kept)-1].Result)}
+		case c.Context != "":
+			return turn{Text: c.Context}
+		default:
+			return turn{Text: "Stopped: the conversation was compacted and nothing says where the command stands."}
+		}
+	}
+	for {
+		if fb < len(c.Feedback) && c.Feedback[fb].AfterCalls == h {
+			// Sent back by the Stop hook: go where its reason says.
+			if target, ok := jumpTarget(prog, c.Feedback[fb].Text); ok {
+				pc = target
+			}
+			fb++
+			since = 0
+			continue
+		}
+		if pc >= len(prog.Steps) {
+			break
+		}
 		st := prog.Steps[pc]
 		switch st.Kind {
 		case stepBash:
+			run := turn{Tools: []toolUse{{"Bash", bashInput{st.Text, fmt.Sprintf("Run step %d", pc+1)}}}}
 			if h == len(c.Calls) {
-				return turn{Tools: []toolUse{{"Bash", bashInput{st.Text, fmt.Sprintf("Run step %d", pc+1)}}}}
+				return issue(run, true)
 			}
 			call, stop := consume(c.Calls, &h, "Bash")
+			since++
+			if drift.Twice {
+				// The model runs the block again, as if its output looked odd.
+				if h == len(c.Calls) {
+					return issue(run, false)
+				}
+				call, stop = consume(c.Calls, &h, "Bash")
+				since++
+			}
 			if stop != "" {
 				return turn{Text: stop}
 			}
@@ -92,14 +170,18 @@ func decide(th thread) turn {
 			if h == len(c.Calls) && len(calls) > 0 {
 				var tools []toolUse
 				for _, inv := range calls {
+					if drift.Background {
+						inv.Background = nil // as a model that copies the block without the flag
+					}
 					tools = append(tools, toolUse{"Agent", inv})
 				}
-				return turn{Tools: tools}
+				return issue(turn{Tools: tools}, true)
 			}
 			for range calls {
 				if _, stop := consume(c.Calls, &h, "Agent"); stop != "" {
 					return turn{Text: stop}
 				}
+				since++
 			}
 			pc++
 		case stepWrite:
@@ -108,7 +190,7 @@ func decide(th thread) turn {
 				continue
 			}
 			if h == len(c.Calls) {
-				return turn{Tools: []toolUse{{"Write", th.write(prog, pc, env)}}}
+				return issue(turn{Tools: []toolUse{{"Write", th.write(prog, pc, env)}}}, true)
 			}
 			if _, stop := consume(c.Calls, &h, "Write"); stop != "" {
 				return turn{Text: stop}
@@ -117,6 +199,17 @@ func decide(th thread) turn {
 		}
 	}
 	return turn{Text: th.final(prog, env, lastOutput, signal)}
+}
+
+// jumpTarget is the step a text sends the model to: the section it names
+// as "## name".
+func jumpTarget(prog program, text string) (int, bool) {
+	m := sectionRef.FindStringSubmatch(text)
+	if m == nil {
+		return 0, false
+	}
+	target, ok := prog.Sections[m[1]]
+	return target, ok
 }
 
 // programOf is the main thread's command, or a subagent's prompt followed by

@@ -75,6 +75,23 @@ type conversation struct {
 	// Cwd is the session's working directory, used to make Write paths absolute.
 	Cwd   string
 	Calls []toolCall
+	// Feedback is every "Stop hook feedback" the main thread got after it
+	// ended its turn, in order.
+	Feedback []feedback
+	// Summary: the request asks for the summary of a compaction.
+	Summary bool
+	// Compacted: the conversation was compacted; Program is then the command
+	// body Claude Code re-injects, and Context the hooks' additional context.
+	Compacted bool
+	Context   string
+	// Kept are the calls Claude Code keeps from before the compaction.
+	Kept []toolCall
+}
+
+// feedback is a Stop hook's reason, given after the first AfterCalls calls.
+type feedback struct {
+	AfterCalls int
+	Text       string
 }
 
 // subagentMarker is in the billing header, the first system block, of every
@@ -84,6 +101,20 @@ const subagentMarker = "cc_is_subagent=true"
 // harnessNotes starts the text Claude Code appends to an agent body in a
 // subagent's system prompt; the body is what comes before it.
 const harnessNotes = "\n\nMessages from the agent that launched you"
+
+// What Claude Code 2.1.328 says around a Stop hook's block and a
+// compaction (docs/architecture.md, "Hooks").
+const (
+	stopFeedback   = "Stop hook feedback:"
+	summaryRequest = "Respond with TEXT ONLY"
+	continued      = "This session is being continued from a previous conversation"
+	hookContext    = "SessionStart hook additional context: "
+)
+
+// reinjected is the command body Claude Code puts back after a
+// compaction: "### Skill: NAME\nPath: ...\n\n" then the body, up to
+// the next part of the system message.
+var reinjected = regexp.MustCompile(`(?s)### Skill: [^\n]+\nPath: [^\n]+\n\n(.*?)(?:\n\nThe following deferred tools|\n\nAvailable agent types|\n### Skill: |$)`)
 
 var cwdLine = regexp.MustCompile(`(?m)^ - Primary working directory: (.+)$`)
 
@@ -100,18 +131,29 @@ func parseConversation(req request) conversation {
 	}
 	results := map[string]block{}
 	firstUser := true
-	for _, m := range req.Messages {
+	var systemText []string
+	for i, m := range req.Messages {
 		bs := blocks(m.Content)
 		switch m.Role {
 		case "user":
+			text := texts(m.Content)
 			if firstUser {
 				firstUser = false
 				task := firstUserText(bs)
-				if c.Subagent {
+				switch {
+				case c.Subagent:
 					c.Prompt = task
-				} else {
+				case strings.Contains(text, continued):
+					c.Compacted = true
+				default:
 					c.Program = task
 				}
+			}
+			if !c.Subagent && i == len(req.Messages)-1 && strings.Contains(text, summaryRequest) {
+				c.Summary = true
+			}
+			if _, after, ok := strings.Cut(text, stopFeedback); ok && !c.Subagent {
+				c.Feedback = append(c.Feedback, feedback{AfterCalls: len(c.Calls), Text: strings.TrimSpace(after)})
 			}
 			for _, b := range bs {
 				if b.Type == "tool_result" {
@@ -125,16 +167,35 @@ func parseConversation(req request) conversation {
 				}
 			}
 		case "system":
-			if m := cwdLine.FindStringSubmatch(texts(m.Content)); m != nil && c.Cwd == "" {
+			text := texts(m.Content)
+			if m := cwdLine.FindStringSubmatch(text); m != nil && c.Cwd == "" {
 				c.Cwd = strings.TrimSpace(m[1])
 			}
+			if c.Compacted && reinjected.MatchString(text) {
+				// Claude Code keeps the last calls from before the
+				// compaction ahead of the re-injected command; what the
+				// model does now starts after it.
+				c.Kept, c.Calls, c.Feedback = c.Calls, nil, nil
+			}
+			systemText = append(systemText, text)
 		}
 	}
-	for i := range c.Calls {
-		if r, ok := results[c.Calls[i].ID]; ok {
-			c.Calls[i].HasResult = true
-			c.Calls[i].IsError = r.IsError
-			c.Calls[i].Result = texts(r.Content)
+	if c.Compacted {
+		all := strings.Join(systemText, "\n")
+		if m := reinjected.FindStringSubmatch(all); m != nil {
+			c.Program = strings.TrimSpace(m[1])
+		}
+		if _, after, ok := strings.Cut(all, hookContext); ok {
+			c.Context, _, _ = strings.Cut(after, "\n\n")
+		}
+	}
+	for _, calls := range [][]toolCall{c.Calls, c.Kept} {
+		for i := range calls {
+			if r, ok := results[calls[i].ID]; ok {
+				calls[i].HasResult = true
+				calls[i].IsError = r.IsError
+				calls[i].Result = texts(r.Content)
+			}
 		}
 	}
 	return c

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,11 @@ type Server struct {
 	testRuns   int
 	served     map[string]int // Messages requests received per persona ("" = main thread)
 	exchanges  []Exchange
+	compacted  bool              // Drift.CompactAfter has triggered its compaction
+	async      map[string]bool   // tool ids of Agent calls Claude Code ran in the background
+	bash       map[string]string // tool id -> result of every Bash call with a result
+	feedback   []string          // every Stop hook reason the main thread was sent back with
+	contexts   []string          // every hooks' context a compacted main thread got
 }
 
 // Exchange is one answered Messages request, for assertions and reports.
@@ -57,7 +63,7 @@ func Start(knobs Knobs, logDir string) (*Server, error) {
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, err
 	}
-	s := &Server{knobs: knobs, logDir: logDir, agentTypes: map[string]string{}, served: map[string]int{}}
+	s := &Server{knobs: knobs, logDir: logDir, agentTypes: map[string]string{}, served: map[string]int{}, async: map[string]bool{}, bash: map[string]string{}}
 	s.http = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.http.URL
 	return s, nil
@@ -129,6 +135,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		agent = personaOf(s.agentTypes[strings.TrimSpace(conv.Prompt)])
 	}
 	s.served[agent]++
+	s.observe(conv)
 	s.mu.Unlock()
 	name := fmt.Sprintf("%04d-main", seq)
 	if conv.Subagent {
@@ -144,7 +151,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	t := decide(thread{Conv: conv, Agent: agent, Knobs: s.knobs, TestRun: s.nextTestRun})
+	t := decide(thread{Conv: conv, Agent: agent, Knobs: s.knobs, TestRun: s.nextTestRun, Compact: s.compactOnce})
 	msg := t.message(fmt.Sprintf("msg_standin_%04d", seq), func() string {
 		return fmt.Sprintf("toolu_standin_%d", s.tools.Add(1))
 	})
@@ -157,6 +164,75 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = stream(w, msg)
+}
+
+// asyncResult starts what Claude Code answers an Agent call it runs in the
+// background.
+const asyncResult = "Async agent launched"
+
+// observe notes what a request shows of Claude Code's side: Agent calls
+// it ran in the background, Stop hook reasons, hooks' context after a
+// compaction. Callers hold s.mu.
+func (s *Server) observe(c conversation) {
+	for _, call := range c.Calls {
+		switch {
+		case call.Name == "Agent" && strings.HasPrefix(call.Result, asyncResult):
+			s.async[call.ID] = true
+		case call.Name == "Bash" && call.HasResult:
+			s.bash[call.ID] = call.Result
+		}
+	}
+	if c.Subagent {
+		return
+	}
+	for _, f := range c.Feedback {
+		if !slices.Contains(s.feedback, f.Text) {
+			s.feedback = append(s.feedback, f.Text)
+		}
+	}
+	if c.Compacted && !slices.Contains(s.contexts, c.Context) {
+		s.contexts = append(s.contexts, c.Context)
+	}
+}
+
+// Drift is how this stand-in's main thread deviates from the protocol.
+func (s *Server) Drift() Drift { return s.knobs.Drift }
+
+// BackgroundAgents counts the Agent calls Claude Code ran in the
+// background (it answered "Async agent launched").
+func (s *Server) BackgroundAgents() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.async)
+}
+
+// BashResults returns the results of the Bash calls the stand-in saw, in
+// no particular order.
+func (s *Server) BashResults() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.bash))
+	for _, r := range s.bash {
+		out = append(out, r)
+	}
+	return out
+}
+
+// StopFeedback returns the Stop hook reasons the main thread got, and
+// the hooks' context after each compaction.
+func (s *Server) StopFeedback() (reasons, contexts []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.feedback), slices.Clone(s.contexts)
+}
+
+// compactOnce is true the first time it is called.
+func (s *Server) compactOnce() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	first := !s.compacted
+	s.compacted = true
+	return first
 }
 
 func (s *Server) nextTestRun() int {

@@ -20,7 +20,7 @@ func (t turn) message(id string, toolID func() string) map[string]any {
 	return map[string]any{
 		"id": id, "type": "message", "role": "assistant", "model": "stand-in",
 		"content": content, "stop_reason": stop, "stop_sequence": nil,
-		"usage": map[string]int{"input_tokens": 1, "output_tokens": 1},
+		"usage": map[string]int{"input_tokens": max(1, t.InputTokens), "output_tokens": 1},
 	}
 }
 

@@ -24,7 +24,9 @@ type invocation struct {
 	SubagentType string `json:"subagent_type"`
 	Description  string `json:"description"`
 	Prompt       string `json:"prompt"`
-	Background   bool   `json:"run_in_background"`
+	// Background is what the call passes as run_in_background; nil leaves
+	// it out (Claude Code's default then runs the agent in the background).
+	Background *bool `json:"run_in_background,omitempty"`
 }
 
 var forEachRE = regexp.MustCompile(`^([A-Za-z_]\w*)\s+in\s+(-?\d+)\.\.(-?\d+)$`)
@@ -56,5 +58,9 @@ func (t task) instance(env map[string]string, loopVar string, n int) invocation 
 		}
 		return substitute(s, env)
 	}
-	return invocation{SubagentType: sub(t.SubagentType), Description: sub(t.Description), Prompt: sub(t.Prompt)}
+	inv := invocation{SubagentType: sub(t.SubagentType), Description: sub(t.Description), Prompt: sub(t.Prompt)}
+	if t.Foreground {
+		inv.Background = new(bool)
+	}
+	return inv
 }

@@ -55,8 +55,12 @@ func TestTaskSingleLinePrompt(t *testing.T) {
 	if err != nil || tk.Prompt != "do it" || tk.ForEach != "" {
 		t.Fatalf("parseTask = %+v, %v", tk, err)
 	}
-	if got, _ := tk.expand(nil); len(got) != 1 || got[0].Background {
-		t.Errorf("expand = %+v, want one foreground invocation", got)
+	if got, _ := tk.expand(nil); len(got) != 1 || got[0].Background != nil {
+		t.Errorf("expand = %+v, want one invocation that leaves run_in_background out", got)
+	}
+	tk, err = parseTask("Task {\n  subagent_type: a:b\n  description: d\n  run_in_background: false\n  prompt: do it\n}")
+	if got, _ := tk.expand(nil); err != nil || len(got) != 1 || got[0].Background == nil || *got[0].Background {
+		t.Errorf("expand = %+v, %v; want one foreground invocation", got, err)
 	}
 }
 

@@ -178,6 +178,7 @@ type Task struct {
 	SubagentType string
 	Description  string
 	ForEach      string // "i in 1..${N}", or empty
+	Foreground   bool   // "run_in_background: false" is given
 	Prompt       string
 	PromptBlock  bool // the prompt was a "prompt: |" block, not a one-line value
 }
@@ -185,8 +186,9 @@ type Task struct {
 var taskField = regexp.MustCompile(`^([ \t]*)([a-z_]+):(?:[ \t]+(.*?))?[ \t]*$`)
 
 // ParseTask reads the body of a ```task block: "Task {", then
-// subagent_type, description, optionally for_each, and prompt, each as
-// "key: value", then "}". "prompt: |" takes every line below it up to the
+// subagent_type, description, optionally for_each and run_in_background
+// (false is the only value: Claude Code's default is the background), and
+// prompt, each as "key: value", then "}". "prompt: |" takes every line below it up to the
 // closing "}", each indented deeper than the key, with the indentation
 // they share removed (blank lines kept, trailing ones dropped); so prompt
 // comes last. subagent_type, description and prompt are required.
@@ -217,6 +219,11 @@ func ParseTask(body string) (Task, error) {
 			t.Description = value
 		case "for_each":
 			t.ForEach = value
+		case "run_in_background":
+			if value != "false" {
+				return t, fmt.Errorf("run_in_background: %q; the protocol runs agents in the foreground: false", value)
+			}
+			t.Foreground = true
 		case "prompt":
 			if value != "|" {
 				t.Prompt = value
@@ -329,11 +336,14 @@ var forEach = regexp.MustCompile(`^i in 1\.\.([0-9]+)$`)
 
 // Expand turns the task into its Agent calls with values: each ${KEY}
 // replaced by values[KEY], and for "for_each: i in 1..N" one call per i,
-// ${KEY_i} standing for ${KEY_<i>}. A reference without a value is an
+// ${KEY_i} standing for ${KEY_<i>} and ${i} for the number. A reference without a value is an
 // error: the protocol has the bash block before a task print every value
 // it uses.
 func (t Task) Expand(values map[string]string) ([]Invocation, error) {
 	sub := func(text string, i int) (string, error) {
+		if i > 0 {
+			text = strings.ReplaceAll(text, "${i}", strconv.Itoa(i))
+		}
 		var missing []string
 		out := keyRef.ReplaceAllStringFunc(text, func(ref string) string {
 			m := keyRef.FindStringSubmatch(ref)

@@ -1,0 +1,274 @@
+// Package agentrun owns what flowstate knows of the agents that do a
+// workflow's work, from the lifecycle events its Claude Code hooks append
+// to the workflow's events.jsonl: which worker an Agent call was launched
+// for, when each agent started and stopped, and so which workers are
+// running now, which are stuck and how long each took.
+//
+// It is pure: lib/hook records the events, lib/orchestrate waits on them,
+// lib/status shows them.
+package agentrun
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"slices"
+	"time"
+)
+
+// Event kinds the hooks record, as the "event" field of an events.jsonl
+// line. Launch comes from PreToolUse on the Agent tool (it sees the
+// prompt, so it knows the worker); Start and Stop from SubagentStart and
+// SubagentStop (they know the agent's id).
+const (
+	Launch = "agent_launch"
+	Start  = "agent_start"
+	Stop   = "agent_stop"
+)
+
+// Event is one line of events.jsonl as this package reads it. A
+// transition line (event "transition") starts a new state: only agent
+// events after the last one count.
+type Event struct {
+	TS        time.Time `json:"ts"`
+	Event     string    `json:"event"`
+	Session   string    `json:"session,omitempty"`
+	AgentID   string    `json:"agent_id,omitempty"`
+	AgentType string    `json:"agent_type,omitempty"`
+	WorkerID  string    `json:"worker_id,omitempty"`
+}
+
+// Fields are the fields of an agent event as store appends them (it adds
+// ts and event).
+func Fields(session, agentID, agentType, workerID string) map[string]any {
+	f := map[string]any{"session": session, "agent_type": agentType}
+	if agentID != "" {
+		f["agent_id"] = agentID
+	}
+	if workerID != "" {
+		f["worker_id"] = workerID
+	}
+	return f
+}
+
+// Parse reads the events that matter here from events.jsonl; damaged and
+// unrelated lines are skipped.
+func Parse(data []byte) []Event {
+	var out []Event
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), len(data)+1)
+	for sc.Scan() {
+		line := sc.Bytes()
+		// Cheap filter first: most lines are other events.
+		if !bytes.Contains(line, []byte(`"agent_`)) && !bytes.Contains(line, []byte(`"transition"`)) {
+			continue
+		}
+		var ev Event
+		if json.Unmarshal(line, &ev) == nil && (ev.Event == "transition" || isAgentEvent(ev.Event)) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func isAgentEvent(kind string) bool { return kind == Launch || kind == Start || kind == Stop }
+
+// Worker is what the events say of one worker's latest launch.
+type Worker struct {
+	ID        string
+	AgentType string
+	Launched  time.Time
+	Stopped   time.Time // zero while no stop was attributed to it
+}
+
+// Runs is the fold of one session's agent events in the current state.
+type Runs struct {
+	launched []Worker // every launch, in order; WorkerID "" when unattributed
+	workers  map[string]*Worker
+	launches map[string]int // per agent type
+	started  map[string]agent
+	stopped  map[string]string // agent id -> type
+}
+
+type agent struct {
+	Type    string
+	Started time.Time
+}
+
+// Fold reads the agent events of session after the last transition: the
+// workers of the current state. Events of other sessions are of a Claude
+// Code process that is gone (or of nobody's concern here).
+func Fold(evs []Event, session string) Runs {
+	r := Runs{}
+	r.reset()
+	for _, ev := range evs {
+		if ev.Event == "transition" {
+			r.reset()
+			continue
+		}
+		if ev.Session != session {
+			continue
+		}
+		switch ev.Event {
+		case Launch:
+			r.launches[ev.AgentType]++
+			r.launched = append(r.launched, Worker{ID: ev.WorkerID, AgentType: ev.AgentType, Launched: ev.TS})
+			if ev.WorkerID != "" {
+				// A relaunch replaces the earlier attempt.
+				r.workers[ev.WorkerID] = &Worker{ID: ev.WorkerID, AgentType: ev.AgentType, Launched: ev.TS}
+			}
+		case Start:
+			if ev.AgentID != "" {
+				r.started[ev.AgentID] = agent{Type: ev.AgentType, Started: ev.TS}
+			}
+		case Stop:
+			if ev.AgentID != "" {
+				r.stopped[ev.AgentID] = ev.AgentType
+			}
+			if w := r.workers[ev.WorkerID]; w != nil && w.Stopped.IsZero() {
+				w.Stopped = ev.TS
+			}
+		}
+	}
+	return r
+}
+
+func (r *Runs) reset() {
+	r.launched = nil
+	r.workers, r.launches = map[string]*Worker{}, map[string]int{}
+	r.started, r.stopped = map[string]agent{}, map[string]string{}
+}
+
+// running counts the agents of type t that are at work: started and not
+// stopped, plus launches no agent was seen for yet (the moment between
+// the two hooks, or a Claude Code without SubagentStart). Agents started
+// before cutoff count as stuck, not running.
+func (r Runs) running(t string, cutoff time.Time) int {
+	seen, n := 0, 0
+	for id, a := range r.started {
+		if a.Type != t {
+			continue
+		}
+		seen++
+		if _, done := r.stopped[id]; !done && !a.Started.Before(cutoff) {
+			n++
+		}
+	}
+	for id, typ := range r.stopped {
+		if _, ok := r.started[id]; !ok && typ == t {
+			seen++
+		}
+	}
+	return n + max(0, r.launches[t]-seen)
+}
+
+// Status of a worker as the events tell it.
+type Status int
+
+const (
+	NotLaunched Status = iota // no launch in this state and session
+	Running                   // launched, no stop yet
+	Stuck                     // launched longer ago than the bound, no stop
+	Stopped                   // its agent stopped (whether it delivered is the artifact's business)
+)
+
+func (s Status) String() string {
+	return [...]string{"not launched", "running", "stuck", "stopped"}[s]
+}
+
+// Worker returns the status of worker id at now, and the worker's latest
+// launch. A worker running longer than stuckAfter is Stuck. A launch that
+// no stop was attributed to (the hook could not tell whose stop it was)
+// counts as stopped once no agent of its type is at work.
+func (r Runs) Worker(id string, now time.Time, stuckAfter time.Duration) (Status, Worker) {
+	w := r.workers[id]
+	if w == nil {
+		return NotLaunched, Worker{ID: id}
+	}
+	switch cutoff := now.Add(-stuckAfter); {
+	case !w.Stopped.IsZero():
+		return Stopped, *w
+	case w.Launched.Before(cutoff):
+		return Stuck, *w
+	case r.running(w.AgentType, cutoff) == 0:
+		return Stopped, *w
+	}
+	return Running, *w
+}
+
+// Empty reports that no agent event was seen in the current state.
+func (r Runs) Empty() bool {
+	return len(r.launches) == 0 && len(r.started) == 0 && len(r.stopped) == 0
+}
+
+// Launched reports whether an agent of type t was launched (or seen
+// starting) in the current state.
+func (r Runs) Launched(t string) bool {
+	if r.launches[t] > 0 {
+		return true
+	}
+	for _, a := range r.started {
+		if a.Type == t {
+			return true
+		}
+	}
+	return false
+}
+
+// AnyRunning reports whether an agent of one of types is at work (not
+// stuck) at now, attributed to a worker or not.
+func (r Runs) AnyRunning(now time.Time, stuckAfter time.Duration, types ...string) bool {
+	for _, t := range types {
+		if t != "" && r.running(t, now.Add(-stuckAfter)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Entry is one launch as a person would follow it.
+type Entry struct {
+	WorkerID  string // "" for an agent no worker is attributed to (a sub-supervisor)
+	AgentType string
+	Status    Status
+	Launched  time.Time
+	Took      time.Duration // launch to stop, once stopped
+}
+
+// Entries lists the launches of the current state, in order, with their
+// status at now: a worker's latest launch once, and each unattributed
+// launch (at work while an agent of its type is).
+func (r Runs) Entries(now time.Time, stuckAfter time.Duration) []Entry {
+	var out []Entry
+	seen := map[string]bool{}
+	for i := len(r.launched) - 1; i >= 0; i-- {
+		l := r.launched[i]
+		e := Entry{WorkerID: l.ID, AgentType: l.AgentType, Launched: l.Launched}
+		switch {
+		case l.ID != "" && seen[l.ID]:
+			continue
+		case l.ID != "":
+			seen[l.ID] = true
+			e.Status, _ = r.Worker(l.ID, now, stuckAfter)
+			e.Took = r.Duration(l.ID)
+		case l.Launched.Before(now.Add(-stuckAfter)):
+			e.Status = Stuck
+		case r.running(l.AgentType, now.Add(-stuckAfter)) > 0:
+			e.Status = Running
+		default:
+			e.Status = Stopped
+		}
+		out = append(out, e)
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// Duration is how long worker id's latest launch took, 0 while it has
+// not stopped.
+func (r Runs) Duration(id string) time.Duration {
+	if w := r.workers[id]; w != nil && !w.Stopped.IsZero() {
+		return w.Stopped.Sub(w.Launched)
+	}
+	return 0
+}

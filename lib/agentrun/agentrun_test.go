@@ -1,0 +1,122 @@
+package agentrun
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+
+// ev is an event at t0 plus sec seconds.
+func ev(sec int, kind, session, agentID, agentType, worker string) Event {
+	return Event{TS: t0.Add(time.Duration(sec) * time.Second), Event: kind, Session: session, AgentID: agentID, AgentType: agentType, WorkerID: worker}
+}
+
+func TestWorkerStatus(t *testing.T) {
+	const s, rs = "sess", "research-specialist"
+	now := t0.Add(100 * time.Second)
+	tests := []struct {
+		name   string
+		events []Event
+		worker string
+		want   Status
+	}{
+		{"nothing recorded", nil, "research_1", NotLaunched},
+		{"launched, started", []Event{ev(1, Launch, s, "", rs, "research_1"), ev(2, Start, s, "a1", rs, "")}, "research_1", Running},
+		{"launched, start not yet seen", []Event{ev(1, Launch, s, "", rs, "research_1")}, "research_1", Running},
+		{"stopped with its worker", []Event{ev(1, Launch, s, "", rs, "research_1"), ev(2, Start, s, "a1", rs, ""), ev(9, Stop, s, "a1", rs, "research_1")}, "research_1", Stopped},
+		{"stop not attributed, no agent of the type left", []Event{ev(1, Launch, s, "", rs, "research_1"), ev(2, Start, s, "a1", rs, ""), ev(9, Stop, s, "a1", rs, "")}, "research_1", Stopped},
+		{"stop not attributed, another agent still at work", []Event{
+			ev(1, Launch, s, "", rs, "research_1"), ev(1, Launch, s, "", rs, "research_2"),
+			ev(2, Start, s, "a1", rs, ""), ev(2, Start, s, "a2", rs, ""), ev(9, Stop, s, "a1", rs, "")}, "research_1", Running},
+		{"other worker's stop", []Event{
+			ev(1, Launch, s, "", rs, "research_1"), ev(1, Launch, s, "", rs, "research_2"),
+			ev(2, Start, s, "a1", rs, ""), ev(2, Start, s, "a2", rs, ""), ev(9, Stop, s, "a2", rs, "research_2")}, "research_1", Running},
+		{"start never seen, stop not attributed", []Event{ev(1, Launch, s, "", rs, "research_1"), ev(9, Stop, s, "a1", rs, "")}, "research_1", Stopped},
+		{"launched before the bound", []Event{ev(-7200, Launch, s, "", rs, "research_1"), ev(-7199, Start, s, "a1", rs, "")}, "research_1", Stuck},
+		{"another session's launch", []Event{ev(1, Launch, "old", "", rs, "research_1"), ev(2, Start, "old", "a1", rs, "")}, "research_1", NotLaunched},
+		{"launched in an earlier state", []Event{ev(1, Launch, s, "", rs, "research_1"), {TS: t0.Add(5 * time.Second), Event: "transition"}}, "research_1", NotLaunched},
+		{"relaunched after a stop", []Event{
+			ev(1, Launch, s, "", rs, "research_1"), ev(2, Start, s, "a1", rs, ""), ev(3, Stop, s, "a1", rs, "research_1"),
+			ev(4, Launch, s, "", rs, "research_1"), ev(5, Start, s, "a2", rs, "")}, "research_1", Running},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, _ := Fold(tt.events, s).Worker(tt.worker, now, time.Hour)
+			if got != tt.want {
+				t.Errorf("Worker(%s) = %v, want %v", tt.worker, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAnyRunningAndDuration(t *testing.T) {
+	const s = "sess"
+	evs := []Event{
+		ev(1, Launch, s, "", "research-sub-supervisor", ""),
+		ev(2, Start, s, "sup", "research-sub-supervisor", ""),
+		ev(3, Launch, s, "", "research-specialist", "research_1"),
+		ev(4, Start, s, "w1", "research-specialist", ""),
+		ev(34, Stop, s, "w1", "research-specialist", "research_1"),
+	}
+	r := Fold(evs, s)
+	now := t0.Add(40 * time.Second)
+	if !r.AnyRunning(now, time.Hour, "research-specialist", "research-sub-supervisor") {
+		t.Error("the supervisor is at work: AnyRunning = false")
+	}
+	if r.AnyRunning(now, time.Hour, "research-specialist") {
+		t.Error("every research-specialist stopped: AnyRunning = true")
+	}
+	if r.AnyRunning(now, 10*time.Second, "research-sub-supervisor") {
+		t.Error("a supervisor at work for 38 s with a 10 s bound is stuck, not running")
+	}
+	if d := r.Duration("research_1"); d != 31*time.Second {
+		t.Errorf("Duration = %s, want 31s (launch to stop)", d)
+	}
+	if d := r.Duration("research_2"); d != 0 {
+		t.Errorf("Duration of an unknown worker = %s", d)
+	}
+}
+
+func TestParseSkipsOtherLines(t *testing.T) {
+	lines := []string{
+		`{"ts":"2026-11-24T10:00:00Z","event":"init"}`,
+		`{"ts":"2026-11-24T10:00:01Z","event":"agent_launch","session":"s","agent_type":"x","worker_id":"w"}`,
+		`not json "agent_`,
+		`{"ts":"2026-11-24T10:00:02Z","event":"transition","from":"a","to":"b"}`,
+		`{"ts":"2026-11-24T10:00:03Z","event":"worker","worker_id":"w","status":"completed"}`,
+		`{"ts":"2026-11-24T10:00:04Z","event":"agent_stop","session":"s","agent_id":"1","agent_type":"x"}`,
+		`{"ts":"2026-11-24T10:00:05Z","event":"agent_st`,
+	}
+	got := Parse([]byte(strings.Join(lines, "\n")))
+	var kinds []string
+	for _, e := range got {
+		kinds = append(kinds, e.Event)
+	}
+	if fmt.Sprint(kinds) != "[agent_launch transition agent_stop]" {
+		t.Errorf("Parse kept %v", kinds)
+	}
+}
+
+func TestEntries(t *testing.T) {
+	const s = "sess"
+	evs := []Event{
+		ev(1, Launch, s, "", "research-sub-supervisor", ""),
+		ev(2, Start, s, "sup", "research-sub-supervisor", ""),
+		ev(3, Launch, s, "", "research-specialist", "research_1"),
+		ev(3, Launch, s, "", "research-specialist", "research_2"),
+		ev(4, Start, s, "w1", "research-specialist", ""),
+		ev(4, Start, s, "w2", "research-specialist", ""),
+		ev(20, Stop, s, "w1", "research-specialist", "research_1"),
+	}
+	var got []string
+	for _, e := range Fold(evs, s).Entries(t0.Add(30*time.Second), time.Hour) {
+		got = append(got, fmt.Sprintf("%s/%s:%s:%s", e.AgentType, e.WorkerID, e.Status, e.Took))
+	}
+	want := "[research-sub-supervisor/:running:0s research-specialist/research_1:stopped:17s research-specialist/research_2:running:0s]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("Entries = %v\nwant %s", got, want)
+	}
+}

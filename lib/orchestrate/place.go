@@ -1,0 +1,106 @@
+package orchestrate
+
+import (
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/flowstate-dev/flowstate/lib/agentrun"
+	"github.com/flowstate-dev/flowstate/lib/phase"
+	"github.com/flowstate-dev/flowstate/lib/store"
+)
+
+// Place is where a session's command stands, for the hooks that send a
+// model that lost its way back to it.
+type Place struct {
+	Run    Run
+	Exists bool   // the workflow has been created
+	Status string // its status: in_progress, complete, ...
+	State  string // its current state
+	// Section is the "## name" of the command to continue at: a model
+	// that lost the values earlier blocks printed can start there, since
+	// its first block needs none of them. start until the workflow exists
+	// (phase-start is safe to run again); verify once every worker the
+	// last plan handed out was launched (checking them is the next step);
+	// else phase (phase-plan records what was delivered and hands out what
+	// is left).
+	Section string
+}
+
+// Where tells where the session's command stands; ok is false when the
+// session runs none.
+func Where(p *store.Project, session string) (pl Place, ok bool) {
+	run, ok := ReadRun(p, session)
+	if !ok {
+		return pl, false
+	}
+	pl = Place{Run: run, Section: "start"}
+	if s, ok := p.Summary(run.Workflow); ok {
+		pl.Exists, pl.Status, pl.State, pl.Section = true, s.Status, s.CurrentState, "phase"
+		if w, err := p.Workflow(run.Workflow); err == nil && launched(w) {
+			pl.Section = "verify"
+		}
+	}
+	return pl, true
+}
+
+// launched reports whether the workers the last plan of w's current state
+// handed out are all launched (the sub-supervisor that has them, when it
+// has them) and not all recorded yet.
+func launched(w *store.Workflow) bool {
+	v, runs, err := look(w)
+	if err != nil || !v.hasRole {
+		return false
+	}
+	plan := v.planned(false)
+	if !plan.known {
+		return false
+	}
+	now := w.P.Now()
+	if plan.Supervised {
+		_, left := phase.Pending(v.workers, v.done, false)
+		return left > 0 && runs.Launched(v.role.Supervisor)
+	}
+	open := 0
+	for _, id := range plan.Workers {
+		if v.done(id) {
+			continue
+		}
+		open++
+		if st, _ := runs.Worker(id, now, time.Hour); st == agentrun.NotLaunched {
+			return false
+		}
+	}
+	return open > 0
+}
+
+// WorkerFor names the worker of w's current state that an Agent call
+// with prompt is for: the one whose artifact path the prompt gives (on
+// its "Write ... to:" line when several paths appear), "" when none.
+func WorkerFor(w *store.Workflow, prompt string) string {
+	v, err := load(w)
+	if err != nil || !v.hasRole {
+		return ""
+	}
+	found := ""
+	for _, wk := range v.workers {
+		paths := []string{wk.Output}
+		if rel, err := filepath.Rel(w.P.Dir, wk.Output); err == nil {
+			paths = append(paths, rel)
+		}
+		for _, line := range strings.Split(prompt, "\n") {
+			for _, path := range paths {
+				if !strings.Contains(line, path) {
+					continue
+				}
+				if strings.Contains(line, " to:") {
+					return wk.ID
+				}
+				if found == "" {
+					found = wk.ID
+				}
+			}
+		}
+	}
+	return found
+}

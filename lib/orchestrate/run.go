@@ -1,0 +1,121 @@
+package orchestrate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/kv"
+	"github.com/flowstate-dev/flowstate/lib/store"
+)
+
+// Run is what one Claude Code session's orchestrator command is doing,
+// kept in .claude/state/runs/<session>: the workflow it started (or, while
+// the classifier works, the id the workflow will get), the command whose
+// text the model follows, and what the hooks need to keep the model on its
+// rails: whether a step failed (the command then stops, and nothing may
+// push the model on) and how many times in a row the Stop hook has sent
+// the model back without a step running in between.
+type Run struct {
+	Command     string    `json:"command"`         // the slash command the model follows, e.g. coordinate, workflow-resume
+	Workflow    string    `json:"workflow"`        // the workflow's id; it may not exist yet
+	Description string    `json:"description"`     // the request, to tell a repeated start from a new one
+	Scope       string    `json:"scope,omitempty"` // given with --scope
+	Sequential  bool      `json:"sequential,omitempty"`
+	Halted      string    `json:"halted,omitempty"` // the error of the step that stopped the command
+	StopBlocks  int       `json:"stop_blocks,omitempty"`
+	Asked       time.Time `json:"asked,omitzero"` // when the classifier was asked for
+
+	// The classifier runs before the workflow exists, so its agent's
+	// lifecycle is kept here rather than in the workflow's events.
+	ClassifierLaunched time.Time `json:"classifier_launched,omitzero"`
+	ClassifierStopped  time.Time `json:"classifier_stopped,omitzero"`
+}
+
+// noSession names the run record of a step run outside Claude Code.
+const noSession = "no-session"
+
+func runPath(p *store.Project, session string) string {
+	if session == "" {
+		session = noSession
+	}
+	return filepath.Join(p.StateDir, "runs", session)
+}
+
+// ReadRun returns the session's run record; ok is false when there is none
+// or it cannot be read (a damaged record is as good as none: the next
+// start writes a new one).
+func ReadRun(p *store.Project, session string) (r Run, ok bool) {
+	if session != "" && store.ValidID(session) != nil {
+		return r, false
+	}
+	b, err := fsx.ReadFile(runPath(p, session), 64<<10)
+	if err != nil || json.Unmarshal(b, &r) != nil || store.ValidID(r.Workflow) != nil {
+		return Run{}, false
+	}
+	return r, true
+}
+
+// writeRun replaces the session's run record atomically.
+func writeRun(p *store.Project, session string, r Run) error {
+	path := runPath(p, session)
+	if err := fsx.EnsureDir(filepath.Dir(path)); err != nil {
+		return err
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return fsx.WriteFile(path, append(b, '\n'))
+}
+
+// UpdateRun changes the session's run record under the project lock, for
+// the hooks and steps that record what happened; a session with no record
+// has nothing to update.
+func UpdateRun(p *store.Project, session string, fn func(r *Run) bool) error {
+	return p.Locked(func() error {
+		r, ok := ReadRun(p, session)
+		if !ok || !fn(&r) {
+			return nil
+		}
+		return writeRun(p, session, r)
+	})
+}
+
+// Halt records that a step of the session's command failed with err: the
+// command stops there (the protocol says so), and the hooks leave the
+// model alone until a step succeeds again. Best effort: the step's own
+// error is what the user sees.
+func Halt(p *store.Project, session string, err error) {
+	_ = UpdateRun(p, session, func(r *Run) bool {
+		r.Halted = kv.OneLine(err.Error())
+		return true
+	})
+}
+
+// Progress clears what a successful step makes obsolete: a halt, and the
+// count of Stop hook blocks (the model is at work again).
+func Progress(p *store.Project, session string) error {
+	r, ok := ReadRun(p, session)
+	if !ok || r.Halted == "" && r.StopBlocks == 0 {
+		return nil // the common case: no lock, no write
+	}
+	return UpdateRun(p, session, func(r *Run) bool {
+		r.Halted, r.StopBlocks = "", 0
+		return true
+	})
+}
+
+// removeRun deletes a record that belongs to nobody any more.
+func removeRun(p *store.Project, session string) error {
+	err := os.Remove(runPath(p, session))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", runPath(p, session), err)
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package plugin
+
+import (
+	"strings"
+	"testing"
+)
+
+// The model sees only the command text and the agent file (never docs/),
+// so each states, in its own words, the rules a model must follow. These
+// tests read every command and agent file the way a model receives it.
+
+// orchestratorRules must each be in the rules of every orchestrator
+// command: the deviations real models show, one rule each.
+var orchestratorRules = []string{
+	"run_in_background: false",                    // Claude Code's default runs agents in the background
+	"Wait for every agent",                        // and moves on before they wrote anything
+	"word for word",                               // a model "improves" prompts and drops their lines
+	"N = 0 means no call",                         // for_each with WORKER_COUNT=0
+	"An agent's answer decides nothing",           // SUPERVISOR_FAILED or an apology is no reason to act
+	"Never re-run an",                             // nor to redo the agent's work
+	"only `NEXT=done` ends the command",           // NEXT=phase is no place to stop
+	"without stopping, summarising or asking",     // "proceed to planning?"
+	"`TESTS_FAILED=1`",                            // reads like a failure, is information
+	"report its error to the user and stop",       // a failed block ends the command
+	"do not look for, build or replace flowstate", // nor is it repaired
+}
+
+// supervisorRules must each be in every sub-supervisor agent.
+var supervisorRules = []string{
+	"run_in_background: false",
+	"Wait for every worker",
+	"word for word",
+	"N = 0 means no call",
+	"A worker's answer decides nothing",
+	"Never re-run a worker",
+	"If a block exits non-zero, your final answer is `SUPERVISOR_FAILED",
+	"Do not retry it with other flags or do its work by hand",
+}
+
+// maxRulesLines keeps an orchestrator's rules to one screen.
+const maxRulesLines = 24
+
+func TestEveryTaskBlockRunsInTheForeground(t *testing.T) {
+	for _, d := range allDocs(t) {
+		for _, s := range d.Steps {
+			if s.Task != nil && !s.Task.Foreground {
+				t.Errorf("%s:%d: task block without run_in_background: false (Claude Code would run it in the background)", d.Path, s.Line)
+			}
+		}
+	}
+}
+
+// rulesOf is the text of a file from "Rules" to its first section.
+func rulesOf(d doc) string {
+	i := strings.Index(d.Body, "Rules")
+	j := strings.Index(d.Body, "\n## ")
+	if i < 0 || j < i {
+		return ""
+	}
+	return d.Body[i:j]
+}
+
+// says reports whether text says phrase, however its lines are wrapped.
+func says(text, phrase string) bool {
+	return strings.Contains(strings.Join(strings.Fields(text), " "), phrase)
+}
+
+func TestOrchestratorsStateTheRules(t *testing.T) {
+	var first string
+	for _, name := range append(orchestrators, "workflow-resume") {
+		d := loadDoc(t, "commands/"+name+".md")
+		rules := rulesOf(d)
+		for _, want := range orchestratorRules {
+			if !says(rules, want) {
+				t.Errorf("%s: the rules do not say %q", d.Path, want)
+			}
+		}
+		if n := strings.Count(strings.TrimSpace(rules), "\n") + 1; n > maxRulesLines {
+			t.Errorf("%s: the rules take %d lines, more than a screen (%d)", d.Path, n, maxRulesLines)
+		}
+		if first == "" {
+			first = rules
+		} else if rules != first {
+			t.Errorf("%s: the rules differ from commands/%s.md's; keep one text", d.Path, orchestrators[0])
+		}
+	}
+}
+
+func TestSupervisorsStateTheRules(t *testing.T) {
+	for _, d := range loadDocs(t, "agents") {
+		if !strings.HasSuffix(d.Name(), "-sub-supervisor") {
+			continue
+		}
+		for _, want := range supervisorRules {
+			if !says(d.Body, want) {
+				t.Errorf("%s: does not say %q", d.Path, want)
+			}
+		}
+	}
+}
+
+// TestArtifactFormatsAreStated: the agents whose files flowstate parses
+// say exactly what a parser takes.
+func TestArtifactFormatsAreStated(t *testing.T) {
+	for file, wants := range map[string][]string{
+		"agents/test-specialist.md":     {"whole numbers, always present", "leave the field out when you did not measure", "do not write null or \"N/A\""},
+		"agents/plan-architect.md":      {"`### Phase N: Name`", "`dependencies: [..]`", "nothing else on that line (no names, no comments)"},
+		"agents/workflow-classifier.md": {"exactly one of", "exactly `research_complexity`"},
+	} {
+		d := loadDoc(t, file)
+		for _, want := range wants {
+			if !says(d.Body, want) {
+				t.Errorf("%s: does not say %q", file, want)
+			}
+		}
+	}
+	for _, d := range loadDocs(t, "agents") {
+		if strings.HasSuffix(d.Name(), "-sub-supervisor") || d.Name() == "workflow-classifier" {
+			continue
+		}
+		if !says(d.Body, "Write the file with the Write tool at exactly the path given") {
+			t.Errorf("%s: does not say where to write", d.Path)
+		}
+	}
+}
