@@ -14,6 +14,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
@@ -152,6 +153,9 @@ func fromFlag() cli.Flag {
 func (e *env) checkpointDoc(c *cli.Context) ([]byte, string, error) {
 	if name := c.String("from"); name != "" {
 		doc, err := e.readNamed("--from", name)
+		if err == nil {
+			err = limit.JSON(doc, "--from "+name)
+		}
 		if err == nil && !gjson.ValidBytes(doc) {
 			err = fail.Invalidf("--from %s: %w", name, checkpoint.ErrNotJSON)
 		}
@@ -277,8 +281,8 @@ func (e *env) checkpointSet(c *cli.Context) error {
 			return fail.Invalidf("checkpoint-set --increment: delta %q is not an integer", value)
 		}
 		delta = d
-	} else if !gjson.Valid(value) {
-		return fail.Invalidf("checkpoint-set: %q is not JSON; quote strings as '\"text\"'", value)
+	} else if err := checkpoint.CheckEdit(path, []byte(value), app); err != nil {
+		return err // before the lock: a bad value never makes others wait
 	}
 	w, err := e.workflow(c)
 	if err != nil {

@@ -65,25 +65,40 @@ func stateCommands(e *env) []*cli.Command {
 		},
 		{
 			Name:      "state-load",
-			Usage:     "print `export KEY=...` lines for eval: stored keys plus the state machine's",
+			Usage:     "print KEY=... lines for eval: stored keys plus the state machine's",
 			UsageText: `out=$(flowstate state-load) && eval "$out"`,
-			Description: "Values are quoted so that eval never expands or runs anything in them.\n" +
-				"Also exported: WORKFLOW_ID, CLAUDE_PROJECT_DIR, COMMAND_NAME, WORKFLOW_DESCRIPTION,\n" +
-				"WORKFLOW_SCOPE, CURRENT_STATE, TERMINAL_STATE, COMPLETED_STATES, COMPLETED_STATES_COUNT,\n" +
-				"RESEARCH_COMPLEXITY, RESEARCH_TOPICS_JSON.",
-			Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print a JSON object instead"}, workflowFlag()},
+			Description: "Values are quoted so that eval never expands or runs anything in them. The lines\n" +
+				"set shell variables, which no command the block runs sees in its environment; with\n" +
+				"--export they are exported (at most 1 MiB in all). Also set: WORKFLOW_ID,\n" +
+				"CLAUDE_PROJECT_DIR, COMMAND_NAME, WORKFLOW_DESCRIPTION, WORKFLOW_SCOPE, CURRENT_STATE,\n" +
+				"TERMINAL_STATE, COMPLETED_STATES, COMPLETED_STATES_COUNT, RESEARCH_COMPLEXITY,\n" +
+				"RESEARCH_TOPICS_JSON. Left out, with a warning on stderr (state-get still reads them):\n" +
+				"reserved names (PATH, BASH_ENV, LD_*, GIT_*, ... see docs/architecture.md), values over\n" +
+				"64 KiB, and without --export a key the shell already exports with another value.",
+			Flags: []cli.Flag{
+				&cli.BoolFlag{Name: "export", Usage: "print export lines: the values reach the environment of the block's commands"},
+				&cli.BoolFlag{Name: "json", Usage: "print a JSON object of every stored and derived value instead"},
+				workflowFlag(),
+			},
 			Action: func(c *cli.Context) error {
 				if _, err := args(c); err != nil {
 					return err
 				}
-				st, _, err := e.loadValues(c)
+				if c.Bool("json") && c.Bool("export") {
+					return fail.Usagef("state-load: --json and --export exclude each other")
+				}
+				st, w, err := e.loadValues(c)
 				if err != nil {
 					return err
 				}
 				if c.Bool("json") {
 					return e.printJSON(st.Values)
 				}
-				return st.WriteExports(e.Stdout)
+				warnings, err := st.WriteLoad(e.Stdout, statefile.LoadOptions{Export: c.Bool("export"), Getenv: e.Getenv, Own: sm.IsDerived})
+				for _, warning := range warnings {
+					e.warn("workflow %s state: %s", w.ID, warning)
+				}
+				return err
 			},
 		},
 	}

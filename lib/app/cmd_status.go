@@ -1,8 +1,6 @@
 package app
 
 import (
-	"errors"
-	"io/fs"
 	"os"
 	"time"
 
@@ -29,8 +27,8 @@ func statusCommands(e *env) []*cli.Command {
 			if err != nil {
 				return err
 			}
-			events, err := os.ReadFile(w.EventsPath())
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			events, err := w.ReadEvents()
+			if err != nil {
 				return err
 			}
 			stuck, err := e.duration(nil, "", "FLOWSTATE_STUCK_AFTER", orchestrate.DefaultStuckAfter)

@@ -2,7 +2,6 @@ package app
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -79,14 +78,14 @@ func (e *env) readNamed(what, name string) ([]byte, error) {
 	return limit.ReadAll(f, what)
 }
 
-// readFile reads the file a flag names, whole.
+// readFile reads the file a flag names, whole, up to limit.Max.
 func readFile(flag, name string) ([]byte, error) {
 	f, err := open(flag, name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(f)
+	b, err := limit.ReadAll(f, flag+" "+name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}

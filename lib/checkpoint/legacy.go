@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 )
 
 // The checkpoint-utils.sh operations `flowstate compat` keeps for
@@ -54,6 +55,22 @@ func legacyKeys() []string {
 	return keys
 }
 
+// CheckLegacyState checks the state SaveLegacy takes, so a caller can
+// refuse it before taking the lock: a JSON object within limit.JSON's
+// bounds, one level less deep since it goes under workflow_state.
+func CheckLegacyState(state []byte) error {
+	if err := limit.JSON(state, "checkpoint: save: the state"); err != nil {
+		return err
+	}
+	if limit.Depth(state) >= limit.MaxDepth {
+		return fail.Invalidf("checkpoint: save: the state nests %d levels deep; under workflow_state it may take at most %d", limit.Depth(state), limit.MaxDepth-1)
+	}
+	if !gjson.ValidBytes(state) || !gjson.ParseBytes(state).IsObject() {
+		return fail.Invalidf("checkpoint: save: the state is not a JSON object; pass one like '{\"plan_path\": \"specs/plans/001.md\"}'")
+	}
+	return nil
+}
+
 // SaveLegacy is save_checkpoint TYPE PROJECT STATE on the workflow's
 // checkpoint doc. state (a JSON object) is kept whole as workflow_state;
 // its 1.x fields are lifted to the top level, where a field the state
@@ -68,8 +85,8 @@ func SaveLegacy(doc, state []byte, typ, project string, stat Stat, now time.Time
 	if typ == "" || project == "" {
 		return nil, fail.Usagef("checkpoint: save: the workflow type and project name must not be empty")
 	}
-	if !gjson.ValidBytes(state) || !gjson.ParseBytes(state).IsObject() {
-		return nil, fail.Invalidf("checkpoint: save: the state is not a JSON object; pass one like '{\"plan_path\": \"specs/plans/001.md\"}'")
+	if err := CheckLegacyState(state); err != nil {
+		return nil, err
 	}
 	st, err := decode(state)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 )
 
@@ -49,6 +50,9 @@ var nextVersion = map[string]string{"1.0": "1.1", "1.1": "1.2", "1.2": "1.3", "1
 // Unknown or newer versions, corrupt JSON and documents that cannot be
 // repaired are fail.Invalid naming the version or path and what to do.
 func Migrate(doc []byte) (out []byte, from string, err error) {
+	if err := limit.JSON(doc, "checkpoint"); err != nil {
+		return nil, "", err
+	}
 	if !gjson.ValidBytes(doc) {
 		return nil, "", ErrNotJSON
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/pretty"
 	"github.com/tidwall/sjson"
@@ -113,18 +114,46 @@ func Set(doc []byte, path string, rawValue []byte, now time.Time) ([]byte, error
 // prepare checks what Set and Append take: the path, the document and
 // the new value.
 func prepare(doc []byte, path string, rawValue []byte) ([]string, []byte, error) {
-	comps, err := parsePath(path)
+	comps, raw, err := checkEdit(path, rawValue)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !gjson.ValidBytes(doc) {
 		return nil, nil, ErrNotJSON
 	}
+	return comps, raw, nil
+}
+
+// CheckEdit checks the path and JSON value of a Set or Append without the
+// document, so checkpoint-set can refuse bad input before it takes the
+// workflow's lock: the value is valid JSON within limit.JSON's bounds,
+// and it fits at path without the document nesting deeper than
+// limit.MaxDepth (an append goes one level further down).
+func CheckEdit(path string, rawValue []byte, appending bool) error {
+	comps, raw, err := checkEdit(path, rawValue)
+	if err == nil && appending && len(comps)+1+limit.Depth(raw) > limit.MaxDepth {
+		err = tooDeep(path, raw)
+	}
+	return err
+}
+
+func checkEdit(path string, rawValue []byte) ([]string, []byte, error) {
+	comps, err := parsePath(path)
+	if err != nil {
+		return nil, nil, err
+	}
 	raw, err := value(path, rawValue)
 	if err != nil {
 		return nil, nil, err
 	}
+	if len(comps)+limit.Depth(raw) > limit.MaxDepth {
+		return nil, nil, tooDeep(path, raw)
+	}
 	return comps, raw, nil
+}
+
+func tooDeep(path string, raw []byte) error {
+	return fail.Invalidf("checkpoint: %s: a value nested %d levels deep there would take the checkpoint past %d levels; flatten it", path, limit.Depth(raw), limit.MaxDepth)
 }
 
 // Increment adds delta to the integer at path (missing counts as 0) and
@@ -192,6 +221,9 @@ func Append(doc []byte, path string, rawValue []byte, now time.Time) ([]byte, er
 
 func value(path string, raw []byte) ([]byte, error) {
 	raw = bytes.Trim(raw, " \t\r\n") // JSON's whitespace only: TrimSpace would also eat U+00A0 and turn an invalid value valid
+	if err := limit.JSON(raw, "checkpoint: "+path+": the value"); err != nil {
+		return nil, err
+	}
 	if len(raw) == 0 || !gjson.ValidBytes(raw) {
 		return nil, fail.Invalidf("checkpoint: %s: value %s is not valid JSON; quote strings, e.g. '\"text\"'", path, short(strconv.Quote(string(raw))))
 	}
@@ -207,6 +239,10 @@ func count(arr gjson.Result) int {
 // edit is Set's core, shared by Increment and Append: touch the update
 // times, put raw at comps, format, and validate the result.
 func edit(doc []byte, path string, comps []string, raw []byte, now time.Time) ([]byte, error) {
+	// Formatting costs time quadratic in the nesting: bound it first.
+	if err := limit.JSON(doc, "checkpoint"); err != nil {
+		return nil, err
+	}
 	if !gjson.ParseBytes(doc).IsObject() {
 		return nil, invalidf("", "must be a JSON object")
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/tidwall/gjson"
 )
 
@@ -22,8 +23,13 @@ import (
 // reads the first duplicate, encoding/json the last: they must not differ).
 //
 // One pass of gjson over the bytes, no decoding into Go values: every CLI
-// call validates and the whole call has about a millisecond.
+// call validates and the whole call has about a millisecond. Before it,
+// limit.JSON: a checkpoint is valid UTF-8 and nests at most
+// limit.MaxDepth levels, so every parser reads what flowstate writes.
 func Validate(doc []byte) error {
+	if err := limit.JSON(doc, "checkpoint"); err != nil {
+		return err
+	}
 	if !gjson.ValidBytes(doc) {
 		return ErrNotJSON
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 )
 
 // Classification is the classifier agent's answer, as documented in
@@ -56,6 +57,9 @@ func Parse(data []byte, minConfidence float64) (Classification, error) {
 		return c, fail.Usagef("--min-confidence %v is outside 0-1", minConfidence)
 	}
 	body := unfence(data)
+	if err := limit.JSON(body, "classification"); err != nil {
+		return c, err
+	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
 		why := "not a JSON object"

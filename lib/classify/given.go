@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 )
 
 // Given builds the classification of a workflow whose scope the user gave
@@ -16,6 +17,9 @@ import (
 func Given(scope string, complexity int, topicsJSON string) (Classification, error) {
 	c := Classification{WorkflowType: scope, Confidence: 1, Reasoning: "scope given by the user", ResearchTopics: []string{}}
 	if topicsJSON != "" {
+		if err := limit.JSON([]byte(topicsJSON), "--topics"); err != nil {
+			return c, err
+		}
 		if err := json.Unmarshal([]byte(topicsJSON), &c.ResearchTopics); err != nil || c.ResearchTopics == nil {
 			return c, fail.Invalidf("--topics must be a JSON array of strings, e.g. '[\"auth\",\"sessions\"]'")
 		}

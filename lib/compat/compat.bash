@@ -2,8 +2,8 @@
 # workflow-state-machine.sh and checkpoint-utils.sh, each a thin call to
 # flowstate. Load with:   eval "$(flowstate compat)"
 # It sets no shell options (no set -e, -u or pipefail) and runs no stored
-# value: state comes back through `flowstate state-load`, whose lines are
-# quoted so that eval only assigns.
+# value: state comes back through `flowstate state-load --export` (the
+# libraries exported it), whose lines are quoted so that eval only assigns.
 
 # _flowstate_wf ARGS: flowstate on this shell's WORKFLOW_ID, when set,
 # else on the session's workflow.
@@ -59,7 +59,7 @@ __FLOWSTATE_EOF__
 # _flowstate_load [KEY...]: load the workflow's state into this shell.
 _flowstate_load() {
 	local __fs_out
-	__fs_out=$(_flowstate_wf state-load) || return 1
+	__fs_out=$(_flowstate_wf state-load --export) || return 1
 	_flowstate_eval "$__fs_out" "$@"
 }
 
@@ -152,9 +152,9 @@ load_workflow_state() {
 		set --
 	fi
 	if [ -n "$__fs_id" ]; then
-		__fs_out=$("${FLOWSTATE_BIN:-flowstate}" --workflow "$__fs_id" state-load) || __fs_rc=$?
+		__fs_out=$("${FLOWSTATE_BIN:-flowstate}" --workflow "$__fs_id" state-load --export) || __fs_rc=$?
 	else
-		__fs_out=$(_flowstate_wf state-load) || __fs_rc=$?
+		__fs_out=$(_flowstate_wf state-load --export) || __fs_rc=$?
 	fi
 	case $__fs_rc in
 	0) ;;
@@ -266,7 +266,7 @@ discover_latest_state_file() {
 		return 1
 	fi
 	local __fs_out
-	__fs_out=$(_flowstate_wf state-load) || return 1
+	__fs_out=$(_flowstate_wf state-load --export) || return 1
 	(
 		_flowstate_eval "$__fs_out" WORKFLOW_ID CLAUDE_PROJECT_DIR COMMAND_NAME
 		[ "${COMMAND_NAME-}" = "$1" ] || exit 1

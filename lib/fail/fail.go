@@ -12,9 +12,9 @@ import (
 const (
 	OK         = 0 // success
 	Unexpected = 1 // I/O or other unexpected error
-	Usage      = 2 // bad flags, no project, no or ambiguous workflow, missing file
+	Usage      = 2 // bad flags, no project, no or ambiguous workflow, missing file, a link in the state
 	Refused    = 3 // transition not allowed, out of a terminal state, retries exhausted
-	Invalid    = 4 // bad JSON, schema violation, unknown schema version, bad key, NUL
+	Invalid    = 4 // bad JSON or UTF-8, too deep, schema violation, unknown version, bad key, NUL, too large
 	Locked     = 5 // lock not acquired in time
 )
 
@@ -25,9 +25,9 @@ var Table = []struct {
 }{
 	{OK, "success"},
 	{Unexpected, "unexpected error (I/O, permissions, a bug)"},
-	{Usage, "usage or configuration: bad flags or arguments, no project, no workflow found, ambiguous workflow, missing file"},
+	{Usage, "usage or configuration: bad flags or arguments, no project, no workflow found, ambiguous workflow, missing file, a symlink or special file where flowstate keeps state"},
 	{Refused, "refused: transition not in the machine's table, leaving a terminal state, retries exhausted, every supervisor worker failed"},
-	{Invalid, "invalid data: malformed JSON, schema violation, unknown schema version, bad key or id, NUL in a value"},
+	{Invalid, "invalid data: malformed JSON, invalid UTF-8, nesting over 64 levels, schema violation, unknown schema version, bad or reserved key, bad id, NUL in a value, over a size limit"},
 	{Locked, "lock not acquired in time (the message names the lock file)"},
 }
 

@@ -1,23 +1,27 @@
-// Package fsx owns the write path every piece of shared state goes
-// through: an exclusive flock on a sidecar lock file with a bounded wait,
-// and atomic replacement (temp file beside the target, fsync, rename).
-// It knows nothing about what the files contain.
+// Package fsx owns the way to every file flowstate keeps: one open that
+// never follows a symlink, never blocks and takes only regular files
+// (OpenFile), an exclusive flock on a sidecar lock file with a bounded
+// wait, and atomic replacement (temp file beside the target, fsync,
+// rename). A cloned repository can carry anything in .claude/state, so
+// nothing here trusts what it finds there. It knows nothing about what
+// the files contain.
 package fsx
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
 	"github.com/google/renameio/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 )
 
 // Permissions of everything flowstate creates: state is private to the user.
@@ -37,14 +41,20 @@ type Lock struct{ fl *flock.Flock }
 // waiting at most wait, then fails with exit 5 naming the file. The wait
 // is a blocking flock(2), not polling: the kernel wakes waiters as soon
 // as the holder releases, so 32 writers do not starve each other.
+//
+// The lock file is opened like every other file (OpenFile's flags): a
+// dangling symlink at path must not make flowstate create the file it
+// names, and a FIFO there must not block the open. flock(2) ignores
+// O_NONBLOCK. What was locked must be a regular file, else the lock
+// means nothing.
 func Acquire(path string, wait time.Duration) (*Lock, error) {
-	fl := flock.New(path, flock.SetPermissions(FilePerm))
+	fl := flock.New(path, flock.SetPermissions(FilePerm), flock.SetFlag(os.O_CREATE|os.O_RDONLY|safeFlags))
 	ok, err := fl.TryLock()
 	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+		return nil, lockError(path, err)
 	}
 	if ok {
-		return &Lock{fl: fl}, nil
+		return held(fl)
 	}
 	done := make(chan error, 1)
 	go func() { done <- fl.Lock() }()
@@ -53,9 +63,9 @@ func Acquire(path string, wait time.Duration) (*Lock, error) {
 	select {
 	case err := <-done:
 		if err != nil {
-			return nil, fmt.Errorf("lock %s: %w", path, err)
+			return nil, lockError(path, err)
 		}
-		return &Lock{fl: fl}, nil
+		return held(fl)
 	case <-timer.C:
 		// The blocked flock may still succeed later; release it then, so
 		// an in-process caller never leaks a held lock.
@@ -66,6 +76,27 @@ func Acquire(path string, wait time.Duration) (*Lock, error) {
 		}()
 		return nil, fail.Lockedf("lock %s is held by another process for more than %s; wait for it to finish or raise FLOWSTATE_LOCK_WAIT", path, wait)
 	}
+}
+
+// held returns the lock fl holds once its file is known to be regular.
+func held(fl *flock.Flock) (*Lock, error) {
+	st, err := fl.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = notRegular(fl.Path(), st.Mode())
+	}
+	if err != nil {
+		_ = fl.Unlock()
+		return nil, err
+	}
+	return &Lock{fl: fl}, nil
+}
+
+// lockError is openError for the lock file, naming the lock otherwise.
+func lockError(path string, err error) error {
+	if refused := openError(path, err); refused != err {
+		return refused
+	}
+	return fmt.Errorf("lock %s: %w", path, err)
 }
 
 // Release drops the lock. Safe to call on nil.
@@ -103,9 +134,9 @@ func WriteFile(path string, data []byte) error {
 // The empty state file of a new workflow is one: an empty or missing
 // state file reads as no keys. That spares sm-init one fsync and rename.
 func WriteNew(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, FilePerm)
+	f, err := OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return err
 	}
 	_, err = f.Write(data)
 	if cerr := f.Close(); err == nil {
@@ -117,10 +148,34 @@ func WriteNew(path string, data []byte) error {
 	return nil
 }
 
-// AppendLine appends one line in a single write(2) with O_APPEND, so
-// concurrent readers see either none or all of it. If the file ends in a
-// torn line (a writer was killed mid-write), the tail is cut first so
-// the new line does not glue onto garbage. Callers hold the lock.
+// Journal is an append-only file of lines (events.jsonl, logs/, the
+// state file) open for appending. Opening it is where its torn tail is
+// cut; opening it before any other write of a change lets a refused
+// journal (a symlink, a FIFO) stop the change before it starts.
+type Journal struct {
+	f    *os.File
+	size int64
+}
+
+// OpenJournal opens path for appending (created 0600 when missing),
+// through OpenFile. If the file ends in a torn line (a writer was killed
+// mid-write), the tail is cut, so the next line does not glue onto
+// garbage. Callers hold the lock and Close the journal.
+func OpenJournal(path string) (*Journal, error) {
+	f, err := OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND)
+	if err != nil {
+		return nil, err
+	}
+	size, err := cutTornTail(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("append %s: %w", path, err)
+	}
+	return &Journal{f: f, size: size}, nil
+}
+
+// Append appends one line in a single write(2) with O_APPEND, so
+// concurrent readers see either none or all of it.
 //
 // No fsync: this is for append-only journals (events.jsonl, logs/) that
 // nothing restores state from. Atomicity does not need one (a single
@@ -128,10 +183,34 @@ func WriteNew(path string, data []byte) error {
 // page cache for every later process at once; only a power loss or
 // kernel crash can drop the last lines, which costs history, never
 // state. The fsync was ~0.26 ms of every sm-transition.
-func AppendLine(path string, line []byte) error {
-	_, _, err := appendLine(path, line, nil, false)
-	return err
+func (j *Journal) Append(line []byte) error {
+	buf := make([]byte, 0, len(line)+1)
+	buf = append(append(buf, line...), '\n')
+	if _, err := j.f.Write(buf); err != nil {
+		return fmt.Errorf("append %s: %w", j.f.Name(), err)
+	}
+	// The caller's lock keeps other writers out, so the size is known
+	// without another stat.
+	j.size += int64(len(buf))
+	return nil
 }
+
+// Close closes the journal's file.
+func (j *Journal) Close() error { return j.f.Close() }
+
+// AppendLine appends one line to the journal at path (OpenJournal, then
+// Append). Callers hold the lock.
+func AppendLine(path string, line []byte) error {
+	j, err := OpenJournal(path)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	return j.Append(line)
+}
+
+// ErrFull is AppendLineDurable's refusal to grow a file past its bound.
+var ErrFull = errors.New("the line would take the file past its size bound")
 
 // AppendLineDurable is AppendLine followed by fsync, for the key/value
 // state file. Its single-pair append stands in for the temp-file-and-
@@ -143,39 +222,27 @@ func AppendLine(path string, line []byte) error {
 // It returns the file's size after the append and reads its first bytes
 // into head (n of them), from the file already open: the state file's
 // header and size decide whether to compact, and a second open and stat
-// would cost each state-append more than the decision.
-func AppendLineDurable(path string, line, head []byte) (size int64, n int, err error) {
-	return appendLine(path, line, head, true)
-}
-
-func appendLine(path string, line, head []byte, durable bool) (size int64, n int, err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, FilePerm)
+// would cost each state-append more than the decision. A line that would
+// take the file past bound bytes is not written: ErrFull, with the size.
+func AppendLineDurable(path string, line, head []byte, bound int64) (size int64, n int, err error) {
+	j, err := OpenJournal(path)
 	if err != nil {
+		return 0, 0, err
+	}
+	defer j.Close()
+	if j.size+int64(len(line))+1 > bound {
+		return j.size, 0, ErrFull
+	}
+	if err := j.Append(line); err != nil {
+		return 0, 0, err
+	}
+	if err := j.f.Sync(); err != nil {
 		return 0, 0, fmt.Errorf("append %s: %w", path, err)
 	}
-	defer f.Close()
-	if size, err = cutTornTail(f); err != nil {
-		return 0, 0, fmt.Errorf("append %s: %w", path, err)
+	if n, err = j.f.ReadAt(head, 0); err != nil && err != io.EOF {
+		return 0, 0, fmt.Errorf("read %s: %w", path, err)
 	}
-	buf := make([]byte, 0, len(line)+1)
-	buf = append(append(buf, line...), '\n')
-	if _, err := f.Write(buf); err != nil {
-		return 0, 0, fmt.Errorf("append %s: %w", path, err)
-	}
-	// The caller's lock keeps other writers out, so the size is known
-	// without another stat.
-	size += int64(len(buf))
-	if durable {
-		if err := f.Sync(); err != nil {
-			return 0, 0, fmt.Errorf("append %s: %w", path, err)
-		}
-	}
-	if len(head) > 0 {
-		if n, err = f.ReadAt(head, 0); err != nil && err != io.EOF {
-			return 0, 0, fmt.Errorf("read %s: %w", path, err)
-		}
-	}
-	return size, n, nil
+	return j.size, n, nil
 }
 
 // RemoveStrayTemps deletes the temp files WriteFile leaves in dir when its
@@ -227,6 +294,13 @@ func isTempName(name string) bool {
 	return last >= '0' && last <= '9'
 }
 
+// maxTornTail bounds how far back cutTornTail looks for the last
+// newline: no append writes a longer line than a state value of
+// limit.Max bytes, every one escaped. A longer unterminated tail was not
+// written by flowstate; scanning a gigabyte of it under the lock would
+// be the cost a hostile file imposes.
+const maxTornTail = 2*limit.Max + 4096
+
 // cutTornTail truncates f after its last newline when its last byte is
 // not one, and returns f's size after that.
 func cutTornTail(f *os.File) (int64, error) {
@@ -243,19 +317,20 @@ func cutTornTail(f *os.File) (int64, error) {
 		return size, nil
 	}
 	// Scan back in blocks for the last newline.
-	const block = 4096
+	const block = 64 << 10
 	buf := make([]byte, block)
 	for end := size; end > 0; {
+		if size-end > maxTornTail {
+			return 0, fail.Invalidf("the file ends in more than %d MiB without a newline, which flowstate never writes; move it away", maxTornTail>>20)
+		}
 		start := max(end-block, 0)
 		n, err := f.ReadAt(buf[:end-start], start)
 		if err != nil {
 			return 0, err
 		}
-		for i := n - 1; i >= 0; i-- {
-			if buf[i] == '\n' {
-				cut := start + int64(i) + 1
-				return cut, f.Truncate(cut)
-			}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			cut := start + int64(i) + 1
+			return cut, f.Truncate(cut)
 		}
 		end = start
 	}
@@ -305,30 +380,4 @@ func realDir(dir string) (exists bool, err error) {
 		return false, fail.Usagef("%s is a symlink or not a directory; flowstate keeps state only in a real directory inside the project (replace it with one and retry)", dir)
 	}
 	return true, nil
-}
-
-// ReadRegular reads at most max bytes of path, which must be a regular
-// file; more than max bytes is an error.
-func ReadRegular(path string, max int64) ([]byte, error) {
-	b, err := ReadPrefix(path, max+1)
-	if err == nil && int64(len(b)) > max {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
-	}
-	return b, err
-}
-
-// ReadPrefix reads at most the first n bytes of path, which must be a
-// regular file: no symlink is followed (O_NOFOLLOW) and opening a FIFO
-// does not block (O_NONBLOCK), so a planted link or pipe can neither
-// redirect nor hang the read.
-func ReadPrefix(path string, n int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	return io.ReadAll(io.LimitReader(f, n))
 }

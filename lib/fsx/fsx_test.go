@@ -100,7 +100,7 @@ func TestWriteFileAndAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 	head := make([]byte, 3)
-	size, n, err := AppendLineDurable(p, []byte("c"), head)
+	size, n, err := AppendLineDurable(p, []byte("c"), head, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestWriteFileAndAppend(t *testing.T) {
 	if size != 6 || string(head[:n]) != "a\nb" {
 		t.Errorf("AppendLineDurable = size %d, head %q; want 6, \"a\\nb\"", size, head[:n])
 	}
-	if size, n, err := AppendLineDurable(p, []byte("d"), make([]byte, 64)); err != nil || size != 8 || n != 8 {
+	if size, n, err := AppendLineDurable(p, []byte("d"), make([]byte, 64), 1<<20); err != nil || size != 8 || n != 8 {
 		t.Errorf("a head longer than the file: size %d, n %d, %v; want 8, 8", size, n, err)
 	}
 	b, _ := os.ReadFile(p)

@@ -15,6 +15,7 @@
 package hook
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -258,39 +259,50 @@ func project(env Env, pl payload, l *logger) *store.Project {
 // there means the block was already written.
 const envMarker = "# flowstate: PATH, CLAUDE_PROJECT_DIR, FLOWSTATE_BIN for bash blocks"
 
+// envScan bounds how much of CLAUDE_ENV_FILE is searched for the
+// marker. Claude Code gives each hook its own file, so the block is at
+// its start; past the bound it is appended again, which is harmless (it
+// extends PATH only when needed), whereas reading a huge file is not.
+const envScan = 64 << 10
+
 // writeEnvFile appends the exports later bash blocks need: the Bash tool
 // has CLAUDE_CODE_SESSION_ID but neither CLAUDE_PROJECT_DIR nor (for a
-// project install) flowstate on its PATH.
+// project install) flowstate on its PATH. The path comes from outside,
+// so it is opened like flowstate's own files (fsx.OpenFile): never
+// through a link, never waiting on a FIFO, only a regular file (not
+// /dev/full or /dev/zero, whose reads never end); and it is read only
+// up to envScan.
 func writeEnvFile(env Env, p *store.Project) error {
 	path := env.Getenv("CLAUDE_ENV_FILE")
 	if path == "" {
 		return errors.New("CLAUDE_ENV_FILE is not set; later bash blocks will not find flowstate unless it is on PATH")
 	}
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	// Not fsx.AppendLine: the file is Claude Code's (or the user's)
+	// script; cutting a "torn" last line would damage it.
+	f, err := fsx.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND)
+	if err != nil {
+		return fmt.Errorf("CLAUDE_ENV_FILE names a file the hook cannot use, so later bash blocks get no PATH or CLAUDE_PROJECT_DIR from it: %w", err)
+	}
+	defer f.Close()
+	head := make([]byte, envScan)
+	n, err := f.ReadAt(head, 0)
+	if err != nil && err != io.EOF {
 		return fmt.Errorf("read CLAUDE_ENV_FILE: %w", err)
 	}
-	if strings.Contains(string(old), envMarker) {
+	if bytes.Contains(head[:n], []byte(envMarker)) {
 		return nil
 	}
 	block := envBlock(env.Exe, p)
-	if len(old) > 0 && old[len(old)-1] != '\n' {
-		block = "\n" + block
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, st.Size()-1); err == nil && last[0] != '\n' {
+			block = "\n" + block
+		}
 	}
-	// Not fsx.AppendLine: the file is Claude Code's (or the user's)
-	// script, one per hook; cutting a "torn" last line would damage it.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
+	if _, err := f.WriteString(block); err != nil {
 		return fmt.Errorf("write CLAUDE_ENV_FILE: %w", err)
 	}
-	_, err = f.WriteString(block)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write CLAUDE_ENV_FILE: %w", err)
-	}
-	return nil
+	return f.Close()
 }
 
 // envBlock renders the shell lines for CLAUDE_ENV_FILE. The file may be
@@ -345,15 +357,17 @@ func (l *logger) paths() []string {
 }
 
 // appendLog appends one line with O_APPEND, which keeps concurrent hooks'
-// short lines whole; a human log needs no lock.
+// short lines whole; a human log needs no lock. It opens the log like
+// every file of the state directory (fsx.OpenFile): a link planted at
+// hooks.log is refused, not written through.
 func appendLog(path, line string) error {
 	if err := fsx.EnsureDir(filepath.Dir(path)); err != nil {
 		return err
 	}
-	if st, err := os.Stat(path); err == nil && st.Size() > maxLog {
+	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() && st.Size() > maxLog {
 		_ = os.Rename(path, path+".1")
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, fsx.FilePerm)
+	f, err := fsx.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 )
 
 // Scope is one way through a machine: where it stops and the states it
@@ -66,6 +67,10 @@ func Default() *Machine {
 // Parse reads a custom machine from JSON and validates it.
 func Parse(data []byte) (*Machine, error) {
 	var m Machine
+	// Stored as given (machine.json): it must be JSON any parser reads.
+	if err := limit.JSON(data, "machine"); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {

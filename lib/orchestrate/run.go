@@ -54,7 +54,7 @@ func ReadRun(p *store.Project, session string) (r Run, ok bool) {
 	if session != "" && store.ValidID(session) != nil {
 		return r, false
 	}
-	b, err := fsx.ReadRegular(runPath(p, session), 64<<10)
+	b, err := fsx.ReadFile(runPath(p, session), 64<<10)
 	if err != nil || json.Unmarshal(b, &r) != nil || store.ValidID(r.Workflow) != nil {
 		return Run{}, false
 	}

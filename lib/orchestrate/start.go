@@ -178,7 +178,7 @@ func Start(p *store.Project, r Request) (Output, error) {
 // readClassification reads the classifier's JSON at path; found is
 // false when there is no file yet.
 func readClassification(path string) (cls classify.Classification, found bool, err error) {
-	data, err := fsx.ReadRegular(path, limit.Max)
+	data, err := fsx.ReadFile(path, limit.Max)
 	if errors.Is(err, fs.ErrNotExist) {
 		return cls, false, nil
 	}

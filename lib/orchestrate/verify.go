@@ -144,8 +144,8 @@ func look(w *store.Workflow) (*view, agentrun.Runs, error) {
 // agentRuns folds what the hooks recorded of the session's agents in the
 // workflow's current state.
 func agentRuns(w *store.Workflow, session string) (agentrun.Runs, error) {
-	data, err := fsx.ReadRegular(w.EventsPath(), limit.Max)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	data, err := w.ReadEvents()
+	if err != nil {
 		return agentrun.Runs{}, fmt.Errorf("workflow %s: read events: %w", w.ID, err)
 	}
 	return agentrun.Fold(agentrun.Parse(data), session), nil
@@ -273,7 +273,7 @@ func check(v *view, runs agentrun.Runs, batch []phase.Worker) ([]supervisor.Reco
 	recs := make([]supervisor.Record, len(batch))
 	for i, wk := range batch {
 		var checked phase.Checked
-		data, err := fsx.ReadRegular(wk.Output, limit.Max)
+		data, err := fsx.ReadFile(wk.Output, limit.Max)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			err = fail.Usagef("%s %s wrote no %s at %s%s", v.role.Agent, wk.ID, v.role.Artifact, wk.Output, notLaunched(runs, v, wk))

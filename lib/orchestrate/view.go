@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +11,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/phase"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
@@ -104,7 +105,7 @@ func load(w *store.Workflow) (*view, error) {
 		v.facts.Loop.DebugDone++
 	}
 	if rec := v.record("plan", phase.PlanID); rec.Status == supervisor.Completed {
-		md, err := os.ReadFile(rec.OutputPath)
+		md, err := fsx.ReadFile(rec.OutputPath, limit.Max)
 		if err != nil {
 			return nil, fail.Usagef("the plan %s recorded for workflow %s is gone (%v); restore it or re-run the plan phase", rec.OutputPath, w.ID, err)
 		}

@@ -104,16 +104,7 @@ func Init(p *store.Project, ip InitParams) (*store.Workflow, error) {
 			return nil, err
 		}
 	}
-	w, err := p.Create(id, cp, ip.MachineJSON)
-	if err != nil {
-		return nil, err
-	}
-	if ip.Session != "" {
-		if err := p.SetSession(ip.Session, id); err != nil {
-			return nil, fmt.Errorf("workflow %s created, but pointing session %s at it failed: %w", id, ip.Session, err)
-		}
-	}
-	return w, nil
+	return p.Create(id, cp, ip.MachineJSON, ip.Session)
 }
 
 // LoadMachine returns the workflow's machine: its custom one or the default.

@@ -2,17 +2,14 @@ package statefile
 
 import "strings"
 
-// exportLines renders what WriteExports writes for values as a string,
-// sorting every key: the reference the tests compare against.
-func exportLines(values map[string]string) string {
-	var b strings.Builder
-	_ = writeExports(&b, sortedKeys(values), values)
-	return b.String()
-}
+// exportLines renders what WriteLoad --export writes for values as a
+// string, sorting every key (a State without key order sorts them all):
+// the reference the tests compare against.
+func exportLines(values map[string]string) string { return State{Values: values}.exportLines() }
 
-// exportLines is WriteExports of a parsed state, as a string.
+// exportLines is WriteLoad of a parsed state with Export, as a string.
 func (s State) exportLines() string {
 	var b strings.Builder
-	_ = s.WriteExports(&b)
+	_, _ = s.WriteLoad(&b, LoadOptions{Export: true})
 	return b.String()
 }

@@ -1,6 +1,9 @@
 package statefile
 
-import "io"
+import (
+	"fmt"
+	"io"
+)
 
 // Quote renders s as one bash word that evaluates to exactly s and
 // expands nothing: plain when every byte is harmless, otherwise ANSI-C
@@ -58,41 +61,123 @@ func isPlain(s string) bool {
 	return true
 }
 
-// WriteExports writes sorted `export KEY=value` lines for eval to w, in
-// chunks: state-load of 10,000 keys would otherwise build a 600 KB
-// string, and in a process that lives a few milliseconds every fresh heap
-// page is a page fault. The key order of a parsed state spares most of
-// the sort.
-func (s State) WriteExports(w io.Writer) error { return writeExports(w, s.Keys(), s.Values) }
+// Bounds on what state-load hands the shell. The kernel refuses to exec
+// a program when one environment string is over 128 KiB
+// (MAX_ARG_STRLEN) or all of them with the arguments exceed the
+// argument space (about 2 MiB with the default stack limit): every later
+// command of the block would fail with "Argument list too long".
+const (
+	// MaxLoadValue bounds one KEY=value that state-load prints, exported
+	// or not: under `set -a` every assignment is exported. Longer values
+	// stay reachable with state-get.
+	MaxLoadValue = 64 << 10
+	// MaxExportTotal bounds what state-load --export adds to the
+	// environment in all, leaving room for the environment a block
+	// already has and for its commands' arguments.
+	MaxExportTotal = 1 << 20
+)
 
-// writeExports renders the lines into one reused buffer, flushed to w
-// whenever it fills: one sort, a few writes, no string per quoted value.
-func writeExports(w io.Writer, keys []string, values map[string]string) error {
-	const chunk = 32 << 10
-	buf := make([]byte, 0, chunk+512)
-	for _, k := range keys {
-		buf = append(buf, "export "...)
-		buf = append(buf, k...)
-		buf = append(buf, '=')
-		switch v := values[k]; {
-		case v == "":
-			buf = append(buf, "''"...)
-		case isPlain(v):
-			buf = append(buf, v...)
-		default:
-			buf = appendQuoted(buf, v)
-		}
-		buf = append(buf, '\n')
-		if len(buf) >= chunk {
-			if _, err := w.Write(buf); err != nil {
-				return err
-			}
-			buf = buf[:0]
+// LoadOptions say how state-load hands the state to a shell.
+type LoadOptions struct {
+	// Export prints `export KEY=value`; else plain `KEY=value`
+	// assignments, which no later command sees in its environment.
+	Export bool
+	// Getenv reads the environment state-load runs in: the variables the
+	// evaluating shell exports.
+	Getenv func(string) string
+	// Own reports the keys flowstate derives from the checkpoint
+	// (WORKFLOW_ID, CLAUDE_PROJECT_DIR, ...), which it always sets.
+	Own func(key string) bool
+}
+
+// WriteLoad writes the state as lines for eval, sorted by key, and
+// returns a warning for each key it leaves out. It is the one place that
+// decides what reaches the shell:
+//
+//   - a reserved key (Reserved) never does, whatever the state file says:
+//     a cloned repository's file may hold BASH_ENV;
+//   - a KEY=value longer than MaxLoadValue never does;
+//   - without Export, lines are plain assignments, and a stored key the
+//     environment already holds with another value is left out: assigning
+//     to an exported name changes the environment of every later command,
+//     which only --export may do;
+//   - with Export, lines export, up to MaxExportTotal bytes in all.
+//
+// What is left out stays readable with state-get. The key order of a
+// parsed state spares most of the sort.
+func (s State) WriteLoad(w io.Writer, opt LoadOptions) ([]string, error) {
+	lw := loadWriter{opt: opt, buf: make([]byte, 0, loadChunk+512)}
+	for _, k := range s.Keys() {
+		if err := lw.add(w, k, s.Values[k]); err != nil {
+			return lw.warnings, err
 		}
 	}
-	if len(buf) == 0 {
+	if len(lw.buf) == 0 {
+		return lw.warnings, nil
+	}
+	_, err := w.Write(lw.buf)
+	return lw.warnings, err
+}
+
+// loadChunk is how much output WriteLoad collects before a write:
+// state-load of 10,000 keys would otherwise build a 600 KB string, and in
+// a process that lives a few milliseconds every fresh heap page is a
+// page fault.
+const loadChunk = 32 << 10
+
+// loadWriter renders WriteLoad's lines into one reused buffer: no string
+// per quoted value.
+type loadWriter struct {
+	opt      LoadOptions
+	buf      []byte
+	exported int
+	warnings []string
+}
+
+func (lw *loadWriter) add(w io.Writer, k, v string) error {
+	if why := lw.leaveOut(k, v); why != "" {
+		lw.warnings = append(lw.warnings, fmt.Sprintf("%s not loaded: %s; read it with `flowstate state-get %s`", k, why, k))
 		return nil
 	}
-	_, err := w.Write(buf)
+	if lw.opt.Export {
+		lw.buf = append(lw.buf, "export "...)
+		lw.exported += len(k) + 1 + len(v)
+	}
+	lw.buf = append(lw.buf, k...)
+	lw.buf = append(lw.buf, '=')
+	switch {
+	case v == "":
+		lw.buf = append(lw.buf, "''"...)
+	case isPlain(v):
+		lw.buf = append(lw.buf, v...)
+	default:
+		lw.buf = appendQuoted(lw.buf, v)
+	}
+	lw.buf = append(lw.buf, '\n')
+	if len(lw.buf) < loadChunk {
+		return nil
+	}
+	_, err := w.Write(lw.buf)
+	lw.buf = lw.buf[:0]
 	return err
+}
+
+// leaveOut says why k=v must not reach the shell, or "".
+func (lw *loadWriter) leaveOut(k, v string) string {
+	own := lw.opt.Own != nil && lw.opt.Own(k)
+	if why, ok := Reserved(k); ok && !own {
+		return "a reserved name (" + why + ")"
+	}
+	size := len(k) + 1 + len(v)
+	switch {
+	case size > MaxLoadValue:
+		return fmt.Sprintf("%d KiB is more than the %d KiB state-load hands a shell", size>>10, MaxLoadValue>>10)
+	case lw.opt.Export && lw.exported+size > MaxExportTotal:
+		return fmt.Sprintf("the exports would pass %d KiB, more than an environment can safely carry", MaxExportTotal>>10)
+	case !lw.opt.Export && !own && lw.opt.Getenv != nil:
+		if env := lw.opt.Getenv(k); env != "" && env != v {
+			return "the shell exports it with another value; pass --export to change the environment"
+		}
+	}
+	return ""
 }

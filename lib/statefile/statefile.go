@@ -34,10 +34,14 @@ func ValidKey(key string) bool {
 	return true
 }
 
-// CheckPair validates a key and value before anything is written.
+// CheckPair validates a key and value before anything is written. A
+// reserved name (Reserved) is refused: state-load would never set it.
 func CheckPair(key, value string) error {
 	if !ValidKey(key) {
 		return fail.Invalidf("invalid key %q: keys must match [A-Za-z_][A-Za-z0-9_]*", key)
+	}
+	if why, ok := Reserved(key); ok {
+		return fail.Invalidf("key %s is reserved: %s, so state-load never sets it; choose another name, e.g. WF_%s", key, why, key)
 	}
 	if strings.IndexByte(value, 0) >= 0 {
 		return fail.Invalidf("value of %s contains a NUL byte, which no shell variable can hold; remove it", key)

@@ -185,13 +185,16 @@ func (p *Project) SetSession(session, id string) error {
 	return fsx.WriteFile(p.SessionPointer(session), []byte(id+"\n"))
 }
 
+// pointerMax bounds a session pointer read: an id and a newline.
+const pointerMax = 1 << 10
+
 // SessionWorkflow reads a session pointer: the workflow id it names, ""
 // when there is none or it holds no valid id.
 func (p *Project) SessionWorkflow(session string) (string, error) {
 	if ValidID(session) != nil {
 		return "", nil
 	}
-	b, err := os.ReadFile(p.SessionPointer(session))
+	b, err := fsx.ReadFile(p.SessionPointer(session), pointerMax)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}

@@ -172,7 +172,8 @@ func (p *Project) Summary(id string) (s Summary, ok bool) {
 
 func (p *Project) summarize(id string) Summary {
 	s := Summary{ID: id}
-	data, err := os.ReadFile(filepath.Join(p.workflowsDir(), id, checkpointFile))
+	w := &Workflow{ID: id, Dir: filepath.Join(p.workflowsDir(), id), P: p}
+	data, err := w.readCheckpointFile()
 	if err != nil || !gjson.ValidBytes(data) {
 		s.CurrentState, s.Status = Unreadable, Unreadable
 		return s

@@ -85,7 +85,7 @@ func TestSummaryOfOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Create("wf-1", cp, nil); err != nil {
+	if _, err := p.Create("wf-1", cp, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Mkdir(filepath.Join(p.workflowsDir(), "wf-damaged"), 0o700); err != nil {

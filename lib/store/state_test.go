@@ -25,7 +25,7 @@ func testWorkflow(t *testing.T, p *Project, id string) *Workflow {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := p.Create(id, cp, nil)
+	w, err := p.Create(id, cp, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func benchWorkflow(b *testing.B, keys int) *Workflow {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, err := p.Create("bench", cp, nil)
+	w, err := p.Create("bench", cp, nil, "")
 	if err != nil {
 		b.Fatal(err)
 	}

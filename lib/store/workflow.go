@@ -17,6 +17,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/statefile"
 )
 
@@ -59,7 +60,8 @@ func (p *Project) Workflow(id string) (*Workflow, error) {
 		return nil, err
 	}
 	w := &Workflow{ID: id, Dir: dir, P: p}
-	if _, err := os.Stat(w.path(checkpointFile)); err != nil {
+	// Lstat: a checkpoint that is a link is there, and refused when read.
+	if _, err := os.Lstat(w.path(checkpointFile)); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fail.Usagef("workflow %q not found in %s; run `flowstate list` to see the project's workflows", id, p.Dir)
 		}
@@ -76,11 +78,38 @@ func (w *Workflow) CheckpointPath() string { return w.path(checkpointFile) }
 // EventsPath is the workflow's append-only event log.
 func (w *Workflow) EventsPath() string { return w.path(eventsFile) }
 
-// Create makes a new workflow directory with its first checkpoint, an
-// empty state file, the custom machine if any, and an "init" event.
-func (p *Project) Create(id string, cp, machineJSON []byte) (*Workflow, error) {
+// ReadEvents returns the newest events, whole lines of at most
+// limit.Max bytes: the log only grows, and a cloned one may be huge.
+// No events yet is no error.
+func (w *Workflow) ReadEvents() ([]byte, error) {
+	b, err := fsx.ReadTail(w.EventsPath(), limit.Max)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
+// creating is where Create builds a workflow: a name no id can have
+// (ValidID refuses a leading dot), so List and discovery never see it.
+const creating = ".creating"
+
+// Create makes a new workflow (its first checkpoint, an empty state
+// file, the custom machine if any, an "init" event) and, when session is
+// not empty, points that session at it, all under the project lock. It
+// is the one place a workflow comes into being, and it is all or
+// nothing: everything is checked before anything is written, the
+// workflow is built in a hidden directory and renamed into place once
+// complete, and a failure removes what was built. A Create killed half-
+// way leaves only the hidden directory, which the next Create clears
+// under the same lock before it builds.
+func (p *Project) Create(id string, cp, machineJSON []byte, session string) (*Workflow, error) {
 	if err := ValidID(id); err != nil {
 		return nil, fmt.Errorf("workflow id: %w", err)
+	}
+	if session != "" {
+		if err := ValidID(session); err != nil {
+			return nil, fmt.Errorf("session id (CLAUDE_CODE_SESSION_ID): %w; nothing was created", err)
+		}
 	}
 	l, err := p.lock()
 	if err != nil {
@@ -88,38 +117,61 @@ func (p *Project) Create(id string, cp, machineJSON []byte) (*Workflow, error) {
 	}
 	defer l.Release()
 	w := &Workflow{ID: id, Dir: filepath.Join(p.workflowsDir(), id), P: p}
-	if err := os.Mkdir(w.Dir, fsx.DirPerm); err != nil {
-		if errors.Is(err, fs.ErrExist) {
+	if _, err := os.Lstat(w.Dir); !errors.Is(err, fs.ErrNotExist) {
+		if err == nil {
 			return nil, fail.Usagef("workflow %q already exists in %s; choose another --workflow id or omit it", id, p.Dir)
 		}
 		return nil, fmt.Errorf("create workflow %s: %w", id, err)
 	}
-	if machineJSON != nil {
-		if err := fsx.WriteFile(w.path(machineFile), machineJSON); err != nil {
-			return nil, err
+	tmp := filepath.Join(p.workflowsDir(), creating)
+	if err := os.RemoveAll(tmp); err != nil { // a killed Create's
+		return nil, fmt.Errorf("create workflow %s: clear %s: %w", id, tmp, err)
+	}
+	if err := build(tmp, cp, machineJSON, p.Now()); err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, fmt.Errorf("create workflow %s: %w; nothing was created", id, err)
+	}
+	if err := os.Rename(tmp, w.Dir); err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, fmt.Errorf("create workflow %s: %w; nothing was created", id, err)
+	}
+	if session != "" {
+		if err := fsx.WriteFile(p.SessionPointer(session), []byte(id+"\n")); err != nil {
+			_ = os.RemoveAll(w.Dir) // nobody has seen it: no session points at it yet
+			return nil, fmt.Errorf("create workflow %s: point session %s at it: %w; nothing was created", id, session, err)
 		}
 	}
-	// The workflow is invisible until its checkpoint exists, and an empty
-	// state file that is lost reads as what it holds: no keys.
-	if err := fsx.WriteNew(w.path(stateFile), statefile.Compact(nil)); err != nil {
-		return nil, err
-	}
-	// The init event goes first, while nobody can see the workflow: once
-	// the checkpoint is there, another process may append its own events,
-	// which must not come before init.
-	if err := w.appendEvents([][]byte{eventLine(p.Now(), "init", nil)}); err != nil {
-		return nil, err
-	}
-	if err := fsx.WriteFile(w.path(checkpointFile), cp); err != nil {
-		return nil, err
-	}
 	return w, nil
+}
+
+// build writes a new workflow's files into dir, which nobody sees until
+// Create renames it into place.
+func build(dir string, cp, machineJSON []byte, now time.Time) error {
+	if err := os.Mkdir(dir, fsx.DirPerm); err != nil {
+		return err
+	}
+	path := func(name string) string { return filepath.Join(dir, name) }
+	if machineJSON != nil {
+		if err := fsx.WriteFile(path(machineFile), machineJSON); err != nil {
+			return err
+		}
+	}
+	// An empty state file that is lost reads as what it holds: no keys.
+	if err := fsx.WriteNew(path(stateFile), statefile.Compact(nil)); err != nil {
+		return err
+	}
+	// The init event goes first: once the workflow is visible, another
+	// process may append its own events, which must not come before init.
+	if err := fsx.AppendLine(path(eventsFile), eventLine(now, "init", nil)); err != nil {
+		return err
+	}
+	return fsx.WriteFile(path(checkpointFile), cp)
 }
 
 // MachineJSON returns the custom machine of the workflow, or nil when it
 // uses the default one.
 func (w *Workflow) MachineJSON() ([]byte, error) {
-	b, err := os.ReadFile(w.path(machineFile))
+	b, err := fsx.ReadFile(w.path(machineFile), limit.Max)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -134,9 +186,9 @@ func (w *Workflow) lock() (*fsx.Lock, error) {
 // place first (under the lock, keeping a backup). A corrupted file or an
 // unknown version is an error and the file is left as it is.
 func (w *Workflow) ReadCheckpoint() ([]byte, error) {
-	data, err := os.ReadFile(w.path(checkpointFile))
+	data, err := w.readCheckpointFile()
 	if err != nil {
-		return nil, fmt.Errorf("workflow %s: read checkpoint: %w", w.ID, err)
+		return nil, err
 	}
 	if current(data) {
 		return data, nil
@@ -147,6 +199,23 @@ func (w *Workflow) ReadCheckpoint() ([]byte, error) {
 	}
 	defer l.Release()
 	return w.readLocked()
+}
+
+// readCheckpointFile reads checkpoint.json, refusing (without blocking
+// or following a link) anything but a regular file, one larger than
+// limit.Max, and one that is not UTF-8 or nests deeper than
+// limit.MaxDepth: checks of one linear pass, so a hostile file costs no
+// more than reading it, and it is refused before the lock is taken.
+func (w *Workflow) readCheckpointFile() ([]byte, error) {
+	path := w.path(checkpointFile)
+	data, err := fsx.ReadFile(path, limit.Max)
+	if err != nil {
+		return nil, fmt.Errorf("workflow %s: read checkpoint: %w", w.ID, err)
+	}
+	if err := limit.JSON(data, path); err != nil {
+		return nil, fmt.Errorf("workflow %s: %w; flowstate never writes that: restore a backup (checkpoint.json.*.bak) or fix it by hand", w.ID, err)
+	}
+	return data, nil
 }
 
 // current is the fast path: valid JSON already at the schema version.
@@ -161,9 +230,9 @@ func current(data []byte) bool {
 // when needed.
 func (w *Workflow) readLocked() ([]byte, error) {
 	path := w.path(checkpointFile)
-	data, err := os.ReadFile(path)
+	data, err := w.readCheckpointFile()
 	if err != nil {
-		return nil, fmt.Errorf("workflow %s: read checkpoint: %w", w.ID, err)
+		return nil, err
 	}
 	if current(data) {
 		return data, nil
@@ -195,7 +264,7 @@ func (w *Workflow) readLocked() ([]byte, error) {
 		return nil, err
 	}
 	now := w.P.Now()
-	return out, w.appendEvents([][]byte{eventLine(now, "migrated", map[string]any{"from": from, "to": checkpoint.SchemaVersion, "backup": filepath.Base(backup)})})
+	return out, fsx.AppendLine(w.path(eventsFile), eventLine(now, "migrated", map[string]any{"from": from, "to": checkpoint.SchemaVersion, "backup": filepath.Base(backup)}))
 }
 
 // Tx is one locked read-modify-write of a workflow. Change Checkpoint;
@@ -236,7 +305,19 @@ func (w *Workflow) Update(fn func(tx *Tx) error) error {
 	if err := fn(tx); err != nil {
 		return err
 	}
+	// The event log is opened before the checkpoint is written: one that
+	// must be refused (a symlink, a FIFO) stops the change before it starts.
+	var events *fsx.Journal
+	if len(tx.events) > 0 {
+		if events, err = fsx.OpenJournal(w.path(eventsFile)); err != nil {
+			return err
+		}
+		defer events.Close()
+	}
 	if !bytes.Equal(tx.Checkpoint, data) {
+		if len(tx.Checkpoint) > limit.Max {
+			return fail.Invalidf("workflow %s: the checkpoint would grow to %d MiB, over the %d MiB it may hold; keep bulk data in files and their paths in the checkpoint; nothing was written", w.ID, len(tx.Checkpoint)>>20, limit.Max>>20)
+		}
 		// Every write counts, whoever makes it, so a reader can tell that
 		// the document it loaded is no longer current.
 		if tx.Checkpoint, err = sjson.SetBytes(tx.Checkpoint, revisionPath, rev+1); err != nil {
@@ -249,7 +330,12 @@ func (w *Workflow) Update(fn func(tx *Tx) error) error {
 			return err
 		}
 	}
-	return w.appendEvents(tx.events)
+	for _, line := range tx.events {
+		if err := events.Append(line); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func eventLine(now time.Time, kind string, fields map[string]any) []byte {
@@ -263,20 +349,14 @@ func eventLine(now time.Time, kind string, fields map[string]any) []byte {
 	return b
 }
 
-// appendEvents appends to events.jsonl; callers hold the lock.
-func (w *Workflow) appendEvents(lines [][]byte) error {
-	for _, line := range lines {
-		if err := fsx.AppendLine(w.path(eventsFile), line); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// AppendLog appends one JSON value as a line of logs/<name>.jsonl.
+// AppendLog appends one JSON value as a line of logs/<name>.jsonl. The
+// value is checked (limit.JSON, then the syntax) before the lock.
 func (w *Workflow) AppendLog(name string, value []byte) error {
 	if !statefile.ValidKey(name) {
 		return fail.Invalidf("log name %q must match [A-Za-z_][A-Za-z0-9_]*", name)
+	}
+	if err := limit.JSON(value, "log "+name+": the value"); err != nil {
+		return err
 	}
 	// Compact rejects what json.Valid would: anything but one JSON value.
 	var compact bytes.Buffer
@@ -299,7 +379,10 @@ func (w *Workflow) AppendLog(name string, value []byte) error {
 // grown past twice its compacted size, keeping it proportional to the
 // number of keys. Several pairs (state-append --stdin) are all or
 // nothing: they are merged into a compacted copy that replaces the file
-// atomically, since a kill could tear a long multi-line append.
+// atomically, since a kill could tear a long multi-line append. The file
+// never grows past limit.MaxState: an append that would is compacted
+// first, and refused (exit 4, nothing written) if the state is still too
+// large, so every reader can read it whole.
 func (w *Workflow) AppendState(pairs [][2]string) error {
 	if len(pairs) == 0 {
 		return nil
@@ -318,13 +401,16 @@ func (w *Workflow) AppendState(pairs [][2]string) error {
 	if len(pairs) == 1 {
 		// The header line holds the base; 64 bytes are more than it takes.
 		var head [64]byte
-		size, n, err := fsx.AppendLineDurable(path, statefile.EncodeLine(pairs[0][0], pairs[0][1]), head[:])
-		if err != nil {
+		size, n, err := fsx.AppendLineDurable(path, statefile.EncodeLine(pairs[0][0], pairs[0][1]), head[:], limit.MaxState)
+		switch {
+		case errors.Is(err, fsx.ErrFull): // compact, with the pair
+		case err != nil:
 			return err
-		}
-		header, _, _ := bytes.Cut(head[:n], []byte("\n"))
-		if !statefile.ShouldCompact(size, int64(statefile.Base(header))) {
-			return nil
+		default:
+			header, _, _ := bytes.Cut(head[:n], []byte("\n"))
+			if !statefile.ShouldCompact(size, int64(statefile.Base(header))) {
+				return nil
+			}
 		}
 	}
 	// Rewriting the state file is rare (a compaction or a --stdin batch),
@@ -332,23 +418,25 @@ func (w *Workflow) AppendState(pairs [][2]string) error {
 	// writer of this workflow is in flight. Not on every write: it costs a
 	// directory read.
 	_ = fsx.RemoveStrayTemps(w.Dir, time.Time{}) // best effort: a stray temp wastes space, nothing else
-	data, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	st, err := w.LoadState()
+	if err != nil {
 		return err
 	}
-	values := statefile.Parse(data).Values
-	if len(pairs) > 1 {
-		for _, kv := range pairs {
-			values[kv[0]] = kv[1]
-		}
+	// A single pair may be in the file already; setting it again is the same.
+	for _, kv := range pairs {
+		st.Values[kv[0]] = kv[1]
 	}
-	return fsx.WriteFile(path, statefile.Compact(values))
+	data := statefile.Compact(st.Values)
+	if len(data) > limit.MaxState {
+		return fail.Invalidf("workflow %s: the state would grow to %d MiB, over the %d MiB it may hold; keep bulk data in a file and its path in the state; nothing was stored", w.ID, len(data)>>20, limit.MaxState>>20)
+	}
+	return fsx.WriteFile(path, data)
 }
 
 // LoadState reads the key/value state; damaged lines come back as
 // warnings, never as errors.
 func (w *Workflow) LoadState() (statefile.State, error) {
-	data, err := os.ReadFile(w.path(stateFile))
+	data, err := fsx.ReadFile(w.path(stateFile), limit.MaxState)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return statefile.State{}, fmt.Errorf("workflow %s: read state: %w", w.ID, err)
 	}

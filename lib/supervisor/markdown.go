@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -28,13 +29,22 @@ type mdLine struct {
 func (l mdLine) blank() bool { return l.code || strings.TrimSpace(l.text) == "" }
 
 // scanMarkdown splits md into classified lines. Fenced code is masked so that
-// a "# comment" in a bash block is never taken for a heading.
+// a "# comment" in a bash block is never taken for a heading. A run of blank
+// lines (code counts as blank) becomes one: readers only see where text
+// stops, and 8 MB of empty lines must not cost a line each.
 func scanMarkdown(md []byte) []mdLine {
 	s := strings.ToValidUTF8(string(md), "\uFFFD")
-	raw := strings.Split(s, "\n")
-	lines := make([]mdLine, 0, len(raw))
+	lines := make([]mdLine, 0, min(strings.Count(s, "\n")+1, 1<<12))
+	add := func(l mdLine) {
+		if l.blank() && len(lines) > 0 && lines[len(lines)-1].blank() {
+			return
+		}
+		lines = append(lines, l)
+	}
 	fence := "" // the run of ` or ~ that opened the current code block
-	for _, r := range raw {
+	for len(s) > 0 {
+		r, rest, _ := strings.Cut(s, "\n")
+		s = rest
 		t := strings.TrimRight(r, " \t\r")
 		body := strings.TrimLeft(t, " ")
 		shallow := len(t)-len(body) < 4 // deeper indentation is code, never a fence or heading
@@ -42,19 +52,19 @@ func scanMarkdown(md []byte) []mdLine {
 			if shallow && strings.HasPrefix(body, fence) && strings.Trim(body, fence[:1]) == "" {
 				fence = ""
 			}
-			lines = append(lines, mdLine{code: true})
+			add(mdLine{code: true})
 			continue
 		}
 		if f := fenceOpen(body); shallow && f != "" {
 			fence = f
-			lines = append(lines, mdLine{code: true})
+			add(mdLine{code: true})
 			continue
 		}
 		l := mdLine{text: t}
 		if shallow {
 			l.level, l.title = atxHeading(body)
 		}
-		lines = append(lines, l)
+		add(l)
 	}
 	return lines
 }
@@ -124,11 +134,22 @@ func listItem(s string) (indent int, text string, ok bool) {
 	return len(m[1]), strings.TrimSpace(strings.ReplaceAll(s, "\t", "    ")[len(m[0]):]), true
 }
 
+// keepWords bounds the words collected for one paragraph or list item: more
+// than any caller keeps (SummaryWords, FindingWords), so the cut they make
+// is the same, while a paragraph of millions of lines costs no more than
+// its first few.
+const keepWords = 64
+
 // firstParagraph returns the first run of text lines in body, skipping blank
-// lines, code and subheadings before it, joined into one line.
+// lines, code and subheadings before it, joined into one line (at least its
+// first keepWords words).
 func firstParagraph(body []mdLine) string {
 	var parts []string
+	words := 0
 	for _, l := range body {
+		if words > keepWords {
+			break
+		}
 		if l.blank() || l.level > 0 || strings.HasPrefix(strings.TrimSpace(l.text), "<!--") {
 			if len(parts) > 0 {
 				break
@@ -139,17 +160,19 @@ func firstParagraph(body []mdLine) string {
 		if _, item, ok := listItem(t); ok {
 			t = item
 		}
-		parts = append(parts, strings.TrimLeft(t, "> "))
+		t = headWords(strings.TrimLeft(t, "> "), keepWords)
+		parts = append(parts, t)
+		words += wordCount(t)
 	}
 	return plain(strings.Join(parts, " "))
 }
 
 // topListItems returns the items of the first list level in body, up to its
 // first subheading. Nested items are dropped and continuation lines joined, so
-// each item is one finding on one line.
+// each item is one finding on one line (at least its first keepWords words).
 func topListItems(body []mdLine) []string {
-	var items []string
-	top, cur := -1, -1 // indentation of the top level; item taking continuation lines
+	var items [][]string // each item's lines, joined at the end: one copy, not one per line
+	top, cur := -1, -1   // indentation of the top level; item taking continuation lines
 	for _, l := range body {
 		if l.level > 0 {
 			break
@@ -164,18 +187,19 @@ func topListItems(body []mdLine) []string {
 			if top < 0 || indent < top {
 				top = indent
 			}
-			items = append(items, text)
+			items = append(items, []string{headWords(text, keepWords)})
 			cur = len(items) - 1
 		case ok:
 			cur = -1 // a nested item: detail, not a finding
-		case cur >= 0:
-			items[cur] += " " + strings.TrimSpace(l.text)
+		case cur >= 0 && len(items[cur]) <= keepWords: // each part holds a word at least
+			items[cur] = append(items[cur], headWords(strings.TrimSpace(l.text), keepWords))
 		}
 	}
-	for i := range items {
-		items[i] = plain(items[i])
+	out := make([]string, len(items))
+	for i, parts := range items {
+		out[i] = plain(strings.Join(parts, " "))
 	}
-	return items
+	return out
 }
 
 // plain collapses whitespace and drops bold markers: the text goes into JSON
@@ -205,6 +229,25 @@ func capWords(s string, n int) string {
 
 // wordCount is the number of whitespace-separated words in s.
 func wordCount(s string) int { return len(strings.Fields(s)) }
+
+// headWords returns s up to the end of its first n words (as
+// strings.Fields splits them), without allocating: one line of a
+// million words costs what its first n do.
+func headWords(s string, n int) string {
+	words, in := 0, false
+	for i, r := range s {
+		switch space := unicode.IsSpace(r); {
+		case space && in:
+			in = false
+		case !space && !in:
+			if words == n {
+				return s[:i]
+			}
+			words, in = words+1, true
+		}
+	}
+	return s
+}
 
 // validText reports whether s is valid UTF-8 without control characters,
 // the rule for identifiers and paths that end up in JSON and on one line.

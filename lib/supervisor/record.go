@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 )
 
 // Bounds on durations (about 31 years) and counts, far above any real
@@ -138,6 +139,9 @@ const recordFields = "worker_id, topic, track, stage, status, output_path, durat
 // ParseRecord decodes and validates one worker record (a JSON object).
 func ParseRecord(data []byte) (Record, error) {
 	var r Record
+	if err := limit.JSON(data, "worker record"); err != nil {
+		return Record{}, err
+	}
 	if err := decodeStrict(data, &r); err != nil {
 		return Record{}, fail.Invalidf("worker record: %v; give one JSON object with the fields %s", err, recordFields)
 	}
@@ -148,6 +152,9 @@ func ParseRecord(data []byte) (Record, error) {
 // distinct worker ids; null or an empty array is no records.
 func ParseRecords(data []byte) ([]Record, error) {
 	var recs []Record
+	if err := limit.JSON(data, "worker records"); err != nil {
+		return nil, err
+	}
 	if err := decodeStrict(data, &recs); err != nil {
 		return nil, fail.Invalidf("worker records: %v; give a JSON array of objects with the fields %s", err, recordFields)
 	}

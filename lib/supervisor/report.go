@@ -15,6 +15,29 @@ const (
 	MaxFindings  = 12 // findings kept from one report, and in an aggregate
 )
 
+// MaxReportLines bounds the lines with text in a report, so that reading
+// one costs bounded memory whatever its shape: a line of the parsed
+// report takes tens of bytes, however short the line.
+const MaxReportLines = 100_000
+
+// textLines counts the lines of md holding more than ASCII whitespace,
+// without allocating.
+func textLines(md []byte) int {
+	n, text := 0, false
+	for _, c := range md {
+		switch c {
+		case '\n':
+			text = false
+		case ' ', '\t', '\r', '\v', '\f':
+		default:
+			if !text {
+				n, text = n+1, true
+			}
+		}
+	}
+	return n
+}
+
 // Meta is what a supervisor keeps of a report: a worker's metadata
 // (docs/supervisors.md, "The protocol").
 // FilesModified is set only for implementation summaries.
@@ -35,6 +58,9 @@ var findingHeading = lazyRegexp(`(?i)^finding\s*#?\s*[0-9]+\s*(?:[:.)\-–—]\s
 // without an H1, or with neither summary nor findings, is not a report:
 // fail.Invalid.
 func ParseReport(md []byte) (Meta, error) {
+	if n := textLines(md); n > MaxReportLines {
+		return Meta{}, fail.Invalidf("not a report: %d lines of text, more than the %d a report may have; a report summarises (docs/command-protocol.md section 6)", n, MaxReportLines)
+	}
 	lines := scanMarkdown(md)
 	var m Meta
 	for _, l := range lines {

@@ -12,10 +12,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
@@ -130,7 +130,7 @@ func readOutputs(recs []supervisor.Record, cwd string) (map[string][]byte, []str
 		if r.OutputPath == "" {
 			continue
 		}
-		f, err := os.Open(under(cwd, r.OutputPath))
+		f, err := fsx.OpenRegular(under(cwd, r.OutputPath))
 		if err != nil {
 			continue
 		}
@@ -147,7 +147,7 @@ func readOutputs(recs []supervisor.Record, cwd string) (map[string][]byte, []str
 // fileLines counts the lines of a modified file.
 func fileLines(dir string) func(string) (int, bool) {
 	return func(path string) (int, bool) {
-		f, err := os.Open(under(dir, path))
+		f, err := fsx.OpenRegular(under(dir, path))
 		if err != nil {
 			return 0, false
 		}

@@ -221,7 +221,7 @@ func TestTornLinesAreSkipped(t *testing.T) {
 	appendRaw(t, filepath.Join(dir, "logs", "metrics.jsonl"), `{"n":`)
 
 	r := p.run(args("state-load"))
-	if r.Code != 0 || !strings.Contains(r.Stdout, "export KEEP=kept\n") || strings.Contains(r.Stdout, "TORN") || strings.Contains(r.Stdout, "BAD") {
+	if r.Code != 0 || !strings.Contains(r.Stdout, "\nKEEP=kept\n") || strings.Contains(r.Stdout, "TORN") || strings.Contains(r.Stdout, "BAD") {
 		t.Fatalf("state-load over damaged lines: %s", r)
 	}
 	for _, w := range []string{"torn last line", "not a KEY=value record", "bad escape"} {

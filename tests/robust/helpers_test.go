@@ -92,6 +92,29 @@ func (p *project) run(c call) result {
 	return finish(p.t, cmd, err, start, stdout, stderr)
 }
 
+// hangLimit is how long runWithin lets a command run. A hang is what it
+// catches, not slowness: the commands it runs take milliseconds, and a
+// loaded CI machine must not turn them into failures.
+const hangLimit = 30 * time.Second
+
+// runWithin is run for a command that might block forever (on a FIFO, on
+// a device that never ends): it is killed after hangLimit and the test
+// fails saying so.
+func (p *project) runWithin(c call) result {
+	p.t.Helper()
+	cmd, stdout, stderr := p.command(c)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	timer := time.AfterFunc(hangLimit, func() { _ = cmd.Process.Kill() })
+	err := cmd.Wait()
+	if !timer.Stop() {
+		p.t.Fatalf("flowstate %s still ran after %v; killed it", strings.Join(c.Args, " "), hangLimit)
+	}
+	return finish(p.t, cmd, err, start, stdout, stderr)
+}
+
 func finish(t testing.TB, cmd *exec.Cmd, err error, start time.Time, stdout, stderr *bytes.Buffer) result {
 	t.Helper()
 	r := result{Elapsed: time.Since(start), Stdout: stdout.String(), Stderr: stderr.String()}

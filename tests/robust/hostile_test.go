@@ -32,7 +32,11 @@ func refuse(t *testing.T, p *project, c call, code int, wants ...string) result 
 	t.Helper()
 	before := snapshot(t, p.Root)
 	r := p.run(c)
-	wantRefusal(t, strings.Join(c.Args, " "), r, code, wants...)
+	what := strings.Join(c.Args, " ")
+	if len(what) > 200 {
+		what = what[:200] + "..."
+	}
+	wantRefusal(t, what, r, code, wants...)
 	sameTree(t, "after a refused command", before, snapshot(t, p.Root))
 	return r
 }

@@ -175,7 +175,7 @@ func (rd *reads) fail(format string, a ...any) {
 	rd.failures = append(rd.failures, fmt.Sprintf(format, a...))
 }
 
-var exportLine = regexp.MustCompile(`^export [A-Za-z_][A-Za-z0-9_]*=`)
+var assignLine = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
 
 // read runs one of the readers and checks that what it printed is whole.
 // lastCounter is this reader's previous view of the counter, which may
@@ -193,7 +193,7 @@ func (rd *reads) read(p *project, which int, lastCounter *int64, monotonic bool)
 	case 1:
 		r = p.run(args("state-load"))
 		for _, line := range strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n") {
-			if !exportLine.MatchString(line) {
+			if !assignLine.MatchString(line) {
 				rd.fail("state-load printed %q", line)
 				break
 			}
