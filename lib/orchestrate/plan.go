@@ -140,7 +140,7 @@ func writeBrief(v *view) error {
 		return err
 	}
 	brief := phase.Brief(v.state, v.facts, phase.ContextOf(v.state, outputs(v.records)))
-	if old, err := fsx.ReadRegular(path, limit.Max); err == nil && string(old) == brief {
+	if old, err := fsx.ReadFile(path, limit.Max); err == nil && string(old) == brief {
 		return nil
 	}
 	return fsx.WriteFile(path, []byte(brief))
