@@ -1,6 +1,9 @@
 package statefile
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // Reserved names: keys state-append refuses and state-load never sets,
 // because assigning them in the shell that evals state-load, or handing
@@ -18,12 +21,17 @@ import "strings"
 // is why state-load sets plain shell variables and leaves the
 // environment alone unless asked (LoadOptions).
 
-// reservedNames maps a name to what it changes.
-var reservedNames = map[string]string{}
+// reserved is the table Reserved looks names up in, built on first use:
+// most commands never look, and every bash block pays for what a process
+// does before main.
+var reserved = sync.OnceValue(buildReserved)
 
-// byFirst indexes reservedPrefixes by their first byte: state-load
-// checks every key, and a workflow may hold 10,000.
-var byFirst [256][]int
+type reservedTable struct {
+	names map[string]string // name -> what it changes
+	// byFirst indexes reservedPrefixes by their first byte: state-load
+	// checks every key, and a workflow may hold 10,000.
+	byFirst [256][]int
+}
 
 // reservedPrefixes maps a prefix of names to what they change.
 var reservedPrefixes = []struct{ prefix, why string }{
@@ -43,7 +51,8 @@ const (
 	ownWhy    = "Claude Code or flowstate reads it to pick a session, workflow or binary"
 )
 
-func init() {
+func buildReserved() *reservedTable {
+	t := &reservedTable{names: map[string]string{}}
 	for why, names := range map[string]string{
 		// bash(1) "Shell Variables", and POSIX sh and ksh.
 		shellWhy: `BASH BASHOPTS BASHPID CDPATH CHILD_MAX COLUMNS COMPREPLY COPROC DIRSTACK EMACS ENV
@@ -79,23 +88,25 @@ func init() {
 			SYSTEMD_EDITOR SYSTEMD_PAGER VISUAL _JAVA_OPTIONS all_proxy http_proxy https_proxy no_proxy`,
 	} {
 		for _, n := range strings.Fields(names) {
-			reservedNames[n] = why
+			t.names[n] = why
 		}
 	}
 	for i, p := range reservedPrefixes {
-		byFirst[p.prefix[0]] = append(byFirst[p.prefix[0]], i)
+		t.byFirst[p.prefix[0]] = append(t.byFirst[p.prefix[0]], i)
 	}
+	return t
 }
 
 // Reserved reports whether key is a reserved name, and why.
 func Reserved(key string) (why string, ok bool) {
-	if why, ok := reservedNames[key]; ok {
+	t := reserved()
+	if why, ok := t.names[key]; ok {
 		return why, true
 	}
 	if key == "" {
 		return "", false
 	}
-	for _, i := range byFirst[key[0]] {
+	for _, i := range t.byFirst[key[0]] {
 		if p := reservedPrefixes[i]; strings.HasPrefix(key, p.prefix) {
 			return p.why, true
 		}

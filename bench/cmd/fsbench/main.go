@@ -30,6 +30,7 @@ func main() {
 	n := flag.Int("n", 200, "runs per command")
 	large := flag.Int("keys", 10000, "keys of the large workflow in the scaling rows")
 	build := flag.String("build", "", "extra go build flags after scripts/build's, e.g. -ldflags=-X=x=y to measure an unstripped binary")
+	libs := flag.String("bash-libs", "", "the bash libraries' .claude/lib directory, to time the same workflow with them too")
 	flag.Parse()
 	b, err := setup(strings.Fields(*build))
 	if err != nil {
@@ -37,6 +38,7 @@ func main() {
 		os.Exit(1)
 	}
 	defer os.RemoveAll(b.tmp)
+	b.libs = *libs
 	if err := b.run(*n, *large); err != nil {
 		fmt.Fprintln(os.Stderr, "fsbench:", err)
 		os.Exit(1)
@@ -45,6 +47,7 @@ func main() {
 
 type bench struct {
 	tmp, flowstate, noop string
+	libs                 string // the bash libraries, when given
 	time                 string // /usr/bin/time, for peak RSS; "" if absent
 	out                  *tabwriter.Writer
 }
@@ -308,7 +311,7 @@ func (b *bench) run(n, large int) error {
 	if err := b.scaling(n, large); err != nil {
 		return err
 	}
-	return b.workflow()
+	return b.workflow(max(n/10, 5))
 }
 
 // keys renders n KEY=value lines for state-append --stdin.
@@ -379,47 +382,4 @@ func (b *bench) scaling(n, large int) error {
 		fmt.Fprintf(b.out, "%s\t%s\t%s\t%.2f×\t%s\t%s\t\n", name, ms(t[0].cmd), ms(t[1].cmd), ratio, verdict, rss(t[1].rssKB))
 	}
 	return b.out.Flush()
-}
-
-// workflow times a 20-block workflow end to end: 1 init, 8 transitions,
-// 40 appends, 10 checkpoint updates, 20 loads.
-func (b *bench) workflow() error {
-	route := []string{"research", "plan", "implement", "test", "debug", "test", "document", "complete"}
-	var runs []time.Duration
-	var calls int
-	for rep := range 5 {
-		p, err := b.newProject(fmt.Sprint("wf", rep), "")
-		if err != nil {
-			return err
-		}
-		p.env = append(p.env, "FLOWSTATE_WORKFLOW=wf")
-		var seq []call
-		seq = append(seq, argv("sm-init", "--workflow", "wf", "--description", "d", "--command", "c", "--scope", "full-implementation"))
-		for blk := range 20 {
-			seq = append(seq, argv("state-load"))
-			if blk >= 1 && blk <= len(route) {
-				seq = append(seq, argv("sm-transition", route[blk-1]))
-			}
-			seq = append(seq, argv("state-append", fmt.Sprint("K", blk, "a"), "v"), argv("state-append", fmt.Sprint("K", blk, "b"), "v"))
-			if blk%2 == 0 {
-				seq = append(seq, argv("checkpoint-set", fmt.Sprint("phase_data.b", blk, ".n"), "1"))
-			}
-		}
-		start := time.Now()
-		for _, c := range seq {
-			if _, err := b.exec(p, c); err != nil {
-				return err
-			}
-		}
-		runs = append(runs, time.Since(start))
-		calls = len(seq)
-	}
-	// Estimated from the README's "3-45 ms a call" for the bash
-	// libraries: the high end for sm_init and each checkpoint update
-	// (whole JSON files through jq), the low end for each transition,
-	// append and load. A rough lower bound, not a measurement.
-	bash := 45 + 10*45 + (8+40+20)*3
-	fmt.Printf("\n20-block workflow (%d flowstate calls: init, 8 transitions, 40 appends, 10 checkpoint updates, 20 loads):\n", calls)
-	fmt.Printf("  flowstate: %s end to end (median of 5)\n  original bash libraries: ~%d ms (estimate from the README's 3-45 ms a call; not re-measured)\n", ms(median(runs)), bash)
-	return nil
 }
