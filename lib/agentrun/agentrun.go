@@ -280,6 +280,29 @@ func (r Runs) Entries(now time.Time, stuckAfter time.Duration) []Entry {
 	return out
 }
 
+// Span is how long the workers ids took together: from the first launch
+// to the last stop of their latest launches; 0 unless all of them
+// stopped.
+func (r Runs) Span(ids []string) time.Duration {
+	var first, last time.Time
+	for _, id := range ids {
+		w := r.workers[id]
+		if w == nil || w.Stopped.IsZero() {
+			return 0
+		}
+		if first.IsZero() || w.Launched.Before(first) {
+			first = w.Launched
+		}
+		if w.Stopped.After(last) {
+			last = w.Stopped
+		}
+	}
+	if first.IsZero() {
+		return 0
+	}
+	return last.Sub(first)
+}
+
 // Duration is how long worker id's latest launch took, 0 while it has
 // not stopped.
 func (r Runs) Duration(id string) time.Duration {

@@ -78,6 +78,17 @@ func TestAnyRunningAndDuration(t *testing.T) {
 	if d := r.Duration("research_2"); d != 0 {
 		t.Errorf("Duration of an unknown worker = %s", d)
 	}
+	waves := Fold([]Event{
+		ev(0, Launch, s, "", "implementation-executor", "phase_1"), ev(10, Stop, s, "a", "implementation-executor", "phase_1"),
+		ev(11, Launch, s, "", "implementation-executor", "phase_2"), ev(11, Launch, s, "", "implementation-executor", "phase_3"),
+		ev(25, Stop, s, "b", "implementation-executor", "phase_2"), ev(31, Stop, s, "c", "implementation-executor", "phase_3"),
+	}, s)
+	if got := waves.Span([]string{"phase_1", "phase_2", "phase_3"}); got != 31*time.Second {
+		t.Errorf("Span of two waves = %s, want 31s (first launch to last stop)", got)
+	}
+	if got := waves.Span([]string{"phase_1", "phase_4"}); got != 0 {
+		t.Errorf("Span with a worker never run = %s, want 0", got)
+	}
 }
 
 func TestParseSkipsOtherLines(t *testing.T) {

@@ -83,9 +83,12 @@ func phaseCommands(e *env) []*cli.Command {
 		{
 			Name:      "resume",
 			Usage:     "point this session at an unfinished workflow and plan its next step",
-			UsageText: "flowstate resume [ID|-]   (- reads an optional ID from stdin)",
+			UsageText: "flowstate resume [--retry-failed] [ID|-]   (- reads [--retry-failed] [ID] from stdin)",
 			Description: "Without an ID: this session's workflow if unfinished, else the project's only unfinished one.\n" +
-				"It prints what phase-plan prints: only unfinished states and workers are run again.",
+				"It prints what phase-plan prints: only unfinished states and workers are run again.\n" +
+				"--retry-failed also runs again the workers of the current state whose failure was accepted\n" +
+				"(partial failure: enough others delivered), reopening the workflow if it had finished.",
+			Flags:  []cli.Flag{&cli.BoolFlag{Name: "retry-failed", Usage: "run again the workers whose failure was accepted"}},
 			Action: e.resume,
 		},
 	}
@@ -121,13 +124,24 @@ func (e *env) resume(c *cli.Context) error {
 	if c.NArg() > 1 {
 		return fail.Usagef("resume takes at most one workflow ID")
 	}
-	id := c.Args().First()
+	id, retry := c.Args().First(), c.Bool("retry-failed")
 	if id == "-" {
+		// The command's arguments as typed: [--retry-failed] [ID].
 		raw, err := limit.ReadAll(e.Stdin, "workflow id")
 		if err != nil {
 			return err
 		}
-		id = strings.TrimSpace(string(raw))
+		id = ""
+		for _, f := range strings.Fields(string(raw)) {
+			switch {
+			case f == "--retry-failed":
+				retry = true
+			case id == "" && !strings.HasPrefix(f, "-"):
+				id = f
+			default:
+				return fail.Usagef("resume arguments %q: give [--retry-failed] [WORKFLOW_ID]", strings.TrimSpace(string(raw)))
+			}
+		}
 	}
 	p, err := e.Project()
 	if err != nil {
@@ -137,7 +151,7 @@ func (e *env) resume(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return e.printStep(p)(orchestrate.Resume(p, id, e.selector(c), o))
+	return e.printStep(p)(orchestrate.Resume(p, orchestrate.ResumeRequest{ID: id, RetryFailed: retry}, e.selector(c), o))
 }
 
 // waitFlag bounds how long a step waits for agents at work.

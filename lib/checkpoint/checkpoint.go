@@ -49,6 +49,8 @@ type Classification struct {
 	Confidence         float64  `json:"confidence"`
 	Reasoning          string   `json:"reasoning"`
 	ClassifiedAt       string   `json:"classified_at,omitempty"` // RFC 3339 UTC, or empty/null
+	// TopicDetails are the topics as objects, when the classifier gave them so.
+	TopicDetails json.RawMessage `json:"research_topic_details,omitempty"`
 }
 
 // The document as New writes it. Field order is the order in the file.

@@ -109,7 +109,7 @@ var topNames = [...]string{
 
 var (
 	statuses       = []string{"in_progress", "complete", "failed", "abandoned"}
-	workerStatuses = []string{"completed", "failed", "pending", "running"}
+	workerStatuses = []string{"completed", "failed", "pending", "running", "in_progress"}
 )
 
 func checkVersion(v gjson.Result) error {
@@ -235,7 +235,7 @@ func (vd *validator) checkWorkflowConfig(wc gjson.Result, states []string) error
 	return vd.wantState(f[3], p+".terminal_state", states)
 }
 
-var clNames = [...]string{"workflow_type", "research_complexity", "research_topics", "confidence", "reasoning", "classified_at"}
+var clNames = [...]string{"workflow_type", "research_complexity", "research_topics", "confidence", "reasoning", "classified_at", "research_topic_details"}
 
 func (vd *validator) checkClassification(c gjson.Result) error {
 	const p = "state_machine.classification"
@@ -244,7 +244,7 @@ func (vd *validator) checkClassification(c gjson.Result) error {
 	}
 	var f [len(clNames)]gjson.Result
 	vd.collect(c, p, clNames[:], f[:])
-	if err := required(p, clNames[:5], f[:5]); err != nil { // classified_at is optional
+	if err := required(p, clNames[:5], f[:5]); err != nil { // classified_at and research_topic_details are optional
 		return err
 	}
 	if err := wantString(f[0], p+".workflow_type"); err != nil {
@@ -279,6 +279,16 @@ func (vd *validator) checkClassification(c gjson.Result) error {
 	if f[5].Exists() && f[5].Type != gjson.Null {
 		if err := wantTimestamp(f[5], p+".classified_at"); err != nil {
 			return invalidf(p+".classified_at", "must be null or an RFC 3339 UTC time like 2025-11-14T14:30:00Z, got %s", describe(f[5]))
+		}
+	}
+	if d := f[6]; d.Exists() {
+		if !d.IsArray() {
+			return invalidf(p+".research_topic_details", "must be an array of objects, got %s", describe(d))
+		}
+		for i, t := range d.Array() {
+			if err := wantObject(t, p+".research_topic_details."+strconv.Itoa(i)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

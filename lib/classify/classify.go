@@ -23,7 +23,23 @@ type Classification struct {
 	ResearchComplexity int      `json:"research_complexity"`
 	ResearchTopics     []string `json:"research_topics"`
 	Reasoning          string   `json:"reasoning"`
+	// TopicDetails are the topics as objects, when the classifier gave
+	// them so (the original design's form: short_name,
+	// detailed_description, ...); ResearchTopics then holds their short
+	// names.
+	TopicDetails []Topic `json:"research_topic_details,omitempty"`
 }
+
+// Topic is a research topic in the original design's object form.
+type Topic struct {
+	ShortName           string `json:"short_name"`
+	DetailedDescription string `json:"detailed_description,omitempty"`
+	FilenameSlug        string `json:"filename_slug,omitempty"`
+	ResearchFocus       string `json:"research_focus,omitempty"`
+}
+
+// signal is how the original design's classifier began its answer.
+const signal = "CLASSIFICATION_COMPLETE:"
 
 // Scopes are the seven workflow types, in the order of the original
 // state machine (reference section 2.1).
@@ -47,16 +63,18 @@ const MaxComplexity = 4
 const MinConfidence = 0.7
 
 // Parse validates the classifier's JSON and returns it. Surrounding
-// whitespace and one markdown code fence (```json ... ``` or ``` ... ```)
+// whitespace, a leading "CLASSIFICATION_COMPLETE:" (the original design's
+// answer) and one markdown code fence (```json ... ``` or ``` ... ```)
 // are accepted because agents add them; any other text is rejected.
-// Unknown fields are ignored. Every error is fail.Invalid except a
+// Research topics may be strings or objects with a short_name. Unknown
+// fields are ignored. Every error is fail.Invalid except a
 // minConfidence outside 0-1, which is the caller's flag (fail.Usage).
 func Parse(data []byte, minConfidence float64) (Classification, error) {
 	var c Classification
 	if math.IsNaN(minConfidence) || minConfidence < 0 || minConfidence > 1 {
 		return c, fail.Usagef("--min-confidence %v is outside 0-1", minConfidence)
 	}
-	body := unfence(data)
+	body := unfence(bytes.TrimPrefix(bytes.TrimSpace(data), []byte(signal)))
 	if err := limit.JSON(body, "classification"); err != nil {
 		return c, err
 	}
@@ -100,10 +118,11 @@ func Parse(data []byte, minConfidence float64) (Classification, error) {
 
 	topicsErr := fail.Invalidf("classification: research_topics %s is not an array of exactly %d non-empty strings (research_complexity is %d); the classifier must return one topic per research worker",
 		show(raw, "research_topics"), c.ResearchComplexity, c.ResearchComplexity)
-	var topics []string
-	if err := json.Unmarshal(raw["research_topics"], &topics); err != nil || len(topics) != c.ResearchComplexity {
+	topics, details, err := parseTopics(raw["research_topics"])
+	if err != nil || len(topics) != c.ResearchComplexity {
 		return c, topicsErr
 	}
+	c.TopicDetails = details
 	for _, t := range topics {
 		// NUL cannot be stored in workflow state (exit-code table: invalid data).
 		if strings.TrimSpace(t) == "" || strings.ContainsRune(t, 0) {
@@ -121,6 +140,22 @@ func Parse(data []byte, minConfidence float64) (Classification, error) {
 		c.Reasoning = s
 	}
 	return c, nil
+}
+
+// parseTopics reads research_topics: strings, or objects whose
+// short_name names the topic (details then holds the objects).
+func parseTopics(raw json.RawMessage) (topics []string, details []Topic, err error) {
+	if err = json.Unmarshal(raw, &topics); err == nil {
+		return topics, nil, nil
+	}
+	if err = json.Unmarshal(raw, &details); err != nil {
+		return nil, nil, err
+	}
+	topics = nil // the failed decode above may have filled some
+	for _, d := range details {
+		topics = append(topics, d.ShortName)
+	}
+	return topics, details, nil
 }
 
 // unfence strips surrounding whitespace and one enclosing code fence whose

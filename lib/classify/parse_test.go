@@ -49,6 +49,11 @@ func TestParseAccepts(t *testing.T) {
 			func(c *Classification) {
 				*c = Classification{WorkflowType: "full-implementation", Confidence: 0.8, ResearchComplexity: 4, ResearchTopics: []string{"A", "B", "C", "D"}}
 			}},
+		{"the original design's signal", "CLASSIFICATION_COMPLETE: " + good, 0.7, nil},
+		{"signal and fence", "CLASSIFICATION_COMPLETE:\n```json\n" + good + "\n```", 0.7, nil},
+		{"topics as objects", `{"workflow_type":"research-and-plan","confidence":0.92,"research_complexity":2,"reasoning":"plan requested","research_topics":[` +
+			`{"short_name":"Auth patterns","detailed_description":"Analyze current authentication","filename_slug":"auth_patterns","research_focus":"How is auth handled?"},` +
+			`{"short_name":"Session storage"}]}`, 0.7, nil},
 		{"duplicate key last wins", `{"workflow_type":"nope","workflow_type":"test-and-debug","confidence":0.9,"research_complexity":1,"research_topics":["T"]}`, 0,
 			func(c *Classification) {
 				*c = Classification{WorkflowType: "test-and-debug", Confidence: 0.9, ResearchComplexity: 1, ResearchTopics: []string{"T"}}
@@ -74,6 +79,19 @@ func TestParseAccepts(t *testing.T) {
 	}
 }
 
+func TestParseKeepsTopicDetails(t *testing.T) {
+	got, err := Parse([]byte(`{"workflow_type":"research-only","confidence":1,"research_complexity":1,"research_topics":[{"short_name":"Auth","detailed_description":"How logins work"}]}`), 0.7)
+	if err != nil || len(got.TopicDetails) != 1 || got.TopicDetails[0].DetailedDescription != "How logins work" || got.ResearchTopics[0] != "Auth" {
+		t.Errorf("Parse = %+v, %v", got, err)
+	}
+	for _, bad := range []string{`[{"detailed_description":"no name"}]`, `[{"short_name":""}]`, `[1]`, `[{"short_name":"A"},"B"]`} {
+		in := `{"workflow_type":"research-only","confidence":1,"research_complexity":` + map[bool]string{true: "2", false: "1"}[strings.Count(bad, "{")+strings.Count(bad, `"B"`) == 2] + `,"research_topics":` + bad + `}`
+		if _, err := Parse([]byte(in), 0.7); err == nil {
+			t.Errorf("%s: accepted", bad)
+		}
+	}
+}
+
 func TestParseRejects(t *testing.T) {
 	field := func(old, repl string) string {
 		if !strings.Contains(good, old) {
@@ -94,7 +112,6 @@ func TestParseRejects(t *testing.T) {
 		{"null", `null`, 0, []string{"not a JSON object"}},
 		{"prose before", "Here is the classification:\n" + good, 0, []string{"not valid JSON"}},
 		{"prose after", good + "\nHope this helps", 0, []string{"not valid JSON"}},
-		{"signal prefix", "CLASSIFICATION_COMPLETE: " + good, 0, []string{"not valid JSON"}},
 		{"two objects", good + good, 0, []string{"not valid JSON"}},
 		{"other fence language", "```yaml\n" + good + "\n```", 0, []string{"not valid JSON"}},
 		{"unclosed fence", "```json\n" + good, 0, []string{"not valid JSON"}},
@@ -131,7 +148,6 @@ func TestParseRejects(t *testing.T) {
 		{"topics too few", field(`["Auth patterns", "Session storage"]`, `["Auth patterns"]`), 0, []string{"exactly 2"}},
 		{"topics too many", field(`["Auth patterns", "Session storage"]`, `["A", "B", "C"]`), 0, []string{"exactly 2"}},
 		{"topics not strings", field(`["Auth patterns", "Session storage"]`, `[1, 2]`), 0, []string{"research_topics [1, 2]"}},
-		{"topics objects", field(`["Auth patterns", "Session storage"]`, `[{"short_name":"A"},{"short_name":"B"}]`), 0, []string{"research_topics"}},
 		{"topics a string", field(`["Auth patterns", "Session storage"]`, `"Auth patterns, Session storage"`), 0, []string{"research_topics"}},
 		{"topics null", field(`["Auth patterns", "Session storage"]`, `null`), 0, []string{"research_topics null"}},
 		{"topic empty", field(`["Auth patterns", "Session storage"]`, `["Auth patterns", ""]`), 0, []string{"non-empty"}},

@@ -337,3 +337,29 @@ func TestDelegatedPlanNamesOnlyTheSupervisor(t *testing.T) {
 		t.Errorf("the supervisor's plan: %v\n%s", err, out)
 	}
 }
+
+// TestMalformedClassificationIsAskedForOnce: a classification the parser
+// refuses is asked for again once, with why; asking again for the same
+// file is the same ask; a second bad answer fails the start.
+func TestMalformedClassificationIsAskedForOnce(t *testing.T) {
+	p := project(t)
+	r := Request{Command: "coordinate", Description: "compare auth", Session: "s1"}
+	first, err := Start(p, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := value(t, first, "CLASSIFICATION_PATH")
+	write(t, path, `{"workflow_type": "research-and-plan", "confidence": "high"}`)
+	r.Classified = true
+	again, err := Start(p, r)
+	if err != nil || value(t, again, "NEXT") != "classify" || !strings.Contains(value(t, again, "DESCRIPTION"), "refused: classification: confidence \"high\" is not a number") {
+		t.Fatalf("a malformed answer: %v\n%s", err, again)
+	}
+	if twice, err := Start(p, r); err != nil || twice.String() != again.String() {
+		t.Errorf("the same ask again: %v\n%s", err, twice)
+	}
+	write(t, path, `{"workflow_type": "nonsense"}`)
+	if _, err := Start(p, r); fail.Code(err) != fail.Invalid {
+		t.Errorf("a second malformed answer: %v, want it refused", err)
+	}
+}

@@ -169,10 +169,10 @@ func TestResearchOnly(t *testing.T) {
 	if out, err = Verify(w, Options{}); err != nil || value(t, out, "NEXT") != "done" || value(t, out, "ARTIFACT_COUNT") != "1" {
 		t.Fatalf("verify: %v\n%s", err, out)
 	}
-	if out, err = Resume(p, w.ID, store.Selector{Session: "s2"}, Options{}); err != nil || value(t, out, "ARTIFACT_COUNT") != "1" {
+	if out, err = Resume(p, ResumeRequest{ID: w.ID}, store.Selector{Session: "s2"}, Options{}); err != nil || value(t, out, "ARTIFACT_COUNT") != "1" {
 		t.Fatalf("resume of a finished workflow: %v\n%s", err, out)
 	}
-	if _, err := Resume(p, "", store.Selector{Session: "s2"}, Options{}); fail.Code(err) != fail.Usage {
+	if _, err := Resume(p, ResumeRequest{}, store.Selector{Session: "s2"}, Options{}); fail.Code(err) != fail.Usage {
 		t.Errorf("resume with nothing unfinished: %v, want usage error", err)
 	}
 }

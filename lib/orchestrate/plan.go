@@ -2,9 +2,11 @@ package orchestrate
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -157,6 +159,11 @@ func recordPlan(v *view, coordination string, pl plan, inSupervisor bool) error 
 				return err
 			}
 		}
+		if !inSupervisor {
+			if err := recordSupervisor(tx, v, coordination); err != nil {
+				return err
+			}
+		}
 		if pl.Workers == nil {
 			pl.Workers = []string{}
 		}
@@ -170,6 +177,32 @@ func recordPlan(v *view, coordination string, pl plan, inSupervisor bool) error 
 		}
 		return set(tx, base+key, pl)
 	})
+}
+
+// recordSupervisor writes who coordinates the state's workers, as the
+// original design's supervisor state has it (docs/supervisors.md): the
+// sub-supervisor, or for a flat phase the command itself; an id naming it
+// and when it began; and how many workers the state has. Once per state
+// and coordination.
+func recordSupervisor(tx *store.Tx, v *view, coordination string) error {
+	name := gjson.GetBytes(tx.Checkpoint, "command").String()
+	if coordination == "hierarchical" {
+		name = v.role.Supervisor
+	}
+	base := "supervisor_state." + v.role.Key + "."
+	if gjson.GetBytes(tx.Checkpoint, base+"supervisor_name").String() == name {
+		return nil
+	}
+	id := strings.ReplaceAll(name, "-", "_") + "_" + tx.Now.UTC().Format("20060102_150405")
+	for _, f := range []struct {
+		key   string
+		value any
+	}{{"supervisor_id", id}, {"supervisor_name", name}, {"worker_count", len(v.workers)}} {
+		if err := set(tx, base+f.key, f.value); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // reconcile records the workers an earlier plan handed out whose agents
@@ -200,7 +233,7 @@ func reconcile(w *store.Workflow, o Options) error {
 	if len(good) == 0 {
 		return nil
 	}
-	_, err = settle(v, good, conclude, "")
+	_, err = settle(v, runs, good, conclude, "")
 	return err
 }
 
@@ -213,6 +246,21 @@ func finish(v *view, o Options) (Output, error) {
 	var out Output
 	if err := sm.Finish(v.w, "complete"); err != nil {
 		return out, err
+	}
+	doc, err := v.w.ReadCheckpoint()
+	if err != nil {
+		return out, err
+	}
+	var accepted []string
+	gjson.GetBytes(doc, "phase_data").ForEach(func(state, data gjson.Result) bool {
+		for _, id := range data.Get(acceptedKey).Array() {
+			accepted = append(accepted, id.String()+" ("+state.String()+")")
+		}
+		return true
+	})
+	if len(accepted) > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("workflow %s finished without workers %s, whose failure it went on without; /flowstate:%s --retry-failed runs them again",
+			v.w.ID, strings.Join(accepted, ", "), ResumeCommand))
 	}
 	out.add("WORKFLOW_ID", v.w.ID)
 	out.add("FINAL_STATE", v.state)

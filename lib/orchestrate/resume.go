@@ -1,14 +1,28 @@
 package orchestrate
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
 // ResumeCommand is the slash command that runs Resume.
 const ResumeCommand = "workflow-resume"
+
+// ResumeRequest is what a resume was asked for.
+type ResumeRequest struct {
+	ID string // the workflow; "" to find it
+	// RetryFailed runs again the workers of the current state whose
+	// failure was accepted, reopening a finished workflow.
+	RetryFailed bool
+}
 
 // Resume points sel.Session at workflow id, or with no id at the workflow
 // to resume (see unfinished), and plans its next step (Plan's output: the
@@ -16,22 +30,35 @@ const ResumeCommand = "workflow-resume"
 // finished).
 // sel.Flag (--workflow) names the workflow as id does, so a finished one
 // is reported, not passed over for another.
-func Resume(p *store.Project, id string, sel store.Selector, o Options) (Output, error) {
+func Resume(p *store.Project, r ResumeRequest, sel store.Selector, o Options) (Output, error) {
 	var out Output
 	var w *store.Workflow
 	var err error
+	id := r.ID
 	switch {
 	case id == "":
 		id = sel.Flag
 	case sel.Flag != "" && sel.Flag != id:
 		return out, fail.Usagef("resume %s contradicts --workflow %s; give one of them", id, sel.Flag)
 	}
-	if id != "" {
+	switch {
+	case id != "":
 		if w, err = p.Workflow(id); err != nil {
 			return out, err
 		}
-	} else if w, err = unfinished(p, sel); err != nil {
-		return out, err
+	case r.RetryFailed:
+		if w, err = withAccepted(p, sel); err != nil {
+			return out, err
+		}
+	default:
+		if w, err = unfinished(p, sel); err != nil {
+			return out, err
+		}
+	}
+	if r.RetryFailed {
+		if err := retryFailed(w); err != nil {
+			return out, err
+		}
 	}
 	// The session now runs /workflow-resume on this workflow: that is the
 	// command text the hooks send the model back to.
@@ -48,6 +75,81 @@ func Resume(p *store.Project, id string, sel store.Selector, o Options) (Output,
 		}
 	}
 	return Plan(w, o)
+}
+
+// retryFailed makes the accepted failures of w's current state workers to
+// run again, reopening w when it had finished. Accepted failures of an
+// earlier state cannot be re-run without going back to that state.
+func retryFailed(w *store.Workflow) error {
+	v, err := load(w)
+	if err != nil {
+		return err
+	}
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return err
+	}
+	var earlier []string
+	gjson.GetBytes(doc, "phase_data").ForEach(func(state, data gjson.Result) bool {
+		if state.String() != v.state && len(data.Get(acceptedKey).Array()) > 0 {
+			earlier = append(earlier, state.String())
+		}
+		return true
+	})
+	if len(v.accepted) == 0 {
+		if v.retrying() {
+			return nil // a retry is under way: run again, it goes on
+		}
+		if len(earlier) > 0 {
+			return fail.Refusedf("workflow %s: the accepted failures are in %s, not in its current state %s; go back there first (flowstate rewind STATE) to run them again", w.ID, strings.Join(earlier, ", "), v.state)
+		}
+		return fail.Refusedf("workflow %s has no accepted failures in its state %s to run again", w.ID, v.state)
+	}
+	if gjson.GetBytes(doc, "status").String() == "complete" {
+		if err := sm.Reopen(w, "run the workers whose failure was accepted again"); err != nil {
+			return err
+		}
+	}
+	return w.Update(func(tx *store.Tx) error {
+		doc, err := sjson.DeleteBytes(tx.Checkpoint, "phase_data."+v.state+"."+acceptedKey)
+		if err != nil {
+			return err
+		}
+		tx.Checkpoint = doc
+		tx.Event("retry_failed", map[string]any{"state": v.state, "workers": slices.Sorted(maps.Keys(v.accepted))})
+		return nil
+	})
+}
+
+// withAccepted finds the workflow to retry: the session's own when it has
+// accepted failures or a retry under way (so a repeated block answers the
+// same), else the project's only workflow whose current state has accepted
+// failures.
+func withAccepted(p *store.Project, sel store.Selector) (*store.Workflow, error) {
+	if w, err := p.Resolve(sel); err == nil {
+		if v, err := load(w); err == nil && (len(v.accepted) > 0 || v.retrying()) {
+			return w, nil
+		}
+	}
+	all, err := p.List()
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, s := range all {
+		if w, err := p.Workflow(s.ID); err == nil {
+			if v, err := load(w); err == nil && len(v.accepted) > 0 {
+				ids = append(ids, s.ID)
+			}
+		}
+	}
+	switch len(ids) {
+	case 0:
+		return nil, fail.Usagef("no workflow in %s went on without some of its workers; see `flowstate list`", p.Dir)
+	case 1:
+		return p.Workflow(ids[0])
+	}
+	return nil, fail.Usagef("%d workflows went on without some of their workers: %s; pass one: /flowstate:%s --retry-failed ID", len(ids), strings.Join(ids, ", "), ResumeCommand)
 }
 
 // unfinished finds the workflow to resume: the session's own if it is

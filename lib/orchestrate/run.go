@@ -30,6 +30,10 @@ type Run struct {
 	Halted      string    `json:"halted,omitempty"` // the error of the step that stopped the command
 	StopBlocks  int       `json:"stop_blocks,omitempty"`
 	Asked       time.Time `json:"asked,omitzero"` // when the classifier was asked for
+	// Refused is the digest of a classification refused and asked for
+	// again (once), with why: the same file found again is the same ask.
+	Refused    string `json:"refused,omitempty"`
+	RefusedWhy string `json:"refused_why,omitempty"`
 
 	// The classifier runs before the workflow exists, so its agent's
 	// lifecycle is kept here rather than in the workflow's events.

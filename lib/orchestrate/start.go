@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
@@ -126,11 +128,28 @@ func Start(p *store.Project, r Request) (Output, error) {
 				return out, err
 			}
 			out.add("DESCRIPTION", r.Description)
-			out.add("CLASSIFICATION_PATH", classPath)
+			out.add("CLASSIFICATION_PATH", r.Options.show(p, classPath))
 			out.add("NEXT", "classify")
 			return out, nil
 		case err != nil:
-			return out, err
+			// A malformed answer is asked for again once, with what was
+			// wrong; the same file found again is the same ask.
+			digest := digestOf(classPath)
+			if run.Refused != "" && run.Refused != digest {
+				return out, err
+			}
+			why := err
+			if inner := errors.Unwrap(err); inner != nil {
+				why = inner // without the path: the classifier has it
+			}
+			run.Refused, run.RefusedWhy, run.Asked = digest, why.Error(), p.Now().UTC()
+			if err := writeRun(p, r.Session, run); err != nil {
+				return out, err
+			}
+			out.add("DESCRIPTION", r.Description+" [Your previous classification was refused: "+run.RefusedWhy+". Write the JSON object again, exactly as your instructions say.]")
+			out.add("CLASSIFICATION_PATH", r.Options.show(p, classPath))
+			out.add("NEXT", "classify")
+			return out, nil
 		default:
 			busy := r.Options.Waiting.wait(func() bool {
 				cls, found, err = readClassification(classPath)
@@ -173,6 +192,17 @@ func Start(p *store.Project, r Request) (Output, error) {
 		return out, err
 	}
 	return started(p, w.ID, r.Options)
+}
+
+// digestOf identifies the content of the file at path ("" when unreadable).
+func digestOf(path string) string {
+	data, err := fsx.ReadFile(path, limit.Max)
+	if err != nil {
+		return ""
+	}
+	h := fnv.New64a()
+	h.Write(data)
+	return strconv.FormatUint(h.Sum64(), 16)
 }
 
 // readClassification reads the classifier's JSON at path; found is

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -106,12 +108,18 @@ func Verify(w *store.Workflow, o Options) (Output, error) {
 		how = partial
 	case o.Supervisor:
 		how = supervise
+	case len(problems) > 0 && v.partialOK(recs):
+		how = acceptPartial
 	case len(problems) > 0:
 		how = recordOnly
 	}
-	res, err := settle(v, changed(v, recs), how, planKey(o.Supervisor))
+	res, err := settle(v, runs, changed(v, recs), how, planKey(o.Supervisor))
 	if err != nil {
 		return out, err
+	}
+	if how == acceptPartial {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("partial failure in %s of workflow %s: %d of %d workers did not deliver (%v); going on with the others. /flowstate:%s --retry-failed re-runs them",
+			v.state, w.ID, len(problems), len(v.workers), errors.Join(problems...), ResumeCommand))
 	}
 	if how == recordOnly {
 		if err := sm.Fail(w, problems[0].Error()); err != nil {
@@ -119,7 +127,13 @@ func Verify(w *store.Workflow, o Options) (Output, error) {
 		}
 		return out, fmt.Errorf("%w; run /flowstate:workflow-resume to re-run only the workers that did not deliver", errors.Join(problems...))
 	}
-	out.Warnings = append(out.Warnings, res.warnings...)
+	for _, warning := range res.warnings {
+		// An accepted failure is warned about once, above.
+		if how == acceptPartial && strings.HasPrefix(warning, "worker ") && strings.Contains(warning, " failed: ") {
+			continue
+		}
+		out.Warnings = append(out.Warnings, warning)
+	}
 	if o.Supervisor && (res.left == 0 || len(problems) > 0) {
 		out.Signal = res.signal
 		return out, nil
@@ -127,6 +141,10 @@ func Verify(w *store.Workflow, o Options) (Output, error) {
 	// Verified: the same step plans what comes next, so that a phase costs
 	// the model one bash block and one task block.
 	next, err := Plan(w, o)
+	if how == acceptPartial && next.finished() {
+		// finish says it again, for the whole workflow: once is enough.
+		out.Warnings = out.Warnings[1:]
+	}
 	next.Warnings = append(out.Warnings, next.Warnings...)
 	return next, err
 }
@@ -332,7 +350,49 @@ const (
 	partial
 	// recordOnly records the batch and nothing more: the command stops.
 	recordOnly
+	// acceptPartial records the batch, accepts its failures (at least
+	// two workers of the state delivered) and concludes as conclude does.
+	acceptPartial
 )
+
+// minDelivered is how many workers of a state must deliver for the
+// failures of the others to be accepted and the workflow to go on (the
+// original design's partial failure handling, docs/supervisors.md).
+const minDelivered = 2
+
+// partialOK reports whether the failures among recs, this batch's
+// records, can be accepted: the state is one that fans out, every failure
+// is in its last wave (no later wave builds on a failed worker, and a
+// worker of a later wave that never ran is no failure to accept), every
+// other worker delivered, and at least minDelivered of them did.
+func (v *view) partialOK(recs []supervisor.Record) bool {
+	if v.role.Kind == "" {
+		return false
+	}
+	last := 0
+	for _, wk := range v.workers {
+		last = max(last, wk.Batch)
+	}
+	delivered, failed := 0, map[string]bool{}
+	for _, rec := range recs {
+		if rec.Status == supervisor.Failed {
+			failed[rec.WorkerID] = true
+		}
+	}
+	for _, wk := range v.workers {
+		switch {
+		case failed[wk.ID]:
+			if wk.Batch != last {
+				return false
+			}
+		case v.done(wk.ID) || slices.ContainsFunc(recs, func(r supervisor.Record) bool { return r.WorkerID == wk.ID }):
+			delivered++
+		default:
+			return false // a later wave has yet to run
+		}
+	}
+	return delivered >= minDelivered
+}
 
 // settle records recs, workers of v's state that were checked, in one
 // locked write with the state's artifacts and, as how says, their
@@ -342,19 +402,34 @@ const (
 // verified names the plan (planKeys) this settles, marked verified in the
 // same write: the next plan is a new handout even when it names the same
 // workers. "" for none.
-func settle(v *view, recs []supervisor.Record, how settleMode, verified string) (settled, error) {
+func settle(v *view, runs agentrun.Runs, recs []supervisor.Record, how settleMode, verified string) (settled, error) {
 	var res settled
 	// The view is brought up to date in memory rather than loaded again:
 	// what follows reads only the current state's records.
 	for _, rec := range recs {
 		v.records[v.role.Key][rec.WorkerID] = rec
 	}
+	if how == acceptPartial {
+		for _, rec := range recs {
+			if rec.Status == supervisor.Failed {
+				v.accepted[rec.WorkerID] = true
+			}
+		}
+		// Already failed and recorded (a sub-supervisor's workers, or a
+		// verify run again): their failures are this batch's too.
+		for id, rec := range v.records[v.role.Key] {
+			if rec.Status == supervisor.Failed && slices.ContainsFunc(v.workers, func(w phase.Worker) bool { return w.ID == id }) {
+				v.accepted[id] = true
+			}
+		}
+		how = conclude
+	}
 	_, res.left = phase.Pending(v.workers, v.done, false)
 	complete := how == conclude && res.left == 0
 	var agg []byte
 	var aggErr error
 	if complete || how == supervise && res.left == 0 || how == partial {
-		res.signal, agg, res.warnings, aggErr = aggregate(v)
+		res.signal, agg, res.warnings, aggErr = aggregate(v, runs.Span(workerIDs(v.workers)))
 	}
 	if err := record(v, recs, agg, verified); err != nil {
 		return res, err
@@ -387,6 +462,14 @@ func changed(v *view, recs []supervisor.Record) []supervisor.Record {
 	return out
 }
 
+func workerIDs(ws []phase.Worker) []string {
+	ids := make([]string, len(ws))
+	for i, w := range ws {
+		ids[i] = w.ID
+	}
+	return ids
+}
+
 // record stores the batch's records, the state's artifacts in phase_data
 // and, when the state's workers are all recorded, their
 // aggregated_metadata (agg; nil for none), in one locked write.
@@ -410,6 +493,11 @@ func record(v *view, recs []supervisor.Record, agg []byte, verified string) erro
 		}
 		if err := set(tx, "phase_data."+v.state+".artifacts", artifacts); err != nil {
 			return err
+		}
+		if len(v.accepted) > 0 {
+			if err := set(tx, "phase_data."+v.state+"."+acceptedKey, slices.Sorted(maps.Keys(v.accepted))); err != nil {
+				return err
+			}
 		}
 		if p := "phase_data." + v.state + "." + verified; verified != "" && gjson.GetBytes(tx.Checkpoint, p).IsObject() {
 			if err := set(tx, p+".verified", true); err != nil {
@@ -435,7 +523,7 @@ func record(v *view, recs []supervisor.Record, agg []byte, verified string) erro
 // orchestrating model's context, where nothing reads it (the next block
 // checks the files): so it counts the workers and says where the
 // aggregate is, rather than carrying it.
-func aggregate(v *view) (signal string, agg []byte, warnings []string, err error) {
+func aggregate(v *view, span time.Duration) (signal string, agg []byte, warnings []string, err error) {
 	if v.role.Kind == "" {
 		return "", nil, nil, nil
 	}
@@ -458,7 +546,7 @@ func aggregate(v *view) (signal string, agg []byte, warnings []string, err error
 		}
 		recs = append(recs, rec)
 	}
-	agg, warnings, err = workers.Aggregate(v.role.Kind, recs, workers.Dirs{Cwd: v.w.P.Dir, Project: v.w.P.Dir})
+	agg, warnings, err = workers.Aggregate(v.role.Kind, recs, workers.Dirs{Cwd: v.w.P.Dir, Project: v.w.P.Dir, SpanMs: span.Milliseconds()})
 	var failed *supervisor.FailedError
 	line := supervisor.SupervisorComplete
 	switch {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/phase"
 	"github.com/flowstate-dev/flowstate/lib/store"
@@ -33,7 +34,14 @@ type view struct {
 	sequential bool
 	session    string  // the Claude Code session the workflow belongs to
 	plans      [2]plan // what the last plan of the state handed out: the command's, a sub-supervisor's
+	// accepted are the workers of the state whose failure was accepted:
+	// enough others delivered for the workflow to go on (partial failure).
+	accepted map[string]bool
 }
+
+// acceptedKey is where a state's accepted failures are kept, in
+// phase_data.<state>.
+const acceptedKey = "partial_failures"
 
 // plan is what the last phase-plan of a state handed out, kept in
 // phase_data.<state>.planned (supervisor_planned for a sub-supervisor's),
@@ -78,6 +86,10 @@ func load(w *store.Workflow) (*view, error) {
 		"error_state.failed_state", "error_state.retries.test", "session_id")
 	v := &view{w: w, state: r[0].String(), terminal: r[1].String(), sequential: r[4].String() == sequential,
 		records: map[string]map[string]supervisor.Record{}, session: r[7].String()}
+	v.accepted = map[string]bool{}
+	for _, id := range gjson.GetBytes(doc, "phase_data."+v.state+"."+acceptedKey).Array() {
+		v.accepted[id.String()] = true
+	}
 	for i, key := range planKeys {
 		raw := gjson.GetBytes(doc, "phase_data."+v.state+"."+key)
 		if raw.IsObject() && json.Unmarshal([]byte(raw.Raw), &v.plans[i]) == nil {
@@ -88,6 +100,15 @@ func load(w *store.Workflow) (*view, error) {
 		Loop: phase.Loop{FailedState: r[5].String(), Retries: int(r[6].Int())}}
 	for _, t := range r[3].Array() {
 		v.facts.Topics = append(v.facts.Topics, t.String())
+	}
+	for _, d := range gjson.GetBytes(doc, "state_machine.classification.research_topic_details").Array() {
+		note := d.Get("short_name").String()
+		for _, k := range []string{"detailed_description", "research_focus"} {
+			if s := d.Get(k).String(); s != "" {
+				note += ": " + s
+			}
+		}
+		v.facts.TopicNotes = append(v.facts.TopicNotes, kv.OneLine(note))
 	}
 	for _, role := range phase.Roles() {
 		recs, err := workers.Parse(doc, w.ID, role.Key)
@@ -136,8 +157,20 @@ func (v *view) completed(state, id string) bool {
 	return v.record(state, id).Status == supervisor.Completed
 }
 
-// done reports whether worker id of the current state completed.
-func (v *view) done(id string) bool { return v.completed(v.state, id) }
+// done reports whether worker id of the current state completed, or
+// failed and its failure was accepted.
+func (v *view) done(id string) bool { return v.completed(v.state, id) || v.accepted[id] }
+
+// retrying reports whether workers of the current state failed and none of
+// those failures is accepted: a retry (or the first run) is under way.
+func (v *view) retrying() bool {
+	for _, wk := range v.workers {
+		if v.record(v.state, wk.ID).Status == supervisor.Failed {
+			return true
+		}
+	}
+	return false
+}
 
 // testResults sums the failing tests of the test run f's loop points at.
 func (v *view) testResults(f phase.Facts) (int64, []supervisor.Failing) {

@@ -109,6 +109,7 @@ type Facts struct {
 	SpecDir     string             // absolute <project>/SpecsDir/<workflow-id>
 	Description string             // the workflow description
 	Topics      []string           // classified research topics; may be empty
+	TopicNotes  []string           // what the classifier said of each topic, when it said more than its name
 	Plan        []supervisor.Phase // the plan's phases; nil when the scope has no plan
 	Loop        Loop
 	Failures    string // one line naming the failing tests a debug attempt works on
@@ -291,6 +292,12 @@ func Brief(state string, f Facts, context []string) string {
 	fmt.Fprintf(&b, "# Brief: %s\n\n## Workflow request\n\n%s\n", state, f.Description)
 	if state == "debug" && f.Failures != "" {
 		fmt.Fprintf(&b, "\n## Failing tests\n\n%s\n", f.Failures)
+	}
+	if state == "research" && len(f.TopicNotes) > 0 {
+		b.WriteString("\n## Topics\n\n")
+		for _, n := range f.TopicNotes {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
 	}
 	b.WriteString("\n## Read first\n\n")
 	if len(context) == 0 {

@@ -170,6 +170,10 @@ func TestBrief(t *testing.T) {
 	if got, want := Brief("research", f, nil), "# Brief: research\n\n## Workflow request\n\nAdd login\n\n## Read first\n\nNothing yet: start from the workflow request.\n"; got != want {
 		t.Errorf("research brief:\n%s\nwant\n%s", got, want)
 	}
+	f.TopicNotes = []string{"Auth: how logins work"}
+	if got := Brief("research", f, nil); !strings.Contains(got, "## Topics\n\n- Auth: how logins work\n") {
+		t.Errorf("research brief without the classifier's topic notes:\n%s", got)
+	}
 	got := Brief("debug", f, []string{"a/r1_unit.json", "a/plan.md"})
 	for _, want := range []string{"## Failing tests\n\n1 failing tests; TestLogin\n", "## Read first\n\n- a/r1_unit.json\n- a/plan.md\n"} {
 		if !strings.Contains(got, want) {

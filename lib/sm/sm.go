@@ -76,6 +76,12 @@ func Init(p *store.Project, ip InitParams) (*store.Workflow, error) {
 		return nil, fmt.Errorf("--workflow: %w", err)
 	}
 	c := ip.Classification
+	var details json.RawMessage
+	if len(c.TopicDetails) > 0 {
+		if details, err = json.Marshal(c.TopicDetails); err != nil {
+			return nil, err
+		}
+	}
 	cp, err := checkpoint.New(checkpoint.Params{
 		WorkflowID:    id,
 		Command:       ip.Command,
@@ -92,6 +98,7 @@ func Init(p *store.Project, ip InitParams) (*store.Workflow, error) {
 			Confidence:         c.Confidence,
 			Reasoning:          c.Reasoning,
 			ClassifiedAt:       checkpoint.Timestamp(now),
+			TopicDetails:       details,
 		},
 		Now: now,
 	})
@@ -231,6 +238,28 @@ func Finish(w *store.Workflow, status string) error {
 		ed.touch(tx.Now)
 		tx.Checkpoint = ed.doc
 		tx.Event("finish", map[string]any{"state": cur, "status": status})
+		return ed.err
+	})
+}
+
+// Reopen returns a workflow finished as complete to in_progress, in its
+// current state, so that work of that state can run again (the workers
+// whose failure was accepted); its terminal phase is then finished again
+// as usual. Any other finished status stays finished.
+func Reopen(w *store.Workflow, reason string) error {
+	return w.Update(func(tx *store.Tx) error {
+		switch status := gjson.GetBytes(tx.Checkpoint, pStatus).String(); status {
+		case "in_progress":
+			return nil
+		case "complete":
+		default:
+			return fail.Refusedf("workflow %s is %s; only a complete workflow can be reopened", w.ID, status)
+		}
+		ed := editor{doc: tx.Checkpoint}
+		ed.set(pStatus, "in_progress")
+		ed.touch(tx.Now)
+		tx.Checkpoint = ed.doc
+		tx.Event("reopen", map[string]any{"state": gjson.GetBytes(tx.Checkpoint, pCurrent).String(), "reason": reason})
 		return ed.err
 	})
 }

@@ -240,7 +240,7 @@ func supervisorSection(b *strings.Builder, ss gjson.Result, p painter) {
 			counts[w.Get("status").String()]++
 		}
 		var parts []string
-		for _, st := range []string{"completed", "failed", "running", "pending"} {
+		for _, st := range []string{"completed", "failed", "running", "in_progress", "pending"} {
 			if counts[st] > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 			}
@@ -261,7 +261,7 @@ func supervisorSection(b *strings.Builder, ss gjson.Result, p painter) {
 				mark, color = markDone, green
 			case "failed":
 				mark, color = markFailed, red
-			case "running":
+			case "running", "in_progress":
 				mark, color = markCurrent, yellow
 			}
 			l := label(w)

@@ -18,12 +18,14 @@ const (
 )
 
 // Worker statuses. A worker is recorded pending before it starts, running
-// while it works, and completed or failed when it returns.
+// (or in_progress, the original design's word) while it works, and
+// completed or failed when it returns.
 const (
-	Completed = "completed"
-	Failed    = "failed"
-	Pending   = "pending"
-	Running   = "running"
+	Completed  = "completed"
+	Failed     = "failed"
+	Pending    = "pending"
+	Running    = "running"
+	InProgress = "in_progress"
 )
 
 // Record is one worker of a supervisor, as stored in
@@ -93,8 +95,8 @@ func (r Record) Validate() error {
 	switch {
 	case strings.TrimSpace(r.WorkerID) == "" || !validText(r.WorkerID):
 		return fail.Invalidf("worker_id %q: must be non-empty text on one line, e.g. \"research_specialist_1\"", r.WorkerID)
-	case r.Status != Completed && r.Status != Failed && r.Status != Pending && r.Status != Running:
-		return fail.Invalidf("worker %s: status %q is not one of completed, failed, pending, running", r.WorkerID, r.Status)
+	case r.Status != Completed && r.Status != Failed && r.Status != Pending && r.Status != Running && r.Status != InProgress:
+		return fail.Invalidf("worker %s: status %q is not one of completed, failed, pending, running, in_progress", r.WorkerID, r.Status)
 	case r.DurationMs < 0 || r.DurationMs > maxMs:
 		return fail.Invalidf("worker %s: duration_ms %d is not within 0-%d", r.WorkerID, r.DurationMs, int64(maxMs))
 	case !validText(r.OutputPath):

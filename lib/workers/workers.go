@@ -94,13 +94,16 @@ func Status(w *store.Workflow, name string, expected []string) (supervisor.Progr
 // Dirs anchor the relative paths in worker records: output_path is
 // relative to the working directory, files_modified to the project
 // (protocol section 6).
-type Dirs struct{ Cwd, Project string }
+type Dirs struct {
+	Cwd, Project string
+	SpanMs       int64 // how long the workers took together, when measured (supervisor.Inputs)
+}
 
 // Aggregate reads what the records point to and returns the
 // aggregated_metadata of kind. The warnings, set even with an error, name
 // outputs that could not be read and then workers that failed.
 func Aggregate(kind supervisor.Kind, recs []supervisor.Record, d Dirs) ([]byte, []string, error) {
-	var in supervisor.Inputs
+	in := supervisor.Inputs{SpanMs: d.SpanMs}
 	var warnings []string
 	in.Outputs, warnings = readOutputs(recs, d.Cwd)
 	if kind == supervisor.Implementation {

@@ -136,11 +136,36 @@ func TestRunSuperviseSequential(t *testing.T) {
 	}
 }
 
-// TestRunMissingWorkerThenResume: a worker that writes nothing stops the
-// command with the missing file named; /workflow-resume re-runs only it.
-func TestRunMissingWorkerThenResume(t *testing.T) {
+// TestRunMissingWorkerThenRetry: two of three workers deliver; the
+// command finishes with the third's failure accepted and warned about, and
+// /workflow-resume --retry-failed runs that worker alone.
+func TestRunMissingWorkerThenRetry(t *testing.T) {
 	w := newWorld(t, fakeAgents{Classification: classification("research-only", "Alpha", "Beta", "Gamma"), Missing: "Beta"})
-	_, err := w.command("coordinate", "research alpha beta gamma")
+	out, err := w.command("coordinate", "research alpha beta gamma")
+	if err != nil || !strings.Contains(out, "ARTIFACT_COUNT=2") {
+		t.Fatalf("coordinate: want it to finish with two reports: %v\n%s", err, out)
+	}
+	if got := w.flowstate("checkpoint-get", "phase_data.research.partial_failures"); got != `["research_2"]` {
+		t.Errorf("partial failures %s, want [\"research_2\"]", got)
+	}
+	w.Agents.Missing, w.Invoked = "", nil
+	if out, err = w.command("workflow-resume", "--retry-failed"); err != nil {
+		t.Fatalf("workflow-resume --retry-failed: %v\n%s", err, out)
+	}
+	if len(w.Invoked) != 1 || !strings.Contains(w.Invoked[0].Prompt, "Topic: Beta") {
+		t.Errorf("the retry invoked %v, want only the Beta worker", w.Invoked)
+	}
+	if !strings.Contains(out, "ARTIFACT_COUNT=3") {
+		t.Errorf("the retry did not finish with three reports:\n%s", out)
+	}
+}
+
+// TestRunMissingWorkerThenResume: with fewer than two workers delivered,
+// the command stops with the missing file named; /workflow-resume re-runs
+// only that worker.
+func TestRunMissingWorkerThenResume(t *testing.T) {
+	w := newWorld(t, fakeAgents{Classification: classification("research-only", "Alpha", "Beta"), Missing: "Beta"})
+	_, err := w.command("coordinate", "research alpha and beta")
 	if err == nil || !strings.Contains(err.Error(), "002_beta.md") {
 		t.Fatalf("want a failure naming the missing report 002_beta.md, got %v", err)
 	}
@@ -152,8 +177,8 @@ func TestRunMissingWorkerThenResume(t *testing.T) {
 	if len(w.Invoked) != 1 || !strings.Contains(w.Invoked[0].Prompt, "Topic: Beta") {
 		t.Errorf("resume invoked %v, want only the Beta worker", w.Invoked)
 	}
-	if !strings.Contains(out, "ARTIFACT_COUNT=3") {
-		t.Errorf("resume did not finish with three reports:\n%s", out)
+	if !strings.Contains(out, "ARTIFACT_COUNT=2") {
+		t.Errorf("resume did not finish with two reports:\n%s", out)
 	}
 	w.Invoked = nil
 	if out, err := w.command("workflow-resume", ""); err == nil || !strings.Contains(err.Error(), "no unfinished workflow") {

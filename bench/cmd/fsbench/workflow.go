@@ -10,10 +10,12 @@ import (
 )
 
 // The 20-block workflow: what a slash command costs in processes. Claude
-// Code runs each bash block as its own `bash -c`, so a block pays for a
-// shell and for every flowstate call in it. The floor is the same script
-// with a no-op binary in flowstate's place: the shells and process starts
-// no state tool can avoid. flowstate's target is 1.25× the floor.
+// Code 2.1.328 runs each bash block as its own shell, `bash -c 'source
+// <snapshot> 2>/dev/null || true && eval '<block>' && pwd -P >| <file>'`
+// (seen with the real CLI), so a block pays for a shell, the snapshot of
+// the user's shell, and every flowstate call in it. The floor is the same
+// script with a no-op binary in flowstate's place: the shells and process
+// starts no state tool can avoid. flowstate's target is 1.25× the floor.
 
 // floorTarget is the README's target for the workflow: flowstate within
 // this factor of the floor.
@@ -78,9 +80,15 @@ func (b *bench) runBlocks(t tool, rep int) (time.Duration, error) {
 		return 0, err
 	}
 	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.tmp, "CLAUDE_PROJECT_DIR=" + dir, "FLOWSTATE_WORKFLOW=wf"}, t.env...)
+	snapshot := filepath.Join(b.tmp, "snapshot.sh")
+	if err := os.WriteFile(snapshot, []byte(snapshotText), 0o600); err != nil {
+		return 0, err
+	}
+	cwd := filepath.Join(b.tmp, "cwd")
 	start := time.Now()
 	for i, block := range t.blocks {
-		cmd := exec.Command("bash", "-c", block)
+		wrapped := fmt.Sprintf("source %s 2>/dev/null || true && eval %s && pwd -P >| %s", snapshot, shellQuote(block), cwd)
+		cmd := exec.Command("bash", "-c", wrapped)
 		cmd.Dir, cmd.Env = dir, env
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return 0, fmt.Errorf("%s, block %d: %v\n%s", t.name, i+1, err, out)
@@ -88,6 +96,19 @@ func (b *bench) runBlocks(t tool, rep int) (time.Duration, error) {
 	}
 	return time.Since(start), nil
 }
+
+// snapshotText stands for the shell snapshot Claude Code sources before
+// every block: a bare user's options, aliases and PATH.
+const snapshotText = `# shell snapshot (as Claude Code writes one for a bare user)
+unalias -a 2>/dev/null || true
+shopt -s expand_aliases
+set -o braceexpand -o hashall -o interactive-comments
+alias ll='ls -l'
+export PATH="$PATH"
+`
+
+// shellQuote quotes s for bash as one word.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // workflow times the 20-block workflow with flowstate, with the no-op
 // binary (the floor) and, when given, the bash libraries: reps runs of

@@ -1,0 +1,114 @@
+package orchestrate
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/flowstate-dev/flowstate/lib/agentrun"
+	"github.com/flowstate-dev/flowstate/lib/store"
+)
+
+// researchWith starts a research-only workflow of session s1 with topics
+// and plans it.
+func researchWith(t *testing.T, topics ...string) (*store.Project, *store.Workflow, Output) {
+	t.Helper()
+	p := project(t)
+	w := startedWorkflow(t, p, Request{Command: "orchestrate", Scope: "research-only", Description: "auth", Session: "s1"})
+	if err := w.Update(func(tx *store.Tx) error {
+		return set(tx, "state_machine.classification.research_topics", topics)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := Plan(w, Options{Supervisor: true}) // the workers, as a sub-supervisor (or a flat phase) gets them
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, w, out
+}
+
+// deliver writes the reports of the workers numbered in ok, and records
+// every worker's agent as launched and stopped, as the hooks would.
+func deliver(t *testing.T, w *store.Workflow, out Output, n int, ok ...int) {
+	t.Helper()
+	for i := 1; i <= n; i++ {
+		id := fmt.Sprintf("research_%d", i)
+		agentEvent(t, w, agentrun.Launch, "s1", "", "research-specialist", id)
+		agentEvent(t, w, agentrun.Stop, "s1", "a"+id, "research-specialist", id)
+	}
+	for _, i := range ok {
+		write(t, outputPath(t, out, i), report)
+	}
+}
+
+// TestPartialFailureGoesOn: three of four workers delivered; the
+// workflow goes on with their aggregate, the failure recorded and
+// warned about; a resume asked to retry it runs that worker alone.
+func TestPartialFailureGoesOn(t *testing.T) {
+	p, w, out := researchWith(t, "a", "b", "c", "d")
+	deliver(t, w, out, 4, 1, 3, 4)
+	got, err := Verify(w, Options{})
+	if err != nil || value(t, got, "NEXT") != "done" {
+		t.Fatalf("verify: %v\n%s", err, got)
+	}
+	if len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], "finished without workers research_2 (research)") ||
+		!strings.Contains(got.Warnings[0], "--retry-failed") {
+		t.Errorf("warnings %q", got.Warnings)
+	}
+	doc, _ := w.ReadCheckpoint()
+	for path, want := range map[string]string{
+		"status":                               "complete",
+		"phase_data.research.partial_failures": `["research_2"]`,
+		"supervisor_state.research_supervisor.aggregated_metadata.topics_researched":  "3",
+		"supervisor_state.research_supervisor.aggregated_metadata.partial_failures.#": "1",
+		"error_state.last_error": "",
+	} {
+		if g := gjson.GetBytes(doc, path); g.String() != want && g.Raw != want {
+			t.Errorf("%s = %s, want %s", path, g.Raw, want)
+		}
+	}
+	// The user wants Beta after all.
+	resumed, err := Resume(p, ResumeRequest{RetryFailed: true, ID: w.ID}, store.Selector{Session: "s1"}, Options{})
+	if err != nil || value(t, resumed, "NEXT") != "supervised" {
+		t.Fatalf("resume --retry-failed: %v\n%s", err, resumed)
+	}
+	if sup, err := Plan(w, Options{Supervisor: true}); err != nil || value(t, sup, "WORKER_COUNT") != "1" || value(t, sup, "TOPIC_1") != "b" {
+		t.Errorf("the retry hands out %v\n%s, want b alone", err, sup)
+	}
+	// The same block run twice answers the same, found without its ID
+	// through the session.
+	again, err := Resume(p, ResumeRequest{RetryFailed: true}, store.Selector{Session: "s1"}, Options{})
+	if err != nil || again.String() != resumed.String() {
+		t.Errorf("a repeated resume --retry-failed: %v\n%s\nwant\n%s", err, again, resumed)
+	}
+}
+
+// TestRetryWithNothingFailedIsRefused: a workflow whose workers all
+// delivered has nothing to run again.
+func TestRetryWithNothingFailedIsRefused(t *testing.T) {
+	p, w, out := researchWith(t, "a", "b")
+	deliver(t, w, out, 2, 1, 2)
+	if got, err := Verify(w, Options{}); err != nil || value(t, got, "NEXT") != "done" {
+		t.Fatalf("verify: %v\n%s", err, got)
+	}
+	_, err := Resume(p, ResumeRequest{RetryFailed: true, ID: w.ID}, store.Selector{Session: "s1"}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "no accepted failures") {
+		t.Errorf("retry of a workflow with nothing failed: %v, want it refused", err)
+	}
+}
+
+// TestTooFewDeliveredStops: with fewer than two workers delivering, a
+// phase stops as before, naming the missing report.
+func TestTooFewDeliveredStops(t *testing.T) {
+	_, w, out := researchWith(t, "a", "b")
+	deliver(t, w, out, 2, 1)
+	if _, err := Verify(w, Options{}); err == nil || !strings.Contains(err.Error(), "research_2 wrote no research report") {
+		t.Fatalf("verify: %v", err)
+	}
+	doc, _ := w.ReadCheckpoint()
+	if s := gjson.GetBytes(doc, "error_state.failed_state").String(); s != "research" {
+		t.Errorf("failed_state %q, want research", s)
+	}
+}
