@@ -37,8 +37,10 @@ func supervisorCommands(e *env) []*cli.Command {
 			Usage:     "store one worker record in supervisor_state.NAME.workers, replacing the same worker_id",
 			UsageText: "flowstate supervisor-record --supervisor NAME FILE|-",
 			Description: "The record is a worker object (docs/supervisors.md): worker_id, topic|track|stage, status\n" +
-				"(completed, failed, pending, running), output_path, duration_ms, files_modified, metadata,\n" +
-				"error. Workers may record at the same moment: each write holds the workflow lock.",
+				"(completed, failed, pending, running or in_progress), output_path, duration_ms, started_at,\n" +
+				"files_modified, metadata, error. A worker recorded running and later ended without a\n" +
+				"duration_ms is given the time between. Workers may record at the same moment: each write\n" +
+				"holds the workflow lock.",
 			Flags: []cli.Flag{supervisorFlag(), workflowFlag()},
 			Action: func(c *cli.Context) error {
 				name, err := supervisorName(c)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/limit"
@@ -35,13 +36,16 @@ const (
 // Metadata is kept raw so
 // that fields this package does not know survive an upsert.
 type Record struct {
-	WorkerID      string          `json:"worker_id"`
-	Topic         string          `json:"topic,omitempty"`
-	Track         string          `json:"track,omitempty"`
-	Stage         string          `json:"stage,omitempty"`
-	Status        string          `json:"status"`
-	OutputPath    string          `json:"output_path,omitempty"`
-	DurationMs    int64           `json:"duration_ms,omitempty"`
+	WorkerID   string `json:"worker_id"`
+	Topic      string `json:"topic,omitempty"`
+	Track      string `json:"track,omitempty"`
+	Stage      string `json:"stage,omitempty"`
+	Status     string `json:"status"`
+	OutputPath string `json:"output_path,omitempty"`
+	DurationMs int64  `json:"duration_ms,omitempty"`
+	// StartedAt is when the worker was first recorded running (RFC 3339),
+	// so that its duration is measured when it ends.
+	StartedAt     string          `json:"started_at,omitempty"`
 	FilesModified []string        `json:"files_modified,omitempty"`
 	Metadata      json.RawMessage `json:"metadata,omitempty"`
 	Error         string          `json:"error,omitempty"`
@@ -99,6 +103,8 @@ func (r Record) Validate() error {
 		return fail.Invalidf("worker %s: status %q is not one of completed, failed, pending, running, in_progress", r.WorkerID, r.Status)
 	case r.DurationMs < 0 || r.DurationMs > maxMs:
 		return fail.Invalidf("worker %s: duration_ms %d is not within 0-%d", r.WorkerID, r.DurationMs, int64(maxMs))
+	case r.StartedAt != "" && !validTime(r.StartedAt):
+		return fail.Invalidf("worker %s: started_at %q is not an RFC 3339 time like 2026-01-02T15:04:05Z", r.WorkerID, r.StartedAt)
 	case !validText(r.OutputPath):
 		return fail.Invalidf("worker %s: output_path %q contains control characters", r.WorkerID, r.OutputPath)
 	}
@@ -136,7 +142,7 @@ func decodeStrict(data []byte, v any) error {
 	return nil
 }
 
-const recordFields = "worker_id, topic, track, stage, status, output_path, duration_ms, files_modified, metadata, error"
+const recordFields = "worker_id, topic, track, stage, status, output_path, duration_ms, started_at, files_modified, metadata, error"
 
 // ParseRecord decodes and validates one worker record (a JSON object).
 func ParseRecord(data []byte) (Record, error) {
@@ -190,17 +196,16 @@ func CheckName(name string) error {
 // Upsert puts rec into workers, the JSON array stored at
 // supervisor_state.<name>.workers (empty or null for none): it replaces the
 // element with the same worker_id, else appends. Other elements are kept
-// byte for byte. The caller holds the workflow lock around read, Upsert and
-// write, which is what makes simultaneous records safe.
-func Upsert(workers []byte, rec Record) ([]byte, error) {
+// byte for byte. A worker recorded running is stamped started_at (now, or
+// when it was first recorded running); when it ends without a duration_ms
+// of its own, the time since then is its duration. The caller holds the
+// workflow lock around read, Upsert and write, which is what makes
+// simultaneous records safe.
+func Upsert(workers []byte, rec Record, now time.Time) ([]byte, error) {
 	// A record parsed by ParseRecord is valid already, but phase-verify
 	// stores records built in Go: checking here keeps every stored record
 	// valid whoever built it.
 	if err := rec.Validate(); err != nil {
-		return nil, err
-	}
-	enc, err := json.Marshal(rec)
-	if err != nil {
 		return nil, err
 	}
 	var elems []json.RawMessage
@@ -209,27 +214,82 @@ func Upsert(workers []byte, rec Record) ([]byte, error) {
 			return nil, fail.Invalidf("stored workers are not a JSON array (%v); repair or delete supervisor_state.<name>.workers in the checkpoint", err)
 		}
 	}
-	out := make([]json.RawMessage, 0, len(elems)+1)
-	replaced := false
+	type stored struct {
+		WorkerID  string `json:"worker_id"`
+		Status    string `json:"status"`
+		StartedAt string `json:"started_at"`
+	}
+	at := -1
+	var prev stored
 	for i, e := range elems {
-		var id struct {
-			WorkerID string `json:"worker_id"`
-		}
-		if err := json.Unmarshal(e, &id); err != nil {
+		var s stored
+		if err := json.Unmarshal(e, &s); err != nil {
 			return nil, fail.Invalidf("stored worker %d is not a worker object (%v); repair supervisor_state.<name>.workers in the checkpoint", i+1, err)
 		}
+		if s.WorkerID == rec.WorkerID && at < 0 {
+			at, prev = i, s
+		}
+	}
+	if prev.Status != Running && prev.Status != InProgress {
+		prev.StartedAt = "" // a new run of the worker, or none before
+	}
+	rec = timed(rec, prev.StartedAt, now)
+	enc, err := json.Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]json.RawMessage, 0, len(elems)+1)
+	for i, e := range elems {
 		switch {
-		case id.WorkerID != rec.WorkerID:
-			out = append(out, e)
-		case !replaced:
+		case i == at:
 			out = append(out, enc)
-			replaced = true
+		case at < 0 || !sameWorker(e, rec.WorkerID):
+			out = append(out, e)
 		} // a duplicate left by a hand edit is dropped
 	}
-	if !replaced {
+	if at < 0 {
 		out = append(out, enc)
 	}
 	return json.Marshal(out)
+}
+
+// sameWorker reports whether the stored element e is worker id's.
+func sameWorker(e json.RawMessage, id string) bool {
+	var s struct {
+		WorkerID string `json:"worker_id"`
+	}
+	return json.Unmarshal(e, &s) == nil && s.WorkerID == id
+}
+
+// timed stamps rec with when its worker started (started, from its stored
+// running record, else its own started_at, else now when it is running)
+// and, when it ended without a duration of its own, measures one.
+func timed(rec Record, started string, now time.Time) Record {
+	if started == "" || !validTime(started) {
+		started = rec.StartedAt
+	}
+	switch rec.Status {
+	case Running, InProgress:
+		if started == "" {
+			started = now.UTC().Format(time.RFC3339Nano)
+		}
+		rec.StartedAt = started
+	case Completed, Failed:
+		if started == "" {
+			break
+		}
+		rec.StartedAt = started
+		if t, err := time.Parse(time.RFC3339Nano, started); err == nil && rec.DurationMs == 0 {
+			rec.DurationMs = min(max(now.Sub(t).Milliseconds(), 0), maxMs)
+		}
+	}
+	return rec
+}
+
+// validTime reports whether s is an RFC 3339 time.
+func validTime(s string) bool {
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil
 }
 
 // Progress sorts workers for a resumed phase: it re-runs Failed and Pending

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
 )
@@ -75,30 +76,30 @@ func ids(t *testing.T, workers []byte) []string {
 }
 
 func TestUpsert(t *testing.T) {
-	w, err := Upsert(nil, Record{WorkerID: "a", Status: Pending})
+	w, err := Upsert(nil, Record{WorkerID: "a", Status: Pending}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, _ = Upsert(w, Record{WorkerID: "b", Status: Pending})
-	w, _ = Upsert(w, Record{WorkerID: "a", Status: Completed, OutputPath: "/r.md"})
+	w, _ = Upsert(w, Record{WorkerID: "b", Status: Pending}, t0)
+	w, _ = Upsert(w, Record{WorkerID: "a", Status: Completed, OutputPath: "/r.md"}, t0)
 	if got := ids(t, w); !reflect.DeepEqual(got, []string{"a=completed", "b=pending"}) {
 		t.Errorf("got %v", got)
 	}
 	// Other elements are kept byte for byte, unknown fields included.
-	w, err = Upsert([]byte(`[{"worker_id":"x","status":"completed","note":"kept"}]`), Record{WorkerID: "y", Status: Running})
+	w, err = Upsert([]byte(`[{"worker_id":"x","status":"completed","note":"kept"}]`), Record{WorkerID: "y", Status: Running}, t0)
 	if err != nil || !strings.Contains(string(w), `"note":"kept"`) {
 		t.Errorf("%s %v", w, err)
 	}
 	// A duplicate left by a hand edit is folded into the upserted record.
-	w, _ = Upsert([]byte(`[{"worker_id":"a","status":"pending"},{"worker_id":"a","status":"running"}]`), Record{WorkerID: "a", Status: Failed, Error: "e"})
+	w, _ = Upsert([]byte(`[{"worker_id":"a","status":"pending"},{"worker_id":"a","status":"running"}]`), Record{WorkerID: "a", Status: Failed, Error: "e"}, t0)
 	if got := ids(t, w); !reflect.DeepEqual(got, []string{"a=failed"}) {
 		t.Errorf("got %v", got)
 	}
 	for _, bad := range []string{`{}`, `[1]`, `[{"worker_id":5}]`, `nope`} {
-		_, err := Upsert([]byte(bad), Record{WorkerID: "a", Status: Pending})
+		_, err := Upsert([]byte(bad), Record{WorkerID: "a", Status: Pending}, t0)
 		wantCode(t, err, fail.Invalid)
 	}
-	_, err = Upsert([]byte(`null`), Record{WorkerID: "", Status: Pending})
+	_, err = Upsert([]byte(`null`), Record{WorkerID: "", Status: Pending}, t0)
 	wantCode(t, err, fail.Invalid)
 }
 
@@ -118,7 +119,7 @@ func TestUpsertEightConcurrentWorkers(t *testing.T) {
 			defer wg.Done()
 			mu.Lock()
 			defer mu.Unlock()
-			next, err := Upsert(stored, r)
+			next, err := Upsert(stored, r, t0)
 			if err != nil {
 				errs <- err
 				return
@@ -247,5 +248,55 @@ func TestToRun(t *testing.T) {
 		if got := tt.p.ToRun(); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%+v.ToRun() = %q, want %q", tt.p, got, tt.want)
 		}
+	}
+}
+
+var t0 = time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+
+// TestUpsertMeasuresDuration: a worker recorded running and then ended is
+// given the time between as its duration, unless it brought its own.
+func TestUpsertMeasuresDuration(t *testing.T) {
+	start := t0.Format(time.RFC3339Nano)
+	tests := []struct {
+		name      string
+		stored    string
+		rec       Record
+		wantMs    int64
+		wantStart string
+	}{
+		{"running is stamped", ``, Record{WorkerID: "a", Status: Running}, 0, start},
+		{"in_progress is stamped", ``, Record{WorkerID: "a", Status: InProgress}, 0, start},
+		{"running again keeps the first start", `[{"worker_id":"a","status":"running","started_at":"2026-11-24T09:59:00Z"}]`,
+			Record{WorkerID: "a", Status: Running}, 0, "2026-11-24T09:59:00Z"},
+		{"ended after running", `[{"worker_id":"a","status":"in_progress","started_at":"2026-11-24T09:59:58.5Z"}]`,
+			Record{WorkerID: "a", Status: Completed}, 1500, "2026-11-24T09:59:58.5Z"},
+		{"a failure is timed too", `[{"worker_id":"a","status":"running","started_at":"2026-11-24T09:59:00Z"}]`,
+			Record{WorkerID: "a", Status: Failed, Error: "e"}, 60000, "2026-11-24T09:59:00Z"},
+		{"its own duration wins", `[{"worker_id":"a","status":"running","started_at":"2026-11-24T09:59:00Z"}]`,
+			Record{WorkerID: "a", Status: Completed, DurationMs: 7}, 7, "2026-11-24T09:59:00Z"},
+		{"its own start", ``, Record{WorkerID: "a", Status: Completed, StartedAt: "2026-11-24T09:59:59Z"}, 1000, "2026-11-24T09:59:59Z"},
+		{"never recorded running", `[{"worker_id":"a","status":"pending"}]`, Record{WorkerID: "a", Status: Completed}, 0, ""},
+		{"a finished run is not a start", `[{"worker_id":"a","status":"completed","started_at":"2026-11-24T09:00:00Z","duration_ms":5}]`,
+			Record{WorkerID: "a", Status: Completed}, 0, ""},
+		{"a clock that went back", `[{"worker_id":"a","status":"running","started_at":"2026-11-24T11:00:00Z"}]`,
+			Record{WorkerID: "a", Status: Completed}, 0, "2026-11-24T11:00:00Z"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := Upsert([]byte(tt.stored), tt.rec, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []Record
+			if err := json.Unmarshal(out, &got); err != nil || len(got) != 1 {
+				t.Fatalf("%s: %v", out, err)
+			}
+			if got[0].DurationMs != tt.wantMs || got[0].StartedAt != tt.wantStart {
+				t.Errorf("duration_ms %d started_at %q, want %d %q", got[0].DurationMs, got[0].StartedAt, tt.wantMs, tt.wantStart)
+			}
+		})
+	}
+	if _, err := ParseRecord([]byte(`{"worker_id":"a","status":"running","started_at":"yesterday"}`)); err == nil {
+		t.Error("started_at that is no time: want it refused")
 	}
 }

@@ -65,7 +65,7 @@ func UpsertTx(tx *store.Tx, name string, recs ...supervisor.Record) error {
 	}
 	list := []byte(raw)
 	for _, rec := range recs {
-		if list, err = supervisor.Upsert(list, rec); err != nil {
+		if list, err = supervisor.Upsert(list, rec, tx.Now); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
