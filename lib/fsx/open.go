@@ -110,6 +110,24 @@ func ReadFile(path string, max int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return readAll(f, path, max)
+}
+
+// ReadRegular reads whole, through OpenRegular, a file flowstate does not
+// own (a project's .claude/settings.json, which a user may link to a
+// shared one): a link is followed, a FIFO or device is refused instead of
+// hanging the read, and one larger than max bytes is refused (exit 4).
+func ReadRegular(path string, max int) ([]byte, error) {
+	f, err := OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	return readAll(f, path, max)
+}
+
+// readAll reads f, opened from path, whole and closes it; more than max
+// bytes is refused.
+func readAll(f *os.File, path string, max int) ([]byte, error) {
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {

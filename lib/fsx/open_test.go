@@ -156,3 +156,22 @@ func TestOpenRegular(t *testing.T) {
 		}
 	}
 }
+
+// TestReadRegular: a link is read through, a FIFO is refused at once (no
+// hang), and the bound holds as for ReadFile.
+func TestReadRegular(t *testing.T) {
+	dir, _ := hostile(t)
+	if _, err := ReadRegular(filepath.Join(dir, "link"), 1<<20); err != nil {
+		t.Errorf("through a link: %v", err)
+	}
+	if _, err := ReadRegular(filepath.Join(dir, "fifo"), 1<<20); fail.Code(err) != fail.Usage {
+		t.Errorf("a FIFO: %v", err)
+	}
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("0123456789"), FilePerm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadRegular(p, 9); fail.Code(err) != fail.Invalid {
+		t.Errorf("over the bound: %v", err)
+	}
+}

@@ -113,6 +113,9 @@ func sweep(p *store.Project, now time.Time, l *logger) {
 			l.printf("sweep: clear session pointer %s: %v", sp.Session, err)
 		}
 	}
+	if err := p.ClearHalfCreated(); err != nil {
+		l.printf("sweep: %v", err)
+	}
 	cutoff := now.Add(-tempAge)
 	removeTemps(p.SessionsDir(), cutoff, l)
 	ids, err := p.WorkflowIDs()

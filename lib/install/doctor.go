@@ -110,9 +110,13 @@ func (d *doctor) binary() {
 }
 
 func (d *doctor) settings() {
-	b, err := os.ReadFile(filepath.Join(d.dir, settingsRel))
-	if err != nil {
+	b, err := readProjectFile(filepath.Join(d.dir, settingsRel))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		d.bad(settingsRel+" is missing: no hooks run", d.reinstall())
+		return
+	case err != nil:
+		d.bad(err.Error(), "then "+d.reinstall())
 		return
 	}
 	if _, err := parseSettings(b); err != nil {
@@ -133,7 +137,7 @@ func (d *doctor) files(m *Manifest) {
 		if rel == binRel {
 			continue // checked by running it
 		}
-		b, err := os.ReadFile(filepath.Join(d.dir, filepath.FromSlash(rel)))
+		b, err := readProjectFile(filepath.Join(d.dir, filepath.FromSlash(rel)))
 		switch {
 		case err != nil:
 			missing = append(missing, rel)
@@ -208,7 +212,7 @@ func enabledPlugin(claudeConfig, dir string) string {
 	}
 	enabled := map[string]string{} // plugin id -> the file that enabled it; deleted when disabled
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := readProjectFile(f)
 		if err != nil {
 			continue
 		}
@@ -277,11 +281,11 @@ func (d *doctor) stateDir() {
 // the state directory's own .gitignore (lib/store writes it), or a line of
 // the project's.
 func (d *doctor) stateGitignore(p *store.Project) {
-	if b, err := os.ReadFile(p.GitignorePath()); err == nil && slices.Contains(strings.Split(string(b), "\n"), "*") {
+	if b, err := readProjectFile(p.GitignorePath()); err == nil && slices.Contains(strings.Split(string(b), "\n"), "*") {
 		d.ok(".claude/state/.gitignore keeps workflow state out of git")
 		return
 	}
-	if b, _ := os.ReadFile(filepath.Join(d.dir, gitignoreRel)); ignoresStateDir(b) {
+	if b, _ := readProjectFile(filepath.Join(d.dir, gitignoreRel)); ignoresStateDir(b) {
 		d.ok(".gitignore keeps workflow state (" + stateIgnore + ") out of git")
 		return
 	}

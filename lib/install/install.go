@@ -29,6 +29,9 @@ import (
 
 	"github.com/google/renameio/v2"
 
+	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/limit"
+
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/statefile"
 )
@@ -95,10 +98,13 @@ func Install(dir string, o Options) error {
 	}
 	// Refuse bad settings before writing anything, so a failed install
 	// leaves no files without a manifest to remove them.
-	if cur, err := os.ReadFile(filepath.Join(dir, settingsRel)); err == nil {
+	switch cur, err := readProjectFile(filepath.Join(dir, settingsRel)); {
+	case err == nil:
 		if _, err := parseSettings(cur); err != nil {
 			return err
 		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
 	}
 	old, err := readManifest(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -210,7 +216,7 @@ func rewrite(b []byte) []byte {
 func installFile(dir string, f file, old, m *Manifest, o Options) error {
 	abs := filepath.Join(dir, filepath.FromSlash(f.rel))
 	sum := hash(f.data)
-	cur, err := os.ReadFile(abs)
+	cur, err := readProjectFile(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -238,7 +244,7 @@ func installFile(dir string, f file, old, m *Manifest, o Options) error {
 // removeFile deletes an installed file unless it was changed since.
 func removeFile(dir, rel, sum string, log io.Writer) {
 	abs := filepath.Join(dir, filepath.FromSlash(rel))
-	cur, err := os.ReadFile(abs)
+	cur, err := readProjectFile(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -381,7 +387,7 @@ func (m *Manifest) uninstallSettings(dir string, log io.Writer) error {
 		if m.Settings.Created {
 			return os.Remove(link)
 		}
-		if b, err := os.ReadFile(backup); err == nil && hash(b) == m.Settings.Backup {
+		if b, err := readProjectFile(backup); err == nil && hash(b) == m.Settings.Backup {
 			if os.Rename(backup, abs) == nil { // the user's bytes and mode, exactly
 				return nil
 			}
@@ -429,7 +435,7 @@ func (m *Manifest) uninstallGitignore(dir string) error {
 }
 
 func readManifest(dir string) (*Manifest, error) {
-	b, err := os.ReadFile(filepath.Join(dir, manifestRel))
+	b, err := readProjectFile(filepath.Join(dir, manifestRel))
 	if err != nil {
 		return nil, err
 	}
@@ -473,7 +479,7 @@ func realPath(path string) string {
 
 // readWithMode returns a file and its permissions; 0644 for a new file.
 func readWithMode(path string) ([]byte, fs.FileMode, error) {
-	b, err := os.ReadFile(path)
+	b, err := readProjectFile(path)
 	if err != nil {
 		return nil, 0o644, err
 	}
@@ -487,4 +493,17 @@ func readWithMode(path string) ([]byte, fs.FileMode, error) {
 func hash(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// projectFileMax bounds what install and doctor read of a project: its
+// settings and the files flowstate installed (the binary is the largest).
+const projectFileMax = limit.MaxState
+
+// readProjectFile reads a file of the project, which may come from a
+// cloned repository: a FIFO or device there is refused instead of hanging
+// install, and so is a file past projectFileMax. A link is followed, as
+// realPath follows it for writing (users keep settings.json in their
+// dotfiles).
+func readProjectFile(path string) ([]byte, error) {
+	return fsx.ReadRegular(path, projectFileMax)
 }

@@ -124,8 +124,8 @@ func (p *Project) Create(id string, cp, machineJSON []byte, session string) (*Wo
 		return nil, fmt.Errorf("create workflow %s: %w", id, err)
 	}
 	tmp := filepath.Join(p.workflowsDir(), creating)
-	if err := os.RemoveAll(tmp); err != nil { // a killed Create's
-		return nil, fmt.Errorf("create workflow %s: clear %s: %w", id, tmp, err)
+	if err := clearHalfCreated(tmp); err != nil {
+		return nil, fmt.Errorf("create workflow %s: %w", id, err)
 	}
 	if err := build(tmp, cp, machineJSON, p.Now()); err != nil {
 		_ = os.RemoveAll(tmp)
@@ -142,6 +142,26 @@ func (p *Project) Create(id string, cp, machineJSON []byte, session string) (*Wo
 		}
 	}
 	return w, nil
+}
+
+// ClearHalfCreated removes what a Create killed halfway left, for the
+// session-start sweep; the next Create would clear it too.
+func (p *Project) ClearHalfCreated() error {
+	tmp := filepath.Join(p.workflowsDir(), creating)
+	if _, err := os.Lstat(tmp); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	// Under the project lock no Create is building: what is there is left over.
+	return p.Locked(func() error { return clearHalfCreated(tmp) })
+}
+
+// clearHalfCreated removes tmp, Create's hidden directory; RemoveAll
+// removes a link planted there, never what it points at.
+func clearHalfCreated(tmp string) error {
+	if err := os.RemoveAll(tmp); err != nil {
+		return fmt.Errorf("clear %s, left by a create that was killed: %w", tmp, err)
+	}
+	return nil
 }
 
 // build writes a new workflow's files into dir, which nobody sees until

@@ -301,6 +301,19 @@ func TestSessionStartSweepsStaleEphemera(t *testing.T) {
 		}
 	}
 	age(t, oldTemp, 5*time.Minute)
+	// What a workflow creation killed halfway leaves, with a link planted
+	// in it: the directory goes, the link's target stays.
+	halfBuilt := filepath.Join(state, "workflows", ".creating")
+	outside := filepath.Join(t.TempDir(), "outside")
+	if err := os.MkdirAll(halfBuilt, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(outside, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(halfBuilt, "state")); err != nil {
+		t.Fatal(err)
+	}
 
 	envFile := filepath.Join(t.TempDir(), "env")
 	if r := hook(t, project, envFile, "session-start", startPayload("new-session", project)); r.code != 0 {
@@ -316,6 +329,9 @@ func TestSessionStartSweepsStaleEphemera(t *testing.T) {
 	}
 	if !exists(filepath.Join(wdir, "checkpoint.json")) || !exists(filepath.Join(wdir, "lock")) {
 		t.Errorf("sweep removed workflow files")
+	}
+	if exists(halfBuilt) || !exists(outside) {
+		t.Errorf("half-built workflow: want it gone (exists=%v) and the link's target kept (exists=%v)", exists(halfBuilt), exists(outside))
 	}
 }
 

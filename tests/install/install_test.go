@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -265,6 +266,41 @@ func TestInvalidSettingsRefused(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 4 and a message about settings.json", code, errs)
 	}
 	sameSnapshot(t, "refused install", before, snapshot(t, dir))
+}
+
+// TestSettingsFIFORefused: a settings.json that is a FIFO (a cloned
+// repository may carry one) is refused at once, not read forever, by
+// install and by doctor, and install writes nothing.
+func TestSettingsFIFORefused(t *testing.T) {
+	dir := project(t, "")
+	fifo := filepath.Join(dir, ".claude", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(fifo), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	before := snapshot(t, dir)
+	_, errs, code := run(t, dir, "install")
+	if code != 2 || !strings.Contains(errs, "settings.json is a FIFO") {
+		t.Errorf("install: exit %d, stderr %q; want 2 naming the FIFO", code, errs)
+	}
+	sameSnapshot(t, "refused install", before, snapshot(t, dir))
+	// Installed, then the settings replaced by a FIFO: doctor says so.
+	if err := os.Remove(fifo); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, dir, "install")
+	if err := os.Remove(fifo); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := run(t, dir, "doctor")
+	if code == 0 || !strings.Contains(out, "settings.json is a FIFO") {
+		t.Errorf("doctor: exit %d, stdout %q; want the FIFO named", code, out)
+	}
 }
 
 func TestUserChangesSurvive(t *testing.T) {
