@@ -21,7 +21,9 @@ func phaseCommands(e *env) []*cli.Command {
 			Name:      "phase-start",
 			Usage:     "start a workflow from a command's arguments (stdin); print NEXT=classify or NEXT=phase",
 			UsageText: "flowstate phase-start --command NAME [--sequential] [--require-scope] [--classified] < ARGUMENTS",
-			Description: "stdin is the command's arguments as typed: [--scope SCOPE] DESCRIPTION. With a scope, or with\n" +
+			Description: "stdin is the command's arguments as typed: [--scope SCOPE] [--approve-plan] DESCRIPTION.\n" +
+				"--approve-plan (or FLOWSTATE_APPROVE_PLAN=1) gates the state after the plan: a person approves the\n" +
+				"plan first (flowstate approve), the command stops there with NEXT=stopped. With a scope, or with\n" +
 				"FLOWSTATE_CLASSIFICATION=offline, the workflow is created at once (NEXT=phase). Otherwise it prints\n" +
 				"DESCRIPTION= and CLASSIFICATION_PATH= for the workflow-classifier agent (NEXT=classify); run it\n" +
 				"again with --classified to create the workflow from the JSON the agent wrote.",
@@ -95,9 +97,18 @@ func (e *env) phaseStart(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	scope, desc, err := orchestrate.ParseArgs(command, string(raw), c.Bool("require-scope"))
+	a, err := orchestrate.ParseArgs(command, string(raw), c.Bool("require-scope"))
 	if err != nil {
 		return err
+	}
+	// A project that wants every plan approved says so in its settings:
+	// "env": {"FLOWSTATE_APPROVE_PLAN": "1"} in .claude/settings.json.
+	switch v := e.Getenv("FLOWSTATE_APPROVE_PLAN"); v {
+	case "", "0", "false", "no":
+	case "1", "true", "yes":
+		a.ApprovePlan = true
+	default:
+		return fail.Usagef("FLOWSTATE_APPROVE_PLAN=%q: use 1 (every plan waits for approval) or 0", v)
 	}
 	p, err := e.Project()
 	if err != nil {
@@ -107,8 +118,8 @@ func (e *env) phaseStart(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return e.printStep(p)(orchestrate.Start(p, orchestrate.Request{Command: command, Scope: scope, Description: desc,
-		Sequential: c.Bool("sequential"), Classified: c.Bool("classified"), Waiting: o.Waiting,
+	return e.printStep(p)(orchestrate.Start(p, orchestrate.Request{Command: command, Scope: a.Scope, Description: a.Description,
+		ApprovePlan: a.ApprovePlan, Sequential: c.Bool("sequential"), Classified: c.Bool("classified"), Waiting: o.Waiting,
 		Session: e.Getenv("CLAUDE_CODE_SESSION_ID"), Mode: e.Getenv("FLOWSTATE_CLASSIFICATION")}))
 }
 
@@ -128,7 +139,7 @@ func (e *env) resume(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return e.printStep(p)(orchestrate.Resume(p, id, e.selector(c)))
+	return e.printStep(p)(orchestrate.Resume(p, id, e.selector(c), e.actor()))
 }
 
 // waitFlag bounds how long a step waits for agents at work.

@@ -68,6 +68,8 @@ func TestDecideStop(t *testing.T) {
 		{"halted on a failed step", with(func(p *orchestrate.Place) { p.Run.Halted = "research_2 wrote no report" }), false, false},
 		{"finished", with(func(p *orchestrate.Place) { p.Status = "complete" }), false, false},
 		{"waiting for a person", with(func(p *orchestrate.Place) { p.Status = "awaiting_approval" }), false, false},
+		{"paused from a shell", with(func(p *orchestrate.Place) { p.Status = "paused" }), false, false},
+		{"cancelled from a shell", with(func(p *orchestrate.Place) { p.Status = "cancelled" }), false, false},
 		{"not created yet", orchestrate.Place{Run: orchestrate.Run{Workflow: "w"}, Section: "start"}, false, true},
 	} {
 		if got := decideStop(c.place, c.active); got.Block != c.block {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/kv"
+	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
@@ -54,7 +55,8 @@ func TestParseArgs(t *testing.T) {
 		{"", true, "", "", "no workflow description given"},
 	}
 	for _, tt := range tests {
-		scope, desc, err := ParseArgs("orchestrate", tt.raw, tt.requireScope)
+		a, err := ParseArgs("orchestrate", tt.raw, tt.requireScope)
+		scope, desc := a.Scope, a.Description
 		if tt.msg != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.msg) || fail.Code(err) != fail.Usage {
 				t.Errorf("ParseArgs(%q, %t): err %v, want usage error with %q", tt.raw, tt.requireScope, err, tt.msg)
@@ -152,10 +154,10 @@ func TestResearchOnly(t *testing.T) {
 	if out, err = Plan(w, Options{}); err != nil || value(t, out, "NEXT") != "done" || value(t, out, "ARTIFACT_1") != report {
 		t.Fatalf("plan after the last state: %v\n%s", err, out)
 	}
-	if out, err = Resume(p, w.ID, store.Selector{Session: "s2"}); err != nil || value(t, out, "ARTIFACT_COUNT") != "1" {
+	if out, err = Resume(p, w.ID, store.Selector{Session: "s2"}, sm.Actor{By: "t"}); err != nil || value(t, out, "ARTIFACT_COUNT") != "1" {
 		t.Fatalf("resume of a finished workflow: %v\n%s", err, out)
 	}
-	if _, err := Resume(p, "", store.Selector{Session: "s2"}); fail.Code(err) != fail.Usage {
+	if _, err := Resume(p, "", store.Selector{Session: "s2"}, sm.Actor{By: "t"}); fail.Code(err) != fail.Usage {
 		t.Errorf("resume with nothing unfinished: %v, want usage error", err)
 	}
 }

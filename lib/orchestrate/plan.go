@@ -48,8 +48,11 @@ func advance(w *store.Workflow) (v *view, done bool, err error) {
 // (o.Supervisor) it plans the current state only and never delegates.
 //
 // Run again, it answers as it did: it is where a model that lost its place
-// comes back.
-func Plan(w *store.Workflow, o Options) (Output, error) {
+// comes back. A workflow a person holds, or that reaches a gate, ends the
+// command (see guarded).
+func Plan(w *store.Workflow, o Options) (Output, error) { return guarded(w, o, false, planStep) }
+
+func planStep(w *store.Workflow, o Options) (Output, error) {
 	var out Output
 	var v *view
 	var err error
@@ -108,7 +111,7 @@ func Plan(w *store.Workflow, o Options) (Output, error) {
 	out.add("AGENT", v.role.Agent)
 	out.add("ARTIFACT", v.role.Artifact)
 	out.add("DESCRIPTION", v.facts.Description)
-	out.add("CONTEXT", phase.Context(v.state, outputs(v.records)))
+	out.add("CONTEXT", phase.Context(v.state, outputs(v.records), v.facts.Feedback))
 	out.add("REMAINING", remaining)
 	out.add("WORKER_COUNT", len(batch))
 	ids := make([]string, len(batch))

@@ -3,7 +3,9 @@ package orchestrate
 import (
 	"strings"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
@@ -14,8 +16,11 @@ const ResumeCommand = "workflow-resume"
 // to resume (see unfinished), and returns where it stands: its current
 // state and NEXT=phase, or its artifacts if it is already finished.
 // sel.Flag (--workflow) names the workflow as id does, so a finished one
-// is reported, not passed over for another.
-func Resume(p *store.Project, id string, sel store.Selector) (Output, error) {
+// is reported, not passed over for another. A paused workflow is
+// continued (by a, recorded as unpause); one that waits for approval
+// stops the command again (NEXT=stopped, saying what to approve); a
+// cancelled one is refused (exit 3).
+func Resume(p *store.Project, id string, sel store.Selector, a sm.Actor) (Output, error) {
 	var out Output
 	var w *store.Workflow
 	var err error
@@ -32,6 +37,14 @@ func Resume(p *store.Project, id string, sel store.Selector) (Output, error) {
 	} else if w, err = unfinished(p, sel); err != nil {
 		return out, err
 	}
+	s, _ := p.Summary(w.ID)
+	if s.Status == checkpoint.Cancelled {
+		doc, err := w.ReadCheckpoint()
+		if err != nil {
+			return out, err
+		}
+		return out, fail.Refusedf("%s", HeldMessage(w, doc))
+	}
 	// The session now runs /workflow-resume on this workflow: that is the
 	// command text the hooks send the model back to.
 	if err := writeRun(p, sel.Session, Run{Command: ResumeCommand, Workflow: w.ID}); err != nil {
@@ -45,6 +58,14 @@ func Resume(p *store.Project, id string, sel store.Selector) (Output, error) {
 		if err != nil {
 			return out, err
 		}
+	}
+	if s.Status == checkpoint.Paused {
+		if _, err := sm.Unpause(w, a); err != nil {
+			return out, err
+		}
+	}
+	if out, ok, err := held(w, Options{}, false); ok || err != nil {
+		return out, err
 	}
 	v, err := load(w)
 	if err != nil {
@@ -65,8 +86,10 @@ func Resume(p *store.Project, id string, sel store.Selector) (Output, error) {
 // a workflow whose status was set by hand may still lack artifacts.
 func unfinished(p *store.Project, sel store.Selector) (*store.Workflow, error) {
 	if w, err := p.Resolve(sel); err == nil {
-		if v, err := load(w); err == nil && !v.finished() {
-			return w, nil
+		if s, _ := p.Summary(w.ID); resumable(s.Status) {
+			if v, err := load(w); err == nil && !v.finished() {
+				return w, nil
+			}
 		}
 	}
 	all, err := p.List()
@@ -75,7 +98,7 @@ func unfinished(p *store.Project, sel store.Selector) (*store.Workflow, error) {
 	}
 	var ids []string
 	for _, s := range all {
-		if s.Status == "failed" || s.Status == "abandoned" {
+		if !resumable(s.Status) {
 			continue
 		}
 		w, err := p.Workflow(s.ID)
@@ -93,4 +116,11 @@ func unfinished(p *store.Project, sel store.Selector) (*store.Workflow, error) {
 		return p.Workflow(ids[0])
 	}
 	return nil, fail.Usagef("%d unfinished workflows: %s; pass one: /flowstate:workflow-resume ID", len(ids), strings.Join(ids, ", "))
+}
+
+// resumable reports whether a workflow with status may be resumed: not
+// given up (failed, abandoned, cancelled). A complete one is checked
+// further: its last phase's work may still be missing.
+func resumable(status string) bool {
+	return checkpoint.Active(status) || status == checkpoint.Complete
 }

@@ -38,7 +38,11 @@ type Options struct {
 // returns the sub-supervisor's signal.
 //
 // Run again, it answers as it did: what it recorded is not checked twice.
-func Verify(w *store.Workflow, o Options) (Output, error) {
+// A workflow a person holds ends the command (see guarded); what its
+// agents deliver meanwhile is recorded by the next phase-plan.
+func Verify(w *store.Workflow, o Options) (Output, error) { return guarded(w, o, true, verifyStep) }
+
+func verifyStep(w *store.Workflow, o Options) (Output, error) {
 	var out Output
 	var v *view
 	var runs agentrun.Runs

@@ -159,34 +159,60 @@ func TestContext(t *testing.T) {
 		"debug":    "t1 p i1",
 		"document": "p i1 t1 r1 r2",
 	} {
-		if got := Context(state, out); got != want {
+		if got := Context(state, out, ""); got != want {
 			t.Errorf("Context(%s) = %q, want %q", state, got, want)
 		}
 	}
 }
 
+func TestContextFeedback(t *testing.T) {
+	fb := Feedback("reject", "ann", "cover the\naudit log", []string{"/s/plans/001_x.md"})
+	if want := "ann rejected /s/plans/001_x.md; do it again, addressing: cover the\naudit log"; fb != want {
+		t.Errorf("Feedback = %q, want %q", fb, want)
+	}
+	if got, want := Context("plan", map[string][]string{"research": {"r1"}}, fb), "r1; ann rejected /s/plans/001_x.md; do it again, addressing: cover the audit log"; got != want {
+		t.Errorf("Context with feedback = %q, want %q", got, want)
+	}
+	if got := Feedback("rewind", "bob", "", nil); got != "" {
+		t.Errorf("Feedback without a reason = %q, want none", got)
+	}
+	if got, want := Feedback("rewind", "bob", "simpler", nil), "bob sent back the earlier work; do it again, addressing: simpler"; got != want {
+		t.Errorf("Feedback = %q, want %q", got, want)
+	}
+}
+
 func TestArgs(t *testing.T) {
-	tests := []struct{ raw, scope, desc, err string }{
-		{"  research auth\n", "", "research auth", ""},
-		{"--scope research-only study X", "research-only", "study X", ""},
-		{"--scope=debug-only fix it", "debug-only", "fix it", ""},
-		{`--scope research-only "quoted text"`, "research-only", "quoted text", ""},
-		{"'a' and 'b'", "", "'a' and 'b'", ""},
-		{`"`, "", `"`, ""},
-		{"--scope research-only", "", "", "no workflow description"},
-		{"--scope", "", "", "--scope needs a value"},
-		{"\n", "", "", "no workflow description"},
+	tests := []struct {
+		raw, scope, desc string
+		approve          bool
+		err              string
+	}{
+		{"  research auth\n", "", "research auth", false, ""},
+		{"--scope research-only study X", "research-only", "study X", false, ""},
+		{"--scope=debug-only fix it", "debug-only", "fix it", false, ""},
+		{`--scope research-only "quoted text"`, "research-only", "quoted text", false, ""},
+		{"--approve-plan add login", "", "add login", true, ""},
+		{"--scope full-implementation --approve-plan add login", "full-implementation", "add login", true, ""},
+		{"--approve-plan --scope=full-implementation add login", "full-implementation", "add login", true, ""},
+		{"--approve-planning add login", "", "--approve-planning add login", false, ""},
+		{"add login --approve-plan", "", "add login --approve-plan", false, ""},
+		{"'a' and 'b'", "", "'a' and 'b'", false, ""},
+		{`"`, "", `"`, false, ""},
+		{"--scope research-only", "", "", false, "no workflow description"},
+		{"--approve-plan", "", "", false, "no workflow description"},
+		{"--scope", "", "", false, "--scope needs a value"},
+		{"\n", "", "", false, "no workflow description"},
 	}
 	for _, tt := range tests {
-		scope, desc, err := Args(tt.raw)
+		a, err := Args(tt.raw)
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) || fail.Code(err) != fail.Usage {
 				t.Errorf("Args(%q): err %v, want usage error %q", tt.raw, err, tt.err)
 			}
 			continue
 		}
-		if err != nil || scope != tt.scope || desc != tt.desc {
-			t.Errorf("Args(%q) = %q, %q, %v; want %q, %q", tt.raw, scope, desc, err, tt.scope, tt.desc)
+		if want := (Arguments{Scope: tt.scope, Description: tt.desc, ApprovePlan: tt.approve}); err != nil || a != want {
+			t.Errorf("Args(%q) = %+v, %v; want %+v", tt.raw, a, err, want)
 		}
 	}
 }

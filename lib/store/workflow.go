@@ -237,6 +237,9 @@ func (w *Workflow) Update(fn func(tx *Tx) error) error {
 		return err
 	}
 	if !bytes.Equal(tx.Checkpoint, data) {
+		if err := refuseCancelled(w.ID, data); err != nil {
+			return err
+		}
 		// Every write counts, whoever makes it, so a reader can tell that
 		// the document it loaded is no longer current.
 		if tx.Checkpoint, err = sjson.SetBytes(tx.Checkpoint, revisionPath, rev+1); err != nil {
@@ -250,6 +253,23 @@ func (w *Workflow) Update(fn func(tx *Tx) error) error {
 		}
 	}
 	return w.appendEvents(tx.events)
+}
+
+// refuseCancelled stops every change to a cancelled workflow (exit 3):
+// a person gave it up, and a step still running must not carry on with
+// it. Events (agents that finish later) and logs are still appended.
+func refuseCancelled(id string, doc []byte) error {
+	if gjson.GetBytes(doc, "status").String() != checkpoint.Cancelled {
+		return nil
+	}
+	how := ""
+	if r := gjson.GetManyBytes(doc, "hold.by", "hold.reason"); r[0].String() != "" {
+		how = " by " + r[0].String()
+		if r[1].String() != "" {
+			how += ": " + r[1].String()
+		}
+	}
+	return fail.Refusedf("workflow %s was cancelled%s; it refuses every change: start a new one with sm-init", id, how)
 }
 
 func eventLine(now time.Time, kind string, fields map[string]any) []byte {
@@ -314,6 +334,13 @@ func (w *Workflow) AppendState(pairs [][2]string) error {
 		return err
 	}
 	defer l.Release()
+	// The checkpoint holds the status; a read of it is a few microseconds
+	// of the append's millisecond.
+	if cp, err := os.ReadFile(w.path(checkpointFile)); err == nil {
+		if err := refuseCancelled(w.ID, cp); err != nil {
+			return err
+		}
+	}
 	path := w.path(stateFile)
 	if len(pairs) == 1 {
 		// The header line holds the base; 64 bytes are more than it takes.

@@ -23,20 +23,29 @@ const orchestratorLineBudget = 600
 // binary prints nothing outside this table.
 var printedBy = map[string][]string{
 	"phase-start":  {"DESCRIPTION", "CLASSIFICATION_PATH", "WORKFLOW_ID", "WORKFLOW_SCOPE", "NEXT"},
-	"phase-plan":   {"WORKFLOW_ID", "STATE", "AGENT", "ARTIFACT", "DESCRIPTION", "CONTEXT", "REMAINING", "WORKER_COUNT", "TOPIC_i", "OUTPUT_PATH_i", "SUPERVISOR", "FINAL_STATE", "ARTIFACTS_DIR", "ARTIFACT_i", "ARTIFACT_COUNT", "NEXT"},
-	"phase-verify": {"TESTS_FAILED", "RUNNING", "NEXT"},
-	"resume":       {"WORKFLOW_ID", "CURRENT_STATE", "FINAL_STATE", "ARTIFACTS_DIR", "ARTIFACT_i", "ARTIFACT_COUNT", "NEXT"},
+	"phase-plan":   append([]string{"WORKFLOW_ID", "STATE", "AGENT", "ARTIFACT", "DESCRIPTION", "CONTEXT", "REMAINING", "WORKER_COUNT", "TOPIC_i", "OUTPUT_PATH_i", "SUPERVISOR", "FINAL_STATE", "ARTIFACTS_DIR", "ARTIFACT_i", "ARTIFACT_COUNT", "NEXT"}, heldKeys...),
+	"phase-verify": append([]string{"TESTS_FAILED", "RUNNING", "NEXT"}, heldKeys...),
+	"resume":       append([]string{"WORKFLOW_ID", "CURRENT_STATE", "FINAL_STATE", "ARTIFACTS_DIR", "ARTIFACT_i", "ARTIFACT_COUNT", "NEXT"}, heldKeys...),
 	"sm-status":    {"WORKFLOW_ID", "COMMAND_NAME", "WORKFLOW_SCOPE", "CURRENT_STATE", "TERMINAL_STATE", "COMPLETED_STATES", "IS_TERMINAL"},
 	"list":         {},
+	"approve":      personKeys,
+	"reject":       personKeys,
 }
+
+// heldKeys are what a step prints when a person holds its workflow
+// (NEXT=stopped); personKeys what approve and reject print.
+var (
+	heldKeys   = []string{"WORKFLOW_ID", "STATUS", "WAITING_FOR", "REVIEW", "MESSAGE"}
+	personKeys = []string{"WORKFLOW_ID", "STATUS", "CURRENT_STATE", "WAITING_FOR"}
+)
 
 // nextBy lists the sections each subcommand can jump to. phase-plan's
 // "supervised" is never printed in sequential mode (/supervise).
 var nextBy = map[string][]string{
 	"phase-start":  {"classify", "classified", "phase"},
-	"phase-plan":   {"supervised", "verify", "done"},
-	"phase-verify": {"phase", "workers", "verify"},
-	"resume":       {"phase", "done"},
+	"phase-plan":   {"supervised", "verify", "done", "stopped"},
+	"phase-verify": {"phase", "workers", "verify", "stopped"},
+	"resume":       {"phase", "done", "stopped"},
 }
 
 var (
@@ -206,6 +215,7 @@ func TestJumpsLand(t *testing.T) {
 					supervisorMode := strings.Contains(s.Body, "--supervisor")
 					switch {
 					case n == "workers" && !supervisorMode, n == "phase" && m[1] == "phase-verify" && supervisorMode,
+						n == "stopped" && supervisorMode, // a sub-supervisor ends on its signal line
 						n == "supervised" && (sequential || supervisorMode),
 						n == "classify" && (strings.Contains(s.Body, "--classified") || strings.Contains(s.Body, "--require-scope")),
 						n == "classified" && !strings.Contains(s.Body, "--classified"):
