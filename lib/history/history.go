@@ -50,6 +50,7 @@ func (e Entry) Duration() time.Duration {
 // Parse reads events.jsonl. A line that is not an event (torn by a crash,
 // damaged by hand) is skipped and counted.
 func Parse(data []byte) (entries []Entry, skipped int) {
+	entries = []Entry{} // none is [] in JSON, not null
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), len(data)+1)
 	c := clock{agents: map[string]time.Time{}, launches: map[string]time.Time{}}
@@ -229,20 +230,20 @@ func texts(v any) []string {
 }
 
 // Render lays the entries out for people, one line each: time (UTC),
-// event, what it means, and how long it took.
+// event, how long it took, and what it means (last, as it may be long).
 func Render(entries []Entry) string {
 	if len(entries) == 0 {
 		return "no events recorded\n"
 	}
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME (UTC)\tEVENT\tWHAT\tTOOK")
+	fmt.Fprintln(tw, "TIME (UTC)\tEVENT\tTOOK\tWHAT")
 	for _, e := range entries {
 		took := ""
 		if e.DurationMs != nil {
 			took = status.Duration(e.Duration())
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.TS.UTC().Format("2006-01-02 15:04:05"), kv.OneLine(e.Event), e.Summary, took)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.TS.UTC().Format("2006-01-02 15:04:05"), kv.OneLine(e.Event), took, e.Summary)
 	}
 	_ = tw.Flush() // a strings.Builder does not fail
 	lines := strings.Split(b.String(), "\n")

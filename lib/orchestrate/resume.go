@@ -83,10 +83,18 @@ func Resume(p *store.Project, id string, sel store.Selector, a sm.Actor) (Output
 // unfinished finds the workflow to resume: the session's own if it is
 // unfinished, else the project's only unfinished one. Finished means the
 // terminal phase's work is verified, not merely that the status says so:
-// a workflow whose status was set by hand may still lack artifacts.
+// a workflow whose status was set by hand may still lack artifacts. With
+// none, the session's own cancelled workflow is returned, for Resume to
+// say why it cannot go on.
 func unfinished(p *store.Project, sel store.Selector) (*store.Workflow, error) {
+	// The session's own workflow, when cancelled, is what the user is told
+	// about if nothing else can be resumed.
+	var cancelled *store.Workflow
 	if w, err := p.Resolve(sel); err == nil {
-		if s, _ := p.Summary(w.ID); resumable(s.Status) {
+		switch s, _ := p.Summary(w.ID); {
+		case s.Status == checkpoint.Cancelled:
+			cancelled = w
+		case resumable(s.Status):
 			if v, err := load(w); err == nil && !v.finished() {
 				return w, nil
 			}
@@ -109,10 +117,12 @@ func unfinished(p *store.Project, sel store.Selector) (*store.Workflow, error) {
 			ids = append(ids, s.ID)
 		}
 	}
-	switch len(ids) {
-	case 0:
+	switch {
+	case len(ids) == 0 && cancelled != nil:
+		return cancelled, nil
+	case len(ids) == 0:
 		return nil, fail.Usagef("no unfinished workflow in %s; see `flowstate list`", p.Dir)
-	case 1:
+	case len(ids) == 1:
 		return p.Workflow(ids[0])
 	}
 	return nil, fail.Usagef("%d unfinished workflows: %s; pass one: /flowstate:workflow-resume ID", len(ids), strings.Join(ids, ", "))

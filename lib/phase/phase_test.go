@@ -71,6 +71,27 @@ func TestWorkers(t *testing.T) {
 	}
 }
 
+// TestWorkersAfterARewind: after a rewind, workers write new files beside
+// those of the work taken back; ids stay, so records still match.
+func TestWorkersAfterARewind(t *testing.T) {
+	f := Facts{SpecDir: "/p/s", Description: "Add login", Version: 3}
+	for state, want := range map[string]string{
+		"research":  "/p/s/reports/001_add_login.v3.md",
+		"plan":      "/p/s/plans/001_add_login.v3.md",
+		"implement": "/p/s/summaries/001_implementation.v3.md",
+		"test":      "/p/s/tests/r1_unit_results.v3.json",
+		"document":  "/p/s/summaries/workflow_summary.v3.md",
+	} {
+		ws, err := Workers(state, f)
+		if err != nil || len(ws) != 1 || ws[0].Output != want {
+			t.Errorf("Workers(%s) = %+v, %v; want one writing %s", state, ws, err, want)
+		}
+	}
+	if ws, _ := Workers("plan", Facts{SpecDir: "/p/s", Description: "Add login", Version: 1}); ws[0].Output != "/p/s/plans/001_add_login.md" || ws[0].ID != PlanID {
+		t.Errorf("version 1 writes %s as %s, want the plain name", ws[0].Output, ws[0].ID)
+	}
+}
+
 func TestPending(t *testing.T) {
 	ws := []Worker{{ID: "a", Batch: 1}, {ID: "b", Batch: 1}, {ID: "c", Batch: 2}, {ID: "d", Batch: 2}, {ID: "e", Batch: 3}}
 	tests := []struct {

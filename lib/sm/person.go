@@ -219,7 +219,7 @@ func Reject(w *store.Workflow, a Actor, reason string, records RecordKeys) (to s
 		to = RejectsTo(doc, h)
 		ed := editor{doc: doc}
 		tx.Event("reject", a.fields(map[string]any{"state": h.State, "from": h.From, "to": to, "reason": reason}))
-		if err := ed.rewind(tx, m, to, rewindCause{kind: "reject", actor: a, reason: reason}, records); err != nil {
+		if err := ed.rewind(tx, w, m, to, rewindCause{kind: "reject", actor: a, reason: reason}, records); err != nil {
 			return err
 		}
 		tx.Checkpoint = ed.doc
@@ -338,7 +338,7 @@ func Rewind(w *store.Workflow, to string, a Actor, reason string, records Record
 			return nil
 		}
 		ed := editor{doc: tx.Checkpoint}
-		if err := ed.rewind(tx, m, to, rewindCause{kind: "rewind", actor: a, reason: reason}, records); err != nil {
+		if err := ed.rewind(tx, w, m, to, rewindCause{kind: "rewind", actor: a, reason: reason}, records); err != nil {
 			return err
 		}
 		tx.Checkpoint = ed.doc
@@ -354,11 +354,14 @@ type rewindCause struct {
 }
 
 // rewind is Rewind's change of the document in e, inside tx.
-func (e *editor) rewind(tx *store.Tx, m *machine.Machine, to string, c rewindCause, records RecordKeys) error {
-	w := fmt.Sprintf("workflow %s", gjson.GetBytes(e.doc, "workflow_id").String())
+func (e *editor) rewind(tx *store.Tx, w *store.Workflow, m *machine.Machine, to string, c rewindCause, records RecordKeys) error {
+	// A complete workflow can be taken back and done again; one given up
+	// (failed, abandoned, cancelled) cannot.
 	status := gjson.GetBytes(e.doc, pStatus).String()
-	if !checkpoint.Active(status) && status != checkpoint.Complete {
-		return fail.Refusedf("%s is %s: it cannot be rewound; start a new one with sm-init", w, status)
+	if status != checkpoint.Complete {
+		if err := refuseFinished(w, e.doc); err != nil {
+			return err
+		}
 	}
 	cur := gjson.GetBytes(e.doc, pCurrent).String()
 	var completed []string
@@ -367,7 +370,7 @@ func (e *editor) rewind(tx *store.Tx, m *machine.Machine, to string, c rewindCau
 	}
 	i := slices.Index(completed, to)
 	if i < 0 && to != cur {
-		return fail.Refusedf("%s has not been through %s: rewind goes back to a state it completed (%s) or to its current state %s", w, to, joinStates(completed), cur)
+		return fail.Refusedf("workflow %s has not been through %s: rewind goes back to a state it completed (%s) or to its current state %s", w.ID, to, joinStates(completed), cur)
 	}
 	if i < 0 {
 		i = len(completed)

@@ -47,6 +47,9 @@ type fakeAgents struct {
 	Classification string // the classifier's JSON
 	FailTestRuns   int    // test-results files reporting a failing test, first N runs
 	Missing        string // a worker whose prompt contains this writes nothing
+	// During runs while a worker works, before it writes: what a person
+	// does from another shell meanwhile.
+	During func(inv invocation)
 }
 
 func newWorld(t *testing.T, agents fakeAgents) *world {
@@ -165,6 +168,9 @@ func (w *world) agent(inv invocation) string {
 	targets := protocol.WriteTargets(inv.Prompt)
 	if len(targets) != 1 {
 		w.t.Fatalf("%s: the prompt must name one file to write, names %q:\n%s", inv.Agent, targets, inv.Prompt)
+	}
+	if w.Agents.During != nil {
+		w.Agents.During(inv)
 	}
 	content := w.Agents.content(inv, targets[0])
 	answer := "REPORT_CREATED: " + targets[0]
