@@ -182,6 +182,9 @@ func (e *env) onHeld(status string, fn func(c *cli.Context, w *store.Workflow) e
 		var w *store.Workflow
 		if sel.Flag == "" && sel.Env == "" {
 			w, err = waitingFor(p, sel.Session, status)
+			if w != nil && err == nil {
+				err = adopt(p, sel.Session, w)
+			}
 		}
 		if w == nil && err == nil {
 			w, err = p.Resolve(sel)
@@ -191,6 +194,22 @@ func (e *env) onHeld(status string, fn func(c *cli.Context, w *store.Workflow) e
 		}
 		return fn(c, w)
 	}
+}
+
+// adopt points a Claude Code session that has no active workflow of its
+// own at w, which a person decided for from it: the same command run
+// again (a model runs a block twice) then finds w, whatever it waits for
+// by then. A session busy with a workflow of its own keeps it.
+func adopt(p *store.Project, session string, w *store.Workflow) error {
+	if session == "" {
+		return nil
+	}
+	if id, err := p.SessionWorkflow(session); err == nil && id != "" {
+		if s, ok := p.Summary(id); ok && s.Active() {
+			return nil
+		}
+	}
+	return p.SetSession(session, w.ID)
 }
 
 // waitingFor is the session's workflow if it has status, else the
