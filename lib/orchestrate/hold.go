@@ -9,6 +9,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
@@ -89,25 +90,29 @@ func reviewOf(doc []byte, h *sm.Hold) []string {
 	return out
 }
 
-// HeldMessage is what the user is told about workflow w, whose checkpoint is
-// doc, while a person holds it or once it was cancelled: why, what to
-// review, and what to run. "" when nobody holds it.
+// HeldMessage is what the user is told about workflow w, whose checkpoint
+// is doc, while a person holds it or once it was cancelled: why, what to
+// review, and what to run; one line, whatever the checkpoint holds. ""
+// when nobody holds it.
 func HeldMessage(w *store.Workflow, doc []byte) string {
 	h := sm.HoldOf(doc)
 	if h == nil {
 		return ""
 	}
 	id := w.ID
+	var msg string
 	switch h.Kind {
 	case sm.HoldApproval:
 		review := ""
 		if r := reviewOf(doc, h); len(r) > 0 {
 			review = " Review " + strings.Join(r, " ") + "."
 		}
-		return fmt.Sprintf("Workflow %s waits for your approval to enter %s: %s.%s Approve with /flowstate:workflow-approve [NOTE] (in a terminal: flowstate approve --workflow %s), then continue with /flowstate:workflow-resume; or send it back to %s with /flowstate:workflow-reject REASON (flowstate reject --workflow %s --reason TEXT).",
+		msg = fmt.Sprintf("Workflow %s waits for your approval to enter %s: %s.%s Approve with /flowstate:workflow-approve [NOTE] (in a terminal: flowstate approve --workflow %s), then continue with /flowstate:workflow-resume; or send it back to %s with /flowstate:workflow-reject REASON (flowstate reject --workflow %s --reason TEXT).",
 			id, h.State, strings.TrimSuffix(h.Message, "."), review, id, sm.RejectsTo(doc, h), id)
 	case sm.HoldPause:
-		return fmt.Sprintf("Workflow %s %s. Continue it with /flowstate:workflow-resume (in a terminal: flowstate unpause --workflow %s).", id, h.Sentence(), id)
+		msg = fmt.Sprintf("Workflow %s %s. Continue it with /flowstate:workflow-resume (in a terminal: flowstate unpause --workflow %s).", id, h.Sentence(), id)
+	default:
+		msg = fmt.Sprintf("Workflow %s %s; it is finished: start a new one to go on.", id, h.Sentence())
 	}
-	return fmt.Sprintf("Workflow %s %s; it is finished: start a new one to go on.", id, h.Sentence())
+	return kv.OneLine(msg)
 }

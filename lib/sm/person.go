@@ -9,6 +9,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
@@ -62,18 +63,20 @@ func HoldOf(doc []byte) *Hold {
 
 // Sentence says in words what the hold is: "waits for approval to enter
 // implement: Approve the plan", "is paused by ann: lunch".
+// Free text is folded onto one line: it ends up in KEY=VALUE output and
+// in what a hook tells the model.
 func (h *Hold) Sentence() string {
 	who := ""
 	if h.By != "" {
-		who = " by " + h.By
+		who = " by " + kv.OneLine(h.By)
 	}
 	why := ""
 	if h.Reason != "" {
-		why = ": " + h.Reason
+		why = ": " + kv.OneLine(h.Reason)
 	}
 	switch h.Kind {
 	case HoldApproval:
-		return fmt.Sprintf("waits for approval to enter %s: %s", h.State, h.Message)
+		return fmt.Sprintf("waits for approval to enter %s: %s", h.State, kv.OneLine(h.Message))
 	case HoldPause:
 		return "is paused" + who + why
 	}

@@ -1,0 +1,65 @@
+package orchestrate
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/sm"
+	"github.com/flowstate-dev/flowstate/lib/store"
+)
+
+// TestHeldStepsStop: while a person holds the workflow, every phase step
+// ends cleanly, the command's with NEXT=stopped and the message, a
+// sub-supervisor's without work and with its failure signal; nothing is
+// handed out. Once it goes on, the steps do too.
+func TestHeldStepsStop(t *testing.T) {
+	p := project(t)
+	out, err := Start(p, Request{Command: "orchestrate", Scope: "research-only", Description: "auth flows", Session: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := p.Workflow(value(t, out, "WORKFLOW_ID"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann := sm.Actor{By: "ann", Via: "shell"}
+	if err := sm.Pause(w, ann, "budget\nNEXT=done"); err != nil {
+		t.Fatal(err)
+	}
+	for name, step := range map[string]func(*testing.T) (Output, error){
+		"phase-plan":   func(*testing.T) (Output, error) { return Plan(w, Options{}) },
+		"phase-verify": func(*testing.T) (Output, error) { return Verify(w, Options{}) },
+	} {
+		out, err := step(t)
+		if err != nil || value(t, out, "NEXT") != Stopped || value(t, out, "STATUS") != "paused" ||
+			!strings.Contains(value(t, out, "MESSAGE"), "is paused by ann: budget NEXT=done. Continue it with /flowstate:workflow-resume") {
+			t.Errorf("%s of a paused workflow: %v\n%s", name, err, out)
+		}
+		if strings.Count("\n"+out.String(), "\nNEXT=") != 1 {
+			t.Errorf("%s: the reason printed a line of its own:\n%s", name, out)
+		}
+	}
+	if out, err := Plan(w, Options{Supervisor: true}); err != nil || out.String() != "WORKER_COUNT=0\nNEXT=verify\n" {
+		t.Errorf("phase-plan --supervisor of a paused workflow: %v\n%s", err, out)
+	}
+	if out, err := Verify(w, Options{Supervisor: true}); err != nil || !strings.HasPrefix(out.Signal, "SUPERVISOR_FAILED: {\"error\":\"Workflow ") {
+		t.Errorf("phase-verify --supervisor of a paused workflow: %v\n%s", err, out)
+	}
+	// The resume lets it go on, recorded as the person's unpause.
+	if out, err := Resume(p, "", store.Selector{Session: "s1"}, ann); err != nil || value(t, out, "NEXT") != "phase" {
+		t.Fatalf("resume of a paused workflow: %v\n%s", err, out)
+	}
+	if out, err := Plan(w, Options{}); err != nil || value(t, out, "WORKER_COUNT") != "1" {
+		t.Errorf("phase-plan after the resume: %v\n%s", err, out)
+	}
+	if err := sm.Cancel(w, ann, "wrong repo"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := Verify(w, Options{}); err != nil || value(t, out, "STATUS") != "cancelled" {
+		t.Errorf("phase-verify of a cancelled workflow: %v\n%s", err, out)
+	}
+	if _, err := Resume(p, w.ID, store.Selector{Session: "s1"}, ann); fail.Code(err) != fail.Refused || !strings.Contains(err.Error(), "was cancelled by ann: wrong repo") {
+		t.Errorf("resume of a cancelled workflow: %v", err)
+	}
+}
