@@ -30,6 +30,11 @@ func guarded(w *store.Workflow, o Options, signal bool, run step) (Output, error
 	if out, ok, err := held(w, o, signal); ok || err != nil {
 		return out, err
 	}
+	if signal {
+		if out, ok, err := rewound(w, o); ok || err != nil {
+			return out, err
+		}
+	}
 	out, err := run(w, o)
 	if fail.Code(err) == fail.Waiting {
 		if held, ok, herr := held(w, o, signal); ok || herr != nil {
@@ -115,4 +120,30 @@ func HeldMessage(w *store.Workflow, doc []byte) string {
 		msg = fmt.Sprintf("Workflow %s %s; it is finished: start a new one to go on.", id, h.Sentence())
 	}
 	return kv.OneLine(msg)
+}
+
+// rewound answers a verify whose workflow a person rewound since the
+// command's last plan (flowstate rewind from another shell): the workers
+// it would check were taken back, and the state it is in now has handed
+// nothing out yet. The command plans again (NEXT=phase); a sub-supervisor
+// ends, and the command's next step plans.
+func rewound(w *store.Workflow, o Options) (out Output, ok bool, err error) {
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return out, false, err
+	}
+	r := gjson.GetManyBytes(doc, "state_machine.current_state", "rewinds.@reverse.0.to")
+	state := r[0].String()
+	if r[1].String() != state || gjson.GetBytes(doc, "phase_data."+gjson.Escape(state)+"."+planKeys[0]).Exists() {
+		return out, false, nil
+	}
+	why := fmt.Sprintf("workflow %s was rewound to %s; its work is handed out again", w.ID, state)
+	if o.Supervisor {
+		b, _ := json.Marshal(map[string]string{"error": why})
+		out.Signal = supervisor.SupervisorFailed + ": " + string(b)
+		return out, true, nil
+	}
+	out.Warnings = append(out.Warnings, why)
+	out.add("NEXT", "phase")
+	return out, true, nil
 }

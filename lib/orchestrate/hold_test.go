@@ -63,3 +63,32 @@ func TestHeldStepsStop(t *testing.T) {
 		t.Errorf("resume of a cancelled workflow: %v", err)
 	}
 }
+
+// TestRewoundUnderARunningCommand: a person rewinds the workflow while
+// its command's workers work; the command's verify finds them taken back
+// and plans again instead of failing on files nobody was asked for.
+func TestRewoundUnderARunningCommand(t *testing.T) {
+	p := project(t)
+	out, err := Start(p, Request{Command: "orchestrate", Scope: "research-and-plan", Description: "auth flows", Session: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := p.Workflow(value(t, out, "WORKFLOW_ID"))
+	if out, err = Plan(w, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sm.Rewind(w, "research", sm.Actor{By: "ann"}, "narrower", nil); err != nil {
+		t.Fatal(err)
+	}
+	out, err = Verify(w, Options{})
+	if err != nil || out.String() != "NEXT=phase\n" || len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], "was rewound to research") {
+		t.Fatalf("verify after a rewind: %v\n%s%v", err, out, out.Warnings)
+	}
+	if out, err = Plan(w, Options{}); err != nil || !strings.HasSuffix(value(t, out, "OUTPUT_PATH_1"), ".v2.md") || !strings.Contains(value(t, out, "CONTEXT"), "narrower") {
+		t.Fatalf("plan after a rewind: %v\n%s", err, out)
+	}
+	// Planned again: verify checks the new workers as usual.
+	if out, err = Verify(w, Options{}); err != nil || value(t, out, "NEXT") != "verify" {
+		t.Errorf("verify of the new plan: %v\n%s", err, out)
+	}
+}
