@@ -43,7 +43,11 @@ func Resume(p *store.Project, id string, sel store.Selector, a sm.Actor) (Output
 		if err != nil {
 			return out, err
 		}
-		return out, fail.Refusedf("%s", HeldMessage(w, doc))
+		why := "was cancelled"
+		if h := sm.HoldOf(doc); h != nil {
+			why = h.Sentence()
+		}
+		return out, fail.Refusedf("workflow %s %s; it cannot be resumed: start a new one", w.ID, why)
 	}
 	// The session now runs /workflow-resume on this workflow: that is the
 	// command text the hooks send the model back to.

@@ -3,7 +3,10 @@
 package e2e
 
 import (
+	"bytes"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -106,6 +109,17 @@ func TestPlanGateRejectedInClaudeCode(t *testing.T) {
 func testPlanGateRejectedInClaudeCode(t *testing.T, d standin.Drift) {
 	s := flowstateScenario(t, d, standin.Knobs{})
 	s.run("/flowstate:orchestrate --scope debug-only --approve-plan fix the flaky session expiry")
+	// Claude Code keeps the decisions from the model: they are not among
+	// the skills it may invoke (disable-model-invocation).
+	requests, _ := filepath.Glob(filepath.Join(s.LogDir, "*-main.request.json"))
+	for _, f := range requests {
+		if b, err := os.ReadFile(f); err == nil && (bytes.Contains(b, []byte("- flowstate:workflow-approve:")) || bytes.Contains(b, []byte("- flowstate:workflow-reject:"))) {
+			t.Errorf("%s: the model was offered /workflow-approve or /workflow-reject as a skill", f)
+		}
+	}
+	if len(requests) == 0 {
+		t.Errorf("no requests logged in %s", s.LogDir)
+	}
 	w := s.onlyWorkflow()
 	w.expect(map[string]any{"status": "awaiting_approval", "hold.state": "debug"})
 	rejected := w.expectArtifacts(s.Project, "plan", "plans", 1)
