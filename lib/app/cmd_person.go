@@ -13,6 +13,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/history"
 	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/limit"
+	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/phase"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
@@ -33,6 +34,9 @@ func personCommands(e *env) []*cli.Command {
 				"Without --workflow: this session's workflow, else the project's only one awaiting approval.",
 			Flags: []cli.Flag{&cli.StringFlag{Name: "note", Usage: "a note for the record"}, workflowFlag()},
 			Action: e.onHeld(checkpoint.AwaitingApproval, func(c *cli.Context, w *store.Workflow) error {
+				if err := e.userAsked(w, "workflow-approve", "approve"); err != nil {
+					return err
+				}
 				note, err := e.text(c, "note")
 				if err != nil {
 					return err
@@ -54,6 +58,9 @@ func personCommands(e *env) []*cli.Command {
 				"Without --workflow: this session's workflow, else the project's only one awaiting approval.",
 			Flags: []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why (required)"}, workflowFlag()},
 			Action: e.onHeld(checkpoint.AwaitingApproval, func(c *cli.Context, w *store.Workflow) error {
+				if err := e.userAsked(w, "workflow-reject", "reject"); err != nil {
+					return err
+				}
 				reason, err := e.text(c, "reason")
 				if err != nil {
 					return err
@@ -92,6 +99,9 @@ func personCommands(e *env) []*cli.Command {
 				"this session's workflow, else the project's only paused one.",
 			Flags: []cli.Flag{workflowFlag()},
 			Action: e.onHeld(checkpoint.Paused, func(c *cli.Context, w *store.Workflow) error {
+				if err := e.userAsked(w, orchestrate.ResumeCommand, "unpause"); err != nil {
+					return err
+				}
 				if _, err := sm.Unpause(w, e.actor()); err != nil {
 					return err
 				}
@@ -239,6 +249,19 @@ func waitingFor(p *store.Project, session, status string) (*store.Workflow, erro
 		return p.Workflow(ids[0])
 	}
 	return nil, fail.Usagef("%d workflows are %s in %s: %s; pass --workflow ID", len(ids), status, p.Dir, strings.Join(ids, ", "))
+}
+
+// userAsked refuses a person's decision (verb) that a model runs inside
+// Claude Code on its own: in a session, the user's latest prompt must be
+// the slash command for it (or their own shell, "!"), as the
+// UserPromptSubmit hook recorded. Outside Claude Code, or without the
+// hook's record, the person at the keyboard decides.
+func (e *env) userAsked(w *store.Workflow, command, verb string) error {
+	session := e.Getenv("CLAUDE_CODE_SESSION_ID")
+	if asked, known := orchestrate.UserAsked(w.P, session, command); !known || asked {
+		return nil
+	}
+	return fail.Refusedf("only the user can %s workflow %s: they type /flowstate:%s in Claude Code (or run `flowstate %s` in a terminal); a model never decides for them", verb, w.ID, command, verb)
 }
 
 // actor is the person running the command: FLOWSTATE_USER (set it where

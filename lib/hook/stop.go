@@ -156,3 +156,14 @@ func (h handler) anchor(pl orchestrate.Place) string {
 	return fmt.Sprintf("%s. The conversation was compacted, so the values earlier blocks printed are gone: continue %s at its \"## %s\" section, running that section's first bash block as written: it needs no value printed before. %s",
 		h.where(pl), h.command(pl.Run.Command), pl.Section, rules)
 }
+
+// userPrompt runs before each prompt the user submits: it notes which
+// command the prompt invokes, for the decisions only the user makes.
+func (h handler) userPrompt() {
+	if h.p == nil || h.session == "" {
+		return
+	}
+	if err := orchestrate.Prompted(h.p, h.session, h.pl.Prompt, h.env.Now); err != nil {
+		h.l.printf("user-prompt-submit: %v", err)
+	}
+}

@@ -92,3 +92,19 @@ func TestRewoundUnderARunningCommand(t *testing.T) {
 		t.Errorf("verify of the new plan: %v\n%s", err, out)
 	}
 }
+
+func TestInvoked(t *testing.T) {
+	for text, want := range map[string]string{
+		"/flowstate:workflow-approve looks right": "workflow-approve",
+		"  /workflow-reject too vague":            "workflow-reject",
+		"/flowstate:workflow-resume":              "workflow-resume",
+		"!flowstate unpause":                      "!",
+		"please approve it for me":                "",
+		"":                                        "",
+		"/":                                       "",
+	} {
+		if got := invoked(text); got != want {
+			t.Errorf("invoked(%q) = %q, want %q", text, got, want)
+		}
+	}
+}

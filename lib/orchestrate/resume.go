@@ -63,7 +63,9 @@ func Resume(p *store.Project, id string, sel store.Selector, a sm.Actor) (Output
 			return out, err
 		}
 	}
-	if s.Status == checkpoint.Paused {
+	// Only the user lets a paused workflow go on: a model that runs the
+	// resume on its own (the Skill tool) finds it paused still.
+	if asked, known := UserAsked(p, sel.Session, ResumeCommand); s.Status == checkpoint.Paused && (asked || !known) {
 		if _, err := sm.Unpause(w, a); err != nil {
 			return out, err
 		}

@@ -76,6 +76,13 @@ func testPlanGateApprovedFromAShell(t *testing.T, d standin.Drift) {
 	expectEnded(t, r, d, "waits for your approval to enter implement", "Review "+plan[0], "/flowstate:workflow-approve", "flowstate approve --workflow "+w.ID)
 	s.expectPointer(r, w, true)
 
+	// A model that approves on its own, in a Bash block of a prompt that
+	// is not /workflow-approve, is refused: the UserPromptSubmit hook noted
+	// what the user typed.
+	self := s.run("Run this block:\n\n```bash\nflowstate approve --workflow " + w.ID + " --note 'looks fine to me'\n```\n")
+	expectOutput(t, self, "only the user can approve workflow "+w.ID)
+	s.onlyWorkflow().expect(map[string]any{"status": "awaiting_approval"})
+
 	out := s.shell("approve", "--workflow", w.ID, "--note", "plan reviewed")
 	expectOutput(t, result{Prompt: "flowstate approve", Stdout: out}, "STATUS=in_progress\n", "CURRENT_STATE=implement\n")
 
@@ -141,6 +148,9 @@ func testPlanGateRejectedInClaudeCode(t *testing.T, d standin.Drift) {
 
 	approve := s.run("/flowstate:workflow-approve covers it now")
 	expectOutput(t, approve, "CURRENT_STATE=debug")
+	if got := s.read(filepath.Join(".claude", "state", "prompts", approve.Session)); !strings.Contains(got, `"command":"workflow-approve"`) {
+		t.Errorf("the UserPromptSubmit hook did not note the user's /workflow-approve: %q", got)
+	}
 	s.restartModel(standin.Knobs{}, "resume")
 	done := s.run("/flowstate:workflow-resume")
 	expectAgents(t, s.Model, map[string]int{"debug-analyst": 1})

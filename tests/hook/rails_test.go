@@ -385,6 +385,7 @@ func TestHookLatency(t *testing.T) {
 		{"subagent-stop", sub},
 		{"stop", payload(map[string]any{"session_id": "s1", "cwd": project})},
 		{"session-start", payload(map[string]any{"session_id": "s1", "cwd": project, "source": "compact"})},
+		{"user-prompt-submit", payload(map[string]any{"session_id": "s1", "cwd": project, "prompt": "/flowstate:workflow-approve ok"})},
 	} {
 		const n = 15
 		var took []time.Duration
