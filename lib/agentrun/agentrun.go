@@ -27,8 +27,8 @@ const (
 )
 
 // Event is one line of events.jsonl as this package reads it. A
-// transition line (event "transition") starts a new state: only agent
-// events after the last one count.
+// transition or a rewind starts a state's work afresh: only agent events
+// after the last one count.
 type Event struct {
 	TS        time.Time `json:"ts"`
 	Event     string    `json:"event"`
@@ -60,11 +60,11 @@ func Parse(data []byte) []Event {
 	for sc.Scan() {
 		line := sc.Bytes()
 		// Cheap filter first: most lines are other events.
-		if !bytes.Contains(line, []byte(`"agent_`)) && !bytes.Contains(line, []byte(`"transition"`)) {
+		if !bytes.Contains(line, []byte(`"agent_`)) && !bytes.Contains(line, []byte(`"transition"`)) && !bytes.Contains(line, []byte(`"rewind"`)) {
 			continue
 		}
 		var ev Event
-		if json.Unmarshal(line, &ev) == nil && (ev.Event == "transition" || isAgentEvent(ev.Event)) {
+		if json.Unmarshal(line, &ev) == nil && (newState(ev.Event) || isAgentEvent(ev.Event)) {
 			out = append(out, ev)
 		}
 	}
@@ -72,6 +72,11 @@ func Parse(data []byte) []Event {
 }
 
 func isAgentEvent(kind string) bool { return kind == Launch || kind == Start || kind == Stop }
+
+// newState reports an event that starts the work of a state afresh: a
+// transition, or a rewind (the work taken back is history, and its
+// agents are not this state's).
+func newState(kind string) bool { return kind == "transition" || kind == "rewind" }
 
 // Worker is what the events say of one worker's latest launch.
 type Worker struct {
@@ -101,14 +106,14 @@ type agent struct {
 	Started time.Time // for a stopped agent: when it stopped
 }
 
-// Fold reads the agent events of session after the last transition: the
-// workers of the current state. Events of other sessions are of a Claude
+// Fold reads the agent events of session after the last transition (or
+// rewind): the workers of the current state. Events of other sessions are of a Claude
 // Code process that is gone (or of nobody's concern here).
 func Fold(evs []Event, session string) Runs {
 	r := Runs{}
 	r.reset()
 	for _, ev := range evs {
-		if ev.Event == "transition" {
+		if newState(ev.Event) {
 			r.reset()
 			continue
 		}

@@ -38,6 +38,7 @@ func TestWorkerStatus(t *testing.T) {
 		{"launched before the bound", []Event{ev(-7200, Launch, s, "", rs, "research_1"), ev(-7199, Start, s, "a1", rs, "")}, "research_1", Stuck},
 		{"another session's launch", []Event{ev(1, Launch, "old", "", rs, "research_1"), ev(2, Start, "old", "a1", rs, "")}, "research_1", NotLaunched},
 		{"launched in an earlier state", []Event{ev(1, Launch, s, "", rs, "research_1"), {TS: t0.Add(5 * time.Second), Event: "transition"}}, "research_1", NotLaunched},
+		{"launched before a rewind", []Event{ev(1, Launch, s, "", rs, "research_1"), {TS: t0.Add(5 * time.Second), Event: "rewind"}}, "research_1", NotLaunched},
 		{"relaunched after a stop", []Event{
 			ev(1, Launch, s, "", rs, "research_1"), ev(2, Start, s, "a1", rs, ""), ev(3, Stop, s, "a1", rs, "research_1"),
 			ev(4, Launch, s, "", rs, "research_1"), ev(5, Start, s, "a2", rs, "")}, "research_1", Running},
@@ -99,6 +100,8 @@ func TestParseSkipsOtherLines(t *testing.T) {
 		`{"ts":"2026-11-24T10:00:02Z","event":"transition","from":"a","to":"b"}`,
 		`{"ts":"2026-11-24T10:00:03Z","event":"worker","worker_id":"w","status":"completed"}`,
 		`{"ts":"2026-11-24T10:00:04Z","event":"agent_stop","session":"s","agent_id":"1","agent_type":"x"}`,
+		`{"ts":"2026-11-24T10:00:04Z","event":"rewind","from":"b","to":"a"}`,
+		`{"ts":"2026-11-24T10:00:04Z","event":"pause","state":"a"}`,
 		`{"ts":"2026-11-24T10:00:05Z","event":"agent_st`,
 	}
 	got := Parse([]byte(strings.Join(lines, "\n")))
@@ -106,7 +109,7 @@ func TestParseSkipsOtherLines(t *testing.T) {
 	for _, e := range got {
 		kinds = append(kinds, e.Event)
 	}
-	if fmt.Sprint(kinds) != "[agent_launch transition agent_stop]" {
+	if fmt.Sprint(kinds) != "[agent_launch transition agent_stop rewind]" {
 		t.Errorf("Parse kept %v", kinds)
 	}
 }

@@ -83,7 +83,9 @@ func Main(args []string, io IO) int {
 		ErrWriter:            io.Stderr,
 		Reader:               io.Stdin,
 		EnableBashCompletion: true,
-		ExitErrHandler:       func(*cli.Context, error) {}, // Main maps errors itself
+		// sm-init --gate 'STATE=MESSAGE' may hold commas.
+		DisableSliceFlagSeparator: true,
+		ExitErrHandler:            func(*cli.Context, error) {}, // Main maps errors itself
 		// --help and --version (urfave adds --version itself); our own
 		// help command keeps urfave from adding --help.
 		Flags:        []cli.Flag{workflowFlag(), cli.HelpFlag},
@@ -140,6 +142,7 @@ func commands(e *env) []*cli.Command {
 		completionCommands(e),
 		compatCommands(e),
 		statusCommands(e),
+		personCommands(e),
 	} {
 		cs = append(cs, group...)
 	}

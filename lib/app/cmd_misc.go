@@ -25,7 +25,7 @@ func miscCommands(e *env) []*cli.Command {
 		},
 		{
 			Name:      "list",
-			Usage:     "list the project's workflows, newest first, with their state and status (in_progress, complete, failed, abandoned)",
+			Usage:     "list the project's workflows, newest first, with their state and status (in_progress, awaiting_approval, paused, complete, failed, abandoned, cancelled)",
 			UsageText: "flowstate list [--json]",
 			Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 			Action: func(c *cli.Context) error {

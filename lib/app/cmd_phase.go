@@ -21,7 +21,9 @@ func phaseCommands(e *env) []*cli.Command {
 			Name:      "phase-start",
 			Usage:     "start a workflow from a command's arguments (stdin) and plan its first phase, or print NEXT=classify",
 			UsageText: "flowstate phase-start --command NAME [--sequential] [--require-scope] [--classified] < ARGUMENTS",
-			Description: "stdin is the command's arguments as typed: [--scope SCOPE] DESCRIPTION. With a scope, or with\n" +
+			Description: "stdin is the command's arguments as typed: [--scope SCOPE] [--approve-plan] DESCRIPTION.\n" +
+				"--approve-plan (or FLOWSTATE_APPROVE_PLAN=1) gates the state after the plan: a person approves the\n" +
+				"plan first (flowstate approve), the command stops there with NEXT=stopped. With a scope, or with\n" +
 				"FLOWSTATE_CLASSIFICATION=offline, the workflow is created at once and its first phase planned (what\n" +
 				"phase-plan prints). Otherwise it prints DESCRIPTION= and CLASSIFICATION_PATH= for the\n" +
 				"workflow-classifier agent (NEXT=classify); run it again with --classified to create the workflow\n" +
@@ -103,9 +105,18 @@ func (e *env) phaseStart(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	scope, desc, err := orchestrate.ParseArgs(command, string(raw), c.Bool("require-scope"))
+	a, err := orchestrate.ParseArgs(command, string(raw), c.Bool("require-scope"))
 	if err != nil {
 		return err
+	}
+	// A project that wants every plan approved says so in its settings:
+	// "env": {"FLOWSTATE_APPROVE_PLAN": "1"} in .claude/settings.json.
+	switch v := e.Getenv("FLOWSTATE_APPROVE_PLAN"); v {
+	case "", "0", "false", "no":
+	case "1", "true", "yes":
+		a.ApprovePlan = true
+	default:
+		return fail.Usagef("FLOWSTATE_APPROVE_PLAN=%q: use 1 (every plan waits for approval) or 0", v)
 	}
 	p, err := e.Project()
 	if err != nil {
@@ -115,8 +126,8 @@ func (e *env) phaseStart(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return e.printStep(p)(orchestrate.Start(p, orchestrate.Request{Command: command, Scope: scope, Description: desc,
-		Sequential: c.Bool("sequential"), Classified: c.Bool("classified"), Options: o,
+	return e.printStep(p)(orchestrate.Start(p, orchestrate.Request{Command: command, Scope: a.Scope, Description: a.Description,
+		ApprovePlan: a.ApprovePlan, Sequential: c.Bool("sequential"), Classified: c.Bool("classified"), Options: o,
 		Session: e.Getenv("CLAUDE_CODE_SESSION_ID"), Mode: e.Getenv("FLOWSTATE_CLASSIFICATION")}))
 }
 
@@ -151,7 +162,7 @@ func (e *env) resume(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return e.printStep(p)(orchestrate.Resume(p, orchestrate.ResumeRequest{ID: id, RetryFailed: retry}, e.selector(c), o))
+	return e.printStep(p)(orchestrate.Resume(p, orchestrate.ResumeRequest{ID: id, RetryFailed: retry, Actor: e.actor()}, e.selector(c), o))
 }
 
 // waitFlag bounds how long a step waits for agents at work.

@@ -8,6 +8,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/classify"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/kv"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
@@ -17,10 +18,12 @@ func smCommands(e *env) []*cli.Command {
 		{
 			Name:      "sm-init",
 			Usage:     "create a workflow, print its id, and make it the session's current workflow",
-			UsageText: "flowstate sm-init --description TEXT --command NAME (--scope SCOPE [--complexity 1-4] [--topics JSON] | --classification JSON) [--machine FILE] [--workflow ID]",
+			UsageText: "flowstate sm-init --description TEXT --command NAME (--scope SCOPE [--complexity 1-4] [--topics JSON] | --classification JSON) [--machine FILE] [--gate STATE[=MESSAGE]]... [--workflow ID]",
 			Description: "With --scope, the scope is given; with --classification, the classifier agent's JSON\n" +
 				"(workflow_type, confidence, research_complexity, research_topics, reasoning) is validated\n" +
-				"and its workflow_type becomes the scope. --classification @FILE reads the JSON from FILE.",
+				"and its workflow_type becomes the scope. --classification @FILE reads the JSON from FILE.\n" +
+				"--gate STATE (repeatable) adds an approval gate: the workflow enters STATE only once a person\n" +
+				"runs `flowstate approve`; until then it waits (status awaiting_approval, sm-transition exit 6).",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "description", Usage: "what the workflow is for"},
 				&cli.StringFlag{Name: "command", Usage: "the command running it, e.g. coordinate"},
@@ -30,6 +33,7 @@ func smCommands(e *env) []*cli.Command {
 				&cli.StringFlag{Name: "classification", Usage: "classifier JSON, or @FILE"},
 				&cli.Float64Flag{Name: "min-confidence", Value: classify.MinConfidence, Usage: "lowest classifier confidence accepted"},
 				&cli.StringFlag{Name: "machine", Usage: "custom state machine JSON `FILE`"},
+				&cli.StringSliceFlag{Name: "gate", Usage: "approval gate before `STATE[=MESSAGE]` (repeatable; adds to the machine's gates)"},
 				workflowFlag(),
 			},
 			Action: e.smInit,
@@ -141,6 +145,14 @@ func (e *env) smInit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	gates := map[string]machine.Gate{}
+	for _, spec := range c.StringSlice("gate") {
+		state, g, err := machine.ParseGate(spec)
+		if err != nil {
+			return err
+		}
+		gates[state] = g
+	}
 	p, err := e.Project()
 	if err != nil {
 		return err
@@ -154,6 +166,7 @@ func (e *env) smInit(c *cli.Context) error {
 		Machine:        m,
 		MachineJSON:    machineJSON,
 		Session:        e.Getenv("CLAUDE_CODE_SESSION_ID"),
+		Gates:          gates,
 	})
 	if err != nil {
 		return err

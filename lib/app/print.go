@@ -32,3 +32,9 @@ func (e *env) printLine(v any) error {
 	e.printf("%s\n", b)
 	return nil
 }
+
+// tell says to the person at the terminal what happened and what to do
+// next, on stderr.
+func (e *env) tell(format string, a ...any) {
+	fmt.Fprintf(e.Stderr, "flowstate: "+format+"\n", a...)
+}

@@ -109,12 +109,34 @@ type metadataFields struct {
 	UpdatedAt    string `json:"updated_at"`
 }
 
-// Active reports whether a workflow with this status is still going:
-// not yet finished as complete, failed or abandoned. A workflow in its
-// terminal state stays active while that last phase runs; "" is how a
-// document written before the status field reads. The one definition,
-// so discovery, listing, status and the hooks cannot disagree on it.
-func Active(status string) bool { return status == "" || status == "in_progress" }
+// Workflow statuses. A workflow is in_progress while its command may run
+// it; awaiting_approval and paused while it waits for a person, when
+// nothing may move it on; complete, failed, abandoned and cancelled once it
+// is finished.
+const (
+	InProgress       = "in_progress"
+	AwaitingApproval = "awaiting_approval"
+	Paused           = "paused"
+	Complete         = "complete"
+	Failed           = "failed"
+	Abandoned        = "abandoned"
+	Cancelled        = "cancelled"
+)
+
+// Active reports whether a workflow with this status is unfinished: in
+// progress, or waiting for a person (Held). A workflow in its terminal
+// state stays active while that last phase runs; "" is how a document
+// written before the status field reads. The one definition, so
+// discovery, listing, status and the hooks cannot disagree on it.
+func Active(status string) bool { return Running(status) || Held(status) }
+
+// Running reports whether the workflow's command may move it on: it is
+// active and no person holds it.
+func Running(status string) bool { return status == "" || status == InProgress }
+
+// Held reports whether a person holds the workflow: it waits for an
+// approval, or it is paused. It is unfinished, but nothing may push it on.
+func Held(status string) bool { return status == AwaitingApproval || status == Paused }
 
 // Timestamp formats t the way every time in a checkpoint is written:
 // RFC 3339 in UTC, second resolution.
@@ -169,7 +191,7 @@ func New(p Params) ([]byte, error) {
 		Command:             p.Command,
 		ProjectName:         p.ProjectName,
 		WorkflowDescription: p.Description,
-		Status:              "in_progress",
+		Status:              InProgress,
 		CreatedAt:           now,
 		UpdatedAt:           now,
 		StateMachine: stateMachine{

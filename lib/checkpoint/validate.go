@@ -63,7 +63,7 @@ func (vd *validator) document(root gjson.Result) error {
 	if err := checkVersion(top[0]); err != nil {
 		return err
 	}
-	for i, name := range topNames {
+	for i, name := range topNames[:requiredTop] {
 		if !top[i].Exists() {
 			return invalidf(name, "required field is missing")
 		}
@@ -97,19 +97,29 @@ func (vd *validator) document(root gjson.Result) error {
 	if err := vd.checkErrorState(top[11], states); err != nil {
 		return err
 	}
-	return vd.checkMetadata(top[12])
+	if err := vd.checkMetadata(top[12]); err != nil {
+		return err
+	}
+	if err := vd.checkHold(top[13], states); err != nil {
+		return err
+	}
+	return vd.checkRewinds(top[14])
 }
 
-// Order matters: Validate addresses these by index.
+// Order matters: Validate addresses these by index. The first requiredTop
+// are required.
 var topNames = [...]string{
 	"schema_version", "workflow_id", "command", "project_name", "workflow_description",
 	"status", "created_at", "updated_at", "state_machine", "phase_data",
-	"supervisor_state", "error_state", "metadata",
+	"supervisor_state", "error_state", "metadata", "hold", "rewinds",
 }
 
+const requiredTop = 13
+
 var (
-	statuses       = []string{"in_progress", "complete", "failed", "abandoned"}
+	statuses       = []string{InProgress, AwaitingApproval, Paused, Complete, Failed, Abandoned, Cancelled}
 	workerStatuses = []string{"completed", "failed", "pending", "running", "in_progress"}
+	holdKinds      = []string{"approval", "pause", "cancel"}
 )
 
 func checkVersion(v gjson.Result) error {
@@ -127,7 +137,7 @@ func checkVersion(v gjson.Result) error {
 	return nil
 }
 
-var smNames = [...]string{"current_state", "completed_states", "transition_table", "workflow_config", "classification"}
+var smNames = [...]string{"current_state", "completed_states", "transition_table", "workflow_config", "classification", "gates"}
 
 // checkStateMachine returns the states of the transition table, which the
 // rest of the document refers to.
@@ -138,7 +148,7 @@ func (vd *validator) checkStateMachine(sm gjson.Result) ([]string, error) {
 	}
 	var f [len(smNames)]gjson.Result
 	vd.collect(sm, p, smNames[:], f[:])
-	if err := required(p, smNames[:], f[:]); err != nil {
+	if err := required(p, smNames[:5], f[:5]); err != nil { // gates is optional
 		return nil, err
 	}
 	states, err := vd.checkTable(f[2])
@@ -154,7 +164,120 @@ func (vd *validator) checkStateMachine(sm gjson.Result) ([]string, error) {
 	if err := vd.checkWorkflowConfig(f[3], states); err != nil {
 		return nil, err
 	}
-	return states, vd.checkClassification(f[4])
+	if err := vd.checkClassification(f[4]); err != nil {
+		return nil, err
+	}
+	return states, vd.checkGates(f[5], states)
+}
+
+var gateNames = []string{"message", "reject_to"}
+
+// checkGates: state -> {message, reject_to}, the states a person must
+// approve before the workflow enters them.
+func (vd *validator) checkGates(g gjson.Result, states []string) error {
+	const p = "state_machine.gates"
+	if !g.Exists() {
+		return nil
+	}
+	if err := wantObject(g, p); err != nil {
+		return err
+	}
+	var err error
+	g.ForEach(func(k, v gjson.Result) bool {
+		gp := p + "." + k.Str
+		if !slices.Contains(states, k.Str) {
+			vd.note(notAState(gp, k.Str, states))
+		}
+		if err = wantObject(v, gp); err != nil {
+			return false
+		}
+		var f [2]gjson.Result
+		vd.collect(v, gp, gateNames, f[:])
+		if err = required(gp, gateNames[:1], f[:1]); err != nil {
+			return false
+		}
+		if err = wantString(f[0], gp+".message"); err != nil {
+			return false
+		}
+		if f[1].Exists() {
+			err = vd.wantState(f[1], gp+".reject_to", states)
+		}
+		return err == nil
+	})
+	return err
+}
+
+var holdNames = [...]string{"kind", "since", "state", "from", "message", "reason", "by", "via"}
+
+// checkHold: what a person holds the workflow for (optional).
+func (vd *validator) checkHold(h gjson.Result, states []string) error {
+	const p = "hold"
+	if !h.Exists() {
+		return nil
+	}
+	if err := wantObject(h, p); err != nil {
+		return err
+	}
+	var f [len(holdNames)]gjson.Result
+	vd.collect(h, p, holdNames[:], f[:])
+	if err := required(p, holdNames[:2], f[:2]); err != nil {
+		return err
+	}
+	if err := wantEnum(f[0], p+".kind", holdKinds); err != nil {
+		return err
+	}
+	if err := wantTimestamp(f[1], p+".since"); err != nil {
+		return err
+	}
+	for i := 2; i < len(holdNames); i++ {
+		if !f[i].Exists() {
+			continue
+		}
+		if i < 4 { // state, from
+			if err := vd.wantState(f[i], p+"."+holdNames[i], states); err != nil {
+				return err
+			}
+		} else if err := wantString(f[i], p+"."+holdNames[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var rewindNames = []string{"at", "from", "to"}
+
+// checkRewinds: the history of rewinds, each with what it took back.
+func (vd *validator) checkRewinds(r gjson.Result) error {
+	const p = "rewinds"
+	if !r.Exists() {
+		return nil
+	}
+	if !r.IsArray() {
+		return invalidf(p, "must be an array of rewind objects, got %s", describe(r))
+	}
+	var err error
+	i := 0
+	r.ForEach(func(_, rw gjson.Result) bool {
+		rp := p + "." + strconv.Itoa(i)
+		i++
+		if err = wantObject(rw, rp); err != nil {
+			return false
+		}
+		var f [3]gjson.Result
+		vd.collect(rw, rp, rewindNames, f[:])
+		if err = required(rp, rewindNames, f[:]); err != nil {
+			return false
+		}
+		if err = wantTimestamp(f[0], rp+".at"); err != nil {
+			return false
+		}
+		if err = wantString(f[1], rp+".from"); err != nil {
+			return false
+		}
+		err = wantString(f[2], rp+".to")
+		return err == nil
+	})
+	return err
 }
 
 func (vd *validator) checkTable(t gjson.Result) ([]string, error) {

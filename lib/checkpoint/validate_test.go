@@ -27,7 +27,8 @@ var invalidFixtures = map[string]string{
 	"invalid/wrong-type-current-state.json":    `state_machine.current_state: must be a string, got number 3`,
 	"invalid/wrong-type-completed-states.json": `state_machine.completed_states: must be an array of states, got string`,
 	"invalid/comma-transition-table.json":      `state_machine.transition_table.initialize: must be an array of states, got the string "research,implement" (a 2.0 comma list? migrate`,
-	"invalid/bad-status.json":                  `status: must be one of in_progress, complete, failed, abandoned, got string "completed"`,
+	"invalid/bad-status.json":                  `status: must be one of in_progress, awaiting_approval, paused, complete, failed, abandoned, cancelled, got string "completed"`,
+	"invalid/hold-bad-kind.json":               `hold.kind: must be one of approval, pause, cancel, got string "approve"`,
 	"invalid/complexity-out-of-range.json":     `state_machine.classification.research_complexity: must be 1, 2, 3 or 4, got 7`,
 	"invalid/confidence-percent.json":          `state_machine.classification.confidence: must be from 0 to 1, got 92`,
 	"invalid/topics-objects.json":              `state_machine.classification.research_topics.0: must be a string, got an object`,
@@ -52,6 +53,7 @@ var invalidFixtures = map[string]string{
 	"invalid/empty.json":                       `not valid JSON`,
 
 	"invalid-semantic/current-state-unknown.json":     `state_machine.current_state: "deploy" is not a state of state_machine.transition_table (states: initialize, research, plan, implement, test, debug, document, complete)`,
+	"invalid-semantic/gate-state-unknown.json":        `state_machine.gates.deploy: "deploy" is not a state of state_machine.transition_table`,
 	"invalid-semantic/terminal-state-unknown.json":    `state_machine.workflow_config.terminal_state: "done" is not a state`,
 	"invalid-semantic/completed-state-unknown.json":   `state_machine.completed_states.2: "planning" is not a state`,
 	"invalid-semantic/transition-target-unknown.json": `state_machine.transition_table.implement.1: "ship" is not a state`,

@@ -13,9 +13,10 @@ const (
 	OK         = 0 // success
 	Unexpected = 1 // I/O or other unexpected error
 	Usage      = 2 // bad flags, no project, no or ambiguous workflow, missing file, a link in the state
-	Refused    = 3 // transition not allowed, out of a terminal state, retries exhausted
+	Refused    = 3 // transition not allowed, out of a terminal state, retries exhausted, cancelled
 	Invalid    = 4 // bad JSON or UTF-8, too deep, schema violation, unknown version, bad key, NUL, too large
 	Locked     = 5 // lock not acquired in time
+	Waiting    = 6 // waiting for a person: an approval gate, a pause
 )
 
 // Table lists every code with its meaning, in order, for help output.
@@ -26,9 +27,10 @@ var Table = []struct {
 	{OK, "success"},
 	{Unexpected, "unexpected error (I/O, permissions, a bug)"},
 	{Usage, "usage or configuration: bad flags or arguments, no project, no workflow found, ambiguous workflow, missing file, a symlink or special file where flowstate keeps state"},
-	{Refused, "refused: transition not in the machine's table, leaving a terminal state, retries exhausted, every supervisor worker failed"},
+	{Refused, "refused: transition not in the machine's table, leaving a terminal state, retries exhausted, every supervisor worker failed, any change to a cancelled workflow"},
 	{Invalid, "invalid data: malformed JSON, invalid UTF-8, nesting over 64 levels, schema violation, unknown schema version, bad or reserved key, bad id, NUL in a value, over a size limit"},
 	{Locked, "lock not acquired in time (the message names the lock file)"},
+	{Waiting, "waiting for a person: the workflow awaits approval to enter a gated state, or is paused (the message says what to run)"},
 }
 
 // Error carries an exit code along with the cause. It wraps, so
@@ -56,6 +58,9 @@ func Invalidf(format string, args ...any) error { return newf(Invalid, format, a
 
 // Lockedf reports a lock that was not acquired in time (exit 5).
 func Lockedf(format string, args ...any) error { return newf(Locked, format, args...) }
+
+// Waitingf reports a workflow that waits for a person (exit 6).
+func Waitingf(format string, args ...any) error { return newf(Waiting, format, args...) }
 
 // Code returns the exit code for err: 0 for nil, the code of the first
 // *Error in its chain, else Unexpected.

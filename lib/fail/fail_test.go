@@ -18,6 +18,7 @@ func TestCode(t *testing.T) {
 		{"refused", Refusedf("x"), Refused},
 		{"invalid", Invalidf("x"), Invalid},
 		{"locked", Lockedf("x"), Locked},
+		{"waiting", Waitingf("x"), Waiting},
 		{"wrapped twice", fmt.Errorf("a: %w", fmt.Errorf("b: %w", Invalidf("bad key"))), Invalid},
 	}
 	for _, tt := range tests {

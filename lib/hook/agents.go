@@ -8,6 +8,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/flowstate-dev/flowstate/lib/agentrun"
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/phase"
@@ -110,15 +111,16 @@ func (h handler) record(kind, agent, prompt string) {
 	}
 }
 
-// workflow is the session's current workflow while it is active; nil
-// otherwise. Only the session's own pointer counts: another session's
-// workflow is never touched.
+// workflow is the session's current workflow while it is active, or
+// cancelled (its agents at work when a person cancelled it finish, and
+// are recorded); nil otherwise. Only the session's own pointer counts:
+// another session's workflow is never touched.
 func (h handler) workflow() *store.Workflow {
 	id, err := h.p.SessionWorkflow(h.session)
 	if err != nil || id == "" {
 		return nil
 	}
-	if s, ok := h.p.Summary(id); !ok || !s.Active() {
+	if s, ok := h.p.Summary(id); !ok || !s.Active() && s.Status != checkpoint.Cancelled {
 		return nil
 	}
 	w, err := h.p.Workflow(id)

@@ -5,8 +5,10 @@
 // finished workflows. The others keep a running workflow on its rails
 // whatever the model does: PreToolUse makes flowstate's agents run in the
 // foreground and records each launch, SubagentStart and SubagentStop
-// record each agent's start and end, and Stop sends a model that ends its
-// turn before its command is done back to the step where it stands.
+// record each agent's start and end, Stop sends a model that ends its
+// turn before its command is done back to the step where it stands, and
+// UserPromptSubmit notes which command the user typed, so that only the
+// user approves, rejects or lets a paused workflow go on.
 //
 // A hook must never fail or slow Claude Code down, so Run reports nothing
 // to its caller: it answers Claude Code only through the documented JSON
@@ -40,6 +42,7 @@ const (
 	SubagentStart = "subagent-start"
 	SubagentStop  = "subagent-stop"
 	Stop          = "stop"
+	UserPrompt    = "user-prompt-submit"
 )
 
 // Env is everything a hook reads from outside.
@@ -67,6 +70,8 @@ type payload struct {
 	LastMessage    string `json:"last_assistant_message"`
 	// Stop
 	StopHookActive bool `json:"stop_hook_active"`
+	// UserPromptSubmit
+	Prompt string `json:"prompt"`
 }
 
 // stdinWait bounds the read of the payload. Claude Code writes it and
@@ -129,6 +134,8 @@ func Run(event string, env Env) {
 		h.subagent(agentrun.Stop)
 	case Stop:
 		h.stop()
+	case UserPrompt:
+		h.userPrompt()
 	default:
 		l.printf("unknown hook event %q (known: %s); nothing done", event, strings.Join(Events(), ", "))
 	}
@@ -157,6 +164,7 @@ func Registrations() []Registration {
 		{"SubagentStart", "", SubagentStart, 10},
 		{"SubagentStop", "", SubagentStop, 10},
 		{"Stop", "", Stop, 10},
+		{"UserPromptSubmit", "", UserPrompt, 10},
 	}
 }
 

@@ -1,9 +1,15 @@
 package hook
 
 import (
+	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+
+	flowstate "github.com/flowstate-dev/flowstate"
 
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 )
@@ -68,10 +74,50 @@ func TestDecideStop(t *testing.T) {
 		{"halted on a failed step", with(func(p *orchestrate.Place) { p.Run.Halted = "research_2 wrote no report" }), false, false},
 		{"finished", with(func(p *orchestrate.Place) { p.Status = "complete" }), false, false},
 		{"waiting for a person", with(func(p *orchestrate.Place) { p.Status = "awaiting_approval" }), false, false},
+		{"paused from a shell", with(func(p *orchestrate.Place) { p.Status = "paused" }), false, false},
+		{"cancelled from a shell", with(func(p *orchestrate.Place) { p.Status = "cancelled" }), false, false},
 		{"not created yet", orchestrate.Place{Run: orchestrate.Run{Workflow: "w"}, Section: "start"}, false, true},
 	} {
 		if got := decideStop(c.place, c.active); got.Block != c.block {
 			t.Errorf("%s: block %t, want %t", c.name, got.Block, c.block)
 		}
+	}
+}
+
+// TestPluginHooksAreTheRegistrations: the plugin's hooks/hooks.json runs
+// every hook of Registrations (which a project install writes), with the
+// same matcher, and nothing else.
+func TestPluginHooksAreTheRegistrations(t *testing.T) {
+	b, err := fs.ReadFile(flowstate.Plugin, "hooks/hooks.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Hooks map[string][]struct {
+			Matcher string `json:"matcher"`
+			Hooks   []struct {
+				Command string `json:"command"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var got, want []string
+	for event, groups := range doc.Hooks {
+		for _, g := range groups {
+			for _, h := range g.Hooks {
+				arg := h.Command[strings.LastIndex(h.Command, " ")+1:]
+				got = append(got, event+" "+g.Matcher+" "+arg)
+			}
+		}
+	}
+	for _, r := range Registrations() {
+		want = append(want, r.Event+" "+r.Matcher+" "+r.Arg)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("hooks/hooks.json runs\n%q\nRegistrations are\n%q", got, want)
 	}
 }

@@ -30,8 +30,8 @@ func decideStop(pl orchestrate.Place, stopHookActive bool) stopVerdict {
 	switch {
 	case pl.Run.Halted != "":
 		return stopVerdict{} // the command stopped on a failed step, as the protocol says
-	case pl.Exists && !checkpoint.Active(pl.Status):
-		return stopVerdict{} // finished, or waiting for a person: nothing may push the model on
+	case pl.Exists && !checkpoint.Running(pl.Status):
+		return stopVerdict{} // finished, or a person holds it: nothing may push the model on
 	case stopHookActive && pl.Run.StopBlocks >= MaxStopBlocks:
 		return stopVerdict{Why: fmt.Sprintf("the model stopped %d times in a row without running a step; letting it stop", pl.Run.StopBlocks+1)}
 	}
@@ -76,7 +76,8 @@ func (h handler) stop() {
 // hook tells it, with the few rules it needs, through the context Claude
 // Code adds to the compacted conversation. A command that stopped on a
 // failed step, or finished, within the hour is reported as such, so the
-// model neither runs it again nor loses its result.
+// model neither runs it again nor loses its result; one whose workflow a
+// person holds (or cancelled) is reported with what the user runs next.
 func (h handler) reanchor() {
 	if h.p == nil || h.session == "" {
 		return
@@ -89,6 +90,9 @@ func (h handler) reanchor() {
 	switch recent := h.recent(pl); {
 	case decideStop(pl, false).Block:
 		text = h.anchor(pl)
+	case pl.Held != "":
+		text = fmt.Sprintf("flowstate: %s is on hold: %s The conversation was compacted: do not run the command's steps, and do not approve, reject or unpause the workflow yourself; tell the user this and end your turn.",
+			h.command(pl.Run.Command), pl.Held)
 	case pl.Run.Halted != "" && recent:
 		text = fmt.Sprintf("flowstate: %s stopped because a step failed: %s. The conversation was compacted: do not run the command's steps again; report that error to the user, who can continue the workflow with %s.",
 			h.command(pl.Run.Command), pl.Run.Halted, h.command(orchestrate.ResumeCommand))
@@ -151,4 +155,15 @@ func (h handler) reason(pl orchestrate.Place) string {
 func (h handler) anchor(pl orchestrate.Place) string {
 	return fmt.Sprintf("%s. The conversation was compacted, so the values earlier blocks printed are gone: continue %s at its \"## %s\" section, running that section's first bash block as written: it needs no value printed before. %s",
 		h.where(pl), h.command(pl.Run.Command), pl.Section, rules)
+}
+
+// userPrompt runs before each prompt the user submits: it notes which
+// command the prompt invokes, for the decisions only the user makes.
+func (h handler) userPrompt() {
+	if h.p == nil || h.session == "" {
+		return
+	}
+	if err := orchestrate.Prompted(h.p, h.session, h.pl.Prompt, h.env.Now); err != nil {
+		h.l.printf("user-prompt-submit: %v", err)
+	}
 }

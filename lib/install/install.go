@@ -150,7 +150,7 @@ func Install(dir string, o Options) error {
 func nextSteps(log io.Writer, dir string) {
 	bin := filepath.Join(dir, filepath.FromSlash(binRel))
 	fmt.Fprintf(log, `Next:
-  In Claude Code, in %s: /coordinate DESCRIPTION (also /orchestrate, /supervise, /workflow-status, /workflow-resume).
+  In Claude Code, in %s: /coordinate DESCRIPTION (also /orchestrate, /supervise, /workflow-status, /workflow-resume, /workflow-approve, /workflow-reject).
   In a terminal, flowstate is %s; to type just flowstate there:
     export PATH=%s:"$PATH"
   flowstate doctor %s checks the installation; flowstate uninstall %s (or ./install.sh --uninstall) removes it.

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -25,13 +26,68 @@ type Scope struct {
 
 // Machine is a state machine as data. Recovery names, for a state whose
 // phase can fail, the state that repairs it (test -> debug); after the
-// repair the route resumes at the failed state.
+// repair the route resumes at the failed state. Gates names the states a
+// person must approve before a workflow enters them.
 type Machine struct {
 	Name        string              `json:"name"`
 	Initial     string              `json:"initial"`
 	Transitions map[string][]string `json:"transitions"`
 	Scopes      map[string]Scope    `json:"scopes"`
 	Recovery    map[string]string   `json:"recovery,omitempty"`
+	Gates       map[string]Gate     `json:"gates,omitempty"`
+}
+
+// Gate holds a workflow before it enters a state until a person approves:
+// Message says what to approve. A rejection sends the workflow to
+// RejectTo, by default the state it waits in, whose work is done again.
+type Gate struct {
+	Message  string `json:"message"`
+	RejectTo string `json:"reject_to,omitempty"`
+}
+
+// UnmarshalJSON also takes a gate written as its message alone:
+// "gates": {"implement": "Approve the plan"}.
+func (g *Gate) UnmarshalJSON(b []byte) error {
+	var msg string
+	if json.Unmarshal(b, &msg) == nil {
+		*g = Gate{Message: msg}
+		return nil
+	}
+	type plain Gate // without this method
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode((*plain)(g))
+}
+
+// ParseGate reads sm-init's --gate STATE or --gate STATE=MESSAGE.
+func ParseGate(spec string) (string, Gate, error) {
+	state, msg, _ := strings.Cut(spec, "=")
+	state, msg = strings.TrimSpace(state), strings.TrimSpace(msg)
+	if !validName(state) {
+		return "", Gate{}, fail.Usagef("--gate %q: give STATE or 'STATE=MESSAGE', STATE a state of the machine", spec)
+	}
+	if msg == "" {
+		msg = "Approve entering " + state
+	}
+	return state, Gate{Message: msg}, nil
+}
+
+// CheckGates checks gates against the machine: each names a state other
+// than the initial one (a workflow starts there, nothing enters it), and
+// sends a rejection to a state.
+func (m *Machine) CheckGates(gates map[string]Gate) error {
+	for _, state := range slices.Sorted(maps.Keys(gates)) {
+		g := gates[state]
+		switch {
+		case !m.HasState(state):
+			return fail.Invalidf("machine %q: gate on %q, which is not a state; states are: %s", m.Name, state, strings.Join(m.States(), ", "))
+		case state == m.Initial:
+			return fail.Invalidf("machine %q: gate on the initial state %q, which a workflow never enters", m.Name, state)
+		case g.RejectTo != "" && !m.HasState(g.RejectTo):
+			return fail.Invalidf("machine %q: gate on %q: reject_to %q is not a state", m.Name, state, g.RejectTo)
+		}
+	}
+	return nil
 }
 
 // Default is the bash libraries' eight-state machine with the newest
@@ -74,7 +130,7 @@ func Parse(data []byte) (*Machine, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		return nil, fail.Invalidf("machine: not valid machine JSON: %v (expected {\"name\",\"initial\",\"transitions\",\"scopes\",\"recovery\"})", err)
+		return nil, fail.Invalidf("machine: not valid machine JSON: %v (expected {\"name\",\"initial\",\"transitions\",\"scopes\",\"recovery\",\"gates\"})", err)
 	}
 	// Decode stops after the first value: anything after it (a second
 	// machine, a stray brace) means the file is not what its author thinks.
@@ -119,7 +175,7 @@ func (m *Machine) Validate() error {
 			return fail.Invalidf("machine %q: recovery %s -> %s needs transitions both ways", m.Name, from, to)
 		}
 	}
-	return nil
+	return m.CheckGates(m.Gates)
 }
 
 func (m *Machine) validateRoute(name string, s Scope) error {

@@ -1,7 +1,9 @@
 package machine
 
 import (
+	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
@@ -125,8 +127,12 @@ func TestNextRecovery(t *testing.T) {
 	}
 }
 
+const minimal = `{"name":"review","initial":"start","transitions":{"start":["review"],"review":["done","start"],"done":[]},"scopes":{"quick":{"terminal":"done","route":["start","review","done"]}}}`
+
+// gated is the minimal machine with gates.
+func gated(gates string) string { return strings.TrimSuffix(minimal, "}") + `,"gates":` + gates + `}` }
+
 func TestParse(t *testing.T) {
-	const minimal = `{"name":"review","initial":"start","transitions":{"start":["review"],"review":["done","start"],"done":[]},"scopes":{"quick":{"terminal":"done","route":["start","review","done"]}}}`
 	tests := []struct {
 		name, json string
 		ok         bool
@@ -143,6 +149,13 @@ func TestParse(t *testing.T) {
 		{"a second object after it", minimal + `{}`, false},
 		{"a stray brace after it", minimal + "\n}", false},
 		{"garbage after it", minimal + " x", false},
+		{"gate as a message", gated(`{"review":"Approve the draft"}`), true},
+		{"gate as an object", gated(`{"done":{"message":"Sign off","reject_to":"start"}}`), true},
+		{"gate on an unknown state", gated(`{"deploy":"x"}`), false},
+		{"gate on the initial state", gated(`{"start":"x"}`), false},
+		{"gate rejecting to an unknown state", gated(`{"done":{"message":"x","reject_to":"nowhere"}}`), false},
+		{"gate with an unknown field", gated(`{"done":{"message":"x","to":"start"}}`), false},
+		{"gate that is a number", gated(`{"done":1}`), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,5 +167,41 @@ func TestParse(t *testing.T) {
 				t.Fatalf("want invalid (4), got %v", err)
 			}
 		})
+	}
+}
+
+func TestGates(t *testing.T) {
+	m, err := Parse([]byte(gated(`{"review":"Approve the draft","done":{"message":"Sign off","reject_to":"start"}}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Gate{"review": {Message: "Approve the draft"}, "done": {Message: "Sign off", RejectTo: "start"}}
+	if !maps.Equal(m.Gates, want) {
+		t.Errorf("gates %v, want %v", m.Gates, want)
+	}
+	for _, tt := range []struct {
+		spec, state string
+		gate        Gate
+		err         bool
+	}{
+		{"implement", "implement", Gate{Message: "Approve entering implement"}, false},
+		{"implement=Approve the plan, then build", "implement", Gate{Message: "Approve the plan, then build"}, false},
+		{" test = Check the fixtures ", "test", Gate{Message: "Check the fixtures"}, false},
+		{"=no state", "", Gate{}, true},
+		{"Not A State", "", Gate{}, true},
+	} {
+		state, g, err := ParseGate(tt.spec)
+		if tt.err {
+			if fail.Code(err) != fail.Usage {
+				t.Errorf("ParseGate(%q): err %v, want a usage error", tt.spec, err)
+			}
+			continue
+		}
+		if err != nil || state != tt.state || g != tt.gate {
+			t.Errorf("ParseGate(%q) = %q, %+v, %v; want %q, %+v", tt.spec, state, g, err, tt.state, tt.gate)
+		}
+	}
+	if err := Default().CheckGates(map[string]Gate{"initialize": {Message: "x"}}); fail.Code(err) != fail.Invalid {
+		t.Errorf("a gate on the initial state: %v, want invalid", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/kv"
+	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
@@ -55,7 +56,8 @@ func TestParseArgs(t *testing.T) {
 		{"", true, "", "", "no workflow description given"},
 	}
 	for _, tt := range tests {
-		scope, desc, err := ParseArgs("orchestrate", tt.raw, tt.requireScope)
+		a, err := ParseArgs("orchestrate", tt.raw, tt.requireScope)
+		scope, desc := a.Scope, a.Description
 		if tt.msg != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.msg) || fail.Code(err) != fail.Usage {
 				t.Errorf("ParseArgs(%q, %t): err %v, want usage error with %q", tt.raw, tt.requireScope, err, tt.msg)
@@ -169,10 +171,10 @@ func TestResearchOnly(t *testing.T) {
 	if out, err = Verify(w, Options{}); err != nil || value(t, out, "NEXT") != "done" || value(t, out, "ARTIFACT_COUNT") != "1" {
 		t.Fatalf("verify: %v\n%s", err, out)
 	}
-	if out, err = Resume(p, ResumeRequest{ID: w.ID}, store.Selector{Session: "s2"}, Options{}); err != nil || value(t, out, "ARTIFACT_COUNT") != "1" {
+	if out, err = Resume(p, ResumeRequest{ID: w.ID, Actor: sm.Actor{By: "t"}}, store.Selector{Session: "s2"}, Options{}); err != nil || value(t, out, "ARTIFACT_COUNT") != "1" {
 		t.Fatalf("resume of a finished workflow: %v\n%s", err, out)
 	}
-	if _, err := Resume(p, ResumeRequest{}, store.Selector{Session: "s2"}, Options{}); fail.Code(err) != fail.Usage {
+	if _, err := Resume(p, ResumeRequest{Actor: sm.Actor{By: "t"}}, store.Selector{Session: "s2"}, Options{}); fail.Code(err) != fail.Usage {
 		t.Errorf("resume with nothing unfinished: %v, want usage error", err)
 	}
 }

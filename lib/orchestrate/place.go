@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/agentrun"
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/phase"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
@@ -25,6 +26,9 @@ type Place struct {
 	// else phase (phase-plan records what was delivered and hands out what
 	// is left).
 	Section string
+	// Held is what the user is told while a person holds the workflow
+	// (approval, pause) or once it was cancelled; "" otherwise.
+	Held string
 }
 
 // Where tells where the session's command stands; ok is false when the
@@ -37,7 +41,14 @@ func Where(p *store.Project, session string) (pl Place, ok bool) {
 	pl = Place{Run: run, Section: "start"}
 	if s, ok := p.Summary(run.Workflow); ok {
 		pl.Exists, pl.Status, pl.State, pl.Section = true, s.Status, s.CurrentState, "phase"
-		if w, err := p.Workflow(run.Workflow); err == nil && launched(w) {
+		w, err := p.Workflow(run.Workflow)
+		switch {
+		case err != nil:
+		case s.Status == checkpoint.Cancelled || checkpoint.Held(s.Status):
+			if doc, err := w.ReadCheckpoint(); err == nil {
+				pl.Held = HeldMessage(w, doc)
+			}
+		case launched(w):
 			pl.Section = "verify"
 		}
 	}

@@ -51,8 +51,11 @@ func advance(w *store.Workflow) (v *view, done bool, err error) {
 // (o.Supervisor) it plans the current state only and never delegates.
 //
 // Run again, it answers as it did: it is where a model that lost its place
-// comes back.
-func Plan(w *store.Workflow, o Options) (Output, error) {
+// comes back. A workflow a person holds, or that reaches a gate, ends the
+// command (see guarded).
+func Plan(w *store.Workflow, o Options) (Output, error) { return guarded(w, o, false, planStep) }
+
+func planStep(w *store.Workflow, o Options) (Output, error) {
 	var out Output
 	var v *view
 	var err error

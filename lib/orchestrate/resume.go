@@ -8,6 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
@@ -22,6 +23,7 @@ type ResumeRequest struct {
 	// RetryFailed runs again the workers of the current state whose
 	// failure was accepted, reopening a finished workflow.
 	RetryFailed bool
+	Actor       sm.Actor // who resumes: recorded when it unpauses the workflow
 }
 
 // Resume points sel.Session at workflow id, or with no id at the workflow
@@ -29,7 +31,10 @@ type ResumeRequest struct {
 // workers still to run, or NEXT=done with its artifacts if it is
 // finished).
 // sel.Flag (--workflow) names the workflow as id does, so a finished one
-// is reported, not passed over for another.
+// is reported, not passed over for another. A paused workflow is
+// continued (by r.Actor, recorded as unpause); one that waits for approval
+// stops the command again (NEXT=stopped, saying what to approve); a
+// cancelled one is refused (exit 3).
 func Resume(p *store.Project, r ResumeRequest, sel store.Selector, o Options) (Output, error) {
 	var out Output
 	var w *store.Workflow
@@ -55,6 +60,18 @@ func Resume(p *store.Project, r ResumeRequest, sel store.Selector, o Options) (O
 			return out, err
 		}
 	}
+	s, _ := p.Summary(w.ID)
+	if s.Status == checkpoint.Cancelled {
+		doc, err := w.ReadCheckpoint()
+		if err != nil {
+			return out, err
+		}
+		why := "was cancelled"
+		if h := sm.HoldOf(doc); h != nil {
+			why = h.Sentence()
+		}
+		return out, fail.Refusedf("workflow %s %s; it cannot be resumed: start a new one", w.ID, why)
+	}
 	if r.RetryFailed {
 		if err := retryFailed(w); err != nil {
 			return out, err
@@ -74,7 +91,14 @@ func Resume(p *store.Project, r ResumeRequest, sel store.Selector, o Options) (O
 			return out, err
 		}
 	}
-	return Plan(w, o)
+	// Only the user lets a paused workflow go on: a model that runs the
+	// resume on its own (the Skill tool) finds it paused still.
+	if asked, known := UserAsked(p, sel.Session, ResumeCommand); s.Status == checkpoint.Paused && (asked || !known) {
+		if _, err := sm.Unpause(w, r.Actor); err != nil {
+			return out, err
+		}
+	}
+	return Plan(w, o) // a workflow still held answers NEXT=stopped
 }
 
 // retryFailed makes the accepted failures of w's current state workers to
@@ -155,11 +179,21 @@ func withAccepted(p *store.Project, sel store.Selector) (*store.Workflow, error)
 // unfinished finds the workflow to resume: the session's own if it is
 // unfinished, else the project's only unfinished one. Finished means the
 // terminal phase's work is verified, not merely that the status says so:
-// a workflow whose status was set by hand may still lack artifacts.
+// a workflow whose status was set by hand may still lack artifacts. With
+// none, the session's own cancelled workflow is returned, for Resume to
+// say why it cannot go on.
 func unfinished(p *store.Project, sel store.Selector) (*store.Workflow, error) {
+	// The session's own workflow, when cancelled, is what the user is told
+	// about if nothing else can be resumed.
+	var cancelled *store.Workflow
 	if w, err := p.Resolve(sel); err == nil {
-		if v, err := load(w); err == nil && !v.finished() {
-			return w, nil
+		switch s, _ := p.Summary(w.ID); {
+		case s.Status == checkpoint.Cancelled:
+			cancelled = w
+		case resumable(s.Status):
+			if v, err := load(w); err == nil && !v.finished() {
+				return w, nil
+			}
 		}
 	}
 	all, err := p.List()
@@ -168,7 +202,7 @@ func unfinished(p *store.Project, sel store.Selector) (*store.Workflow, error) {
 	}
 	var ids []string
 	for _, s := range all {
-		if s.Status == "failed" || s.Status == "abandoned" {
+		if !resumable(s.Status) {
 			continue
 		}
 		w, err := p.Workflow(s.ID)
@@ -179,11 +213,20 @@ func unfinished(p *store.Project, sel store.Selector) (*store.Workflow, error) {
 			ids = append(ids, s.ID)
 		}
 	}
-	switch len(ids) {
-	case 0:
+	switch {
+	case len(ids) == 0 && cancelled != nil:
+		return cancelled, nil
+	case len(ids) == 0:
 		return nil, fail.Usagef("no unfinished workflow in %s; see `flowstate list`", p.Dir)
-	case 1:
+	case len(ids) == 1:
 		return p.Workflow(ids[0])
 	}
 	return nil, fail.Usagef("%d unfinished workflows: %s; pass one: /flowstate:workflow-resume ID", len(ids), strings.Join(ids, ", "))
+}
+
+// resumable reports whether a workflow with status may be resumed: not
+// given up (failed, abandoned, cancelled). A complete one is checked
+// further: its last phase's work may still be missing.
+func resumable(status string) bool {
+	return checkpoint.Active(status) || status == checkpoint.Complete
 }

@@ -27,6 +27,7 @@ type Run struct {
 	Description string    `json:"description"`     // the request, to tell a repeated start from a new one
 	Scope       string    `json:"scope,omitempty"` // given with --scope
 	Sequential  bool      `json:"sequential,omitempty"`
+	ApprovePlan bool      `json:"approve_plan,omitempty"`
 	Halted      string    `json:"halted,omitempty"` // the error of the step that stopped the command
 	StopBlocks  int       `json:"stop_blocks,omitempty"`
 	Asked       time.Time `json:"asked,omitzero"` // when the classifier was asked for

@@ -30,15 +30,15 @@ const (
 	sequential = "sequential"
 )
 
-// ParseArgs splits a command's arguments as typed into the scope and the
-// description; a command that requires a scope refuses arguments without
-// one, naming the scopes.
-func ParseArgs(command, raw string, requireScope bool) (scope, description string, err error) {
-	scope, description, err = phase.Args(raw)
-	if err == nil && scope == "" && requireScope {
+// ParseArgs splits a command's arguments as typed into its options and
+// the description; a command that requires a scope refuses arguments
+// without one, naming the scopes.
+func ParseArgs(command, raw string, requireScope bool) (phase.Arguments, error) {
+	a, err := phase.Args(raw)
+	if err == nil && a.Scope == "" && requireScope {
 		err = fail.Usagef("give the scope first: /flowstate:%s --scope SCOPE DESCRIPTION, SCOPE one of %s", command, strings.Join(machine.Default().ScopeNames(), ", "))
 	}
-	return scope, description, err
+	return a, err
 }
 
 // Request is one phase-start.
@@ -47,6 +47,7 @@ type Request struct {
 	Scope       string // given by the user; "" to classify
 	Description string
 	Sequential  bool    // one worker at a time and no sub-supervisors
+	ApprovePlan bool    // a person approves the plan before the state that follows it
 	Classified  bool    // the classifier has written its JSON
 	Session     string  // CLAUDE_CODE_SESSION_ID; may be empty
 	Mode        string  // FLOWSTATE_CLASSIFICATION: "" or agent, offline
@@ -73,7 +74,8 @@ func Start(p *store.Project, r Request) (Output, error) {
 		}
 	}
 	prev, ok := ReadRun(p, r.Session)
-	again := ok && prev.Command == r.Command && prev.Description == r.Description && prev.Scope == r.Scope && prev.Sequential == r.Sequential
+	again := ok && prev.Command == r.Command && prev.Description == r.Description && prev.Scope == r.Scope &&
+		prev.Sequential == r.Sequential && prev.ApprovePlan == r.ApprovePlan
 	exists := false
 	if again {
 		var s store.Summary
@@ -83,7 +85,7 @@ func Start(p *store.Project, r Request) (Output, error) {
 	}
 	// The same request again keeps its workflow id (and what the hooks
 	// recorded of its classifier) unless that run failed or finished.
-	run := Run{Command: r.Command, Description: r.Description, Scope: r.Scope, Sequential: r.Sequential}
+	run := Run{Command: r.Command, Description: r.Description, Scope: r.Scope, Sequential: r.Sequential, ApprovePlan: r.ApprovePlan}
 	if again && prev.Halted == "" && !exists {
 		run = prev
 	}
@@ -175,8 +177,16 @@ func Start(p *store.Project, r Request) (Output, error) {
 	if err := writeRun(p, r.Session, run); err != nil {
 		return out, err
 	}
+	m := machine.Default()
+	var gates map[string]machine.Gate
+	if r.ApprovePlan {
+		var warning string
+		if gates, warning = planGate(m, cls.WorkflowType); warning != "" {
+			out.Warnings = append(out.Warnings, warning)
+		}
+	}
 	w, err := sm.Init(p, sm.InitParams{ID: run.Workflow, Description: r.Description, Command: r.Command, Scope: cls.WorkflowType,
-		Classification: cls, Machine: machine.Default(), Session: r.Session})
+		Classification: cls, Machine: m, Session: r.Session, Gates: gates})
 	if err != nil {
 		return out, err
 	}
@@ -191,7 +201,9 @@ func Start(p *store.Project, r Request) (Output, error) {
 	if err := setPhaseData(w, "initialize", init); err != nil {
 		return out, err
 	}
-	return started(p, w.ID, r.Options)
+	st, err := started(p, w.ID, r.Options)
+	st.Warnings = append(out.Warnings, st.Warnings...)
+	return st, err
 }
 
 // digestOf identifies the content of the file at path ("" when unreadable).
@@ -203,6 +215,19 @@ func digestOf(path string) string {
 	h := fnv.New64a()
 	h.Write(data)
 	return strconv.FormatUint(h.Sum64(), 16)
+}
+
+// planGate is the gate --approve-plan puts on the state that follows the
+// plan on the scope's route; a scope that ends with its plan (or has
+// none) gets none, and a warning saying so.
+func planGate(m *machine.Machine, scope string) (map[string]machine.Gate, string) {
+	route := m.Scopes[scope].Route
+	i := slices.Index(route, "plan")
+	if i < 0 || i == len(route)-1 {
+		return nil, fmt.Sprintf("--approve-plan: scope %s has no state after a plan to hold; the workflow runs without a gate", scope)
+	}
+	next := route[i+1]
+	return map[string]machine.Gate{next: {Message: "Approve the plan before " + next + " starts"}}, ""
 }
 
 // readClassification reads the classifier's JSON at path; found is

@@ -52,13 +52,18 @@ func (o Options) show(p *store.Project, path string) string {
 // for. While one of them is still at work (the model launched it in the
 // background, or moved on early) it waits, as long as o.Waiting allows,
 // then answers NEXT=verify to be run again. A worker that did not deliver
-// fails the workflow with an error naming the file; failing tests spend
+// fails the workflow with an error naming the file, unless enough others
+// did for its failure to be accepted (partialOK); failing tests spend
 // one retry and lead to debug. In a sub-supervisor it never stops: it
 // answers NEXT=workers until the state's workers are all recorded, then
 // returns the sub-supervisor's signal.
 //
 // Run again, it answers as it did: what it recorded is not checked twice.
-func Verify(w *store.Workflow, o Options) (Output, error) {
+// A workflow a person holds ends the command (see guarded); what its
+// agents deliver meanwhile is recorded by the next phase-plan.
+func Verify(w *store.Workflow, o Options) (Output, error) { return guarded(w, o, true, verifyStep) }
+
+func verifyStep(w *store.Workflow, o Options) (Output, error) {
 	var out Output
 	var v *view
 	var runs agentrun.Runs

@@ -83,7 +83,7 @@ func load(w *store.Workflow) (*view, error) {
 	}
 	r := gjson.GetManyBytes(doc, "state_machine.current_state", "state_machine.workflow_config.terminal_state",
 		"workflow_description", "state_machine.classification.research_topics", "phase_data.initialize.coordination",
-		"error_state.failed_state", "error_state.retries.test", "session_id")
+		"error_state.failed_state", "error_state.retries.test", "session_id", "rewinds.#")
 	v := &view{w: w, state: r[0].String(), terminal: r[1].String(), sequential: r[4].String() == sequential,
 		records: map[string]map[string]supervisor.Record{}, session: r[7].String()}
 	v.accepted = map[string]bool{}
@@ -97,7 +97,14 @@ func load(w *store.Workflow) (*view, error) {
 		}
 	}
 	v.facts = phase.Facts{SpecDir: specDir(w.P, w.ID), Description: r[2].String(),
-		Loop: phase.Loop{FailedState: r[5].String(), Retries: int(r[6].Int())}}
+		Loop: phase.Loop{FailedState: r[5].String(), Retries: int(r[6].Int())}, Version: int(r[8].Int()) + 1}
+	if fb := gjson.GetBytes(doc, "phase_data."+gjson.Escape(v.state)+".feedback"); fb.IsObject() {
+		var earlier []string
+		for _, a := range fb.Get("earlier").Array() {
+			earlier = append(earlier, a.String())
+		}
+		v.facts.Feedback = phase.Feedback(fb.Get("kind").String(), fb.Get("by").String(), fb.Get("reason").String(), earlier)
+	}
 	for _, t := range r[3].Array() {
 		v.facts.Topics = append(v.facts.Topics, t.String())
 	}

@@ -113,13 +113,28 @@ type Facts struct {
 	Plan        []supervisor.Phase // the plan's phases; nil when the scope has no plan
 	Loop        Loop
 	Failures    string // one line naming the failing tests a debug attempt works on
+	// Version counts the rewinds of the workflow, plus one: after a rewind
+	// workers write new files beside those of the work taken back, which
+	// stay as history (plans/001_x.v2.md beside plans/001_x.md).
+	Version  int
+	Feedback string // what a person said sending the state's work back (see Feedback)
+}
+
+// artifact is where a worker writes the file rel of the spec directory,
+// in the workflow's current version.
+func (f Facts) artifact(rel string) string {
+	if f.Version > 1 {
+		ext := filepath.Ext(rel)
+		rel = fmt.Sprintf("%s.v%d%s", strings.TrimSuffix(rel, ext), f.Version, ext)
+	}
+	return filepath.Join(f.SpecDir, rel)
 }
 
 // Workers lists every worker of state, in batch order. A state without a
 // role has none.
 func Workers(state string, f Facts) ([]Worker, error) {
 	one := func(id, label, rel string) []Worker {
-		return []Worker{{ID: id, Label: label, Output: filepath.Join(f.SpecDir, rel), Batch: 1}}
+		return []Worker{{ID: id, Label: label, Output: f.artifact(rel), Batch: 1}}
 	}
 	desc := kv.OneLine(f.Description)
 	switch state {
@@ -133,7 +148,7 @@ func Workers(state string, f Facts) ([]Worker, error) {
 		for i, t := range topics {
 			n := i + 1
 			ws[i] = Worker{ID: fmt.Sprintf("research_%d", n), Label: kv.OneLine(t), Batch: 1,
-				Output: filepath.Join(f.SpecDir, "reports", fmt.Sprintf("%03d_%s.md", n, slug(t)))}
+				Output: f.artifact(filepath.Join("reports", fmt.Sprintf("%03d_%s.md", n, slug(t))))}
 		}
 		return ws, nil
 	case "plan":
@@ -165,7 +180,7 @@ func Workers(state string, f Facts) ([]Worker, error) {
 func implementers(f Facts, desc string) ([]Worker, error) {
 	if len(f.Plan) == 0 {
 		return []Worker{{ID: "implement_1", Label: desc, Batch: 1,
-			Output: filepath.Join(f.SpecDir, "summaries", "001_implementation.md")}}, nil
+			Output: f.artifact(filepath.Join("summaries", "001_implementation.md"))}}, nil
 	}
 	waves, err := supervisor.Waves(f.Plan)
 	if err != nil {
@@ -180,7 +195,7 @@ func implementers(f Facts, desc string) ([]Worker, error) {
 		for _, n := range wave {
 			label := fmt.Sprintf("Phase %d: %s", n, kv.OneLine(names[n]))
 			ws = append(ws, Worker{ID: fmt.Sprintf("phase_%d", n), Label: strings.TrimSuffix(label, ": "), Batch: i + 1,
-				Output: filepath.Join(f.SpecDir, "summaries", fmt.Sprintf("%03d_phase_%d.md", n, n))})
+				Output: f.artifact(filepath.Join("summaries", fmt.Sprintf("%03d_phase_%d.md", n, n)))})
 		}
 	}
 	return ws, nil
@@ -286,10 +301,15 @@ func ContextOf(state string, outputs map[string][]string) []string {
 
 // Brief is the file a state's workers read first, so that their prompts
 // carry only what differs between them: the workflow's request, what a
-// debug attempt works on, and the earlier artifacts to read.
+// person said sending the state's earlier work back (a rejection, a rewind
+// with a reason), what a debug attempt works on, and the earlier artifacts
+// to read.
 func Brief(state string, f Facts, context []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Brief: %s\n\n## Workflow request\n\n%s\n", state, f.Description)
+	if f.Feedback != "" {
+		fmt.Fprintf(&b, "\n## Sent back\n\n%s\n", f.Feedback)
+	}
 	if state == "debug" && f.Failures != "" {
 		fmt.Fprintf(&b, "\n## Failing tests\n\n%s\n", f.Failures)
 	}
@@ -315,16 +335,52 @@ func BriefPath(specDir string, r Role) string {
 	return filepath.Join(specDir, "briefs", r.Agent+".md")
 }
 
-// Args splits a command's arguments as the user typed them into an
-// optional leading "--scope SCOPE" (or --scope=SCOPE) and the description.
-// One pair of quotes around the whole description is dropped.
-func Args(raw string) (scope, description string, err error) {
+// Feedback is what a person said when sending a state's work back, as
+// its workers read it: who, what they sent back (the earlier artifacts,
+// kept) and why.
+func Feedback(kind, by, reason string, earlier []string) string {
+	if reason == "" {
+		return ""
+	}
+	what := "the earlier work"
+	if len(earlier) > 0 {
+		what = strings.Join(earlier, " ")
+	}
+	verb := "sent back"
+	if kind == "reject" {
+		verb = "rejected"
+	}
+	return fmt.Sprintf("%s %s %s; do it again, addressing: %s", by, verb, what, reason)
+}
+
+// Arguments are a command's arguments as the user typed them: options
+// first, then the description.
+type Arguments struct {
+	Scope       string // --scope SCOPE (or --scope=SCOPE)
+	ApprovePlan bool   // --approve-plan: a person approves the plan before the work built on it
+	Description string
+}
+
+// Args splits a command's arguments into the options before the
+// description (--scope SCOPE, --approve-plan, in any order) and the
+// description. One pair of quotes around the whole description is
+// dropped.
+func Args(raw string) (Arguments, error) {
+	var a Arguments
 	s := strings.TrimSpace(raw)
-	if rest, ok := strings.CutPrefix(s, "--scope"); ok {
+	for {
+		if rest, ok := option(s, "--approve-plan"); ok {
+			a.ApprovePlan, s = true, rest
+			continue
+		}
+		rest, ok := option(s, "--scope")
+		if !ok {
+			break
+		}
 		rest = strings.TrimLeft(rest, " \t=")
-		scope, s, _ = strings.Cut(rest, " ")
-		if scope == "" {
-			return "", "", fail.Usagef("--scope needs a value, e.g. --scope research-only DESCRIPTION")
+		a.Scope, s, _ = strings.Cut(rest, " ")
+		if a.Scope == "" {
+			return a, fail.Usagef("--scope needs a value, e.g. --scope research-only DESCRIPTION")
 		}
 		s = strings.TrimSpace(s)
 	}
@@ -332,9 +388,20 @@ func Args(raw string) (scope, description string, err error) {
 		s = strings.TrimSpace(s[1 : len(s)-1])
 	}
 	if s == "" {
-		return "", "", fail.Usagef("no workflow description given; pass one after the command, e.g. /flowstate:coordinate research auth patterns")
+		return a, fail.Usagef("no workflow description given; pass one after the command, e.g. /flowstate:coordinate research auth patterns")
 	}
-	return scope, s, nil
+	a.Description = s
+	return a, nil
+}
+
+// option cuts the option name off the start of s, where it stands as a
+// word of its own (or before =), and returns the rest, trimmed.
+func option(s, name string) (string, bool) {
+	rest, ok := strings.CutPrefix(s, name)
+	if !ok || rest != "" && !strings.ContainsRune(" \t\n=", rune(rest[0])) {
+		return s, false
+	}
+	return strings.TrimLeft(rest, " \t\n"), true
 }
 
 // slug makes a short file-name part from text: lower-case letters and
@@ -360,4 +427,13 @@ func slug(s string) string {
 		return "untitled"
 	}
 	return strings.TrimRight(b.String(), "_")
+}
+
+// RecordKeys names the supervisor_state keys a state's workers are
+// recorded under: what a rewind past the state takes back with it.
+func RecordKeys(state string) []string {
+	if r, ok := RoleOf(state); ok {
+		return []string{r.Key}
+	}
+	return nil
 }

@@ -71,6 +71,27 @@ func TestWorkers(t *testing.T) {
 	}
 }
 
+// TestWorkersAfterARewind: after a rewind, workers write new files beside
+// those of the work taken back; ids stay, so records still match.
+func TestWorkersAfterARewind(t *testing.T) {
+	f := Facts{SpecDir: "/p/s", Description: "Add login", Version: 3}
+	for state, want := range map[string]string{
+		"research":  "/p/s/reports/001_add_login.v3.md",
+		"plan":      "/p/s/plans/001_add_login.v3.md",
+		"implement": "/p/s/summaries/001_implementation.v3.md",
+		"test":      "/p/s/tests/r1_unit_results.v3.json",
+		"document":  "/p/s/summaries/workflow_summary.v3.md",
+	} {
+		ws, err := Workers(state, f)
+		if err != nil || len(ws) != 1 || ws[0].Output != want {
+			t.Errorf("Workers(%s) = %+v, %v; want one writing %s", state, ws, err, want)
+		}
+	}
+	if ws, _ := Workers("plan", Facts{SpecDir: "/p/s", Description: "Add login", Version: 1}); ws[0].Output != "/p/s/plans/001_add_login.md" || ws[0].ID != PlanID {
+		t.Errorf("version 1 writes %s as %s, want the plain name", ws[0].Output, ws[0].ID)
+	}
+}
+
 func TestPending(t *testing.T) {
 	ws := []Worker{{ID: "a", Batch: 1}, {ID: "b", Batch: 1}, {ID: "c", Batch: 2}, {ID: "d", Batch: 2}, {ID: "e", Batch: 3}}
 	tests := []struct {
@@ -182,28 +203,54 @@ func TestBrief(t *testing.T) {
 	}
 }
 
+func TestBriefFeedback(t *testing.T) {
+	fb := Feedback("reject", "ann", "cover the\naudit log", []string{"/s/plans/001_x.md"})
+	if want := "ann rejected /s/plans/001_x.md; do it again, addressing: cover the\naudit log"; fb != want {
+		t.Errorf("Feedback = %q, want %q", fb, want)
+	}
+	if got := Brief("plan", Facts{Description: "d", Feedback: fb}, []string{"r1"}); !strings.Contains(got, "## Sent back\n\n"+fb+"\n") {
+		t.Errorf("brief without the feedback:\n%s", got)
+	}
+	if got := Feedback("rewind", "bob", "", nil); got != "" {
+		t.Errorf("Feedback without a reason = %q, want none", got)
+	}
+	if got, want := Feedback("rewind", "bob", "simpler", nil), "bob sent back the earlier work; do it again, addressing: simpler"; got != want {
+		t.Errorf("Feedback = %q, want %q", got, want)
+	}
+}
+
 func TestArgs(t *testing.T) {
-	tests := []struct{ raw, scope, desc, err string }{
-		{"  research auth\n", "", "research auth", ""},
-		{"--scope research-only study X", "research-only", "study X", ""},
-		{"--scope=debug-only fix it", "debug-only", "fix it", ""},
-		{`--scope research-only "quoted text"`, "research-only", "quoted text", ""},
-		{"'a' and 'b'", "", "'a' and 'b'", ""},
-		{`"`, "", `"`, ""},
-		{"--scope research-only", "", "", "no workflow description"},
-		{"--scope", "", "", "--scope needs a value"},
-		{"\n", "", "", "no workflow description"},
+	tests := []struct {
+		raw, scope, desc string
+		approve          bool
+		err              string
+	}{
+		{"  research auth\n", "", "research auth", false, ""},
+		{"--scope research-only study X", "research-only", "study X", false, ""},
+		{"--scope=debug-only fix it", "debug-only", "fix it", false, ""},
+		{`--scope research-only "quoted text"`, "research-only", "quoted text", false, ""},
+		{"--approve-plan add login", "", "add login", true, ""},
+		{"--scope full-implementation --approve-plan add login", "full-implementation", "add login", true, ""},
+		{"--approve-plan --scope=full-implementation add login", "full-implementation", "add login", true, ""},
+		{"--approve-planning add login", "", "--approve-planning add login", false, ""},
+		{"add login --approve-plan", "", "add login --approve-plan", false, ""},
+		{"'a' and 'b'", "", "'a' and 'b'", false, ""},
+		{`"`, "", `"`, false, ""},
+		{"--scope research-only", "", "", false, "no workflow description"},
+		{"--approve-plan", "", "", false, "no workflow description"},
+		{"--scope", "", "", false, "--scope needs a value"},
+		{"\n", "", "", false, "no workflow description"},
 	}
 	for _, tt := range tests {
-		scope, desc, err := Args(tt.raw)
+		a, err := Args(tt.raw)
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) || fail.Code(err) != fail.Usage {
 				t.Errorf("Args(%q): err %v, want usage error %q", tt.raw, err, tt.err)
 			}
 			continue
 		}
-		if err != nil || scope != tt.scope || desc != tt.desc {
-			t.Errorf("Args(%q) = %q, %q, %v; want %q, %q", tt.raw, scope, desc, err, tt.scope, tt.desc)
+		if want := (Arguments{Scope: tt.scope, Description: tt.desc, ApprovePlan: tt.approve}); err != nil || a != want {
+			t.Errorf("Args(%q) = %+v, %v; want %+v", tt.raw, a, err, want)
 		}
 	}
 }

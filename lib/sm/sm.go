@@ -7,6 +7,7 @@ package sm
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -37,6 +38,9 @@ const (
 	pFailed     = "error_state.failed_state"
 	pRetryCount = "error_state.retry_count"
 	pRetries    = "error_state.retries"
+	pGates      = "state_machine.gates"
+	pHold       = "hold"
+	pRewinds    = "rewinds"
 )
 
 // InitParams describes a new workflow.
@@ -49,6 +53,9 @@ type InitParams struct {
 	Machine        *machine.Machine
 	MachineJSON    []byte // the custom machine as given, nil for the default
 	Session        string // CLAUDE_CODE_SESSION_ID, may be empty
+	// Gates adds approval gates to the machine's own (sm-init --gate), a
+	// gate given here replacing the machine's on the same state.
+	Gates map[string]machine.Gate
 }
 
 // Init creates the workflow, its first checkpoint, and points the
@@ -111,6 +118,21 @@ func Init(p *store.Project, ip InitParams) (*store.Workflow, error) {
 			return nil, err
 		}
 	}
+	// The workflow keeps its gates in the checkpoint: the one place a
+	// transition reads them, whichever way they were given.
+	gates := maps.Clone(m.Gates)
+	if gates == nil {
+		gates = map[string]machine.Gate{}
+	}
+	maps.Copy(gates, ip.Gates)
+	if err := m.CheckGates(gates); err != nil {
+		return nil, err
+	}
+	if len(gates) > 0 {
+		if cp, err = sjson.SetBytes(cp, pGates, gates); err != nil {
+			return nil, err
+		}
+	}
 	return p.Create(id, cp, ip.MachineJSON, ip.Session)
 }
 
@@ -131,12 +153,17 @@ func LoadMachine(w *store.Workflow) (*machine.Machine, error) {
 }
 
 // Transition moves the workflow to state `to`. It reports changed=false
-// (and writes nothing) when the workflow is already there.
+// (and writes nothing) when the workflow is already there. A workflow
+// that a person holds (awaiting approval, paused) does not move: exit 6.
+// Nor does one whose target has a gate: the workflow then waits for a
+// person's approval (status awaiting_approval) and Transition returns the
+// exit-6 error that says what to run.
 func Transition(w *store.Workflow, to, reason string) (changed bool, err error) {
 	m, err := LoadMachine(w)
 	if err != nil {
 		return false, err
 	}
+	var waiting error
 	err = w.Update(func(tx *store.Tx) error {
 		doc := tx.Checkpoint
 		from := gjson.GetBytes(doc, pCurrent).String()
@@ -153,24 +180,16 @@ func Transition(w *store.Workflow, to, reason string) (changed bool, err error) 
 		if err := refuseFinished(w, doc); err != nil {
 			return err
 		}
+		if err := refuseHeld(w, doc); err != nil {
+			return err
+		}
 		ed := editor{doc: doc}
-		ed.set(pCurrent, to)
-		ed.addCompleted(from)
-		// Entering a state with no way out (complete) ends the workflow.
-		// Entering any other terminal state starts its last phase: the
-		// workflow is finished only when that phase's work is done
-		// (Finish), so a crash inside it still leaves it resumable.
-		if len(m.Transitions[to]) == 0 {
-			ed.addCompleted(to)
-			ed.set(pStatus, "complete")
+		if gate, ok := gateOf(doc, to); ok {
+			waiting = ed.await(tx, w, from, to, gate)
+			tx.Checkpoint = ed.doc
+			return ed.err
 		}
-		// Leaving the failed state forward (not into its recovery) ends
-		// the error; the retry counts stay as history.
-		if failed := gjson.GetBytes(doc, pFailed).String(); failed == from && m.Recovery[from] != to {
-			ed.setRaw(pLastError, "null")
-			ed.setRaw(pFailed, "null")
-			ed.setRaw(pRetryCount, "0")
-		}
+		ed.move(m, from, to)
 		ed.touch(tx.Now)
 		if ed.err != nil {
 			return ed.err
@@ -184,21 +203,50 @@ func Transition(w *store.Workflow, to, reason string) (changed bool, err error) 
 		tx.Event("transition", fields)
 		return nil
 	})
+	if err == nil {
+		err = waiting
+	}
 	return changed, err
 }
 
-// Statuses a workflow can be finished with.
-var finishStatuses = []string{"complete", "failed", "abandoned"}
+// move sets the current state to `to`, from `from`, as a transition does.
+func (e *editor) move(m *machine.Machine, from, to string) {
+	e.set(pCurrent, to)
+	e.addCompleted(from)
+	// Entering a state with no way out (complete) ends the workflow.
+	// Entering any other terminal state starts its last phase: the
+	// workflow is finished only when that phase's work is done (Finish),
+	// so a crash inside it still leaves it resumable.
+	if len(m.Transitions[to]) == 0 {
+		e.addCompleted(to)
+		e.set(pStatus, checkpoint.Complete)
+	}
+	// Leaving the failed state forward (not into its recovery) ends the
+	// error; the retry counts stay as history.
+	if failed := gjson.GetBytes(e.doc, pFailed).String(); failed == from && m.Recovery[from] != to {
+		e.setRaw(pLastError, "null")
+		e.setRaw(pFailed, "null")
+		e.setRaw(pRetryCount, "0")
+	}
+}
+
+// Statuses a workflow can be finished with (cancel has its own command,
+// which records why).
+var finishStatuses = []string{checkpoint.Complete, checkpoint.Failed, checkpoint.Abandoned}
 
 // refuseFinished stops every change to a finished workflow (exit 3):
 // otherwise an abandoned workflow could be moved on, and reaching
 // complete would rewrite its status. Callers run it inside Update, so the
 // status it reads is the one the write would replace.
 func refuseFinished(w *store.Workflow, doc []byte) error {
-	if status := gjson.GetBytes(doc, pStatus).String(); !checkpoint.Active(status) {
-		return fail.Refusedf("workflow %s is finished (%s); start a new one with sm-init", w.ID, status)
+	status := gjson.GetBytes(doc, pStatus).String()
+	if checkpoint.Active(status) {
+		return nil
 	}
-	return nil
+	if h := HoldOf(doc); status == checkpoint.Cancelled && h != nil {
+		return fail.Refusedf("workflow %s %s; it refuses every change: start a new one with sm-init", w.ID, h.Sentence())
+	}
+	return fail.Refusedf("workflow %s is finished (%s); start a new one with sm-init", w.ID, status)
 }
 
 // Finish marks the workflow finished with status: complete (only in its
@@ -223,8 +271,14 @@ func Finish(w *store.Workflow, status string) error {
 		if status == "complete" && cur != terminal {
 			return fail.Refusedf("workflow %s is in %q, not its terminal state %q; it can only be finished as complete there (or as failed or abandoned)", w.ID, cur, terminal)
 		}
+		if status == "complete" {
+			if err := refuseHeld(w, doc); err != nil {
+				return err
+			}
+		}
 		ed := editor{doc: doc}
 		ed.set(pStatus, status)
+		ed.delete(pHold) // a person's hold ends with the workflow
 		if status == "complete" {
 			ed.addCompleted(cur)
 			// Its work is done, so an error of the terminal state is over, as
@@ -352,6 +406,7 @@ type Status struct {
 	LastError       *string  `json:"last_error"`
 	FailedState     *string  `json:"failed_state"`
 	RetryCount      int64    `json:"retry_count"`
+	Hold            *Hold    `json:"hold,omitempty"` // while a person holds it, and once cancelled
 }
 
 // StatusOf reads the status from a checkpoint document.
@@ -371,6 +426,9 @@ func StatusOf(id string, doc []byte) Status {
 		s.CompletedStates = append(s.CompletedStates, c.String())
 	}
 	s.IsTerminal = s.CurrentState == s.TerminalState
+	if s.Status != "" && !checkpoint.Running(s.Status) {
+		s.Hold = HoldOf(doc)
+	}
 	if r[6].Type == gjson.String {
 		v := r[6].String()
 		s.LastError = &v
@@ -397,6 +455,12 @@ func (e *editor) set(path string, v any) {
 func (e *editor) setRaw(path, raw string) {
 	if e.err == nil {
 		e.doc, e.err = sjson.SetRawBytes(e.doc, path, []byte(raw))
+	}
+}
+
+func (e *editor) delete(path string) {
+	if e.err == nil {
+		e.doc, e.err = sjson.DeleteBytes(e.doc, path)
 	}
 }
 

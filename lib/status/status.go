@@ -46,6 +46,7 @@ const (
 	markCurrent = "▶"
 	markPending = "·"
 	markFailed  = "✗"
+	markHeld    = "⏸"
 )
 
 type painter bool
@@ -69,6 +70,7 @@ func Render(in Input) string {
 	if d := doc.Get("workflow_description").String(); d != "" {
 		fmt.Fprintf(&b, "%s\n", oneLine(d))
 	}
+	holdSection(&b, doc, p)
 	b.WriteString("\n")
 
 	var completed []string
@@ -100,7 +102,7 @@ func Render(in Input) string {
 		}
 		line := fmt.Sprintf("  %s %-*s", p.paint(color, mark), width, s)
 		if d, ok := spent[s]; ok {
-			line += "  " + duration(d)
+			line += "  " + Duration(d)
 			if s == running {
 				line += " so far"
 			}
@@ -113,6 +115,33 @@ func Render(in Input) string {
 	supervisorSection(&b, doc.Get("supervisor_state"), p)
 	errorSection(&b, doc.Get("error_state"), evs, p)
 	return b.String()
+}
+
+// holdSection says who holds the workflow and what lets it go on, and
+// when it was last taken back (rewound).
+func holdSection(b *strings.Builder, doc gjson.Result, p painter) {
+	h := doc.Get("hold")
+	by, why := "", ""
+	if v := h.Get("by").String(); v != "" {
+		by = " by " + oneLine(v)
+	}
+	if v := h.Get("reason").String(); v != "" {
+		why = ": " + oneLine(v)
+	}
+	switch h.Get("kind").String() {
+	case "approval":
+		fmt.Fprintf(b, "%s waiting for approval to enter %s: %s\n  approve: flowstate approve [--note TEXT]; send back: flowstate reject --reason TEXT\n",
+			p.paint(yellow, markHeld), oneLine(h.Get("state").String()), oneLine(h.Get("message").String()))
+	case "pause":
+		fmt.Fprintf(b, "%s paused%s%s\n  go on: flowstate unpause, or /flowstate:workflow-resume\n", p.paint(yellow, markHeld), by, why)
+	case "cancel":
+		fmt.Fprintf(b, "%s cancelled%s%s\n", p.paint(red, markFailed), by, why)
+	}
+	if rw := doc.Get("rewinds"); len(rw.Array()) > 0 {
+		last := rw.Get("@reverse.0")
+		fmt.Fprintf(b, "rewound %d× (last: %s → %s by %s; flowstate history)\n", len(rw.Array()),
+			oneLine(last.Get("from").String()), oneLine(last.Get("to").String()), oneLine(last.Get("by").String()))
+	}
 }
 
 // agentSection shows the agents launched in the current state, as the
@@ -141,10 +170,10 @@ func agentSection(b *strings.Builder, in Input, doc gjson.Result, current string
 		if e.WorkerID != "" {
 			name += " " + e.WorkerID
 		}
-		mark, color, what := markCurrent, yellow, fmt.Sprintf("running %s", duration(in.Now.Sub(e.Launched)))
+		mark, color, what := markCurrent, yellow, fmt.Sprintf("running %s", Duration(in.Now.Sub(e.Launched)))
 		switch st := recorded[e.WorkerID]; {
 		case e.Status == agentrun.Stuck:
-			mark, color, what = markFailed, red, fmt.Sprintf("stuck: at work for %s, more than %s", duration(in.Now.Sub(e.Launched)), duration(in.StuckAfter))
+			mark, color, what = markFailed, red, fmt.Sprintf("stuck: at work for %s, more than %s", Duration(in.Now.Sub(e.Launched)), Duration(in.StuckAfter))
 		case e.Status == agentrun.Running:
 		case st == "completed":
 			mark, color, what = markDone, green, "done"
@@ -154,7 +183,7 @@ func agentSection(b *strings.Builder, in Input, doc gjson.Result, current string
 			mark, color, what = markPending, dim, "stopped, not checked yet"
 		}
 		if e.Took > 0 && e.Status == agentrun.Stopped {
-			what += " after " + duration(e.Took)
+			what += " after " + Duration(e.Took)
 		}
 		fmt.Fprintf(b, "  %s %-*s  %s\n", p.paint(color, mark), width, name, what)
 	}
@@ -208,7 +237,7 @@ func timeIn(evs []event, initial, current string, active bool, now time.Time) (m
 	spent := map[string]time.Duration{}
 	in, since := "", time.Time{}
 	for _, ev := range evs {
-		if ev.Event == "transition" || ev.Event == "finish" {
+		if ev.Event == "transition" || ev.Event == "rewind" || ev.Event == "finish" {
 			if in != "" && !since.IsZero() {
 				spent[in] += ev.TS.Sub(since)
 			}
@@ -217,7 +246,7 @@ func timeIn(evs []event, initial, current string, active bool, now time.Time) (m
 		switch ev.Event {
 		case "init":
 			in, since = initial, ev.TS
-		case "transition":
+		case "transition", "rewind":
 			in, since = ev.To, ev.TS
 		}
 	}
@@ -267,7 +296,7 @@ func supervisorSection(b *strings.Builder, ss gjson.Result, p painter) {
 			l := label(w)
 			line := fmt.Sprintf("    %s %s%s  %s", p.paint(color, mark), l, strings.Repeat(" ", width-len([]rune(l))), w.Get("status").String())
 			if ms := w.Get("duration_ms").Int(); ms > 0 {
-				line += "  " + duration(time.Duration(ms)*time.Millisecond)
+				line += "  " + Duration(time.Duration(ms)*time.Millisecond)
 			}
 			if out := w.Get("output_path").String(); out != "" {
 				line += "  " + out
@@ -332,7 +361,8 @@ func errorSection(b *strings.Builder, es gjson.Result, evs []event, p painter) {
 	}
 }
 
-func duration(d time.Duration) string {
+// Duration is how flowstate shows a duration to people: 4.2s, 3m07s, 2h05m.
+func Duration(d time.Duration) string {
 	switch {
 	case d < 0:
 		return "0s"

@@ -314,8 +314,8 @@ func TestDuration(t *testing.T) {
 		time.Hour:                             "1h00m",
 		25*time.Hour + 61*time.Second:         "25h01m",
 	} {
-		if got := duration(d); got != want {
-			t.Errorf("duration(%v) = %q, want %q", d, got, want)
+		if got := Duration(d); got != want {
+			t.Errorf("Duration(%v) = %q, want %q", d, got, want)
 		}
 	}
 }

@@ -335,6 +335,9 @@ func (w *Workflow) Update(fn func(tx *Tx) error) error {
 		defer events.Close()
 	}
 	if !bytes.Equal(tx.Checkpoint, data) {
+		if err := refuseCancelled(w.ID, data); err != nil {
+			return err
+		}
 		if len(tx.Checkpoint) > limit.Max {
 			return fail.Invalidf("workflow %s: the checkpoint would grow to %d MiB, over the %d MiB it may hold; keep bulk data in files and their paths in the checkpoint; nothing was written", w.ID, len(tx.Checkpoint)>>20, limit.Max>>20)
 		}
@@ -356,6 +359,23 @@ func (w *Workflow) Update(fn func(tx *Tx) error) error {
 		}
 	}
 	return nil
+}
+
+// refuseCancelled stops every change to a cancelled workflow (exit 3):
+// a person gave it up, and a step still running must not carry on with
+// it. Events (agents that finish later) and logs are still appended.
+func refuseCancelled(id string, doc []byte) error {
+	if gjson.GetBytes(doc, "status").String() != checkpoint.Cancelled {
+		return nil
+	}
+	how := ""
+	if r := gjson.GetManyBytes(doc, "hold.by", "hold.reason"); r[0].String() != "" {
+		how = " by " + r[0].String()
+		if r[1].String() != "" {
+			how += ": " + r[1].String()
+		}
+	}
+	return fail.Refusedf("workflow %s was cancelled%s; it refuses every change: start a new one with sm-init", id, how)
 }
 
 func eventLine(now time.Time, kind string, fields map[string]any) []byte {
@@ -417,6 +437,13 @@ func (w *Workflow) AppendState(pairs [][2]string) error {
 		return err
 	}
 	defer l.Release()
+	// The checkpoint holds the status; a read of it is a few microseconds
+	// of the append's millisecond.
+	if cp, err := os.ReadFile(w.path(checkpointFile)); err == nil {
+		if err := refuseCancelled(w.ID, cp); err != nil {
+			return err
+		}
+	}
 	path := w.path(stateFile)
 	if len(pairs) == 1 {
 		// The header line holds the base; 64 bytes are more than it takes.

@@ -20,6 +20,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/flowstate-dev/flowstate/tests/e2e/standin"
+	"github.com/flowstate-dev/flowstate/tests/internal/protocol"
 )
 
 // drifts are the protocol followed to the letter and each way real
@@ -164,7 +165,7 @@ func (s *scenario) expectDriftHandled(d standin.Drift) {
 		}
 	}
 	for _, text := range contexts {
-		if !names(text) && !strings.Contains(text, " has finished: ") && !strings.Contains(text, " stopped because a step failed: ") {
+		if !names(text) && !strings.Contains(text, " has finished: ") && !strings.Contains(text, " stopped because a step failed: ") && !strings.Contains(text, " is on hold: ") {
 			s.t.Errorf("after a compaction the model was told neither where to continue nor that the command is over: %q", text)
 		}
 	}
@@ -457,6 +458,24 @@ func agentCalls(m *standin.Server) []agentCall {
 		}
 	}
 	return out
+}
+
+// brief is the file an agent call's prompt tells it to read first (the
+// brief its phase's workers share), as it is now.
+func (s *scenario) brief(c agentCall) string {
+	s.t.Helper()
+	path, ok := protocol.ReadFirst(c.Prompt)
+	if !ok {
+		s.t.Fatalf("%s: the prompt names no file to read first:\n%s", c.Persona, c.Prompt)
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(s.Project, path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return string(b)
 }
 
 // expectAgents checks how often each persona was invoked (exactly the

@@ -297,6 +297,80 @@ func TestCompactionTellsTheModelWhereItStands(t *testing.T) {
 	}
 }
 
+// TestAPersonsHoldStopsTheRails: a workflow paused from another shell,
+// waiting at a gate, or cancelled is never pushed on: the Stop hook lets
+// the model stop, and after a compaction the model is told it is on hold,
+// what the user runs, and not to decide for them.
+func TestAPersonsHoldStopsTheRails(t *testing.T) {
+	project := newProject(t, "p")
+	id, _ := started(t, project, "s1", "research-only")
+	shell := func(args ...string) {
+		t.Helper()
+		if r := exe(t, []string{"CLAUDE_PROJECT_DIR=" + project, "PATH=/usr/bin:/bin", "USER=ann"}, "", bin, args...); r.code != 0 {
+			t.Fatalf("flowstate %v: %+v", args, r)
+		}
+	}
+	compacted := func() string {
+		r := hook(t, project, filepath.Join(t.TempDir(), "env"), "session-start", payload(map[string]any{"session_id": "s1", "cwd": project, "source": "compact"}))
+		return gjson.Get(r.stdout, "hookSpecificOutput.additionalContext").String()
+	}
+	if stop(t, project, "s1", false) == "" {
+		t.Fatal("in progress: the model was let stop")
+	}
+	for _, c := range []struct {
+		args []string
+		says []string
+	}{
+		{[]string{"pause", "--reason", "budget review"}, []string{"is on hold", "is paused by ann: budget review", "flowstate unpause --workflow " + id, "do not approve, reject or unpause"}},
+		{[]string{"unpause"}, nil},
+		{[]string{"cancel", "--reason", "superseded", "--workflow", id}, []string{"is on hold", "was cancelled by ann: superseded", "start a new one"}},
+	} {
+		shell(c.args...)
+		if c.says == nil {
+			if stop(t, project, "s1", false) == "" {
+				t.Errorf("after %v the model was let stop mid-command", c.args)
+			}
+			continue
+		}
+		if reason := stop(t, project, "s1", false); reason != "" {
+			t.Errorf("after %v the Stop hook sent the model back: %q", c.args, reason)
+		}
+		ctx := compacted()
+		for _, want := range c.says {
+			if !strings.Contains(ctx, want) {
+				t.Errorf("after %v the compaction context lacks %q: %s", c.args, want, ctx)
+			}
+		}
+		if strings.Contains(ctx, `"## `) {
+			t.Errorf("after %v the compaction context sends the model to a section: %s", c.args, ctx)
+		}
+	}
+
+	// At a gate: --approve-plan, research done, the plan written.
+	project = newProject(t, "q")
+	r := exe(t, []string{"CLAUDE_PROJECT_DIR=" + project, "CLAUDE_CODE_SESSION_ID=s1", "PATH=/usr/bin:/bin"},
+		"--scope full-implementation --approve-plan auth flows", bin, "phase-start", "--command", "orchestrate", "--require-scope")
+	if r.code != 0 {
+		t.Fatalf("phase-start: %+v", r)
+	}
+	id = value(r.stdout, "WORKFLOW_ID")
+	for _, to := range []string{"research", "plan"} {
+		flowstate(t, project, "s1", "sm-transition", to)
+	}
+	if r := exe(t, []string{"CLAUDE_PROJECT_DIR=" + project, "CLAUDE_CODE_SESSION_ID=s1", "PATH=/usr/bin:/bin"}, "", bin, "sm-transition", "implement"); r.code != 6 {
+		t.Fatalf("sm-transition into the gate: %+v", r)
+	}
+	if reason := stop(t, project, "s1", false); reason != "" {
+		t.Errorf("at a gate the Stop hook sent the model back: %q", reason)
+	}
+	ctx := compacted()
+	for _, want := range []string{"waits for your approval to enter implement", "/flowstate:workflow-approve", "do not approve"} {
+		if !strings.Contains(ctx, want) {
+			t.Errorf("at a gate the compaction context lacks %q: %s", want, ctx)
+		}
+	}
+}
+
 // TestHookLatency measures each hook as Claude Code runs it, process
 // start included, with a workflow in progress. The figures are for the
 // record; the bound only catches a hook that hangs.
@@ -312,6 +386,7 @@ func TestHookLatency(t *testing.T) {
 		{"subagent-stop", sub},
 		{"stop", payload(map[string]any{"session_id": "s1", "cwd": project})},
 		{"session-start", payload(map[string]any{"session_id": "s1", "cwd": project, "source": "compact"})},
+		{"user-prompt-submit", payload(map[string]any{"session_id": "s1", "cwd": project, "prompt": "/flowstate:workflow-approve ok"})},
 	} {
 		const n = 15
 		var took []time.Duration

@@ -29,20 +29,31 @@ var printedBy = map[string][]string{
 	"sm-status":    {"WORKFLOW_ID", "COMMAND_NAME", "WORKFLOW_SCOPE", "CURRENT_STATE", "TERMINAL_STATE", "COMPLETED_STATES", "IS_TERMINAL"},
 	"list":         {},
 	"status":       {},
+	"approve":      personKeys,
+	"reject":       personKeys,
 }
 
 // planPrints is what phase-plan prints, and every step that plans after
-// it: the next batch, the sub-supervisor, or the finished workflow.
-var planPrints = []string{"AGENT", "SPEC_DIR", "WORKER_COUNT", "TOPIC_i", "OUTPUT_i", "STATE", "SUPERVISOR",
-	"WORKFLOW_ID", "FINAL_STATE", "ARTIFACTS_DIR", "ARTIFACT_COUNT", "NEXT"}
+// it: the next batch, the sub-supervisor, the finished workflow, or what
+// a person holding the workflow must do (heldKeys).
+var planPrints = append([]string{"AGENT", "SPEC_DIR", "WORKER_COUNT", "TOPIC_i", "OUTPUT_i", "STATE", "SUPERVISOR",
+	"WORKFLOW_ID", "FINAL_STATE", "ARTIFACTS_DIR", "ARTIFACT_COUNT", "NEXT"}, heldKeys...)
+
+// heldKeys are what a step prints when a person holds its workflow
+// (NEXT=stopped); personKeys what approve and reject print.
+var (
+	heldKeys   = []string{"WORKFLOW_ID", "STATUS", "WAITING_FOR", "REVIEW", "MESSAGE"}
+	personKeys = []string{"WORKFLOW_ID", "STATUS", "CURRENT_STATE", "WAITING_FOR"}
+)
 
 // nextBy lists the sections each subcommand can jump to. "supervised" is
-// never printed in sequential mode (/supervise) or in a sub-supervisor.
+// never printed in sequential mode (/supervise) or in a sub-supervisor,
+// "stopped" never in a sub-supervisor (it ends on its signal line).
 var nextBy = map[string][]string{
-	"phase-start":  {"classify", "classified", "work", "supervised", "verify"},
-	"phase-plan":   {"work", "supervised", "verify"},
-	"phase-verify": {"work", "supervised", "verify"},
-	"resume":       {"work", "supervised", "verify"},
+	"phase-start":  {"classify", "classified", "work", "supervised", "verify", "stopped"},
+	"phase-plan":   {"work", "supervised", "verify", "stopped"},
+	"phase-verify": {"work", "supervised", "verify", "stopped"},
+	"resume":       {"work", "supervised", "verify", "stopped"},
 }
 
 var (
@@ -211,7 +222,8 @@ func TestJumpsLand(t *testing.T) {
 				for _, n := range nextBy[m[1]] {
 					supervisorMode := strings.Contains(s.Body, "--supervisor")
 					switch {
-					case n == "supervised" && (sequential || supervisorMode),
+					case n == "stopped" && supervisorMode, // a sub-supervisor ends on its signal line
+						n == "supervised" && (sequential || supervisorMode),
 						n == "classify" && (strings.Contains(s.Body, "--classified") || strings.Contains(s.Body, "--require-scope")),
 						n == "classified" && !strings.Contains(s.Body, "--classified"):
 						continue // never printed in this mode

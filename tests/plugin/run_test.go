@@ -47,6 +47,9 @@ type fakeAgents struct {
 	Classification string // the classifier's JSON
 	FailTestRuns   int    // test-results files reporting a failing test, first N runs
 	Missing        string // a worker whose prompt contains this writes nothing
+	// During runs while a worker works, before it writes: what a person
+	// does from another shell meanwhile.
+	During func(inv invocation)
 }
 
 func newWorld(t *testing.T, agents fakeAgents) *world {
@@ -166,6 +169,9 @@ func (w *world) agent(inv invocation) string {
 	if len(targets) != 1 {
 		w.t.Fatalf("%s: the prompt must name one file to write, names %q:\n%s", inv.Agent, targets, inv.Prompt)
 	}
+	if w.Agents.During != nil {
+		w.Agents.During(inv)
+	}
 	target := targets[0]
 	if !filepath.IsAbs(target) {
 		target = filepath.Join(w.Dir, target) // an agent starts where the session does
@@ -209,6 +215,24 @@ func (a *fakeAgents) content(inv invocation, path string) string {
 		report += "\n## Files Modified\n\n- src/" + strings.ToLower(strings.Fields(topic)[0]) + ".go\n"
 	}
 	return report
+}
+
+// brief is what the worker of inv reads first: the file its prompt's
+// "Read first:" line names, shared by its phase's workers.
+func (w *world) brief(inv invocation) string {
+	w.t.Helper()
+	path, ok := protocol.ReadFirst(inv.Prompt)
+	if !ok {
+		w.t.Fatalf("%s: the prompt names no file to read first:\n%s", inv.Agent, inv.Prompt)
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(w.Dir, path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return string(b)
 }
 
 // agentsInvoked counts invocations per agent.

@@ -304,6 +304,7 @@ var (
 var (
 	writeLine  = regexp.MustCompile("^\\s*(?:[-*]\\s+)?(?:Write|Create|Save)\\b[^:]*:\\s*`?([^\\s`]+)`?\\s*$")
 	returnLine = regexp.MustCompile(`^\s*(?:[-*]\s+)?Return exactly:\s*(.*?)\s*$`)
+	readFirst  = regexp.MustCompile("^\\s*(?:[-*]\\s+)?Read first:\\s*`?([^\\s`]+)`?\\s*$")
 )
 
 // WriteTarget returns the path of a line that tells an agent which file
@@ -324,6 +325,17 @@ func ReturnLine(line string) (string, bool) {
 		return "", false
 	}
 	return strings.Trim(m[1], "`"), true
+}
+
+// ReadFirst returns the file a prompt tells its agent to read first (the
+// brief its phase's workers share), from its "Read first: <path>" line.
+func ReadFirst(prompt string) (string, bool) {
+	for _, line := range strings.Split(prompt, "\n") {
+		if m := readFirst.FindStringSubmatch(line); m != nil {
+			return m[1], true
+		}
+	}
+	return "", false
 }
 
 // Invocation is one Agent tool call a task block expands to.

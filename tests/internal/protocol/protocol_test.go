@@ -153,6 +153,18 @@ func TestKeyValues(t *testing.T) {
 	}
 }
 
+func TestReadFirst(t *testing.T) {
+	for prompt, want := range map[string]string{
+		"Topic: x\nRead first: s/briefs/a.md\nWrite your result to: s/r.md": "s/briefs/a.md",
+		"- Read first: `/abs/b.md`":                                         "/abs/b.md",
+		"Topic: x\nRead the brief: s/a.md":                                  "",
+	} {
+		if got, ok := ReadFirst(prompt); got != want || ok != (want != "") {
+			t.Errorf("ReadFirst(%q) = %q, %v; want %q", prompt, got, ok, want)
+		}
+	}
+}
+
 func TestExpand(t *testing.T) {
 	tk := Task{SubagentType: "a:${AGENT}", Description: "d ${TOPIC_i}", ForEach: "i in 1..${N}", Prompt: "T: ${TOPIC_i}\nW: ${W}"}
 	got, err := tk.Expand(map[string]string{"AGENT": "r", "N": "2", "TOPIC_1": "x", "TOPIC_2": "y", "W": "w"})

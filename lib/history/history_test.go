@@ -1,0 +1,109 @@
+package history
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+const log = `{"ts":"2026-04-01T10:00:00Z","event":"init"}
+{"ts":"2026-04-01T10:00:01Z","event":"transition","from":"initialize","to":"research","reason":"classified"}
+{"ts":"2026-04-01T10:00:02Z","event":"agent_launch","session":"s","agent_type":"research-specialist","worker_id":"research_1"}
+{"ts":"2026-04-01T10:00:03Z","event":"agent_start","session":"s","agent_id":"a1","agent_type":"research-specialist"}
+{"ts":"2026-04-01T10:00:43Z","event":"agent_stop","session":"s","agent_id":"a1","agent_type":"research-specialist","worker_id":"research_1"}
+{"ts":"2026-04-01T10:00:44Z","event":"worker","state":"research","worker_id":"research_1","status":"completed"}
+this line was torn by a crash
+{"ts":"2026-04-01T10:01:00Z","event":"transition","from":"research","to":"plan"}
+{"ts":"2026-04-01T10:02:00Z","event":"gate","state":"implement","from":"plan","message":"Approve the plan"}
+{"ts":"2026-04-01T10:12:00Z","event":"reject","state":"implement","from":"plan","to":"plan","reason":"too vague","by":"ann","via":"shell"}
+{"ts":"2026-04-01T10:12:00Z","event":"rewind","from":"plan","to":"plan","states":["plan"],"reason":"too vague","by":"ann","via":"shell"}
+{"ts":"2026-04-01T10:13:00Z","event":"pause","state":"plan","reason":"lunch\u001b[31m","by":"bob"}
+{"ts":"2026-04-01T11:13:00Z","event":"unpause","state":"plan","by":"bob"}
+{"ts":"2026-04-01T11:14:00Z","event":"gate","state":"implement","from":"plan","message":"Approve the plan"}
+{"ts":"2026-04-01T11:15:30Z","event":"approve","state":"implement","from":"plan","note":"ok","by":"ann","via":"claude-code"}
+{"ts":"2026-04-01T11:15:30Z","event":"transition","from":"plan","to":"implement","reason":"approved by ann"}
+{"ts":"2026-04-01T11:16:00Z","event":"cancel","state":"implement","reason":"wrong repo","by":"ann"}
+{"ts":"2026-04-01T11:16:01Z","event":"custom","b":2,"a":"x"}
+`
+
+func TestParse(t *testing.T) {
+	entries, skipped := Parse([]byte(log))
+	if skipped != 1 {
+		t.Errorf("skipped %d lines, want the torn one", skipped)
+	}
+	type row struct {
+		summary string
+		took    time.Duration // -1: none
+	}
+	want := []row{
+		{"workflow created", -1},
+		{"initialize → research: classified", time.Second},
+		{"research-specialist research_1 launched", -1},
+		{"research-specialist started", -1},
+		{"research-specialist research_1 stopped", 40 * time.Second},
+		{"research worker research_1 recorded completed", -1},
+		{"research → plan", 59 * time.Second},
+		{"waits for approval to enter implement: Approve the plan", -1},
+		{"ann rejected entering implement; back to plan: too vague", 10 * time.Minute},
+		{"ann rewound plan → plan (plan no longer completed): too vague", 11 * time.Minute},
+		{"bob paused it in plan: lunch [31m", -1},
+		{"bob let it go on in plan", time.Hour},
+		{"waits for approval to enter implement: Approve the plan", -1},
+		{"ann approved entering implement: ok", 90 * time.Second},
+		{"plan → implement: approved by ann", time.Hour + 3*time.Minute + 30*time.Second},
+		{"ann cancelled it in implement: wrong repo", -1},
+		{"a=x b=2", -1},
+	}
+	if len(entries) != len(want) {
+		t.Fatalf("%d entries, want %d", len(entries), len(want))
+	}
+	for i, e := range entries {
+		if e.Seq != i+1 {
+			t.Errorf("entry %d: seq %d", i, e.Seq)
+		}
+		if e.Summary != want[i].summary {
+			t.Errorf("entry %d (%s): summary %q, want %q", i+1, e.Event, e.Summary, want[i].summary)
+		}
+		switch {
+		case want[i].took < 0 && e.DurationMs != nil:
+			t.Errorf("entry %d (%s): took %s, want none", i+1, e.Event, e.Duration())
+		case want[i].took >= 0 && (e.DurationMs == nil || e.Duration() != want[i].took):
+			t.Errorf("entry %d (%s): took %v, want %s", i+1, e.Event, e.DurationMs, want[i].took)
+		}
+	}
+}
+
+// TestJSONIsStable: the document's shape is the contract for tools.
+func TestJSONIsStable(t *testing.T) {
+	entries, _ := Parse([]byte(log))
+	b, err := json.Marshal(Document{WorkflowID: "w", Events: entries[4:5]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"workflow_id":"w","events":[{"seq":5,"ts":"2026-04-01T10:00:43Z","event":"agent_stop","summary":"research-specialist research_1 stopped","duration_ms":40000,` +
+		`"fields":{"agent_id":"a1","agent_type":"research-specialist","session":"s","worker_id":"research_1"}}]}`
+	if string(b) != want {
+		t.Errorf("JSON\n%s\nwant\n%s", b, want)
+	}
+}
+
+func TestRender(t *testing.T) {
+	entries, _ := Parse([]byte(log))
+	out := Render(entries[:5])
+	want := "TIME (UTC)           EVENT         TOOK   WHAT\n" +
+		"2026-04-01 10:00:00  init                 workflow created\n" +
+		"2026-04-01 10:00:01  transition    1.0s   initialize → research: classified\n" +
+		"2026-04-01 10:00:02  agent_launch         research-specialist research_1 launched\n" +
+		"2026-04-01 10:00:03  agent_start          research-specialist started\n" +
+		"2026-04-01 10:00:43  agent_stop    40.0s  research-specialist research_1 stopped\n"
+	if out != want {
+		t.Errorf("Render:\n%s\nwant\n%s", out, want)
+	}
+	if strings.Contains(Render(entries), "\x1b") {
+		t.Error("an escape sequence from the log reached the terminal")
+	}
+	if got := Render(nil); got != "no events recorded\n" {
+		t.Errorf("Render(nil) = %q", got)
+	}
+}

@@ -1,0 +1,77 @@
+package orchestrate
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/store"
+)
+
+// What the user typed is theirs; what a model runs is not. The
+// UserPromptSubmit hook records, for each Claude Code session, the slash
+// command the user's latest prompt invoked, and the decisions only a person
+// makes (approve, reject, letting a paused workflow go on) run inside
+// Claude Code only under the prompt that asked for them. A model that
+// decides on its own, in a Bash block or through the Skill tool, is
+// refused. A session with no record (the hooks are not installed) is not
+// checked.
+
+// userShell is what a prompt typed in Claude Code's bash mode ("!cmd")
+// invokes: the user's own shell, where they run what they like.
+const userShell = "!"
+
+type prompt struct {
+	Command string    `json:"command"` // the slash command without its plugin prefix, "!" or ""
+	At      time.Time `json:"at"`
+}
+
+func promptPath(p *store.Project, session string) string {
+	return filepath.Join(p.StateDir, "prompts", session)
+}
+
+// Prompted records what the user's prompt text invoked in session.
+func Prompted(p *store.Project, session, text string, now time.Time) error {
+	if store.ValidID(session) != nil {
+		return nil
+	}
+	path := promptPath(p, session)
+	if err := fsx.EnsureDir(filepath.Dir(path)); err != nil {
+		return err
+	}
+	b, _ := json.Marshal(prompt{Command: invoked(text), At: now.UTC()}) // plain fields always marshal
+	return fsx.WriteFile(path, append(b, '\n'))
+}
+
+// invoked is what a prompt invokes: "/flowstate:workflow-approve ok" and
+// "/workflow-approve ok" the command workflow-approve, "!ls" the user's
+// shell, anything else nothing.
+func invoked(text string) string {
+	text = strings.TrimSpace(text)
+	if strings.HasPrefix(text, userShell) {
+		return userShell
+	}
+	first, _, _ := strings.Cut(text, " ")
+	name, ok := strings.CutPrefix(strings.TrimSpace(first), "/")
+	if !ok {
+		return ""
+	}
+	return strings.TrimPrefix(name, "flowstate:")
+}
+
+// UserAsked reports whether the user's latest prompt in session asked for
+// command (or was their own shell); known is false when nothing was
+// recorded for the session, and then nothing can be said.
+func UserAsked(p *store.Project, session, command string) (asked, known bool) {
+	if session == "" || store.ValidID(session) != nil {
+		return false, false
+	}
+	b, err := fsx.ReadRegular(promptPath(p, session), 4<<10)
+	var pr prompt
+	if err != nil || json.Unmarshal(b, &pr) != nil {
+		return false, false
+	}
+	return pr.Command == command || pr.Command == userShell, true
+}

@@ -1,0 +1,149 @@
+package orchestrate
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/kv"
+	"github.com/flowstate-dev/flowstate/lib/sm"
+	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/supervisor"
+)
+
+// step is a phase step of a command (plan, verify).
+type step func(*store.Workflow, Options) (Output, error)
+
+// guarded runs a phase step unless a person holds the workflow (it waits
+// for approval, is paused, or was cancelled): then the step does nothing
+// and ends the command cleanly, saying why and what the user runs next
+// (NEXT=stopped). A step that brings the workflow to an approval gate
+// ends the same way. This is where every step of a command meets a
+// person's decision, whichever shell it came from.
+// In a sub-supervisor, signal says that the step ends the agent with its
+// signal line (phase-verify).
+func guarded(w *store.Workflow, o Options, signal bool, run step) (Output, error) {
+	if out, ok, err := held(w, o, signal); ok || err != nil {
+		return out, err
+	}
+	if signal {
+		if out, ok, err := rewound(w, o); ok || err != nil {
+			return out, err
+		}
+	}
+	out, err := run(w, o)
+	if fail.Code(err) == fail.Waiting {
+		if held, ok, herr := held(w, o, signal); ok || herr != nil {
+			return held, herr
+		}
+	}
+	return out, err
+}
+
+// Stopped is the section a command ends at when a person holds its
+// workflow.
+const Stopped = "stopped"
+
+// held reports whether a person holds the workflow, and the output that
+// ends the step. In a sub-supervisor the step hands no more work out
+// (phase-plan) or ends the agent (phase-verify's signal line), and the
+// command's own next step stops.
+func held(w *store.Workflow, o Options, signal bool) (out Output, ok bool, err error) {
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return out, false, err
+	}
+	status := gjson.GetBytes(doc, "status").String()
+	if status != checkpoint.Cancelled && !checkpoint.Held(status) {
+		return out, false, nil
+	}
+	msg := HeldMessage(w, doc)
+	if o.Supervisor {
+		if signal {
+			b, _ := json.Marshal(map[string]string{"error": msg})
+			out.Signal = supervisor.SupervisorFailed + ": " + string(b)
+			return out, true, nil
+		}
+		out.add("WORKER_COUNT", 0)
+		out.add("NEXT", "verify")
+		return out, true, nil
+	}
+	out.add("WORKFLOW_ID", w.ID)
+	out.add("STATUS", status)
+	if h := sm.HoldOf(doc); h != nil && h.Kind == sm.HoldApproval {
+		out.add("WAITING_FOR", "approval to enter "+h.State)
+		if review := reviewOf(doc, h); len(review) > 0 {
+			out.add("REVIEW", strings.Join(review, " "))
+		}
+	}
+	out.add("MESSAGE", msg)
+	out.add("NEXT", Stopped)
+	return out, true, nil
+}
+
+// reviewOf lists what a person approves at a gate: the artifacts of the
+// state the workflow waits in.
+func reviewOf(doc []byte, h *sm.Hold) []string {
+	var out []string
+	for _, a := range gjson.GetBytes(doc, "phase_data."+gjson.Escape(h.From)+".artifacts").Array() {
+		out = append(out, a.String())
+	}
+	return out
+}
+
+// HeldMessage is what the user is told about workflow w, whose checkpoint
+// is doc, while a person holds it or once it was cancelled: why, what to
+// review, and what to run; one line, whatever the checkpoint holds. ""
+// when nobody holds it.
+func HeldMessage(w *store.Workflow, doc []byte) string {
+	h := sm.HoldOf(doc)
+	if h == nil {
+		return ""
+	}
+	id := w.ID
+	var msg string
+	switch h.Kind {
+	case sm.HoldApproval:
+		review := ""
+		if r := reviewOf(doc, h); len(r) > 0 {
+			review = " Review " + strings.Join(r, " ") + "."
+		}
+		msg = fmt.Sprintf("Workflow %s waits for your approval to enter %s: %s.%s Approve with /flowstate:workflow-approve [NOTE] (in a terminal: flowstate approve --workflow %s), then continue with /flowstate:workflow-resume; or send it back to %s with /flowstate:workflow-reject REASON (flowstate reject --workflow %s --reason TEXT).",
+			id, h.State, strings.TrimSuffix(h.Message, "."), review, id, sm.RejectsTo(doc, h), id)
+	case sm.HoldPause:
+		msg = fmt.Sprintf("Workflow %s %s. Continue it with /flowstate:workflow-resume (in a terminal: flowstate unpause --workflow %s).", id, h.Sentence(), id)
+	default:
+		msg = fmt.Sprintf("Workflow %s %s; it is finished: start a new one to go on.", id, h.Sentence())
+	}
+	return kv.OneLine(msg)
+}
+
+// rewound answers a verify whose workflow a person rewound since the
+// command's last plan (flowstate rewind from another shell): the workers
+// it would check were taken back, and the state it is in now has handed
+// nothing out yet. The command's verify plans again in the same step; a
+// sub-supervisor ends, and the command's next step plans.
+func rewound(w *store.Workflow, o Options) (out Output, ok bool, err error) {
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return out, false, err
+	}
+	r := gjson.GetManyBytes(doc, "state_machine.current_state", "rewinds.@reverse.0.to")
+	state := r[0].String()
+	if r[1].String() != state || gjson.GetBytes(doc, "phase_data."+gjson.Escape(state)+"."+planKeys[0]).Exists() {
+		return out, false, nil
+	}
+	why := fmt.Sprintf("workflow %s was rewound to %s; its work is handed out again", w.ID, state)
+	if o.Supervisor {
+		b, _ := json.Marshal(map[string]string{"error": why})
+		out.Signal = supervisor.SupervisorFailed + ": " + string(b)
+		return out, true, nil
+	}
+	out, err = Plan(w, o)
+	out.Warnings = append([]string{why}, out.Warnings...)
+	return out, true, err
+}
