@@ -42,6 +42,9 @@ func smCommands(e *env) []*cli.Command {
 			Name:      "sm-transition",
 			Usage:     "move the workflow to STATE if the machine allows it",
 			UsageText: "flowstate sm-transition STATE [--reason TEXT]",
+			Description: "STATE must follow the current state in the machine's table and be on the route of the\n" +
+				"workflow's scope (or the recovery state of one on it, such as debug after test): else exit 3,\n" +
+				"naming the allowed states or the scope's route. Already in STATE: nothing is written.",
 			Flags:     []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why, recorded in the event log"}, workflowFlag()},
 			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, a []string) error {
 				_, err := sm.Transition(w, a[0], c.String("reason"))

@@ -255,15 +255,55 @@ func (m *Machine) Scope(name string) (Scope, error) {
 	return s, nil
 }
 
-// Check decides a transition from current to next for a workflow whose
-// terminal state is terminal. same is true when current == next: the call
-// is idempotent and nothing must be written.
-func (m *Machine) Check(current, next, terminal string) (same bool, err error) {
+// Reach lists the states a workflow of scope s may enter: the states of
+// its route and, for each of them that has one, its recovery state (test
+// -> debug), the one loop a route allows. A state outside it is refused,
+// so that a research-only workflow never implements.
+func (m *Machine) Reach(s Scope) []string {
+	out := slices.Clone(s.Route)
+	for _, st := range s.Route {
+		if r, ok := m.Recovery[st]; ok && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// describeRoute is a scope's route as a person reads it, with its
+// recovery loops: "initialize -> implement -> test -> complete (debug
+// after a failed test)".
+func (m *Machine) describeRoute(s Scope) string {
+	line := strings.Join(s.Route, " -> ")
+	var loops []string
+	for _, st := range s.Route {
+		if r, ok := m.Recovery[st]; ok && !slices.Contains(s.Route, r) {
+			loops = append(loops, r+" after a failed "+st)
+		}
+	}
+	if len(loops) > 0 {
+		line += " (" + strings.Join(loops, ", ") + ")"
+	}
+	return line
+}
+
+// Check decides a transition from current to next for a workflow of the
+// scope named scopeName, whose terminal state is terminal. same is true
+// when current == next: the call is idempotent and nothing must be
+// written. A state off the scope's route is refused (exit 3) even where
+// the transition table has the step.
+func (m *Machine) Check(scopeName, current, next, terminal string) (same bool, err error) {
 	if !m.HasState(next) {
 		return false, fail.Refusedf("unknown state %q; states are: %s", next, strings.Join(m.States(), ", "))
 	}
 	if current == next {
 		return true, nil
+	}
+	scope, err := m.Scope(scopeName)
+	if err != nil {
+		return false, err
+	}
+	if !slices.Contains(m.Reach(scope), next) {
+		return false, fail.Refusedf("state %s is not on the route of scope %s: %s; start a new workflow with a scope that includes %s", next, scopeName, m.describeRoute(scope), next)
 	}
 	if current == terminal || len(m.Transitions[current]) == 0 {
 		return false, fail.Refusedf("workflow is in terminal state %q; no transition out of it is allowed (start a new workflow with sm-init)", current)

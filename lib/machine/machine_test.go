@@ -50,7 +50,7 @@ func TestCheckEveryPair(t *testing.T) {
 	}
 	for _, from := range m.States() {
 		for _, to := range m.States() {
-			same, err := m.Check(from, to, "complete")
+			same, err := m.Check("full-implementation", from, to, "complete")
 			switch {
 			case from == to:
 				if !same || err != nil {
@@ -71,13 +71,62 @@ func TestCheckEveryPair(t *testing.T) {
 
 func TestCheckTerminalOfScope(t *testing.T) {
 	m := Default()
-	_, err := m.Check("research", "plan", "research")
+	_, err := m.Check("research-and-plan", "plan", "research", "plan")
+	if fail.Code(err) != fail.Refused || !strings.Contains(err.Error(), "terminal state") {
+		t.Fatalf("leaving the scope's terminal state: got %v", err)
+	}
+	_, err = m.Check("full-implementation", "research", "plan", "research")
 	if fail.Code(err) != fail.Refused {
 		t.Fatalf("leaving the scope's terminal state: got %v", err)
 	}
-	_, err = m.Check("plan", "nowhere", "complete")
+	_, err = m.Check("full-implementation", "plan", "nowhere", "complete")
 	if fail.Code(err) != fail.Refused {
 		t.Fatalf("unknown state: got %v", err)
+	}
+}
+
+// TestCheckScopeRoutes: a state off the workflow's scope route is refused
+// even where the table has the step; the recovery loop of a state on the
+// route is allowed; the message names the scope and its route.
+func TestCheckScopeRoutes(t *testing.T) {
+	m := Default()
+	tests := []struct {
+		scope, from, to string
+		ok              bool
+	}{
+		{"research-only", "initialize", "research", true},
+		{"research-only", "initialize", "implement", false},
+		{"research-and-plan", "plan", "implement", false},
+		{"research-and-plan", "plan", "debug", false},
+		{"debug-only", "plan", "debug", true},
+		{"debug-only", "plan", "implement", false},
+		{"implement-only", "initialize", "research", false},
+		{"implement-only", "implement", "test", false},
+		{"test-and-debug", "test", "debug", true},
+		{"test-and-debug", "debug", "test", true},
+		{"test-and-debug", "test", "document", false},
+		{"full-implementation", "test", "debug", true},
+		{"full-implementation", "debug", "document", true},
+	}
+	for _, tt := range tests {
+		_, err := m.Check(tt.scope, tt.from, tt.to, m.Scopes[tt.scope].Terminal)
+		switch {
+		case tt.ok && err != nil:
+			t.Errorf("%s: %s -> %s: want allowed, got %v", tt.scope, tt.from, tt.to, err)
+		case !tt.ok && (fail.Code(err) != fail.Refused || !strings.Contains(err.Error(), "not on the route of scope "+tt.scope+": ")):
+			t.Errorf("%s: %s -> %s: want refused naming the scope, got %v", tt.scope, tt.from, tt.to, err)
+		}
+	}
+	_, err := m.Check("research-only", "initialize", "implement", "research")
+	if want := "state implement is not on the route of scope research-only: initialize -> research; start a new workflow with a scope that includes implement"; err == nil || err.Error() != want {
+		t.Errorf("message %q, want %q", err, want)
+	}
+	_, err = m.Check("test-and-debug", "test", "document", "complete")
+	if err == nil || !strings.Contains(err.Error(), "initialize -> implement -> test -> complete (debug after a failed test)") {
+		t.Errorf("message without the recovery loop: %v", err)
+	}
+	if _, err := m.Check("no-such-scope", "initialize", "research", "research"); fail.Code(err) != fail.Invalid {
+		t.Errorf("unknown scope: %v", err)
 	}
 }
 

@@ -168,7 +168,7 @@ func Transition(w *store.Workflow, to, reason string) (changed bool, err error) 
 		doc := tx.Checkpoint
 		from := gjson.GetBytes(doc, pCurrent).String()
 		terminal := gjson.GetBytes(doc, pTerminal).String()
-		same, err := m.Check(from, to, terminal)
+		same, err := m.Check(gjson.GetBytes(doc, pScope).String(), from, to, terminal)
 		if err != nil {
 			return fmt.Errorf("workflow %s: %w", w.ID, err)
 		}
