@@ -1,8 +1,8 @@
 package checkpoint
 
 import (
+	"encoding/json"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -52,13 +52,14 @@ func Merge(doc, patch []byte, now time.Time) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	before := make(map[string]any, len(owned))
+	// As JSON: the merge changes nested objects in place.
+	before := make(map[string]string, len(owned))
 	for _, k := range owned {
-		before[k] = m[k]
+		before[k] = ownedJSON(m, k)
 	}
 	mergeObject(m, p)
 	for _, k := range owned {
-		if !reflect.DeepEqual(before[k], m[k]) {
+		if ownedJSON(m, k) != before[k] {
 			return nil, fail.Invalidf("checkpoint: merge: %s is flowstate's own field and would change; %s", k, ownedHint(k))
 		}
 	}
@@ -75,6 +76,17 @@ func Merge(doc, patch []byte, now time.Time) ([]byte, error) {
 		return nil, fmt.Errorf("checkpoint: merge: %w", err)
 	}
 	return out, nil
+}
+
+// ownedJSON is m[k] as JSON, "" when absent: encoding/json sorts map
+// keys, so equal values encode alike.
+func ownedJSON(m map[string]any, k string) string {
+	v, ok := m[k]
+	if !ok {
+		return ""
+	}
+	b, _ := json.Marshal(v) // decoded JSON always encodes
+	return string(b)
 }
 
 // mergeObject merges src into dst in place.
