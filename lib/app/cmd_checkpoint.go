@@ -213,7 +213,7 @@ func (e *env) checkpointCheck(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("json") {
-		err = e.printLine(checkResult{Valid: len(errs) == 0, Errors: errs, Warnings: warns})
+		e.printf("%s\n", compat.CheckJSON(errs, warns))
 	} else {
 		for _, t := range errs {
 			e.printf("error: %s\n", t)
@@ -222,17 +222,10 @@ func (e *env) checkpointCheck(c *cli.Context) error {
 			e.printf("warning: %s\n", t)
 		}
 	}
-	if err == nil && len(errs) > 0 {
+	if len(errs) > 0 {
 		return fail.Refusedf("checkpoint-check %s: %d error(s) in %s", a[0], len(errs), name)
 	}
-	return err
-}
-
-// checkResult is validate_checkpoint_integrity's JSON.
-type checkResult struct {
-	Valid    bool     `json:"valid"`
-	Errors   []string `json:"errors,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	return nil
 }
 
 func (e *env) checkpointSet(c *cli.Context) error {

@@ -536,27 +536,27 @@ func migrateClassification(sm map[string]any, scope string) error {
 	return nil
 }
 
-// NormalizeComplexity is sm_init's normalize_complexity: non-numeric → 2,
-// 1-4 kept, else a 0-100 score bucketed (<30 → 1, <50 → 2, <70 → 3, else 4),
-// decimals truncated.
+// NormalizeComplexity is sm_init's normalize_complexity, the one copy
+// of its rule: decimals cut off, then anything but digits → 2, 1-4 kept,
+// else a 0-100 score bucketed (<30 → 1, <50 → 2, <70 → 3, else 4).
 func NormalizeComplexity(v any) json.Number {
-	var f float64
+	var s string
 	switch x := v.(type) {
 	case json.Number:
-		var err error
-		if f, err = x.Float64(); err != nil {
-			return "2"
-		}
+		s = x.String()
 	case string:
-		var err error
-		if f, err = strconv.ParseFloat(strings.TrimSpace(x), 64); err != nil {
-			return "2"
-		}
+		s = x
 	default:
 		return "2"
 	}
-	n := int64(f)
+	s, _, _ = strings.Cut(s, ".")
+	if !isDigits(s) {
+		return "2"
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
 	switch {
+	case err != nil: // more digits than an int64: a score past 70
+		return "4"
 	case n >= 1 && n <= 4:
 		return json.Number(strconv.FormatInt(n, 10))
 	case n < 30:

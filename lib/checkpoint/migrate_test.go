@@ -250,7 +250,11 @@ func TestInferScopeAndTerminal(t *testing.T) {
 	if got := NormalizeComplexity(json.Number("4.9")); got != "4" {
 		t.Errorf("NormalizeComplexity(4.9) = %s", got)
 	}
-	for in, want := range map[string]json.Number{"0": "1", "29": "1", "30": "2", "69": "3", "70": "4", "abc": "2"} {
+	for in, want := range map[string]json.Number{
+		"0": "1", "1": "1", "4": "4", "04": "4", "08": "1", "3.7": "3", "29": "1", "30": "2", "49": "2", "50": "3",
+		"69": "3", "70": "4", "1000": "4", "99999999999999999999999": "4",
+		"abc": "2", "": "2", "-5": "2", "+3": "2", " 3": "2", "1e2": "2", ".5": "2",
+	} {
 		if got := NormalizeComplexity(in); got != want {
 			t.Errorf("NormalizeComplexity(%q) = %s, want %s", in, got, want)
 		}

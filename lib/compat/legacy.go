@@ -309,7 +309,7 @@ func checkIteration(root gjson.Result, stat Stat) (errs, warns []string) {
 	case it.Int() > maxIt:
 		errs = append(errs, fmt.Sprintf("iteration %d exceeds max_iterations %d", it.Int(), maxIt))
 	}
-	if cc := root.Get("continuation_context").String(); cc != "" && !exists(stat, cc) {
+	if cc := root.Get("continuation_context").String(); cc != "" && !fileExists(stat, cc) {
 		warns = append(warns, "continuation_context file not found: "+cc)
 	}
 	if wr := root.Get("work_remaining"); wr.Exists() && wr.Type != gjson.Null && wr.Type != gjson.String && !wr.IsArray() {
@@ -321,7 +321,7 @@ func checkIteration(root gjson.Result, stat Stat) (errs, warns []string) {
 	switch p := root.Get("plan_path").String(); {
 	case p == "":
 		errs = append(errs, "plan_path is missing")
-	case !exists(stat, p):
+	case !fileExists(stat, p):
 		errs = append(errs, "plan file not found: "+p)
 	}
 	return errs, warns
@@ -333,7 +333,7 @@ func checkOperation(root gjson.Result, stat Stat) (errs, warns []string) {
 			errs = append(errs, "Missing required field: "+k)
 		}
 	}
-	if p := root.Get("plan_path").String(); p != "" && !exists(stat, p) {
+	if p := root.Get("plan_path").String(); p != "" && !fileExists(stat, p) {
 		warns = append(warns, "Plan file not found: "+p)
 	}
 	return errs, warns
@@ -341,7 +341,7 @@ func checkOperation(root gjson.Result, stat Stat) (errs, warns []string) {
 
 func notNull(r gjson.Result) bool { return r.Exists() && r.Type != gjson.Null }
 
-func exists(stat Stat, path string) bool {
+func fileExists(stat Stat, path string) bool {
 	_, ok := stat(path)
 	return ok
 }
