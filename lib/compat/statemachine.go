@@ -182,8 +182,12 @@ func (c *call) transition(args []string, patch []byte) int {
 		case patch != nil: // sm_transition_with_checkpoint FROM TO JSON
 			return c.fail(1, "%q is not a state of workflow %s (states: %s)%s", args[1], w.ID, strings.Join(m.States(), ", "), didYouMean(like))
 		case like != "":
+			from := args[0]
+			if s := resembles(from, m.States()); !m.HasState(from) && s != "" {
+				from = s
+			}
 			return c.fail(1, "%q is not a state of workflow %s but reads like %q: for FROM TO write two states (%s %s %s); for a reason, give a phrase (%s %s \"reason: %s\")",
-				args[1], w.ID, like, c.name, args[0], like, c.name, args[0], args[1])
+				args[1], w.ID, like, c.name, from, like, c.name, args[0], args[1])
 		default:
 			reason = args[1]
 		}
