@@ -131,7 +131,7 @@ func TestChosenIDAcrossBlocks(t *testing.T) {
 	}
 }
 
-// TestSmInitForms: the seeds' forms and the library's, each as they
+// TestSmInitForms: the design's forms and the library's, each as they
 // describe it, and every other call refused with the forms to use.
 func TestSmInitForms(t *testing.T) {
 	tests := []struct {
@@ -274,7 +274,7 @@ func TestTransitionForms(t *testing.T) {
 	}
 }
 
-// TestLoadForms: load_workflow_state's codes, and seed 003's KEY form.
+// TestLoadForms: load_workflow_state's codes, and the design's KEY form.
 func TestLoadForms(t *testing.T) {
 	dir := newProject(t)
 	b := start(t, dir, "s")
@@ -318,9 +318,9 @@ func TestAppendDerived(t *testing.T) {
 	}
 }
 
-// TestSeed003Checkpoints: save_checkpoint COMMAND JSON, load_checkpoint
+// TestDesignCheckpoints: save_checkpoint COMMAND JSON, load_checkpoint
 // and update_checkpoint work on the workflow of that command.
-func TestSeed003Checkpoints(t *testing.T) {
+func TestDesignCheckpoints(t *testing.T) {
 	b := start(t, newProject(t), "s")
 	b.call("save_checkpoint", "coordinate", `{"state": "planning", "phases": {"research": {"completed": true}}}`).must(t, 0)
 	b.call("update_checkpoint", "coordinate", "topic_path", "specs/042").must(t, 0)

@@ -15,7 +15,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
-// The functions of checkpoint-utils.sh, and seed 003's checkpoint
+// The functions of checkpoint-utils.sh, and the design's checkpoint
 // functions. checkpoint-utils.sh wrote a new file per save; here every
 // checkpoint is the workflow's one checkpoint.json, so writes are locked
 // and validated and nothing is lost to a 1-second id or a fixed temp
@@ -139,7 +139,7 @@ func (c *call) saved(typ, project string) (*store.Workflow, []byte, error) {
 }
 
 // save_checkpoint TYPE PROJECT [STATE_JSON]: merge the state (or stdin)
-// into the workflow's checkpoint and print its path. Seed 003's
+// into the workflow's checkpoint and print its path. The design's
 // save_checkpoint COMMAND JSON merges JSON into the checkpoint instead.
 func saveCheckpoint(c *call) int {
 	if len(c.args) == 2 && isObject(c.args[1]) {
@@ -174,8 +174,8 @@ func (c *call) saveState(typ, project string, state []byte) int {
 	return 0
 }
 
-// commandWorkflow is the shell's workflow when it runs command: seed
-// 003 kept one checkpoint per command.
+// commandWorkflow is the shell's workflow when it runs command: the
+// design kept one checkpoint per command.
 func (c *call) commandWorkflow(command string) (*store.Workflow, []byte, error) {
 	w, err := c.workflow()
 	if err != nil {
@@ -211,7 +211,7 @@ func (c *call) mergeCommand(command string, patch []byte) int {
 	return 0
 }
 
-// load_checkpoint COMMAND (seed 003): print the checkpoint of the
+// load_checkpoint COMMAND (the design's): print the checkpoint of the
 // workflow running COMMAND; 1 when it runs another.
 func loadCheckpoint(c *call) int {
 	if c.arg(0) == "" {
@@ -225,7 +225,7 @@ func loadCheckpoint(c *call) int {
 	return 0
 }
 
-// update_checkpoint COMMAND KEY VALUE (seed 003): set the top-level KEY
+// update_checkpoint COMMAND KEY VALUE (the design's): set the top-level KEY
 // to the string VALUE, as its jq did.
 func updateCheckpoint(c *call) int {
 	if len(c.args) != 3 || c.args[1] == "" {

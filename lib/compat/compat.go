@@ -41,7 +41,7 @@ const (
 	libPersistence = "state-persistence.sh"
 	libMachine     = "workflow-state-machine.sh"
 	libCheckpoints = "checkpoint-utils.sh"
-	libSeeds       = "the design documents"
+	libDesign      = "the design documents"
 	libFlowstate   = "flowstate"
 )
 
@@ -105,12 +105,12 @@ var functions = []function{
 	{"save_iteration_checkpoint", libCheckpoints, nil, saveIterationCheckpoint},
 	{"migrate_checkpoint_format", libCheckpoints, nil, migrateCheckpointFormat},
 
-	{"sm_transition_with_checkpoint", libSeeds, nil, smTransitionWithCheckpoint},
-	{"load_checkpoint", libSeeds, nil, loadCheckpoint},
-	{"update_checkpoint", libSeeds, nil, updateCheckpoint},
-	{"sm_init_with_classification", libSeeds, nil, smInitWithClassification},
-	{"sm_save_with_classification", libSeeds, nil, smSave},
-	{"sm_load_with_classification", libSeeds, nil, smLoad},
+	{"sm_transition_with_checkpoint", libDesign, nil, smTransitionWithCheckpoint},
+	{"load_checkpoint", libDesign, nil, loadCheckpoint},
+	{"update_checkpoint", libDesign, nil, updateCheckpoint},
+	{"sm_init_with_classification", libDesign, nil, smInitWithClassification},
+	{"sm_save_with_classification", libDesign, nil, smSave},
+	{"sm_load_with_classification", libDesign, nil, smLoad},
 
 	{"sm_finish", libFlowstate, nil, smFinish},
 }

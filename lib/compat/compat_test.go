@@ -55,16 +55,15 @@ var reference = []string{
 	"save_iteration_checkpoint", "migrate_checkpoint_format",
 }
 
-// seeds are the functions the design documents call that the libraries
-// lack (seed 003's transition with checkpoint and checkpoint functions,
-// seed 004's names), and flowstate's sm_finish.
-var seeds = []string{
+// designs are the functions the design documents call that the libraries
+// lack (docs/migrating-from-bash.md), and flowstate's sm_finish.
+var designs = []string{
 	"sm_transition_with_checkpoint", "load_checkpoint", "update_checkpoint", "sm_init_with_classification",
 	"sm_save_with_classification", "sm_load_with_classification", "sm_finish",
 }
 
 // TestFunctions: eval-ing the script defines exactly the reference
-// functions, the seeds' and the dispatcher, each (but the dispatcher)
+// functions, the design's and the dispatcher, each (but the dispatcher)
 // one call of it.
 func TestFunctions(t *testing.T) {
 	out, _, err := bash(t, "compgen -A function")
@@ -72,7 +71,7 @@ func TestFunctions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defined := strings.Fields(out)
-	want := append(append(slices.Clone(reference), seeds...), "_flowstate_call")
+	want := append(append(slices.Clone(reference), designs...), "_flowstate_call")
 	slices.Sort(defined)
 	slices.Sort(want)
 	if !slices.Equal(defined, want) {

@@ -122,7 +122,7 @@ func initWorkflowState(c *call) int {
 // workflow's variables in the shell. 0 loaded (or chosen and not yet
 // started); 1 none, IS_FIRST_BLOCK=true (ID is then chosen, as
 // init_workflow_state does); 2 none; 3 unreadable or a REQUIRED_VAR
-// empty. Seed 003's load_workflow_state KEY prints one value instead.
+// empty. The design's load_workflow_state KEY prints one value instead.
 func loadWorkflowState(c *call) int {
 	p, err := c.proj()
 	if err != nil {
@@ -209,7 +209,7 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
-// loadKey is seed 003's load_workflow_state KEY: print the value.
+// loadKey is the design's load_workflow_state KEY: print the value.
 func loadKey(c *call, key string) int {
 	w, err := c.workflow()
 	if err != nil {
@@ -229,7 +229,7 @@ func loadKey(c *call, key string) int {
 
 // checkDerived splits off the pairs naming a variable flowstate derives
 // from the checkpoint: one with the derived value changes nothing (the
-// seeds append CURRENT_STATE after sm_init) and is dropped; one with
+// design documents append CURRENT_STATE after sm_init) and is dropped; one with
 // another value would be silently ignored, so it is refused, an error
 // each.
 func checkDerived(w *store.Workflow, pairs [][2]string) (keep [][2]string, refused []error, err error) {

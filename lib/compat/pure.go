@@ -27,7 +27,7 @@ var (
 	// namedCheckpoint is a name save_json_checkpoint takes: it becomes a
 	// key of phase_data.named.
 	namedCheckpoint = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
-	// keyForm is the one argument of seed 003's load_workflow_state KEY:
+	// keyForm is the one argument of the design's load_workflow_state KEY:
 	// an upper-case variable name, which no generated workflow id is.
 	keyForm = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 )
@@ -169,6 +169,6 @@ func jsonText(v any) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// isObject reports whether s, trimmed, starts a JSON object: seed 003's
+// isObject reports whether s, trimmed, starts a JSON object: the design's
 // save_checkpoint COMMAND JSON against the original's TYPE PROJECT.
 func isObject(s string) bool { return strings.HasPrefix(strings.TrimSpace(s), "{") }

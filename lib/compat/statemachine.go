@@ -22,7 +22,7 @@ import (
 
 const smInitUsage = "sm_init DESCRIPTION COMMAND [CLASSIFICATION_JSON], or sm_init DESCRIPTION COMMAND WORKFLOW_TYPE RESEARCH_COMPLEXITY RESEARCH_TOPICS_JSON"
 
-// sm_init DESCRIPTION COMMAND [CLASSIFICATION_JSON] (the seeds' form)
+// sm_init DESCRIPTION COMMAND [CLASSIFICATION_JSON] (the design's form)
 // or sm_init DESCRIPTION COMMAND WORKFLOW_TYPE RESEARCH_COMPLEXITY
 // RESEARCH_TOPICS_JSON (the library's, which prints the normalised
 // complexity): start the workflow with the shell's (or the session's
@@ -38,7 +38,7 @@ func smInit(c *call) int {
 }
 
 // sm_init_with_classification DESCRIPTION COMMAND WORKFLOW_TYPE
-// RESEARCH_COMPLEXITY RESEARCH_TOPICS_JSON (seed 004's name for the
+// RESEARCH_COMPLEXITY RESEARCH_TOPICS_JSON (the design's name for the
 // library's five-argument sm_init).
 func smInitWithClassification(c *call) int {
 	if len(c.args) != 5 || c.args[2] == "" || c.args[3] == "" || c.args[4] == "" {
@@ -54,7 +54,7 @@ func smInitWithClassification(c *call) int {
 	return 0
 }
 
-// classification is what sm_init's seed form starts with: the JSON the
+// classification is what sm_init's design form starts with: the JSON the
 // classifier agent answered (validated as sm-init --classification
 // does), else the description classified by flowstate's offline
 // classifier, the library's own classifier doing what the original's
@@ -136,7 +136,7 @@ func (c *call) again(p *store.Project, ip sm.InitParams) (*store.Workflow, error
 	return w, nil
 }
 
-// sm_transition STATE [REASON], or seed 003's sm_transition FROM TO.
+// sm_transition STATE [REASON], or the design's sm_transition FROM TO.
 func smTransition(c *call) int {
 	if len(c.args) < 1 || len(c.args) > 2 || c.args[0] == "" {
 		return c.usage("sm_transition STATE [REASON], or sm_transition FROM TO")
