@@ -194,21 +194,28 @@ func (c *call) commandWorkflow(command string) (*store.Workflow, []byte, error) 
 // mergeCommand merges patch into the checkpoint of command's workflow.
 func (c *call) mergeCommand(command string, patch []byte) int {
 	if err := checkpoint.CheckMerge(patch); err != nil {
-		return c.failErr(err)
+		return c.failErr(err) // before reading the workflow
 	}
 	w, _, err := c.commandWorkflow(command)
-	if err != nil {
-		return c.failErr(err)
+	if err == nil {
+		err = merge(w, patch)
 	}
-	err = w.Update(func(tx *store.Tx) error {
-		var err error
-		tx.Checkpoint, err = checkpoint.Merge(tx.Checkpoint, patch, tx.Now)
-		return err
-	})
 	if err != nil {
 		return c.failErr(err)
 	}
 	return 0
+}
+
+// merge merges patch into w's checkpoint, in one locked write.
+func merge(w *store.Workflow, patch []byte) error {
+	if err := checkpoint.CheckMerge(patch); err != nil {
+		return err
+	}
+	return w.Update(func(tx *store.Tx) error {
+		var err error
+		tx.Checkpoint, err = checkpoint.Merge(tx.Checkpoint, patch, tx.Now)
+		return err
+	})
 }
 
 // load_checkpoint COMMAND (the design's): print the checkpoint of the

@@ -43,8 +43,9 @@ func (c *call) answerAll(w *store.Workflow) error {
 		st.Set(k, v)
 	}
 	// answerMachine gives these their original form.
-	delete(st.Values, "COMPLETED_STATES")
-	delete(st.Values, "COMPLETED_STATES_COUNT")
+	for _, k := range []string{"CURRENT_STATE", "TERMINAL_STATE", "COMPLETED_STATES", "COMPLETED_STATES_COUNT"} {
+		delete(st.Values, k)
+	}
 	warnings, err := st.WriteLoad(&c.answer, statefile.LoadOptions{Export: true, Getenv: c.Getenv, Own: sm.IsDerived})
 	for _, warning := range warnings {
 		c.warn("workflow %s state: %s", w.ID, warning)
@@ -58,14 +59,16 @@ func (c *call) answerAll(w *store.Workflow) error {
 }
 
 // answerMachine hands the shell the state machine's variables as the
-// original kept them: CURRENT_STATE, TERMINAL_STATE, COMPLETED_STATES (an
-// array of the states entered), COMPLETED_STATES_COUNT, COMPLETED_STATE_i
-// and a STATE_* constant per state.
+// original kept them: CURRENT_STATE (shown), TERMINAL_STATE,
+// COMPLETED_STATES (an array of the states entered),
+// COMPLETED_STATES_COUNT, COMPLETED_STATE_i and a STATE_* constant per
+// state.
 func (c *call) answerMachine(doc []byte, m *machine.Machine) {
 	st := sm.StatusOf("", doc)
-	c.set("CURRENT_STATE", st.CurrentState, true)
+	cur := shown(st, m)
+	c.set("CURRENT_STATE", cur, true)
 	c.set("TERMINAL_STATE", st.TerminalState, true)
-	done := entered(st.CompletedStates, st.CurrentState, m.Initial)
+	done := entered(st.CompletedStates, cur, m.Initial)
 	c.setArray("COMPLETED_STATES", done)
 	c.set("COMPLETED_STATES_COUNT", strconv.Itoa(len(done)), true)
 	for i, s := range done {

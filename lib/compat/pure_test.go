@@ -4,6 +4,9 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/flowstate-dev/flowstate/lib/machine"
+	"github.com/flowstate-dev/flowstate/lib/sm"
 )
 
 func TestPhases(t *testing.T) {
@@ -130,6 +133,42 @@ func TestBulkKey(t *testing.T) {
 	for k, want := range map[string]bool{"A": true, "A_1": true, "_A": true, "a": false, "1A": false, "A-B": false, "": false} {
 		if bulkKey(k) != want {
 			t.Errorf("bulkKey(%q) = %v", k, !want)
+		}
+	}
+}
+
+// TestLastTransition: a scope that ends before complete ends there the
+// way flowstate finishes a workflow; the original's view shows it in
+// complete.
+func TestLastTransition(t *testing.T) {
+	m := machine.Default()
+	if got := final(m); got != "complete" {
+		t.Errorf("final = %q", got)
+	}
+	two := &machine.Machine{Transitions: map[string][]string{"a": {"b", "c"}, "b": {}, "c": {}}}
+	if got := final(two); got != "" {
+		t.Errorf("final of a machine with two ends = %q", got)
+	}
+	for _, tc := range []struct {
+		status, current, terminal, to string
+		finishing                     bool
+		shown                         string
+	}{
+		{"in_progress", "plan", "plan", "complete", true, "plan"},
+		{"in_progress", "research", "plan", "complete", false, "research"},
+		{"in_progress", "plan", "plan", "implement", false, "plan"},
+		{"complete", "plan", "plan", "complete", true, "complete"},
+		{"failed", "plan", "plan", "complete", false, "plan"},
+		{"abandoned", "research", "plan", "complete", false, "research"},
+		{"complete", "complete", "complete", "complete", false, "complete"},
+		{"in_progress", "document", "complete", "complete", false, "document"},
+	} {
+		st := sm.Status{Status: tc.status, CurrentState: tc.current, TerminalState: tc.terminal}
+		if got := finishing(st, m, tc.to); got != tc.finishing {
+			t.Errorf("finishing(%+v, %s) = %v", st, tc.to, got)
+		}
+		if got := shown(st, m); got != tc.shown {
+			t.Errorf("shown(%+v) = %s, want %s", st, got, tc.shown)
 		}
 	}
 }

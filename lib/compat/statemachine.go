@@ -172,13 +172,11 @@ func (c *call) transition(args []string, patch []byte) int {
 	if err != nil {
 		return c.failErr(err)
 	}
-	to, reason := args[0], ""
-	var opts []sm.Option
+	to, from, reason := args[0], "", ""
 	if len(args) == 2 {
 		switch like := resembles(args[1], m.States()); {
 		case m.HasState(args[1]):
-			to = args[1]
-			opts = append(opts, sm.From(args[0]))
+			from, to = args[0], args[1]
 		case patch != nil: // sm_transition_with_checkpoint FROM TO JSON
 			return c.fail(1, "%q is not a state of workflow %s (states: %s)%s", args[1], w.ID, strings.Join(m.States(), ", "), didYouMean(like))
 		case like != "":
@@ -195,18 +193,84 @@ func (c *call) transition(args []string, patch []byte) int {
 	if !m.HasState(to) {
 		return c.fail(1, "%q is not a state of workflow %s (states: %s)%s", to, w.ID, strings.Join(m.States(), ", "), didYouMean(resembles(to, m.States())))
 	}
-	if patch != nil {
-		opts = append(opts, sm.WithCheckpoint(patch))
-	}
-	if _, err := sm.Transition(w, to, reason, opts...); err != nil {
-		return c.failErr(err)
-	}
 	doc, err := w.ReadCheckpoint()
 	if err != nil {
 		return c.failErr(err)
 	}
-	c.answerMachine(doc, m)
-	return 0
+	st := sm.StatusOf(w.ID, doc)
+	if cur := shown(st, m); !checkpoint.Active(st.Status) && to != cur {
+		return c.fail(1, "workflow %s is finished (%s, in %s); start a new one with sm_init", w.ID, st.Status, cur)
+	}
+	if finishing(st, m, to) {
+		err = c.finish(w, st, m, from, to, patch)
+	} else {
+		var opts []sm.Option
+		if from != "" {
+			opts = append(opts, sm.From(from))
+		}
+		if patch != nil {
+			opts = append(opts, sm.WithCheckpoint(patch))
+		}
+		_, err = sm.Transition(w, to, reason, opts...)
+	}
+	if err != nil {
+		return c.failErr(err)
+	}
+	return c.answerMachineOf(w)
+}
+
+// finishing reports whether a transition to `to` is the original's last
+// one, which flowstate makes by finishing the workflow: to the final
+// state (complete) from the terminal state of a scope that ends before
+// it (research-and-plan ends at plan), or again once finished so.
+func finishing(st sm.Status, m *machine.Machine, to string) bool {
+	f := final(m)
+	if f == "" || to != f || st.CurrentState == f {
+		return false
+	}
+	return st.Status == "complete" || checkpoint.Active(st.Status) && st.CurrentState == st.TerminalState
+}
+
+// finish is that last transition: FROM checked as sm-transition --from
+// does, patch merged, the workflow finished as complete (each a locked
+// write, each changing nothing when the block runs again).
+func (c *call) finish(w *store.Workflow, st sm.Status, m *machine.Machine, from, to string, patch []byte) error {
+	if cur := shown(st, m); from != "" && from != cur && cur != to {
+		return fmt.Errorf("workflow %s is in %q, not %q: refusing %s -> %s", w.ID, cur, from, from, to)
+	}
+	if patch != nil {
+		if err := merge(w, patch); err != nil {
+			return err
+		}
+	}
+	if st.Status == "complete" {
+		return nil
+	}
+	return sm.Finish(w, "complete")
+}
+
+// final is the machine's one state with no way out (complete), or "".
+func final(m *machine.Machine) string {
+	f := ""
+	for _, s := range m.States() {
+		if len(m.Transitions[s]) == 0 {
+			if f != "" {
+				return ""
+			}
+			f = s
+		}
+	}
+	return f
+}
+
+// shown is the state the original would show: a workflow finished as
+// complete short of the final state is in the final state, where the
+// original's last transition took it.
+func shown(st sm.Status, m *machine.Machine) string {
+	if f := final(m); f != "" && st.Status == "complete" {
+		return f
+	}
+	return st.CurrentState
 }
 
 func didYouMean(state string) string {
@@ -271,11 +335,11 @@ func printStatus(get func(st sm.Status, m *machine.Machine) string) func(c *call
 }
 
 var (
-	smCurrentState = printStatus(func(st sm.Status, _ *machine.Machine) string { return st.CurrentState })
+	smCurrentState = printStatus(shown)
 	smGetScope     = printStatus(func(st sm.Status, _ *machine.Machine) string { return st.Scope })
 	// The original counted the states entered.
 	smGetCompletedCount = printStatus(func(st sm.Status, m *machine.Machine) string {
-		return strconv.Itoa(len(entered(st.CompletedStates, st.CurrentState, m.Initial)))
+		return strconv.Itoa(len(entered(st.CompletedStates, shown(st, m), m.Initial)))
 	})
 )
 
@@ -285,7 +349,7 @@ func smIsTerminal(c *call) int {
 	if err != nil {
 		return c.failErr(err)
 	}
-	if st.IsTerminal || len(m.Transitions[st.CurrentState]) == 0 {
+	if st.IsTerminal || len(m.Transitions[shown(st, m)]) == 0 {
 		return 0
 	}
 	return 1
@@ -388,12 +452,13 @@ func smExecute(c *call) int {
 	if err != nil {
 		return c.failErr(err)
 	}
-	handler := "execute_" + st.CurrentState + "_phase"
+	cur := shown(st, m)
+	handler := "execute_" + cur + "_phase"
 	switch {
 	case c.funcs[handler]:
 		c.run(handler)
 		return 0
-	case len(m.Transitions[st.CurrentState]) == 0:
+	case len(m.Transitions[cur]) == 0:
 		return 0
 	}
 	return c.fail(1, "no handler %s defined", handler)
