@@ -361,3 +361,24 @@ func TestValidateVariables(t *testing.T) {
 	b.call("validate_library_functions", "error-handling").must(t, 1)
 	b.call("validate_library_functions", "workflow-state-machine").must(t, 0)
 }
+
+// TestNamedJSON: save_json_checkpoint keeps validated JSON that
+// load_json_checkpoint gives back as JSON; never saved is {}.
+func TestNamedJSON(t *testing.T) {
+	b := start(t, newProject(t), "s")
+	for value, want := range map[string]string{`{"workers": 3}`: `{"workers":3}`, `"text"`: `"text"`, `[1, 2]`: `[1,2]`} {
+		b.call("save_json_checkpoint", "n", value).must(t, 0)
+		if r := b.call("load_json_checkpoint", "n").must(t, 0); r.stdout != want+"\n" {
+			t.Errorf("%s came back as %q", value, r.stdout)
+		}
+	}
+	if r := b.call("load_json_checkpoint", "never").must(t, 0); r.stdout != "{}\n" {
+		t.Errorf("never saved: %q", r.stdout)
+	}
+	b.call("save_json_checkpoint", "n", "{bad").must(t, 1)
+	b.call("save_json_checkpoint", "../x", "{}").must(t, 1)
+	b.call("save_classification_checkpoint", b.shellID, classification).must(t, 0)
+	if r := b.call("load_classification_checkpoint", b.shellID).must(t, 0); !strings.Contains(r.stdout, `"workflow_type":"research-and-plan"`) {
+		t.Errorf("classification: %q", r.stdout)
+	}
+}

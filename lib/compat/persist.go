@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/pretty"
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
@@ -373,7 +374,8 @@ func setPath(w *store.Workflow, path string, value []byte) error {
 	})
 }
 
-// load_json_checkpoint NAME: print it, or {} when never saved.
+// load_json_checkpoint NAME: print it (compact JSON), or {} when never
+// saved.
 func loadJSONCheckpoint(c *call) int {
 	name := c.arg(0)
 	if !namedCheckpoint.MatchString(name) {
@@ -388,7 +390,7 @@ func loadJSONCheckpoint(c *call) int {
 		return c.failErr(err)
 	}
 	if raw, ok, _ := checkpoint.Get(doc, namedPath(name)); ok {
-		c.print(checkpoint.Display(raw))
+		c.print(string(pretty.Ugly([]byte(raw)))) // JSON, as saved: a string keeps its quotes
 	} else {
 		c.print("{}")
 	}
