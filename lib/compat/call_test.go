@@ -382,3 +382,46 @@ func TestNamedJSON(t *testing.T) {
 		t.Errorf("classification: %q", r.stdout)
 	}
 }
+
+// TestStateEdges: what the originals did differently at the edges of
+// state persistence (docs/migrating-from-bash.md, "State").
+func TestStateEdges(t *testing.T) {
+	dir := newProject(t)
+	b := start(t, dir, "s")
+	b.call("append_workflow_state", "REPORTS", `["a.md", "b.md"]`).must(t, 0) // no JSON guard
+	if r := b.call("append_workflow_state", "PATH", "/evil").must(t, 1); !strings.Contains(r.stderr, "reserved") {
+		t.Errorf("a reserved key: %q", r.stderr)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b.call("validate_state_file", empty).must(t, 0)
+	b.call("validate_state_file", dir).must(t, 1)
+	b.call("validate_state_file", filepath.Join(dir, "none")).must(t, 1)
+	b.vars = map[string]string{"STATE_FILE": filepath.Join(dir, ".claude/state/workflows", b.shellID, "state")}
+	b.call("validate_state_file_path", b.shellID).must(t, 0)
+	b.call("validate_state_file_path", "other").must(t, 1)
+	b.call("validate_state_file_path", "other", "").must(t, 0)
+
+	// Without a session, the chosen id is this shell's only, and it says so.
+	lone := block{t: t, dir: dir}
+	if r := lone.call("init_workflow_state", "solo_1").must(t, 0); !strings.Contains(r.stderr, "known only to this shell") {
+		t.Errorf("no session: %q", r.stderr)
+	}
+	lone.shellID = "solo_1"
+	if r := lone.call("init_workflow_state", "solo_1").must(t, 0); r.stderr != "" {
+		t.Errorf("the shell knows it: %q", r.stderr)
+	}
+	lone.call("init_workflow_state", "bad/id").must(t, 1)
+
+	// A damaged checkpoint is reported, never overwritten.
+	cp := filepath.Join(dir, ".claude/state/workflows", b.shellID, "checkpoint.json")
+	if err := os.WriteFile(cp, []byte("{torn"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b.call("load_workflow_state").must(t, 3)
+	if got, _ := os.ReadFile(cp); string(got) != "{torn" {
+		t.Errorf("the damaged checkpoint was changed: %q", got)
+	}
+}

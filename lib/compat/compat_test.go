@@ -80,6 +80,11 @@ func TestFunctions(t *testing.T) {
 	if len(functions) != len(want)-1 {
 		t.Errorf("the table has %d functions, want %d", len(functions), len(want)-1)
 	}
+	// Evaluated twice: nothing is readonly. Not exported: a child bash
+	// evaluates compat itself.
+	if out, errOut, err := bash(t, `eval "$FS_SCRIPT" && bash -c 'type sm_init' >/dev/null 2>&1 || echo twice-no-child`); err != nil || out != "twice-no-child\n" {
+		t.Errorf("eval twice, child: %v %q %q", err, out, errOut)
+	}
 	for _, f := range functions {
 		body, _, err := bash(t, "declare -f "+f.name)
 		if err != nil || strings.Count(body, "\n") != 4 || !strings.Contains(body, "_flowstate_call "+f.name+" ") {
