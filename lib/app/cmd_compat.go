@@ -33,14 +33,20 @@ func compatCommands(e *env) []*cli.Command {
 			Hidden:          true,
 			SkipFlagParsing: true,
 			Action: func(c *cli.Context) error {
+				// The dispatcher names the fd it reads: an fd 3 the caller
+				// happens to have open is never written to unasked.
+				a := c.Args().Slice()
+				if len(a) < 2 || a[0] != "--answer-fd" || a[1] != "3" {
+					return fail.Usagef("compat-call is how the functions of `flowstate compat` call the binary; eval \"$(flowstate compat)\" and call them")
+				}
 				answer := os.NewFile(3, "fd 3")
 				if _, err := answer.Stat(); err != nil {
-					return fail.Usagef("compat-call is how the functions of `flowstate compat` call the binary, with fd 3 open for its answer; eval \"$(flowstate compat)\" and call them")
+					return fail.Usagef("compat-call --answer-fd 3: fd 3 is not open: %v", err)
 				}
 				rc := compat.Call(compat.Env{
 					Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr, Answer: answer,
 					Getenv: e.Getenv, Cwd: e.Cwd, Now: time.Now,
-				}, c.Args().Slice())
+				}, a[2:])
 				if rc != 0 {
 					return cli.Exit("", rc)
 				}

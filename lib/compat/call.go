@@ -27,7 +27,8 @@ type Env struct {
 	Now    func() time.Time
 }
 
-// Call runs one function as `flowstate compat-call` is asked to:
+// Call runs one function as `flowstate compat-call --answer-fd 3` is
+// asked to:
 //
 //	[--workflow-id ID] [--set NAME=VALUE]... [--function NAME]... -- FUNC ARGS...
 //

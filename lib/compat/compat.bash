@@ -35,7 +35,7 @@ _flowstate_call() {
 			__fs_sh+=(--set "$__fs_v=${!__fs_v}")
 		fi
 	done
-	{ __fs_ans=$("${FLOWSTATE_BIN:-flowstate}" compat-call ${__fs_sh[@]+"${__fs_sh[@]}"} -- "$__fs_f" "$@" 3>&1 1>&4 4>&-); } 4>&1 || __fs_rc=$?
+	{ __fs_ans=$("${FLOWSTATE_BIN:-flowstate}" compat-call --answer-fd 3 ${__fs_sh[@]+"${__fs_sh[@]}"} -- "$__fs_f" "$@" 3>&1 1>&4 4>&-); } 4>&1 || __fs_rc=$?
 	eval "$__fs_ans"
 	if [ ${#__fs_run[@]} -gt 0 ]; then
 		"${__fs_run[@]}"

@@ -160,19 +160,19 @@ func TestDispatcher(t *testing.T) {
 		stdout, stderr         string   // stdout after the binary's "out", stderr after its "err"
 	}{
 		{name: "arguments as typed", code: `sm_init "a b" '--help' '' '$(touch x)'`,
-			args: []string{"compat-call", "--", "sm_init", "a\\ b", "--help", "''", "\\$\\(touch\\ x\\)"}},
+			args: []string{"compat-call", "--answer-fd", "3", "--", "sm_init", "a\\ b", "--help", "''", "\\$\\(touch\\ x\\)"}},
 		{name: "the shell's WORKFLOW_ID", code: `WORKFLOW_ID=w1; sm_get_scope`,
-			args: []string{"compat-call", "--workflow-id", "w1", "--", "sm_get_scope"}},
+			args: []string{"compat-call", "--answer-fd", "3", "--workflow-id", "w1", "--", "sm_get_scope"}},
 		{name: "an empty WORKFLOW_ID is none", code: `WORKFLOW_ID=; sm_get_scope`,
-			args: []string{"compat-call", "--", "sm_get_scope"}},
+			args: []string{"compat-call", "--answer-fd", "3", "--", "sm_get_scope"}},
 		{name: "variables named by arguments: set, empty, unset, invalid", code: `A=1; B=; validate_state_variables A B C 'x;y'`,
-			args: []string{"compat-call", "--set", "A=1", "--set", "B=", "--", "validate_state_variables", "A", "B", "C", "x\\;y"}},
+			args: []string{"compat-call", "--answer-fd", "3", "--set", "A=1", "--set", "B=", "--", "validate_state_variables", "A", "B", "C", "x\\;y"}},
 		{name: "arguments from the third on", code: `R=$'two\nlines'; load_workflow_state id true R`,
-			args: []string{"compat-call", "--set", "$'R=two\\nlines'", "--", "load_workflow_state", "id", "true", "R"}},
+			args: []string{"compat-call", "--answer-fd", "3", "--set", "$'R=two\\nlines'", "--", "load_workflow_state", "id", "true", "R"}},
 		{name: "a named variable and functions", code: `STATE_FILE=/s; validate_state_file_path w`,
-			args: []string{"compat-call", "--set", "STATE_FILE=/s", "--", "validate_state_file_path", "w"}},
+			args: []string{"compat-call", "--answer-fd", "3", "--set", "STATE_FILE=/s", "--", "validate_state_file_path", "w"}},
 		{name: "functions by prefix", code: `execute_plan_phase() { :; }; execute_test_phase() { :; }; sm_execute`,
-			args: []string{"compat-call", "--function", "execute_plan_phase", "--function", "execute_test_phase", "--", "sm_execute"}},
+			args: []string{"compat-call", "--answer-fd", "3", "--function", "execute_plan_phase", "--function", "execute_test_phase", "--", "sm_execute"}},
 		{name: "the answer is evaluated", code: `sm_transition plan; echo "$CURRENT_STATE ${#COMPLETED_STATES[@]} ${COMPLETED_STATES[1]}"; env | grep -c '^CURRENT_STATE=plan$'`,
 			answer: "export CURRENT_STATE=plan\nCOMPLETED_STATES=(research $'pl an')\n", stdout: "plan 2 pl an\n1\n"},
 		{name: "the return code", code: `sm_transition x; echo rc=$?`, rc: "3", stdout: "rc=3\n"},
@@ -181,7 +181,7 @@ func TestDispatcher(t *testing.T) {
 		{name: "a failure keeps its code over the callback's", code: `log_command_error() { echo logged; }; validate_state_variables X; echo rc=$?`,
 			answer: "__fs_run=(log_command_error)\n", rc: "1", stdout: "logged\nrc=1\n"},
 		{name: "in a command substitution", code: `v=$(normalize_complexity 40); echo "[$v]"`, stdout: "[out]\n"},
-		{name: "stdin passes through", code: `echo K=v | append_workflow_state_bulk`, args: []string{"compat-call", "--", "append_workflow_state_bulk"}},
+		{name: "stdin passes through", code: `echo K=v | append_workflow_state_bulk`, args: []string{"compat-call", "--answer-fd", "3", "--", "append_workflow_state_bulk"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
