@@ -183,7 +183,7 @@ func loadWorkflowState(c *call) int {
 // after loading (the workflow's value) or in the shell.
 func (c *call) required(w *store.Workflow, names []string) int {
 	var loaded map[string]string
-	if w != nil {
+	if w != nil && len(names) > 0 {
 		if st, err := sm.Values(w); err == nil {
 			loaded = st.Values
 		}
