@@ -29,9 +29,10 @@ func permute(app *cli.App, args []string) []string {
 	}
 	cmd := app.Command(args[i])
 	// Help and shell completion are urfave's own flags, not the command's;
-	// they must reach it where typed.
+	// they must reach it where typed. A command that parses its own
+	// arguments (compat-call) gets them as typed.
 	last := args[len(args)-1]
-	if cmd == nil || last == "--generate-bash-completion" {
+	if cmd == nil || cmd.SkipFlagParsing || last == "--generate-bash-completion" {
 		return args
 	}
 	verbatim := rawArgs[cmd.Name]

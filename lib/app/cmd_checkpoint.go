@@ -2,8 +2,6 @@ package app
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/compat"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/store"
@@ -103,16 +102,7 @@ func checkpointCommands(e *env) []*cli.Command {
 				"reason} to replan_history. Concurrent calls all count.",
 			Flags: []cli.Flag{workflowFlag()},
 			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, a []string) error {
-				var count int64
-				err := w.Update(func(tx *store.Tx) error {
-					var err error
-					tx.Checkpoint, count, err = checkpoint.Replan(tx.Checkpoint, a[0], a[1], tx.Now)
-					if err != nil {
-						return fmt.Errorf("workflow %s: %w", w.ID, err)
-					}
-					tx.Event("checkpoint-replan", map[string]any{"phase": a[0]})
-					return nil
-				})
+				count, err := compat.Replan(w, a[0], a[1])
 				if err == nil {
 					e.printf("%d\n", count)
 				}
@@ -122,7 +112,7 @@ func checkpointCommands(e *env) []*cli.Command {
 		{
 			Name:      "checkpoint-check",
 			Usage:     "check the checkpoint (or the object at --at) as checkpoint-utils.sh did; print errors and warnings, exit 3 on errors",
-			UsageText: "flowstate checkpoint-check " + strings.Join(checkpoint.CheckKinds, "|") + " [--at PATH] [--from FILE|-] [--json]",
+			UsageText: "flowstate checkpoint-check " + strings.Join(compat.CheckKinds, "|") + " [--at PATH] [--from FILE|-] [--json]",
 			Description: "checkpoint: a valid checkpoint, after migration (validate_checkpoint).\n" +
 				"resume: safe to resume: tests not failing, no last error, status in_progress, updated at\n" +
 				"most 7 days ago, plan file unchanged since save_checkpoint (check_safe_resume_conditions).\n" +
@@ -169,19 +159,6 @@ func (e *env) checkpointDoc(c *cli.Context) ([]byte, string, error) {
 	return doc, "checkpoint of workflow " + w.ID, err
 }
 
-// stat is checkpoint.Stat over the file system: paths relative to the
-// working directory, as the bash library's tests were.
-func (e *env) stat(path string) (int64, bool) {
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(e.Cwd, path)
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return 0, false
-	}
-	return st.ModTime().Unix(), true
-}
-
 func (e *env) checkpointSave(c *cli.Context) error {
 	typ, project := c.String("workflow-type"), c.String("project-name")
 	if (typ == "") != (project == "") {
@@ -200,7 +177,7 @@ func (e *env) checkpointSave(c *cli.Context) error {
 		return err
 	}
 	if typ != "" {
-		if err := w.SaveLegacy(data, typ, project, e.stat); err != nil {
+		if err := compat.SaveLegacy(w, data, typ, project, compat.FileStat(e.Cwd)); err != nil {
 			return err
 		}
 		e.printf("%s\n", w.CheckpointPath())
@@ -214,8 +191,8 @@ func (e *env) checkpointCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(checkpoint.CheckKinds, a[0]) {
-		return fail.Usagef("checkpoint-check: unknown kind %q; use one of %s", a[0], strings.Join(checkpoint.CheckKinds, ", "))
+	if !slices.Contains(compat.CheckKinds, a[0]) {
+		return fail.Usagef("checkpoint-check: unknown kind %q; use one of %s", a[0], strings.Join(compat.CheckKinds, ", "))
 	}
 	doc, name, err := e.checkpointDoc(c)
 	if err != nil {
@@ -231,12 +208,12 @@ func (e *env) checkpointCheck(c *cli.Context) error {
 		}
 		doc = []byte(raw)
 	}
-	errs, warns, err := checkpoint.Check(a[0], doc, time.Now(), e.stat)
+	errs, warns, err := compat.Check(a[0], doc, time.Now(), compat.FileStat(e.Cwd))
 	if err != nil {
 		return err
 	}
 	if c.Bool("json") {
-		err = e.printLine(checkResult{Valid: len(errs) == 0, Errors: errs, Warnings: warns})
+		e.printf("%s\n", compat.CheckJSON(errs, warns))
 	} else {
 		for _, t := range errs {
 			e.printf("error: %s\n", t)
@@ -245,17 +222,10 @@ func (e *env) checkpointCheck(c *cli.Context) error {
 			e.printf("warning: %s\n", t)
 		}
 	}
-	if err == nil && len(errs) > 0 {
+	if len(errs) > 0 {
 		return fail.Refusedf("checkpoint-check %s: %d error(s) in %s", a[0], len(errs), name)
 	}
-	return err
-}
-
-// checkResult is validate_checkpoint_integrity's JSON.
-type checkResult struct {
-	Valid    bool     `json:"valid"`
-	Errors   []string `json:"errors,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	return nil
 }
 
 func (e *env) checkpointSet(c *cli.Context) error {

@@ -41,13 +41,38 @@ func smCommands(e *env) []*cli.Command {
 		{
 			Name:      "sm-transition",
 			Usage:     "move the workflow to STATE if the machine allows it",
-			UsageText: "flowstate sm-transition STATE [--reason TEXT]",
+			UsageText: "flowstate sm-transition STATE [--reason TEXT] [--from STATE] [--checkpoint JSON|@FILE]",
 			Description: "STATE must follow the current state in the machine's table and be on the route of the\n" +
 				"workflow's scope (or the recovery state of one on it, such as debug after test): else exit 3,\n" +
-				"naming the allowed states or the scope's route. Already in STATE: nothing is written.",
-			Flags:     []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why, recorded in the event log"}, workflowFlag()},
+				"naming the allowed states or the scope's route. Already in STATE is success and writes no\n" +
+				"transition. --from refuses (exit 3) unless the workflow is in that state (or already in\n" +
+				"STATE). --checkpoint merges a JSON object into the checkpoint in the same locked write:\n" +
+				"objects merge key by key, anything else replaces; flowstate's own fields (state_machine,\n" +
+				"status, error_state, workflow_id, metadata, ...) cannot change this way. Bad JSON is\n" +
+				"refused (exit 4) and nothing is written.",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "reason", Usage: "why, recorded in the event log"},
+				&cli.StringFlag{Name: "from", Usage: "the state the workflow must be in"},
+				&cli.StringFlag{Name: "checkpoint", Usage: "JSON object to merge into the checkpoint, or @FILE"},
+				workflowFlag(),
+			},
 			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, a []string) error {
-				_, err := sm.Transition(w, a[0], c.String("reason"))
+				var opts []sm.Option
+				if from := c.String("from"); from != "" {
+					opts = append(opts, sm.From(from))
+				}
+				if c.IsSet("checkpoint") {
+					patch := []byte(c.String("checkpoint"))
+					if name, ok := strings.CutPrefix(c.String("checkpoint"), "@"); ok {
+						b, err := readFile("--checkpoint", name)
+						if err != nil {
+							return err
+						}
+						patch = b
+					}
+					opts = append(opts, sm.WithCheckpoint(patch))
+				}
+				_, err := sm.Transition(w, a[0], c.String("reason"), opts...)
 				return err
 			}, "STATE"),
 		},

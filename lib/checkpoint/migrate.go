@@ -70,7 +70,7 @@ func Migrate(doc []byte) (out []byte, from string, err error) {
 		}
 		return doc, from, nil
 	}
-	m, err := decode(doc)
+	m, err := Decode(doc)
 	if err != nil {
 		return nil, from, err
 	}
@@ -87,7 +87,7 @@ func Migrate(doc []byte) (out []byte, from string, err error) {
 		}
 		v = nextVersion[v]
 	}
-	if out, err = encodeDoc(m); err != nil {
+	if out, err = Encode(m); err != nil {
 		return nil, from, err
 	}
 	if err := Validate(out); err != nil {
@@ -121,12 +121,14 @@ func detectVersion(root gjson.Result) (version, key string, err error) {
 	return "", key, fail.Invalidf("checkpoint: schema version %q is unknown (this flowstate migrates 1.0, 1.1, 1.2, 1.3, 2.0 and reads %s); fix %s or restore a backup", v.Str, SchemaVersion, key)
 }
 
-func decode(doc []byte) (map[string]any, error) {
+// Decode decodes a JSON object, keeping numbers exactly as written (ids,
+// big counters), for the operations that rebuild a whole document.
+func Decode(doc []byte) (map[string]any, error) {
 	d := json.NewDecoder(bytes.NewReader(doc))
-	d.UseNumber() // keep numbers exactly as written (ids, big counters)
+	d.UseNumber()
 	var m map[string]any
 	if err := d.Decode(&m); err != nil {
-		return nil, fail.Invalidf("checkpoint: cannot migrate: %v", err)
+		return nil, fail.Invalidf("checkpoint: not a JSON object: %v", err)
 	}
 	return m, nil
 }
@@ -331,6 +333,24 @@ var oldDefaultTable = map[string]string{
 
 var phaseStates = []string{"initialize", "research", "plan", "implement", "test", "debug", "document", "complete"}
 
+// PhaseStates lists the states of the 1.x phase numbers 0..7, in order:
+// the bash libraries' map_phase_to_state.
+func PhaseStates() []string { return slices.Clone(phaseStates) }
+
+// AddV1Fields adds the top-level fields the 1.0 → 1.3 migrations add,
+// with their defaults, where m lacks them; schema_version stays as it is.
+func AddV1Fields(m map[string]any) {
+	version, ok := m["schema_version"]
+	for _, step := range []step{migrate10to11, migrate11to12, migrate12to13} {
+		_ = step(m) // these steps only add defaults; they cannot fail
+	}
+	if ok {
+		m["schema_version"] = version
+	} else {
+		delete(m, "schema_version")
+	}
+}
+
 // phaseState maps a 1.x phase number (0..7, number or digit string) to
 // its state, or returns def.
 func phaseState(v any, def string) string {
@@ -485,7 +505,7 @@ func migrateClassification(sm map[string]any, scope string) error {
 	}
 	setDefault(c, "workflow_type", scope)
 	setDefault(c, "research_complexity", json.Number("2"))
-	c["research_complexity"] = normalizeComplexity(c["research_complexity"])
+	c["research_complexity"] = NormalizeComplexity(c["research_complexity"])
 	setDefault(c, "confidence", json.Number("0"))
 	setDefault(c, "reasoning", "")
 	topics := []any{}
@@ -516,27 +536,27 @@ func migrateClassification(sm map[string]any, scope string) error {
 	return nil
 }
 
-// normalizeComplexity is sm_init's normalize_complexity: non-numeric → 2,
-// 1-4 kept, else a 0-100 score bucketed (<30 → 1, <50 → 2, <70 → 3, else 4),
-// decimals truncated.
-func normalizeComplexity(v any) json.Number {
-	var f float64
+// NormalizeComplexity is sm_init's normalize_complexity, the one copy
+// of its rule: decimals cut off, then anything but digits → 2, 1-4 kept,
+// else a 0-100 score bucketed (<30 → 1, <50 → 2, <70 → 3, else 4).
+func NormalizeComplexity(v any) json.Number {
+	var s string
 	switch x := v.(type) {
 	case json.Number:
-		var err error
-		if f, err = x.Float64(); err != nil {
-			return "2"
-		}
+		s = x.String()
 	case string:
-		var err error
-		if f, err = strconv.ParseFloat(strings.TrimSpace(x), 64); err != nil {
-			return "2"
-		}
+		s = x
 	default:
 		return "2"
 	}
-	n := int64(f)
+	s, _, _ = strings.Cut(s, ".")
+	if !isDigits(s) {
+		return "2"
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
 	switch {
+	case err != nil: // more digits than an int64: a score past 70
+		return "4"
 	case n >= 1 && n <= 4:
 		return json.Number(strconv.FormatInt(n, 10))
 	case n < 30:
@@ -620,14 +640,16 @@ func migrateErrorState(m map[string]any) error {
 // migrated and new times compare as text alike.
 func firstTime(name string, vals ...any) (string, error) {
 	for _, v := range vals {
-		if t, ok := parseTime(v); ok {
+		if t, ok := ParseTime(v); ok {
 			return Timestamp(t), nil
 		}
 	}
 	return "", fmt.Errorf("%s: no usable timestamp (created_at, updated_at or metadata.*); add \"created_at\": \"2025-11-07T14:30:22Z\" with the real time and retry", name)
 }
 
-func parseTime(v any) (time.Time, bool) {
+// ParseTime reads a time as the bash libraries wrote them: RFC 3339,
+// the same without a zone (UTC), or epoch seconds.
+func ParseTime(v any) (time.Time, bool) {
 	switch x := v.(type) {
 	case string:
 		x = strings.TrimSpace(x)
@@ -726,13 +748,13 @@ func typeName(v any) string {
 	}
 }
 
-// encodeDoc writes the 2.1 fields in Validate's order (topNames,
-// smNames), which is how New writes them, then everything else sorted
-// (encoding/json sorts nested maps anyway).
-func encodeDoc(m map[string]any) ([]byte, error) {
+// Encode writes a decoded document in the one layout: the 2.1 fields in
+// Validate's order (topNames, smNames), which is how New writes them,
+// then everything else sorted (encoding/json sorts nested maps anyway).
+func Encode(m map[string]any) ([]byte, error) {
 	var b bytes.Buffer
 	if err := encodeOrdered(&b, m, topNames[:], true); err != nil {
-		return nil, fail.Invalidf("checkpoint: encode migrated document: %v", err)
+		return nil, fail.Invalidf("checkpoint: encode document: %v", err)
 	}
 	return format(b.Bytes()), nil
 }

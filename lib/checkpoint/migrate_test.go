@@ -164,7 +164,7 @@ func TestMigrateErrors(t *testing.T) {
 
 func decodeT(t *testing.T, s string) map[string]any {
 	t.Helper()
-	m, err := decode([]byte(s))
+	m, err := Decode([]byte(s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,12 +247,16 @@ func TestInferScopeAndTerminal(t *testing.T) {
 			t.Errorf("terminalFor(%q) = %q, %v; want %q", scope, got, err, want)
 		}
 	}
-	if got := normalizeComplexity(json.Number("4.9")); got != "4" {
-		t.Errorf("normalizeComplexity(4.9) = %s", got)
+	if got := NormalizeComplexity(json.Number("4.9")); got != "4" {
+		t.Errorf("NormalizeComplexity(4.9) = %s", got)
 	}
-	for in, want := range map[string]json.Number{"0": "1", "29": "1", "30": "2", "69": "3", "70": "4", "abc": "2"} {
-		if got := normalizeComplexity(in); got != want {
-			t.Errorf("normalizeComplexity(%q) = %s, want %s", in, got, want)
+	for in, want := range map[string]json.Number{
+		"0": "1", "1": "1", "4": "4", "04": "4", "08": "1", "3.7": "3", "29": "1", "30": "2", "49": "2", "50": "3",
+		"69": "3", "70": "4", "1000": "4", "99999999999999999999999": "4",
+		"abc": "2", "": "2", "-5": "2", "+3": "2", " 3": "2", "1e2": "2", ".5": "2",
+	} {
+		if got := NormalizeComplexity(in); got != want {
+			t.Errorf("NormalizeComplexity(%q) = %s, want %s", in, got, want)
 		}
 	}
 	if !reflect.DeepEqual(splitComma(" a, b,,a "), []any{"a", "b"}) {

@@ -1,26 +1,26 @@
 package compat
 
 import (
-	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/flowstate-dev/flowstate/lib/sm"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 )
 
-// bash runs code in a fresh bash after eval-ing the compat script, as a
-// bash block does, with args as $1...; nothing here calls flowstate, so
-// no binary is needed.
-func bash(t *testing.T, code string, args ...string) string {
+// bash runs code in a fresh bash after eval-ing the script, as a bash
+// block does, with env added; it returns stdout and stderr.
+func bash(t *testing.T, code string, env ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	argv := append([]string{"--norc", "--noprofile", "-c", `s=$1 c=$2; shift 2; eval "$s" || exit 99; eval "$c"`, "bash", Script(), code}, args...)
-	out, err := exec.Command("bash", argv...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("bash: %v\n%s\n%s", err, code, out)
-	}
-	return string(out)
+	cmd := exec.Command("bash", "--norc", "--noprofile", "-c", `eval "$FS_SCRIPT" || exit 99; `+code)
+	cmd.Env = append(os.Environ(), append([]string{"FS_SCRIPT=" + Script()}, env...)...)
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.String(), e.String(), err
 }
 
 // TestScriptParses: bash -n reads the whole script without a syntax error.
@@ -30,213 +30,178 @@ func TestScriptParses(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("bash -n: %v\n%s", err, out)
 	}
-	if strings.Contains(Script(), "@DERIVED_KEYS@") {
-		t.Error("the derived keys placeholder is left in the script")
-	}
 }
 
 // reference lists the functions of the original libraries
-// (original-bash-libraries.md, sections 1.3, 2.2 and 3.4). provided
-// says whether compat stands in for one; today it stands in for all 54,
-// some as documented no-ops (validate_library_functions,
-// migrate_checkpoint_format, save_completed_states_to_state). Dropping
-// one is a deliberate act, not drift.
-var reference = []struct {
-	name     string
-	provided bool
-}{
+// (original-bash-libraries.md, sections 1.3, 2.2 and 3.4): compat
+// defines every one.
+var reference = []string{
 	// state-persistence.sh
-	{"init_workflow_state", true},
-	{"load_workflow_state", true},
-	{"append_workflow_state", true},
-	{"append_workflow_state_array", true},
-	{"append_workflow_state_bulk", true},
-	{"save_json_checkpoint", true},
-	{"load_json_checkpoint", true},
-	{"save_classification_checkpoint", true},
-	{"load_classification_checkpoint", true},
-	{"append_jsonl_log", true},
-	{"discover_latest_state_file", true},
-	{"generate_unique_workflow_id", true},
-	{"validate_workflow_id", true},
-	{"validate_state_restoration", true},
-	{"validate_state_file", true},
-	{"validate_state_file_path", true},
-	{"validate_library_functions", true},
-	{"validate_state_variables", true},
-	{"validate_block_state", true},
+	"init_workflow_state", "load_workflow_state", "append_workflow_state", "append_workflow_state_array",
+	"append_workflow_state_bulk", "save_json_checkpoint", "load_json_checkpoint", "save_classification_checkpoint",
+	"load_classification_checkpoint", "append_jsonl_log", "discover_latest_state_file", "generate_unique_workflow_id",
+	"validate_workflow_id", "validate_state_restoration", "validate_state_file", "validate_state_file_path",
+	"validate_library_functions", "validate_state_variables", "validate_block_state",
 	// workflow-state-machine.sh
-	{"sm_init", true},
-	{"sm_transition", true},
-	{"sm_current_state", true},
-	{"sm_validate_state", true},
-	{"sm_execute", true},
-	{"sm_is_terminal", true},
-	{"sm_get_scope", true},
-	{"sm_get_completed_count", true},
-	{"sm_print_status", true},
-	{"sm_save", true},
-	{"map_phase_to_state", true},
-	{"map_state_to_phase", true},
-	{"normalize_complexity", true},
-	{"sm_load", true},
-	{"save_completed_states_to_state", true},
-	{"load_completed_states_from_state", true},
-	{"generate_descriptive_topics_from_plans", true},
-	{"generate_descriptive_topics_from_description", true},
+	"sm_init", "sm_transition", "sm_current_state", "sm_validate_state", "sm_execute", "sm_is_terminal", "sm_get_scope",
+	"sm_get_completed_count", "sm_print_status", "sm_save", "map_phase_to_state", "map_state_to_phase",
+	"normalize_complexity", "sm_load", "save_completed_states_to_state", "load_completed_states_from_state",
+	"generate_descriptive_topics_from_plans", "generate_descriptive_topics_from_description",
 	// checkpoint-utils.sh
-	{"save_checkpoint", true},
-	{"restore_checkpoint", true},
-	{"validate_checkpoint", true},
-	{"checkpoint_get_field", true},
-	{"checkpoint_set_field", true},
-	{"checkpoint_increment_replan", true},
-	{"checkpoint_delete", true},
-	{"save_parallel_operation_checkpoint", true},
-	{"restore_from_checkpoint", true},
-	{"validate_checkpoint_integrity", true},
-	{"check_safe_resume_conditions", true},
-	{"get_skip_reason", true},
-	{"save_state_machine_checkpoint", true},
-	{"load_state_machine_checkpoint", true},
-	{"validate_iteration_checkpoint", true},
-	{"load_iteration_checkpoint", true},
-	{"save_iteration_checkpoint", true},
-	{"migrate_checkpoint_format", true},
+	"save_checkpoint", "restore_checkpoint", "validate_checkpoint", "checkpoint_get_field", "checkpoint_set_field",
+	"checkpoint_increment_replan", "checkpoint_delete", "save_parallel_operation_checkpoint", "restore_from_checkpoint",
+	"validate_checkpoint_integrity", "check_safe_resume_conditions", "get_skip_reason", "save_state_machine_checkpoint",
+	"load_state_machine_checkpoint", "validate_iteration_checkpoint", "load_iteration_checkpoint",
+	"save_iteration_checkpoint", "migrate_checkpoint_format",
 }
 
-// TestReferenceFunctions: eval-ing the script defines exactly the
-// reference functions marked provided, and adds only its own helpers
-// (prefixed _flowstate_) and sm_finish, which the original lacked.
-func TestReferenceFunctions(t *testing.T) {
-	defined := map[string]bool{}
-	for _, line := range strings.Split(strings.TrimSpace(bash(t, "compgen -A function")), "\n") {
-		defined[line] = true
-	}
-	for _, f := range reference {
-		if defined[f.name] != f.provided {
-			t.Errorf("%s: defined %v, want %v", f.name, defined[f.name], f.provided)
-		}
-		delete(defined, f.name)
-	}
-	for name := range defined {
-		if !strings.HasPrefix(name, "_flowstate_") && name != "sm_finish" {
-			t.Errorf("%s is defined but is no reference function and no private helper", name)
-		}
-	}
+// designs are the functions the design documents call that the libraries
+// lack (docs/migrating-from-bash.md), and flowstate's sm_finish.
+var designs = []string{
+	"sm_transition_with_checkpoint", "load_checkpoint", "update_checkpoint", "sm_init_with_classification",
+	"sm_save_with_classification", "sm_load_with_classification", "sm_finish",
 }
 
-// TestDerivedKeys: the script knows sm.Derived's keys, so appending one
-// is a no-op, and no other key.
-func TestDerivedKeys(t *testing.T) {
-	for _, key := range sm.DerivedKeys() {
-		if got := bash(t, "_flowstate_derived "+key+" && echo derived"); got != "derived\n" {
-			t.Errorf("%s: %q, want derived", key, got)
-		}
+// TestFunctions: eval-ing the script defines exactly the reference
+// functions, the design's and the dispatcher, each (but the dispatcher)
+// one call of it.
+func TestFunctions(t *testing.T) {
+	out, _, err := bash(t, "compgen -A function")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, key := range []string{"REPORT_DIR", "CURRENT", "XCURRENT_STATE", ""} {
-		if got := bash(t, "_flowstate_derived '"+key+"' || echo kept"); got != "kept\n" {
-			t.Errorf("%q: %q, want kept", key, got)
-		}
+	defined := strings.Fields(out)
+	want := append(append(slices.Clone(reference), designs...), "_flowstate_call")
+	slices.Sort(defined)
+	slices.Sort(want)
+	if !slices.Equal(defined, want) {
+		t.Errorf("defined %q\nwant    %q", defined, want)
 	}
-	if !slices.Contains(sm.DerivedKeys(), "CURRENT_STATE") {
-		t.Errorf("derived keys %q lack CURRENT_STATE", sm.DerivedKeys())
+	if len(functions) != len(want)-1 {
+		t.Errorf("the table has %d functions, want %d", len(functions), len(want)-1)
+	}
+	// Evaluated twice: nothing is readonly. Not exported: a child bash
+	// evaluates compat itself.
+	if out, errOut, err := bash(t, `eval "$FS_SCRIPT" && bash -c 'type sm_init' >/dev/null 2>&1 || echo twice-no-child`); err != nil || out != "twice-no-child\n" {
+		t.Errorf("eval twice, child: %v %q %q", err, out, errOut)
+	}
+	for _, f := range functions {
+		body, _, err := bash(t, "declare -f "+f.name)
+		if err != nil || strings.Count(body, "\n") != 4 || !strings.Contains(body, "_flowstate_call "+f.name+" ") {
+			t.Errorf("%s is not one call of the dispatcher:\n%s", f.name, body)
+		}
 	}
 }
 
-// TestPureFunctions: the functions that need no workflow answer as the
-// reference says (section 2.2).
-func TestPureFunctions(t *testing.T) {
-	for _, c := range []struct{ call, want string }{
-		{"normalize_complexity", "2"}, // not a number
-		{"normalize_complexity abc", "2"},
-		{"normalize_complexity -5", "2"},
-		{"normalize_complexity 0", "1"},
-		{"normalize_complexity 1", "1"},
-		{"normalize_complexity 4", "4"},
-		{"normalize_complexity 3.7", "3"}, // decimals truncated
-		{"normalize_complexity 08", "1"},  // decimal, not octal
-		{"normalize_complexity 29", "1"},
-		{"normalize_complexity 30", "2"},
-		{"normalize_complexity 49", "2"},
-		{"normalize_complexity 50", "3"},
-		{"normalize_complexity 69", "3"},
-		{"normalize_complexity 70", "4"},
-		{"normalize_complexity 1000", "4"},
-		{"map_phase_to_state 0", "initialize"},
-		{"map_phase_to_state 1", "research"},
-		{"map_phase_to_state 5", "debug"},
-		{"map_phase_to_state 7", "complete"},
-		{"map_phase_to_state 8", "initialize"},
-		{"map_state_to_phase initialize", "0"},
-		{"map_state_to_phase plan", "2"},
-		{"map_state_to_phase document", "6"},
-		{"map_state_to_phase nowhere", "0"},
-		{"for n in 0 1 2 3 4 5 6 7; do map_state_to_phase $(map_phase_to_state $n); done | tr '\\n' ' '", "0 1 2 3 4 5 6 7 "},
-	} {
-		if got := strings.TrimSuffix(bash(t, c.call), "\n"); got != c.want {
-			t.Errorf("%s = %q, want %q", c.call, got, c.want)
-		}
+// TestStateConstants: a STATE_* variable per state of the default
+// machine, and its table as STATE_TRANSITIONS.
+func TestStateConstants(t *testing.T) {
+	m := machine.Default()
+	var code strings.Builder
+	for _, s := range m.States() {
+		code.WriteString(`echo "$` + constName(s) + ` ${STATE_TRANSITIONS[` + s + `]}";`)
+	}
+	out, _, err := bash(t, code.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	for _, s := range m.States() {
+		want.WriteString(s + " " + strings.Join(m.Transitions[s], ",") + "\n")
+	}
+	if out != want.String() {
+		t.Errorf("constants:\n%s\nwant\n%s", out, want.String())
 	}
 }
 
 // TestNoShellOptions: eval-ing the script leaves the caller's shell
-// options as they were, set or not (reference section 0).
+// options as they were, set or not, and so does calling a function.
 func TestNoShellOptions(t *testing.T) {
+	bin := fakeBinary(t)
 	for _, opts := range []string{"set +euo pipefail", "set -euo pipefail"} {
-		code := opts + `; before="$- $(set -o)"; eval "$(cat)"; after="$- $(set -o)"; [ "$before" = "$after" ] && echo same`
+		code := opts + `; before="$- $(set -o)"; eval "$(cat)"; sm_current_state >/dev/null 2>&1; after="$- $(set -o)"; [ "$before" = "$after" ] && echo same`
 		cmd := exec.Command("bash", "--norc", "--noprofile", "-c", code)
 		cmd.Stdin = strings.NewReader(Script())
+		cmd.Env = append(os.Environ(), "FLOWSTATE_BIN="+bin, "FAKE_LOG="+filepath.Join(t.TempDir(), "log"))
 		if out, err := cmd.CombinedOutput(); err != nil || string(out) != "same\n" {
-			t.Errorf("%s: eval changed the options: %v\n%s", opts, err, out)
+			t.Errorf("%s: the options changed: %v\n%s", opts, err, out)
 		}
 	}
 }
 
-// TestJSONString: _flowstate_json_str encodes any text (but NUL, which
-// bash cannot hold) as a JSON string that decodes back to it.
-func TestJSONString(t *testing.T) {
-	for _, s := range []string{"", "plain", `back\slash "quoted"`, "tab\there\nnew\r\x01\x1f end", "& and \\& stay", "ünïcödé ✓", `$(touch x) ${HOME}`} {
-		out := bash(t, `_flowstate_json_str "$1"`+"\n", s)
-		var got string
-		if err := json.Unmarshal([]byte(out), &got); err != nil || got != s {
-			t.Errorf("%q: encoded %s, decodes to %q (%v)", s, out, got, err)
-		}
+// fakeBinary is a stand-in for flowstate: it logs its arguments (one a
+// line, %q) to $FAKE_LOG, writes to stdout and stderr, says whether it
+// got fd 4 (it must not), answers $FAKE_ANSWER on fd 3 and exits $FAKE_RC.
+func fakeBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "flowstate")
+	script := `#!/usr/bin/env bash
+printf '%q\n' "$@" >"$FAKE_LOG"
+echo out
+echo err >&2
+if { true >&4; } 2>/dev/null; then echo "fd 4 leaked" >&2; fi
+printf '%s' "${FAKE_ANSWER-}" >&3
+exit "${FAKE_RC:-0}"
+`
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
 	}
+	return bin
 }
 
-// TestValidationFunctions: the state-persistence validations that need no
-// workflow (reference section 1.3).
-func TestValidationFunctions(t *testing.T) {
-	for _, c := range []struct{ call, want string }{
-		{"validate_state_variables A B; echo $?", "1"},
-		{"A=; B=x; validate_state_variables A B; echo $?", "0"}, // empty is set
-		{"validate_state_variables; echo $?", "0"},
-		{"FEATURE_DESCRIPTION=f WORKFLOW_ID=w CLAUDE_PROJECT_DIR=/p RESEARCH_COMPLEXITY=2 validate_block_state state; echo $?", "0"},
-		{"FEATURE_DESCRIPTION=f WORKFLOW_ID= CLAUDE_PROJECT_DIR=/p RESEARCH_COMPLEXITY=2 validate_block_state state; echo $?", "1"},
-		{"validate_block_state verify; echo $?", "1"},
-		{"validate_block_state other; echo $?", "1"},
-		{"validate_state_restoration PATH HOME; echo $?", "0"},
-		{"validate_state_restoration PATH 'x;y'; echo $?", "1"},
-		{"validate_library_functions state-persistence; echo $?", "0"},
-		{"validate_library_functions workflow-state-machine; echo $?", "0"},
-		{"validate_library_functions error-handling; echo $?", "1"},
-		{"log_command_error() { :; }; validate_library_functions error-handling; echo $?", "0"},
-		{"validate_library_functions unknown; echo $?", "0"},
-		{"CLAUDE_PROJECT_DIR=/p validate_state_file_path w1 /p/.claude/state/workflows/w1/state; echo $?", "0"},
-		{"CLAUDE_PROJECT_DIR=/p validate_state_file_path w1 /p/.claude/tmp/workflow_w1.sh; echo $?", "1"},
-		{"STATE_FILE= validate_state_file_path w1; echo $?", "0"},
-		{"validate_state_file /nonexistent; echo $?", "1"},
-		{"validate_state_file /dev/null; echo $?", "1"}, // not a regular file
-		{"f=$(mktemp) && validate_state_file $f; echo $?; rm -f $f", "0"},
-		{"migrate_checkpoint_format /any; echo $?", "0"},
-		{"save_completed_states_to_state; echo $?", "0"},
-		{"_flowstate_ref_id /p/.claude/state/workflows/plan_123/checkpoint.json#iteration_2", "plan_123"},
-		{"_flowstate_ref_id /p/.claude/data/checkpoints/plan_x.json; echo $?", "1"},
-	} {
-		out := bash(t, "{ "+c.call+"; } 2>/dev/null")
-		if got := strings.TrimSuffix(out, "\n"); got != c.want {
-			t.Errorf("%s = %q, want %q", c.call, got, c.want)
-		}
+// TestDispatcher: the bash side passes arguments as typed and the shell
+// state a function reads, lets output through, evaluates only the
+// answer, calls back the shell function named, and returns the code.
+func TestDispatcher(t *testing.T) {
+	bin := fakeBinary(t)
+	tests := []struct {
+		name, code, answer, rc string
+		args                   []string // what the binary got
+		stdout, stderr         string   // stdout after the binary's "out", stderr after its "err"
+	}{
+		{name: "arguments as typed", code: `sm_init "a b" '--help' '' '$(touch x)'`,
+			args: []string{"compat-call", "--answer-fd", "3", "--", "sm_init", "a\\ b", "--help", "''", "\\$\\(touch\\ x\\)"}},
+		{name: "the shell's WORKFLOW_ID", code: `WORKFLOW_ID=w1; sm_get_scope`,
+			args: []string{"compat-call", "--answer-fd", "3", "--workflow-id", "w1", "--", "sm_get_scope"}},
+		{name: "an empty WORKFLOW_ID is none", code: `WORKFLOW_ID=; sm_get_scope`,
+			args: []string{"compat-call", "--answer-fd", "3", "--", "sm_get_scope"}},
+		{name: "variables named by arguments: set, empty, unset, invalid", code: `A=1; B=; validate_state_variables A B C 'x;y'`,
+			args: []string{"compat-call", "--answer-fd", "3", "--set", "A=1", "--set", "B=", "--", "validate_state_variables", "A", "B", "C", "x\\;y"}},
+		{name: "arguments from the third on", code: `R=$'two\nlines'; load_workflow_state id true R`,
+			args: []string{"compat-call", "--answer-fd", "3", "--set", "$'R=two\\nlines'", "--", "load_workflow_state", "id", "true", "R"}},
+		{name: "a named variable and functions", code: `STATE_FILE=/s; validate_state_file_path w`,
+			args: []string{"compat-call", "--answer-fd", "3", "--set", "STATE_FILE=/s", "--", "validate_state_file_path", "w"}},
+		{name: "functions by prefix", code: `execute_plan_phase() { :; }; execute_test_phase() { :; }; sm_execute`,
+			args: []string{"compat-call", "--answer-fd", "3", "--function", "execute_plan_phase", "--function", "execute_test_phase", "--", "sm_execute"}},
+		{name: "the answer is evaluated", code: `sm_transition plan; echo "$CURRENT_STATE ${#COMPLETED_STATES[@]} ${COMPLETED_STATES[1]}"; env | grep -c '^CURRENT_STATE=plan$'`,
+			answer: "export CURRENT_STATE=plan\nCOMPLETED_STATES=(research $'pl an')\n", stdout: "plan 2 pl an\n1\n"},
+		{name: "the return code", code: `sm_transition x; echo rc=$?`, rc: "3", stdout: "rc=3\n"},
+		{name: "a callback's code is the function's", code: `h() { echo "in h $*"; return 7; }; sm_execute; echo rc=$?`,
+			answer: "__fs_run=(h 'a b')\n", stdout: "in h a b\nrc=7\n"},
+		{name: "a failure keeps its code over the callback's", code: `log_command_error() { echo logged; }; validate_state_variables X; echo rc=$?`,
+			answer: "__fs_run=(log_command_error)\n", rc: "1", stdout: "logged\nrc=1\n"},
+		{name: "in a command substitution", code: `v=$(normalize_complexity 40); echo "[$v]"`, stdout: "[out]\n"},
+		{name: "stdin passes through", code: `echo K=v | append_workflow_state_bulk`, args: []string{"compat-call", "--answer-fd", "3", "--", "append_workflow_state_bulk"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), "log")
+			out, errOut, err := bash(t, tc.code, "FLOWSTATE_BIN="+bin, "FAKE_LOG="+log, "FAKE_ANSWER="+tc.answer, "FAKE_RC="+tc.rc)
+			if err != nil {
+				t.Fatalf("%v\n%s%s", err, out, errOut)
+			}
+			if tc.stdout == "" && out != "out\n" || tc.stdout != "" && !strings.HasSuffix(out, tc.stdout) && out != tc.stdout {
+				t.Errorf("stdout %q, want out and %q", out, tc.stdout)
+			}
+			if !strings.HasPrefix(errOut, "err\n") || strings.Contains(errOut, "leaked") || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("stderr %q, want the binary's line only", errOut)
+			}
+			if tc.args != nil {
+				b, _ := os.ReadFile(log)
+				if got := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n"); !slices.Equal(got, tc.args) {
+					t.Errorf("the binary got\n%q\nwant\n%q", got, tc.args)
+				}
+			}
+		})
 	}
 }

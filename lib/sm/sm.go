@@ -152,22 +152,56 @@ func LoadMachine(w *store.Workflow) (*machine.Machine, error) {
 	return m, nil
 }
 
+// Option refines a Transition.
+type Option func(*options)
+
+type options struct {
+	from  string
+	patch []byte
+}
+
+// From makes the transition conditional: it is refused (exit 3) unless
+// the workflow is in state from, or already in the target state (a
+// block run again).
+func From(state string) Option { return func(o *options) { o.from = state } }
+
+// WithCheckpoint merges the JSON object patch into the checkpoint
+// (checkpoint.Merge) in the same locked write as the transition; also
+// when the workflow is already in the target state, since merging again
+// changes nothing.
+func WithCheckpoint(patch []byte) Option { return func(o *options) { o.patch = patch } }
+
 // Transition moves the workflow to state `to`. It reports changed=false
-// (and writes nothing) when the workflow is already there. A workflow
-// that a person holds (awaiting approval, paused) does not move: exit 6.
-// Nor does one whose target has a gate: the workflow then waits for a
-// person's approval (status awaiting_approval) and Transition returns the
-// exit-6 error that says what to run.
-func Transition(w *store.Workflow, to, reason string) (changed bool, err error) {
+// (and writes no transition) when the workflow is already there. A
+// workflow that a person holds (awaiting approval, paused) does not move:
+// exit 6. Nor does one whose target has a gate: the workflow then waits
+// for a person's approval (status awaiting_approval), nothing is merged,
+// and Transition returns the exit-6 error that says what to run.
+func Transition(w *store.Workflow, to, reason string, opts ...Option) (changed bool, err error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.patch != nil {
+		if err := checkpoint.CheckMerge(o.patch); err != nil {
+			return false, fmt.Errorf("workflow %s: %w; nothing was written", w.ID, err) // before the lock
+		}
+	}
 	m, err := LoadMachine(w)
 	if err != nil {
 		return false, err
+	}
+	if o.from != "" && !m.HasState(o.from) {
+		return false, fail.Refusedf("workflow %s: unknown state %q; states are: %s", w.ID, o.from, strings.Join(m.States(), ", "))
 	}
 	var waiting error
 	err = w.Update(func(tx *store.Tx) error {
 		doc := tx.Checkpoint
 		from := gjson.GetBytes(doc, pCurrent).String()
 		terminal := gjson.GetBytes(doc, pTerminal).String()
+		if o.from != "" && from != o.from && from != to {
+			return fail.Refusedf("workflow %s is in %q, not %q: refusing %s -> %s", w.ID, from, o.from, o.from, to)
+		}
 		same, err := m.Check(gjson.GetBytes(doc, pScope).String(), from, to, terminal)
 		if err != nil {
 			return fmt.Errorf("workflow %s: %w", w.ID, err)
@@ -175,7 +209,7 @@ func Transition(w *store.Workflow, to, reason string) (changed bool, err error) 
 		// Already there stays a no-op even when finished, so a block that
 		// is run again still succeeds; moving on is refused.
 		if same {
-			return nil
+			return mergeInto(w, tx, doc, o.patch)
 		}
 		if err := refuseFinished(w, doc); err != nil {
 			return err
@@ -201,7 +235,7 @@ func Transition(w *store.Workflow, to, reason string) (changed bool, err error) 
 			fields["reason"] = reason
 		}
 		tx.Event("transition", fields)
-		return nil
+		return mergeInto(w, tx, tx.Checkpoint, o.patch)
 	})
 	if err == nil {
 		err = waiting
@@ -233,6 +267,20 @@ func (e *editor) move(m *machine.Machine, from, to string) {
 // Statuses a workflow can be finished with (cancel has its own command,
 // which records why).
 var finishStatuses = []string{checkpoint.Complete, checkpoint.Failed, checkpoint.Abandoned}
+
+// mergeInto merges patch, if any, into doc as the transaction's
+// checkpoint; like checkpoint-set, a merge records no event of its own.
+func mergeInto(w *store.Workflow, tx *store.Tx, doc, patch []byte) error {
+	if patch == nil {
+		return nil
+	}
+	out, err := checkpoint.Merge(doc, patch, tx.Now)
+	if err != nil {
+		return fmt.Errorf("workflow %s: %w; nothing was written", w.ID, err)
+	}
+	tx.Checkpoint = out
+	return nil
+}
 
 // refuseFinished stops every change to a finished workflow (exit 3):
 // otherwise an abandoned workflow could be moved on, and reaching

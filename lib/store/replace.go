@@ -39,20 +39,3 @@ func (w *Workflow) Replace(data []byte, source string, ifUnchanged bool) error {
 		return nil
 	})
 }
-
-// SaveLegacy merges the state JSON of the bash library's save_checkpoint
-// into the checkpoint (checkpoint-save --workflow-type); stat reads the
-// plan file's modification time.
-func (w *Workflow) SaveLegacy(state []byte, workflowType, project string, stat checkpoint.Stat) error {
-	if err := checkpoint.CheckLegacyState(state); err != nil {
-		return fmt.Errorf("workflow %s: %w", w.ID, err) // before the lock
-	}
-	return w.Update(func(tx *Tx) error {
-		var err error
-		if tx.Checkpoint, err = checkpoint.SaveLegacy(tx.Checkpoint, state, workflowType, project, stat, tx.Now); err != nil {
-			return fmt.Errorf("workflow %s: %w", w.ID, err)
-		}
-		tx.Event("checkpoint-save", map[string]any{"workflow_type": workflowType})
-		return nil
-	})
-}

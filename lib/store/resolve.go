@@ -45,9 +45,13 @@ func (p *Project) Resolve(sel Selector) (*Workflow, error) {
 			return nil, err
 		}
 		if id != "" {
-			if w, err := p.Workflow(id); err == nil {
-				return w, nil
+			// The session chose this workflow (init_workflow_state reserves
+			// an id before sm-init creates it): never another in its place.
+			w, err := p.Workflow(id)
+			if err != nil && p.missing(id) {
+				return nil, fail.Usagef("this session's workflow %s does not exist (yet) in %s; create it with `flowstate sm-init --workflow %s ...`, or pass --workflow ID (see `flowstate list`)", id, p.Dir, id)
 			}
+			return w, err
 		}
 	}
 	all, err := p.List()
@@ -77,6 +81,17 @@ func (p *Project) Resolve(sel Selector) (*Workflow, error) {
 		return nil, fail.Usagef("this session has no active workflow in %s, but other sessions have %d: %s; to act on one pass --workflow ID (see `flowstate list`), or start one with `flowstate sm-init`", p.Dir, len(others), ids(others))
 	}
 	return nil, fail.Usagef("no active workflow found in %s; start one with `flowstate sm-init --description TEXT --command NAME --scope SCOPE`, or pass --workflow ID (see `flowstate list`)", p.Dir)
+}
+
+// missing reports whether workflow id is simply not there (as opposed to
+// refused: a link, an unreadable directory).
+func (p *Project) missing(id string) bool {
+	dir, err := p.WorkflowDir(id)
+	if err != nil {
+		return false
+	}
+	_, err = os.Lstat(filepath.Join(dir, checkpointFile))
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 func ids(ss []Summary) string {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,5 +128,25 @@ func TestSummaryOfOne(t *testing.T) {
 	}
 	if _, err := p.WorkflowDir("../x"); fail.Code(err) != fail.Invalid {
 		t.Errorf("WorkflowDir of a bad id = %v", err)
+	}
+}
+
+// TestResolveReservedID: a session pointing at a workflow not created yet
+// (compat's init_workflow_state reserves the id) is told so; the
+// project's only other active workflow is never taken in its place.
+func TestResolveReservedID(t *testing.T) {
+	p := testProject(t)
+	if _, err := p.Create("other", newCheckpoint(t, "other"), nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SetSession("s1", "reserved"); err != nil {
+		t.Fatal(err)
+	}
+	w, err := p.Resolve(Selector{Session: "s1"})
+	if fail.Code(err) != fail.Usage || !strings.Contains(err.Error(), "this session's workflow reserved does not exist (yet)") {
+		t.Fatalf("Resolve = %v, %v; want the reserved id named", w, err)
+	}
+	if w, err := p.Resolve(Selector{Session: "s2"}); err != nil || w.ID != "other" {
+		t.Errorf("another session without a pointer: %v, %v; want the only active workflow", w, err)
 	}
 }

@@ -75,6 +75,11 @@ func (w *Workflow) path(name string) string { return filepath.Join(w.Dir, name) 
 // CheckpointPath is where the checkpoint lives, for messages and docs.
 func (w *Workflow) CheckpointPath() string { return w.path(checkpointFile) }
 
+// StatePath is where workflow id keeps its key/value state, whether or
+// not the workflow exists yet: for messages and `[ -f ]` checks (compat's
+// STATE_FILE). It is data, never a script to source.
+func (p *Project) StatePath(id string) string { return filepath.Join(p.workflowsDir(), id, stateFile) }
+
 // EventsPath is the workflow's append-only event log.
 func (w *Workflow) EventsPath() string { return w.path(eventsFile) }
 

@@ -44,11 +44,17 @@ func flowstateBlocks() []string {
 	return blocks
 }
 
-// libsBlocks are the same 20 blocks with the bash libraries, sourced in
-// every block as their commands do (reference: their API as documented
-// in docs/migrating-from-bash.md).
-func libsBlocks() []string {
-	prelude := `source "$LIBS/core/state-persistence.sh"; source "$LIBS/workflow/workflow-state-machine.sh"; source "$LIBS/workflow/checkpoint-utils.sh"` + "\n"
+// Each block of the libraries' workflow starts by defining their
+// functions: sourcing the bash libraries as their commands do, or with
+// flowstate compat (docs/migrating-from-bash.md).
+const (
+	libsPrelude   = `source "$LIBS/core/state-persistence.sh"; source "$LIBS/workflow/workflow-state-machine.sh"; source "$LIBS/workflow/checkpoint-utils.sh"` + "\n"
+	compatPrelude = `eval "$("$FS" compat)"` + "\n"
+)
+
+// libsBlocks are the same 20 blocks with the libraries' functions,
+// defined by prelude.
+func libsBlocks(prelude string) []string {
 	blocks := []string{prelude + `init_workflow_state wf >/dev/null; sm_init "20-block benchmark" bench full-implementation 2 '["a","b"]' >/dev/null`}
 	for i := 1; i < 20; i++ {
 		var b strings.Builder
@@ -117,9 +123,10 @@ func (b *bench) workflow(reps int) error {
 	tools := []tool{
 		{name: "floor (no-op binary)", blocks: flowstateBlocks(), env: []string{"FS=" + b.noop}},
 		{name: "flowstate", blocks: flowstateBlocks(), env: []string{"FS=" + b.flowstate}},
+		{name: "flowstate compat", blocks: libsBlocks(compatPrelude), env: []string{"FS=" + b.flowstate, "FLOWSTATE_BIN=" + b.flowstate}},
 	}
 	if b.libs != "" {
-		tools = append(tools, tool{name: "bash libraries", blocks: libsBlocks(), env: []string{"LIBS=" + b.libs}})
+		tools = append(tools, tool{name: "bash libraries", blocks: libsBlocks(libsPrelude), env: []string{"LIBS=" + b.libs}})
 	}
 	times := make([][]time.Duration, len(tools))
 	for rep := range reps {

@@ -1,44 +1,62 @@
-package checkpoint
+package compat
 
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/limit"
+	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
-// The checkpoint-utils.sh operations `flowstate compat` keeps for
-// commands that still call them (reference section 3.4), over the
-// workflow's one checkpoint instead of a new file per save. Their 1.x
-// fields (replanning_count, tests_passing, workflow_state, ...) live as
-// extra top-level keys, which the schema allows. File facts come in as
-// a function so the package stays free of I/O.
+// The checkpoint-utils.sh operations compat keeps for commands that
+// still call them (docs/migrating-from-bash.md), over the workflow's one
+// checkpoint instead of a new file per save. Their 1.x fields
+// (replanning_count, tests_passing, workflow_state, ...) live as extra
+// top-level keys, which the schema allows. The document operations are
+// pure; file facts come in as a Stat.
 
 // Stat reports a file's modification time in Unix seconds, and whether
 // the file exists.
 type Stat func(path string) (mtime int64, ok bool)
+
+// FileStat is Stat over the file system, relative paths from dir (the
+// working directory, as the bash library's tests were).
+func FileStat(dir string) Stat {
+	return func(path string) (int64, bool) {
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			return 0, false
+		}
+		return st.ModTime().Unix(), true
+	}
+}
 
 // legacyDefaults adds the 1.x top-level fields a document lacks, with the
 // values save_checkpoint wrote: the fields the migration steps 1.0 → 1.3
 // add (taken from those steps, so the two cannot disagree) and five the
 // bash save wrote besides.
 func legacyDefaults(m map[string]any) {
-	version := m["schema_version"]
-	for _, step := range []step{migrate10to11, migrate11to12, migrate12to13} {
-		_ = step(m) // these steps only add defaults; they cannot fail
+	checkpoint.AddV1Fields(m)
+	for k, v := range map[string]any{
+		"current_phase": json.Number("0"), "total_phases": json.Number("0"), "completed_phases": []any{},
+		"last_error": nil, "tests_passing": true,
+	} {
+		if _, ok := m[k]; !ok {
+			m[k] = v
+		}
 	}
-	m["schema_version"] = version
-	setDefault(m, "current_phase", json.Number("0"))
-	setDefault(m, "total_phases", json.Number("0"))
-	setDefault(m, "completed_phases", []any{})
-	setDefault(m, "last_error", nil)
-	setDefault(m, "tests_passing", true)
 }
 
 // legacyKeys are the fields legacyDefaults fills: the ones SaveLegacy
@@ -71,7 +89,24 @@ func CheckLegacyState(state []byte) error {
 	return nil
 }
 
-// SaveLegacy is save_checkpoint TYPE PROJECT STATE on the workflow's
+// SaveLegacy merges the state JSON of the bash library's save_checkpoint
+// into the workflow's checkpoint (checkpoint-save --workflow-type), in
+// one locked write.
+func SaveLegacy(w *store.Workflow, state []byte, workflowType, project string, stat Stat) error {
+	if err := CheckLegacyState(state); err != nil {
+		return fmt.Errorf("workflow %s: %w", w.ID, err) // before the lock
+	}
+	return w.Update(func(tx *store.Tx) error {
+		var err error
+		if tx.Checkpoint, err = SaveLegacyDoc(tx.Checkpoint, state, workflowType, project, stat, tx.Now); err != nil {
+			return fmt.Errorf("workflow %s: %w", w.ID, err)
+		}
+		tx.Event("checkpoint-save", map[string]any{"workflow_type": workflowType})
+		return nil
+	})
+}
+
+// SaveLegacyDoc is save_checkpoint TYPE PROJECT STATE on the workflow's
 // checkpoint doc. state (a JSON object) is kept whole as workflow_state;
 // its 1.x fields are lifted to the top level, where a field the state
 // gives wins (null meaning the default), one it lacks keeps the
@@ -81,18 +116,18 @@ func CheckLegacyState(state []byte) error {
 // from state: sm-* commands keep those. checkpoint_id is the workflow id,
 // unique where the bash one had 1-second resolution.
 // plan_modification_time is the mtime of state.plan_path, or null.
-func SaveLegacy(doc, state []byte, typ, project string, stat Stat, now time.Time) ([]byte, error) {
+func SaveLegacyDoc(doc, state []byte, typ, project string, stat Stat, now time.Time) ([]byte, error) {
 	if typ == "" || project == "" {
 		return nil, fail.Usagef("checkpoint: save: the workflow type and project name must not be empty")
 	}
 	if err := CheckLegacyState(state); err != nil {
 		return nil, err
 	}
-	st, err := decode(state)
+	st, err := checkpoint.Decode(state)
 	if err != nil {
 		return nil, err
 	}
-	m, err := decode(doc)
+	m, err := checkpoint.Decode(doc)
 	if err != nil {
 		return nil, err
 	}
@@ -115,28 +150,43 @@ func SaveLegacy(doc, state []byte, typ, project string, stat Stat, now time.Time
 			m["plan_modification_time"] = json.Number(strconv.FormatInt(mtime, 10))
 		}
 	}
-	ts := Timestamp(now)
+	ts := checkpoint.Timestamp(now)
 	m["updated_at"] = ts
 	if md, ok := m["metadata"].(map[string]any); ok {
 		md["project_name"] = project
 		md["updated_at"] = ts
 	}
-	out, err := encodeDoc(m)
+	out, err := checkpoint.Encode(m)
 	if err != nil {
 		return nil, err
 	}
-	if err := Validate(out); err != nil {
+	if err := checkpoint.Validate(out); err != nil {
 		return nil, fmt.Errorf("checkpoint: save: %w", err)
 	}
 	return out, nil
 }
 
-// Replan is checkpoint_increment_replan PHASE REASON: one more replan of
+// Replan records one replan of the workflow (checkpoint-replan), in one
+// locked write, and returns the new replanning_count.
+func Replan(w *store.Workflow, phase, reason string) (count int64, err error) {
+	err = w.Update(func(tx *store.Tx) error {
+		var err error
+		tx.Checkpoint, count, err = ReplanDoc(tx.Checkpoint, phase, reason, tx.Now)
+		if err != nil {
+			return fmt.Errorf("workflow %s: %w", w.ID, err)
+		}
+		tx.Event("checkpoint-replan", map[string]any{"phase": phase})
+		return nil
+	})
+	return count, err
+}
+
+// ReplanDoc is checkpoint_increment_replan PHASE REASON: one more replan of
 // the integer phase, in replanning_count, replan_phase_counts.phase_N,
 // last_replan_reason and replan_history. It returns the new
 // replanning_count. The caller writes the result under one lock, so
 // concurrent replans all count (the bash version lost most of them).
-func Replan(doc []byte, phase, reason string, now time.Time) ([]byte, int64, error) {
+func ReplanDoc(doc []byte, phase, reason string, now time.Time) ([]byte, int64, error) {
 	n, err := strconv.Atoi(phase)
 	if err != nil || n < 0 {
 		return nil, 0, fail.Invalidf("checkpoint: replan: phase %q is not a phase number (0, 1, 2, ...)", phase)
@@ -145,21 +195,21 @@ func Replan(doc []byte, phase, reason string, now time.Time) ([]byte, int64, err
 	if err != nil {
 		return nil, 0, fail.Invalidf("checkpoint: replan: reason: %v", err)
 	}
-	entry, err := json.Marshal(map[string]any{"phase": n, "timestamp": Timestamp(now), "reason": reason})
+	entry, err := json.Marshal(map[string]any{"phase": n, "timestamp": checkpoint.Timestamp(now), "reason": reason})
 	if err != nil {
 		return nil, 0, fail.Invalidf("checkpoint: replan: %v", err)
 	}
-	doc, count, err := Increment(doc, "replanning_count", 1, now)
+	doc, count, err := checkpoint.Increment(doc, "replanning_count", 1, now)
 	if err != nil {
 		return nil, 0, err
 	}
-	if doc, _, err = Increment(doc, "replan_phase_counts.phase_"+strconv.Itoa(n), 1, now); err != nil {
+	if doc, _, err = checkpoint.Increment(doc, "replan_phase_counts.phase_"+strconv.Itoa(n), 1, now); err != nil {
 		return nil, 0, err
 	}
-	if doc, err = Set(doc, "last_replan_reason", reasonJSON, now); err != nil {
+	if doc, err = checkpoint.Set(doc, "last_replan_reason", reasonJSON, now); err != nil {
 		return nil, 0, err
 	}
-	if doc, err = Append(doc, "replan_history", entry, now); err != nil {
+	if doc, err = checkpoint.Append(doc, "replan_history", entry, now); err != nil {
 		return nil, 0, err
 	}
 	return doc, count, nil
@@ -191,7 +241,7 @@ const defaultMaxIterations = 5
 // wording, so get_skip_reason's first reason is errs[0].
 func Check(kind string, doc []byte, now time.Time, stat Stat) (errs, warns []string, err error) {
 	if kind == CheckDocument {
-		if _, _, err := Migrate(doc); err != nil {
+		if _, _, err := checkpoint.Migrate(doc); err != nil {
 			return []string{err.Error()}, nil, nil
 		}
 		return nil, nil, nil
@@ -228,9 +278,9 @@ func checkResume(root gjson.Result, now time.Time, stat Stat) []string {
 	}
 	// The bash library wrote a new file per save, so its created_at was
 	// the last save; flowstate updates one file, whose updated_at is that.
-	at, ok := parseTime(root.Get("updated_at").Value())
+	at, ok := checkpoint.ParseTime(root.Get("updated_at").Value())
 	if !ok {
-		at, ok = parseTime(root.Get("created_at").Value())
+		at, ok = checkpoint.ParseTime(root.Get("created_at").Value())
 	}
 	switch age := now.Sub(at); {
 	case !ok:
@@ -259,7 +309,7 @@ func checkIteration(root gjson.Result, stat Stat) (errs, warns []string) {
 	case it.Int() > maxIt:
 		errs = append(errs, fmt.Sprintf("iteration %d exceeds max_iterations %d", it.Int(), maxIt))
 	}
-	if cc := root.Get("continuation_context").String(); cc != "" && !exists(stat, cc) {
+	if cc := root.Get("continuation_context").String(); cc != "" && !fileExists(stat, cc) {
 		warns = append(warns, "continuation_context file not found: "+cc)
 	}
 	if wr := root.Get("work_remaining"); wr.Exists() && wr.Type != gjson.Null && wr.Type != gjson.String && !wr.IsArray() {
@@ -271,7 +321,7 @@ func checkIteration(root gjson.Result, stat Stat) (errs, warns []string) {
 	switch p := root.Get("plan_path").String(); {
 	case p == "":
 		errs = append(errs, "plan_path is missing")
-	case !exists(stat, p):
+	case !fileExists(stat, p):
 		errs = append(errs, "plan file not found: "+p)
 	}
 	return errs, warns
@@ -283,7 +333,7 @@ func checkOperation(root gjson.Result, stat Stat) (errs, warns []string) {
 			errs = append(errs, "Missing required field: "+k)
 		}
 	}
-	if p := root.Get("plan_path").String(); p != "" && !exists(stat, p) {
+	if p := root.Get("plan_path").String(); p != "" && !fileExists(stat, p) {
 		warns = append(warns, "Plan file not found: "+p)
 	}
 	return errs, warns
@@ -291,7 +341,7 @@ func checkOperation(root gjson.Result, stat Stat) (errs, warns []string) {
 
 func notNull(r gjson.Result) bool { return r.Exists() && r.Type != gjson.Null }
 
-func exists(stat Stat, path string) bool {
+func fileExists(stat Stat, path string) bool {
 	_, ok := stat(path)
 	return ok
 }

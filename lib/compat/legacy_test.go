@@ -1,4 +1,4 @@
-package checkpoint
+package compat
 
 import (
 	"slices"
@@ -7,9 +7,27 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/pretty"
+	"github.com/tidwall/sjson"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 )
+
+var t0 = time.Date(2026, 4, 1, 12, 0, 0, 0, time.UTC)
+
+func compact(raw string) string { return string(pretty.Ugly([]byte(raw))) }
+
+// mustSetRaw edits a fixture behind Set's back (no validation, no touch).
+func mustSetRaw(t testing.TB, doc []byte, path, raw string) []byte {
+	t.Helper()
+	out, err := sjson.SetRawBytes(doc, path, []byte(raw))
+	if err != nil {
+		t.Fatalf("sjson.SetRaw(%s): %v", path, err)
+	}
+	return out
+}
 
 // files is a fake file system for the checks: path -> mtime.
 type files map[string]int64
@@ -19,18 +37,23 @@ func (f files) stat(path string) (int64, bool) {
 	return m, ok
 }
 
+// newDoc is a fresh checkpoint of workflow coordinate_1795291157304325067.
 func newDoc(t *testing.T) []byte {
 	t.Helper()
-	doc, err := New(defaultParams())
+	doc, err := checkpoint.New(checkpoint.Params{
+		WorkflowID: "coordinate_1795291157304325067", Command: "coordinate", Description: "Research auth",
+		Scope: "research-and-plan", ProjectName: "auth_system", InitialState: "initialize", TerminalState: "plan",
+		Transitions: machine.Default().Transitions, Now: t0,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return doc
 }
 
-// TestSaveLegacy: the state's 1.x fields reach the top level as the bash
+// TestSaveLegacyDoc: the state's 1.x fields reach the top level as the bash
 // save put them, minus its bugs, and flowstate's own fields stay.
-func TestSaveLegacy(t *testing.T) {
+func TestSaveLegacyDoc(t *testing.T) {
 	fs := files{"plans/001.md": 1700000000}
 	base := newDoc(t)
 	base = mustSetRaw(t, base, "replanning_count", "4")
@@ -38,7 +61,7 @@ func TestSaveLegacy(t *testing.T) {
 	state := `{"plan_path": "plans/001.md", "tests_passing": false, "current_phase": 2,
 		"last_error": null, "status": "complete", "state_machine": {"current_state": "debug"},
 		"topic_directory": "specs/042"}`
-	out, err := SaveLegacy(base, []byte(state), "implement", "auth", fs.stat, t0)
+	out, err := SaveLegacyDoc(base, []byte(state), "implement", "auth", fs.stat, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +89,7 @@ func TestSaveLegacy(t *testing.T) {
 		}
 	}
 
-	out, err = SaveLegacy(out, []byte(`{"plan_path": "gone.md", "tests_passing": null}`), "implement", "auth", fs.stat, t0)
+	out, err = SaveLegacyDoc(out, []byte(`{"plan_path": "gone.md", "tests_passing": null}`), "implement", "auth", fs.stat, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,15 +100,15 @@ func TestSaveLegacy(t *testing.T) {
 	}
 
 	for _, bad := range []string{`[1]`, `null`, `{`, `"x"`} {
-		if _, err := SaveLegacy(base, []byte(bad), "implement", "auth", fs.stat, t0); fail.Code(err) != fail.Invalid {
+		if _, err := SaveLegacyDoc(base, []byte(bad), "implement", "auth", fs.stat, t0); fail.Code(err) != fail.Invalid {
 			t.Errorf("state %s: err %v, want invalid", bad, err)
 		}
 	}
-	if _, err := SaveLegacy(base, []byte(`{}`), "", "auth", fs.stat, t0); fail.Code(err) != fail.Usage {
+	if _, err := SaveLegacyDoc(base, []byte(`{}`), "", "auth", fs.stat, t0); fail.Code(err) != fail.Usage {
 		t.Errorf("empty type: err %v, want usage", err)
 	}
 	// An empty state is fine: it only sets the type, project and defaults.
-	if _, err := SaveLegacy(base, []byte(`{}`), "implement", "auth", fs.stat, t0); err != nil {
+	if _, err := SaveLegacyDoc(base, []byte(`{}`), "implement", "auth", fs.stat, t0); err != nil {
 		t.Errorf("empty state: %v", err)
 	}
 }
@@ -104,12 +127,12 @@ func TestLegacyKeysFollowMigration(t *testing.T) {
 	}
 }
 
-func TestReplan(t *testing.T) {
+func TestReplanDoc(t *testing.T) {
 	doc := newDoc(t)
 	var n int64
 	var err error
 	for i, phase := range []string{"3", "3", "5"} {
-		if doc, n, err = Replan(doc, phase, "reason \"quoted\" "+phase, t0); err != nil {
+		if doc, n, err = ReplanDoc(doc, phase, "reason \"quoted\" "+phase, t0); err != nil {
 			t.Fatal(err)
 		}
 		if n != int64(i+1) {
@@ -130,7 +153,7 @@ func TestReplan(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "x", "-1", "1.5"} {
-		if _, _, err := Replan(doc, bad, "r", t0); fail.Code(err) != fail.Invalid {
+		if _, _, err := ReplanDoc(doc, bad, "r", t0); fail.Code(err) != fail.Invalid {
 			t.Errorf("phase %q: err %v, want invalid", bad, err)
 		}
 	}
@@ -138,7 +161,7 @@ func TestReplan(t *testing.T) {
 
 func TestCheck(t *testing.T) {
 	fs := files{"plan.md": 100, "ctx.md": 1}
-	saved, err := SaveLegacy(newDoc(t), []byte(`{"plan_path": "plan.md"}`), "implement", "auth", fs.stat, t0)
+	saved, err := SaveLegacyDoc(newDoc(t), []byte(`{"plan_path": "plan.md"}`), "implement", "auth", fs.stat, t0)
 	if err != nil {
 		t.Fatal(err)
 	}

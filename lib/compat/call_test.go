@@ -1,0 +1,428 @@
+package compat
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/flowstate-dev/flowstate/lib/store"
+)
+
+// block is one bash block of a session in a project: each call is a new
+// process, which knows only the shell state it is given.
+type block struct {
+	t       *testing.T
+	dir     string
+	session string
+	shellID string            // the shell's WORKFLOW_ID
+	vars    map[string]string // shell variables passed with --set
+	funcs   []string          // shell functions passed with --function
+	stdin   string
+}
+
+// result is what a call gave back.
+type result struct {
+	rc                     int
+	stdout, stderr, answer string
+}
+
+func newProject(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, ".claude"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func (b block) call(fn string, args ...string) result {
+	b.t.Helper()
+	argv := []string{}
+	if b.shellID != "" {
+		argv = append(argv, "--workflow-id", b.shellID)
+	}
+	for k, v := range b.vars {
+		argv = append(argv, "--set", k+"="+v)
+	}
+	for _, f := range b.funcs {
+		argv = append(argv, "--function", f)
+	}
+	argv = append(append(argv, "--", fn), args...)
+	var out, errOut, ans strings.Builder
+	env := map[string]string{"CLAUDE_PROJECT_DIR": b.dir, "CLAUDE_CODE_SESSION_ID": b.session}
+	rc := Call(Env{
+		Stdin: strings.NewReader(b.stdin), Stdout: &out, Stderr: &errOut, Answer: &ans,
+		Getenv: func(k string) string { return env[k] }, Cwd: b.dir, Now: time.Now,
+	}, argv)
+	return result{rc, out.String(), errOut.String(), ans.String()}
+}
+
+// must fails the test unless r returned rc.
+func (r result) must(t *testing.T, rc int) result {
+	t.Helper()
+	if r.rc != rc {
+		t.Fatalf("rc %d, want %d\nstdout %s\nstderr %s", r.rc, rc, r.stdout, r.stderr)
+	}
+	return r
+}
+
+// has reports whether the answer assigns NAME=value.
+func (r result) has(line string) bool { return strings.Contains("\n"+r.answer, "\n"+line+"\n") }
+
+const classification = `{"workflow_type": "research-and-plan", "confidence": 0.9, "research_complexity": 2, "research_topics": ["auth", "sessions"], "reasoning": "r"}`
+
+// start makes a research-and-plan workflow for the session and returns
+// the block that knows its id.
+func start(t *testing.T, dir, session string) block {
+	t.Helper()
+	b := block{t: t, dir: dir, session: session}
+	r := b.call("sm_init", "Add login", "coordinate", classification).must(t, 0)
+	b.shellID = answerOf(r.answer, "WORKFLOW_ID") // an id is never quoted
+	return b
+}
+
+// answerOf is the value assigned to name in an answer, as written.
+func answerOf(answer, name string) string {
+	for _, line := range strings.Split(answer, "\n") {
+		line = strings.TrimPrefix(line, "export ")
+		if v, ok := strings.CutPrefix(line, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// TestChosenIDAcrossBlocks: init_workflow_state's id reaches the next
+// blocks of the session (never another session's) and sm_init starts it.
+func TestChosenIDAcrossBlocks(t *testing.T) {
+	dir := newProject(t)
+	b1 := block{t: t, dir: dir, session: "s1"}
+	r := b1.call("init_workflow_state", "coordinate_42").must(t, 0)
+	if want := filepath.Join(dir, ".claude/state/workflows/coordinate_42/state"); r.stdout != want+"\n" || !r.has("export WORKFLOW_ID=coordinate_42") {
+		t.Fatalf("init_workflow_state: %+v", r)
+	}
+	b1.call("init_workflow_state", "coordinate_42").must(t, 0) // again: the same
+
+	// Block 2, before sm_init: loads as the original's fresh file did.
+	b2 := block{t: t, dir: dir, session: "s1"}
+	if r := b2.call("load_workflow_state").must(t, 0); !r.has("export WORKFLOW_ID=coordinate_42") {
+		t.Errorf("load before sm_init: %+v", r)
+	}
+	if r := b2.call("append_workflow_state", "K", "v").must(t, 1); !strings.Contains(r.stderr, "not started yet") {
+		t.Errorf("append before sm_init: %q", r.stderr)
+	}
+	if r := (block{t: t, dir: dir, session: "s2"}).call("load_workflow_state").must(t, 2); r.answer != "" {
+		t.Errorf("another session got %q", r.answer)
+	}
+
+	// Block 3 starts it, block 4 finds it.
+	b2.call("sm_init", "Add login", "coordinate", classification).must(t, 0)
+	r = (block{t: t, dir: dir, session: "s1"}).call("load_workflow_state").must(t, 0)
+	if !r.has("export WORKFLOW_ID=coordinate_42") || !r.has("export CURRENT_STATE=initialize") || !r.has("STATE_RESEARCH=research") {
+		t.Errorf("block 4: %s", r.answer)
+	}
+	// Another session may not adopt it.
+	if r := (block{t: t, dir: dir, session: "s2"}).call("init_workflow_state", "coordinate_42").must(t, 1); !strings.Contains(r.stderr, "another Claude Code session") {
+		t.Errorf("adopted by another session: %q", r.stderr)
+	}
+}
+
+// TestSmInitForms: the design's forms and the library's, each as they
+// describe it, and every other call refused with the forms to use.
+func TestSmInitForms(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		rc     int
+		scope  string
+		stdout string
+		stderr string
+	}{
+		{"classifier JSON", []string{"Add login", "coordinate", classification}, 0, "research-and-plan", "", ""},
+		{"CLASSIFICATION_COMPLETE answer", []string{"Add login", "coordinate", "CLASSIFICATION_COMPLETE: " + classification}, 0, "research-and-plan", "", ""},
+		{"no classification: offline", []string{"Research the auth module and plan the session store migration", "coordinate"}, 0, "research-and-plan", "", "classified offline as research-and-plan"},
+		{"an empty third argument is none", []string{"Research the auth module and plan the session store migration", "coordinate", ""}, 0, "research-and-plan", "", "classified offline"},
+		{"no classification, vague", []string{"stuff", "coordinate"}, 1, "", "", "pass the workflow-classifier agent's JSON"},
+		{"a low-confidence classification", []string{"x", "coordinate", strings.Replace(classification, "0.9", "0.3", 1)}, 1, "", "", "confidence"},
+		{"a scope where the JSON goes", []string{"x", "coordinate", "research-only"}, 1, "", "", "five-argument form"},
+		{"five arguments", []string{"Add login", "coordinate", "research-only", "45", `["auth"]`}, 0, "research-only", "2\n", ""},
+		{"five, complexity as a score", []string{"Add login", "coordinate", "full-implementation", "75", `[]`}, 0, "full-implementation", "4\n", ""},
+		{"five, an empty one", []string{"Add login", "coordinate", "", "2", `[]`}, 1, "", "", "none empty"},
+		{"five, unknown scope", []string{"Add login", "coordinate", "everything", "2", `[]`}, 1, "", "", "unknown scope"},
+		{"five, topics not an array", []string{"Add login", "coordinate", "research-only", "2", `{}`}, 1, "", "", "JSON array"},
+		{"one argument", []string{"Add login"}, 1, "", "", "got 1 arguments"},
+		{"four arguments", []string{"a", "b", "c", "d"}, 1, "", "", "sm_init DESCRIPTION COMMAND [CLASSIFICATION_JSON], or"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := block{t: t, dir: newProject(t), session: "s"}
+			r := b.call("sm_init", tc.args...).must(t, tc.rc)
+			if !strings.Contains(r.stderr, tc.stderr) || r.stdout != tc.stdout {
+				t.Errorf("stdout %q stderr %q, want %q and stderr with %q", r.stdout, r.stderr, tc.stdout, tc.stderr)
+			}
+			if tc.rc != 0 {
+				if list, _ := mustProject(t, b.dir).List(); len(list) != 0 {
+					t.Errorf("a refused sm_init created %v", list)
+				}
+				return
+			}
+			if !r.has("export WORKFLOW_SCOPE="+tc.scope) || !r.has("COMPLETED_STATES=()") || !r.has("export COMPLETED_STATES_COUNT=0") {
+				t.Errorf("answer:\n%s", r.answer)
+			}
+		})
+	}
+}
+
+func mustProject(t *testing.T, dir string) *store.Project {
+	t.Helper()
+	p, err := store.FindProject(func(k string) string {
+		if k == "CLAUDE_PROJECT_DIR" {
+			return dir
+		}
+		return ""
+	}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestSmInitAgain: a block run again starts nothing new; another start
+// on the same id is refused.
+func TestSmInitAgain(t *testing.T) {
+	b := block{t: t, dir: newProject(t), session: "s", shellID: "coordinate_7"}
+	b.call("sm_init", "Add login", "coordinate", classification).must(t, 0)
+	b.call("sm_init", "Add login", "coordinate", classification).must(t, 0)
+	if r := b.call("sm_init", "Add logout", "coordinate", classification).must(t, 1); !strings.Contains(r.stderr, "exists already") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	b.call("sm_transition", "research").must(t, 0)
+	b.call("sm_init", "Add login", "coordinate", classification).must(t, 1)
+}
+
+// TestTransitionForms: STATE, STATE REASON, FROM TO and the checkpoint
+// forms, from research; a call that cannot be read one way is refused
+// and leaves the workflow where it was.
+func TestTransitionForms(t *testing.T) {
+	tests := []struct {
+		fn     string
+		args   []string
+		rc     int
+		state  string // afterwards
+		stderr string
+		key    string // a key the checkpoint has afterwards
+	}{
+		{"sm_transition", []string{"plan"}, 0, "plan", "", ""},
+		{"sm_transition", []string{"plan", "research done"}, 0, "plan", "", ""},
+		{"sm_transition", []string{"plan", "done"}, 0, "plan", "", ""},
+		{"sm_transition", []string{"research", "plan"}, 0, "plan", "", ""},
+		{"sm_transition", []string{"research"}, 0, "research", "", ""},
+		{"sm_transition", []string{"research", "research"}, 0, "research", "", ""},
+		{"sm_transition", []string{"initialize", "plan"}, 1, "research", `is in "research", not "initialize"`, ""},
+		{"sm_transition", []string{"initialize", "research"}, 0, "research", "", ""}, // already there: run again
+		{"sm_transition", []string{"research", "planning"}, 1, "research", `reads like "plan"`, ""},
+		{"sm_transition", []string{"plan", "planned"}, 1, "research", `reads like "plan"`, ""},
+		{"sm_transition", []string{"planning"}, 1, "research", "did you mean plan?", ""},
+		{"sm_transition", []string{"implement"}, 1, "research", "not on the route of scope research-and-plan", ""},
+		{"sm_transition", []string{"initialize"}, 1, "research", "not allowed", ""},
+		{"sm_transition", []string{"testing", "documentation"}, 1, "research", "(sm_transition test document)", ""},
+		{"sm_transition", nil, 1, "research", "usage", ""},
+		{"sm_transition", []string{"a", "b", "c"}, 1, "research", "usage", ""},
+		{"sm_transition_with_checkpoint", []string{"plan", `{"reports": ["r.md"]}`}, 0, "plan", "", "reports"},
+		{"sm_transition_with_checkpoint", []string{"research", "plan", `{"reports": ["r.md"]}`}, 0, "plan", "", "reports"},
+		{"sm_transition_with_checkpoint", []string{"research", `{"reports": []}`}, 0, "research", "", "reports"},
+		{"sm_transition_with_checkpoint", []string{"initialize", "plan", `{"reports": []}`}, 1, "research", "not \"initialize\"", ""},
+		{"sm_transition_with_checkpoint", []string{"research", "planning", `{}`}, 1, "research", "did you mean plan?", ""},
+		{"sm_transition_with_checkpoint", []string{"plan", `{"reports": `}, 1, "research", "not a JSON object", ""},
+		{"sm_transition_with_checkpoint", []string{"plan", `{"status": "failed"}`}, 1, "research", "sm-finish", ""},
+		{"sm_transition_with_checkpoint", []string{"plan", "reason"}, 1, "research", "usage", ""},
+		{"sm_transition_with_checkpoint", []string{"test", `{"k": 1}`}, 1, "research", "not on the route of scope research-and-plan", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.fn+" "+strings.Join(tc.args, " "), func(t *testing.T) {
+			b := start(t, newProject(t), "s")
+			b.call("sm_transition", "research").must(t, 0)
+			w, err := mustProject(t, b.dir).Workflow(b.shellID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, _ := w.ReadCheckpoint()
+			r := b.call(tc.fn, tc.args...).must(t, tc.rc)
+			after, _ := w.ReadCheckpoint()
+			if got := gjson.GetBytes(after, "state_machine.current_state").String(); got != tc.state {
+				t.Errorf("state %s, want %s", got, tc.state)
+			}
+			if !strings.Contains(r.stderr, tc.stderr) {
+				t.Errorf("stderr %q, want %q", r.stderr, tc.stderr)
+			}
+			if tc.rc != 0 {
+				if string(before) != string(after) || r.answer != "" {
+					t.Errorf("a refused call changed the checkpoint or the shell: %q", r.answer)
+				}
+				return
+			}
+			if !r.has("export CURRENT_STATE="+tc.state) || !r.has("export COMPLETED_STATE_0=research") {
+				t.Errorf("answer:\n%s", r.answer)
+			}
+			if tc.key != "" && !gjson.GetBytes(after, tc.key).Exists() {
+				t.Errorf("the checkpoint lacks %s", tc.key)
+			}
+		})
+	}
+}
+
+// TestLoadForms: load_workflow_state's codes, and the design's KEY form.
+func TestLoadForms(t *testing.T) {
+	dir := newProject(t)
+	b := start(t, dir, "s")
+	b.call("append_workflow_state", "PLAN_PATH", "plans/001.md").must(t, 0)
+	fresh := block{t: t, dir: dir, session: "s"}
+	if r := fresh.call("load_workflow_state", "PLAN_PATH").must(t, 0); r.stdout != "plans/001.md\n" || r.answer != "" {
+		t.Errorf("KEY form: %+v", r)
+	}
+	fresh.call("load_workflow_state", "NOPE").must(t, 1)
+	if r := fresh.call("load_workflow_state", "coordinate_999", "false").must(t, 2); !strings.Contains(r.stderr, "this session's workflow is "+b.shellID) {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	if r := fresh.call("load_workflow_state", "coordinate_999", "true").must(t, 1); !r.has("export WORKFLOW_ID=coordinate_999") {
+		t.Errorf("first block: %+v", r)
+	}
+	// coordinate_999 is now the session's workflow-to-be.
+	fresh.call("load_workflow_state", "coordinate_999", "false").must(t, 0)
+	fresh.shellID = b.shellID
+	fresh.vars = map[string]string{"FROM_SHELL": "x"}
+	fresh.call("load_workflow_state", "", "false", "PLAN_PATH", "FROM_SHELL").must(t, 0)
+	if r := fresh.call("load_workflow_state", "", "false", "PLAN_PATH", "EMPTY").must(t, 3); !strings.Contains(r.answer, "PLAN_PATH=plans/001.md") {
+		t.Errorf("a missing required variable: the values still load: %q", r.answer)
+	}
+	(block{t: t, dir: dir, session: "other"}).call("load_workflow_state").must(t, 2)
+}
+
+// TestAppendDerived: a derived variable appended with its own value
+// changes nothing; with another, it is refused.
+func TestAppendDerived(t *testing.T) {
+	b := start(t, newProject(t), "s")
+	b.call("append_workflow_state", "CURRENT_STATE", "initialize").must(t, 0)
+	b.call("append_workflow_state", "WORKFLOW_ID", b.shellID).must(t, 0)
+	if r := b.call("append_workflow_state", "CURRENT_STATE", "plan").must(t, 1); !strings.Contains(r.stderr, "sm_transition") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	b.call("append_workflow_state", "K", "v", "extra").must(t, 1)
+	b.stdin = "A=1\nCURRENT_STATE=plan\nB=2\n"
+	b.call("append_workflow_state_bulk").must(t, 1)
+	if r := b.call("load_workflow_state").must(t, 0); !r.has("export A=1") || !r.has("export B=2") || !r.has("export CURRENT_STATE=initialize") {
+		t.Errorf("bulk: %s", r.answer)
+	}
+}
+
+// TestDesignCheckpoints: save_checkpoint COMMAND JSON, load_checkpoint
+// and update_checkpoint work on the workflow of that command.
+func TestDesignCheckpoints(t *testing.T) {
+	b := start(t, newProject(t), "s")
+	b.call("save_checkpoint", "coordinate", `{"state": "planning", "phases": {"research": {"completed": true}}}`).must(t, 0)
+	b.call("update_checkpoint", "coordinate", "topic_path", "specs/042").must(t, 0)
+	r := b.call("load_checkpoint", "coordinate").must(t, 0)
+	for path, want := range map[string]string{"state": "planning", "phases.research.completed": "true", "topic_path": "specs/042", "command": "coordinate"} {
+		if got := gjson.Get(r.stdout, path).String(); got != want {
+			t.Errorf("%s = %q, want %q", path, got, want)
+		}
+	}
+	b.call("load_checkpoint", "implement").must(t, 1)
+	b.call("save_checkpoint", "implement", `{"a": 1}`).must(t, 1)
+	if r := b.call("update_checkpoint", "coordinate", "status", "complete").must(t, 1); !strings.Contains(r.stderr, "sm-finish") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	b.call("update_checkpoint", "coordinate", "k").must(t, 1)
+}
+
+// TestValidateVariables: the validations read the shell's variables as
+// the dispatcher passes them, and log through log_command_error when the
+// shell defines it.
+func TestValidateVariables(t *testing.T) {
+	b := block{t: t, dir: newProject(t), vars: map[string]string{"A": "", "B": "x", "COMMAND_NAME": "plan"}}
+	b.call("validate_state_variables", "A", "B").must(t, 0)
+	if r := b.call("validate_state_variables", "A", "C", "x;y").must(t, 1); !strings.Contains(r.stderr, "C x;y") || r.answer != "" {
+		t.Errorf("%+v", r)
+	}
+	b.shellID, b.vars["USER_ARGS"], b.funcs = "plan_1", "--fast", []string{"log_command_error"}
+	r := b.call("validate_state_variables", "C").must(t, 1)
+	if want := "__fs_run=(log_command_error plan plan_1 --fast state_error $'State variables not set: C' validate_state_variables $'{}')\n"; r.answer != want {
+		t.Errorf("answer %q, want %q", r.answer, want)
+	}
+	b.call("validate_library_functions", "error-handling").must(t, 0)
+	b.funcs = nil
+	b.call("validate_state_restoration", "B").must(t, 0)
+	b.call("validate_state_restoration", "A", "B").must(t, 1)
+	b.call("validate_block_state", "verify").must(t, 1)
+	b.call("validate_block_state", "other").must(t, 1)
+	b.call("validate_library_functions", "error-handling").must(t, 1)
+	b.call("validate_library_functions", "workflow-state-machine").must(t, 0)
+}
+
+// TestNamedJSON: save_json_checkpoint keeps validated JSON that
+// load_json_checkpoint gives back as JSON; never saved is {}.
+func TestNamedJSON(t *testing.T) {
+	b := start(t, newProject(t), "s")
+	for value, want := range map[string]string{`{"workers": 3}`: `{"workers":3}`, `"text"`: `"text"`, `[1, 2]`: `[1,2]`} {
+		b.call("save_json_checkpoint", "n", value).must(t, 0)
+		if r := b.call("load_json_checkpoint", "n").must(t, 0); r.stdout != want+"\n" {
+			t.Errorf("%s came back as %q", value, r.stdout)
+		}
+	}
+	if r := b.call("load_json_checkpoint", "never").must(t, 0); r.stdout != "{}\n" {
+		t.Errorf("never saved: %q", r.stdout)
+	}
+	b.call("save_json_checkpoint", "n", "{bad").must(t, 1)
+	b.call("save_json_checkpoint", "../x", "{}").must(t, 1)
+	b.call("save_classification_checkpoint", b.shellID, classification).must(t, 0)
+	if r := b.call("load_classification_checkpoint", b.shellID).must(t, 0); !strings.Contains(r.stdout, `"workflow_type":"research-and-plan"`) {
+		t.Errorf("classification: %q", r.stdout)
+	}
+}
+
+// TestStateEdges: what the originals did differently at the edges of
+// state persistence (docs/migrating-from-bash.md, "State").
+func TestStateEdges(t *testing.T) {
+	dir := newProject(t)
+	b := start(t, dir, "s")
+	b.call("append_workflow_state", "REPORTS", `["a.md", "b.md"]`).must(t, 0) // no JSON guard
+	if r := b.call("append_workflow_state", "PATH", "/evil").must(t, 1); !strings.Contains(r.stderr, "reserved") {
+		t.Errorf("a reserved key: %q", r.stderr)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b.call("validate_state_file", empty).must(t, 0)
+	b.call("validate_state_file", dir).must(t, 1)
+	b.call("validate_state_file", filepath.Join(dir, "none")).must(t, 1)
+	b.vars = map[string]string{"STATE_FILE": filepath.Join(dir, ".claude/state/workflows", b.shellID, "state")}
+	b.call("validate_state_file_path", b.shellID).must(t, 0)
+	b.call("validate_state_file_path", "other").must(t, 1)
+	b.call("validate_state_file_path", "other", "").must(t, 0)
+
+	// Without a session, the chosen id is this shell's only, and it says so.
+	lone := block{t: t, dir: dir}
+	if r := lone.call("init_workflow_state", "solo_1").must(t, 0); !strings.Contains(r.stderr, "known only to this shell") {
+		t.Errorf("no session: %q", r.stderr)
+	}
+	lone.shellID = "solo_1"
+	if r := lone.call("init_workflow_state", "solo_1").must(t, 0); r.stderr != "" {
+		t.Errorf("the shell knows it: %q", r.stderr)
+	}
+	lone.call("init_workflow_state", "bad/id").must(t, 1)
+
+	// A damaged checkpoint is reported, never overwritten.
+	cp := filepath.Join(dir, ".claude/state/workflows", b.shellID, "checkpoint.json")
+	if err := os.WriteFile(cp, []byte("{torn"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b.call("load_workflow_state").must(t, 3)
+	if got, _ := os.ReadFile(cp); string(got) != "{torn" {
+		t.Errorf("the damaged checkpoint was changed: %q", got)
+	}
+}

@@ -1,0 +1,579 @@
+package compat
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/limit"
+	"github.com/flowstate-dev/flowstate/lib/store"
+)
+
+// The functions of checkpoint-utils.sh, and the design's checkpoint
+// functions. checkpoint-utils.sh wrote a new file per save; here every
+// checkpoint is the workflow's one checkpoint.json, so writes are locked
+// and validated and nothing is lost to a 1-second id or a fixed temp
+// name. Parallel-operation and iteration checkpoints are named values
+// inside it (phase_data.named.NAME), printed as CHECKPOINT_PATH#NAME, a
+// reference the functions accept. Any other existing FILE is read (never
+// written) as plain JSON, so old checkpoints can still be inspected.
+
+// ref is what a checkpoint FILE argument names: a workflow's checkpoint
+// (at "" for all of it, else the path of a named checkpoint in it), or a
+// plain JSON file.
+type ref struct {
+	w    *store.Workflow
+	at   string
+	file string
+}
+
+// ref reads a FILE argument.
+func (c *call) ref(arg string) (ref, error) {
+	path, name, named := strings.Cut(arg, "#")
+	if path != "" {
+		w, err := c.refWorkflow(c.abs(path))
+		if err != nil {
+			return ref{}, err
+		}
+		if w != nil {
+			r := ref{w: w}
+			if named {
+				r.at = namedPath(name)
+			}
+			return r, nil
+		}
+		if !named && isFile(c.abs(path)) {
+			return ref{file: c.abs(path)}, nil
+		}
+	}
+	return ref{}, fail.Usagef("checkpoint file %q not found", arg)
+}
+
+// writable refuses to write a plain file.
+func (r ref) writable() error {
+	if r.file != "" {
+		return fail.Usagef("%s is not a flowstate checkpoint; only workflow checkpoints are written", r.file)
+	}
+	return nil
+}
+
+// path is p inside the referenced document.
+func (r ref) path(p string) string {
+	switch {
+	case r.at == "":
+		return p
+	case p == "":
+		return r.at
+	}
+	return r.at + "." + p
+}
+
+// doc is the referenced document: the checkpoint or the file as they
+// are, or a named checkpoint as compact JSON.
+func (r ref) doc() ([]byte, error) {
+	doc, err := r.whole()
+	if err != nil || r.at == "" {
+		return doc, err
+	}
+	raw, ok, err := checkpoint.Get(doc, r.at)
+	if err == nil && !ok {
+		err = fail.Usagef("workflow %s has no checkpoint at %s", r.w.ID, r.at)
+	}
+	return []byte(checkpoint.Display(raw)), err
+}
+
+// whole is the file, or the workflow's whole checkpoint.
+func (r ref) whole() ([]byte, error) {
+	if r.file != "" {
+		b, err := os.ReadFile(r.file)
+		if err == nil {
+			err = limit.JSON(b, r.file)
+		}
+		if err == nil && !gjson.ValidBytes(b) {
+			err = fail.Invalidf("%s: %w", r.file, checkpoint.ErrNotJSON)
+		}
+		return b, err
+	}
+	return r.w.ReadCheckpoint()
+}
+
+// refDoc reads the document FILE names.
+func (c *call) refDoc(arg string) ([]byte, error) {
+	r, err := c.ref(arg)
+	if err != nil {
+		return nil, err
+	}
+	return r.doc()
+}
+
+// saved reports whether the shell's workflow holds a save_checkpoint of
+// TYPE (and PROJECT). The original matched file names by prefix, so
+// one type could restore another's checkpoint.
+func (c *call) saved(typ, project string) (*store.Workflow, []byte, error) {
+	if typ == "" {
+		return nil, nil, fail.Usagef("usage: %s TYPE [PROJECT]", c.name)
+	}
+	w, err := c.workflow()
+	if err != nil {
+		return nil, nil, err
+	}
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return nil, nil, err
+	}
+	r := gjson.GetManyBytes(doc, "workflow_type", "project_name")
+	if r[0].String() != typ || project != "" && r[1].String() != project {
+		suffix := ""
+		if project != "" {
+			suffix = " of project " + project
+		}
+		return nil, nil, fail.Usagef("no %s checkpoint%s in workflow %s", typ, suffix, w.ID)
+	}
+	return w, doc, nil
+}
+
+// save_checkpoint TYPE PROJECT [STATE_JSON]: merge the state (or stdin)
+// into the workflow's checkpoint and print its path. The design's
+// save_checkpoint COMMAND JSON merges JSON into the checkpoint instead.
+func saveCheckpoint(c *call) int {
+	if len(c.args) == 2 && isObject(c.args[1]) {
+		return c.mergeCommand(c.args[0], []byte(c.args[1]))
+	}
+	typ, project := c.arg(0), c.arg(1)
+	if typ == "" || project == "" {
+		return c.usage("save_checkpoint TYPE PROJECT [STATE_JSON] (state on stdin when not given), or save_checkpoint COMMAND JSON_OBJECT")
+	}
+	var state []byte
+	if s := c.arg(2); s != "" {
+		state = []byte(s)
+	} else {
+		b, err := limit.ReadAll(c.Stdin, "stdin")
+		if err != nil {
+			return c.failErr(err)
+		}
+		state = b
+	}
+	return c.saveState(typ, project, state)
+}
+
+func (c *call) saveState(typ, project string, state []byte) int {
+	w, err := c.workflow()
+	if err != nil {
+		return c.failErr(err)
+	}
+	if err := SaveLegacy(w, state, typ, project, FileStat(c.Cwd)); err != nil {
+		return c.failErr(err)
+	}
+	c.print(w.CheckpointPath())
+	return 0
+}
+
+// commandWorkflow is the shell's workflow when it runs command: the
+// design kept one checkpoint per command.
+func (c *call) commandWorkflow(command string) (*store.Workflow, []byte, error) {
+	w, err := c.workflow()
+	if err != nil {
+		return nil, nil, err
+	}
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return nil, nil, err
+	}
+	if got := gjson.GetBytes(doc, "command").String(); got != command {
+		return nil, nil, fail.Usagef("workflow %s runs command %s, not %q: it has no %s checkpoint", w.ID, got, command, command)
+	}
+	return w, doc, nil
+}
+
+// mergeCommand merges patch into the checkpoint of command's workflow.
+func (c *call) mergeCommand(command string, patch []byte) int {
+	if err := checkpoint.CheckMerge(patch); err != nil {
+		return c.failErr(err) // before reading the workflow
+	}
+	w, _, err := c.commandWorkflow(command)
+	if err == nil {
+		err = merge(w, patch)
+	}
+	if err != nil {
+		return c.failErr(err)
+	}
+	return 0
+}
+
+// merge merges patch into w's checkpoint, in one locked write.
+func merge(w *store.Workflow, patch []byte) error {
+	if err := checkpoint.CheckMerge(patch); err != nil {
+		return err
+	}
+	return w.Update(func(tx *store.Tx) error {
+		var err error
+		tx.Checkpoint, err = checkpoint.Merge(tx.Checkpoint, patch, tx.Now)
+		return err
+	})
+}
+
+// load_checkpoint COMMAND (the design's): print the checkpoint of the
+// workflow running COMMAND; 1 when it runs another.
+func loadCheckpoint(c *call) int {
+	if c.arg(0) == "" {
+		return c.usage("load_checkpoint COMMAND")
+	}
+	_, doc, err := c.commandWorkflow(c.arg(0))
+	if err != nil {
+		return c.failErr(err)
+	}
+	c.print(string(doc))
+	return 0
+}
+
+// update_checkpoint COMMAND KEY VALUE (the design's): set the top-level KEY
+// to the string VALUE, as its jq did.
+func updateCheckpoint(c *call) int {
+	if len(c.args) != 3 || c.args[1] == "" {
+		return c.usage("update_checkpoint COMMAND KEY VALUE")
+	}
+	return c.mergeCommand(c.args[0], []byte(jsonText(map[string]string{c.args[1]: c.args[2]})))
+}
+
+// restore_checkpoint TYPE [PROJECT]: the checkpoint, when the workflow
+// holds a save of TYPE (and PROJECT), migrated as every read is.
+func restoreCheckpoint(c *call) int {
+	_, doc, err := c.saved(c.arg(0), c.arg(1))
+	if err != nil {
+		return c.failErr(err)
+	}
+	c.print(string(doc))
+	return 0
+}
+
+// checkpoint_delete TYPE PROJECT: forget the save, so restore_checkpoint
+// finds none. The workflow and its history stay.
+func checkpointDelete(c *call) int {
+	if c.arg(1) == "" {
+		return c.usage("checkpoint_delete TYPE PROJECT")
+	}
+	w, _, err := c.saved(c.arg(0), c.arg(1))
+	if err != nil {
+		return 0 // nothing to delete, as rm -f
+	}
+	if err := setPath(w, "workflow_type", []byte("null")); err != nil {
+		return c.failErr(err)
+	}
+	c.print("Deleted checkpoint: " + c.arg(0) + " " + c.arg(1))
+	return 0
+}
+
+// validate_checkpoint FILE: 0 when FILE is a valid checkpoint, after
+// migration.
+func validateCheckpoint(c *call) int {
+	doc, err := c.refDoc(c.arg(0))
+	if err != nil {
+		return c.failErr(err)
+	}
+	errs, _, err := Check(CheckDocument, doc, c.Now(), FileStat(c.Cwd))
+	if err != nil {
+		return c.failErr(err)
+	}
+	if len(errs) > 0 {
+		return c.fail(1, "%s", strings.Join(errs, "; "))
+	}
+	return 0
+}
+
+// checkpoint_get_field FILE PATH: the value at the jq-style PATH (.a.b,
+// .a[0]); nothing for null or missing. false prints false (the
+// original's `// empty` hid it).
+func checkpointGetField(c *call) int {
+	r, err := c.ref(c.arg(0))
+	if err != nil {
+		return c.failErr(err)
+	}
+	path := r.path(jqPath(c.arg(1)))
+	if path == "" {
+		doc, err := r.doc()
+		if err != nil {
+			return c.failErr(err)
+		}
+		c.print(string(doc))
+		return 0
+	}
+	doc, err := r.whole()
+	if err != nil {
+		return c.failErr(err)
+	}
+	raw, ok, err := checkpoint.Get(doc, path)
+	if err != nil {
+		return c.failErr(err)
+	}
+	if ok && raw != "null" {
+		c.print(checkpoint.Display(raw))
+	}
+	return 0
+}
+
+// checkpoint_set_field FILE PATH VALUE: VALUE stored as a string (as the
+// original did), under the workflow's lock; updated_at follows.
+func checkpointSetField(c *call) int {
+	if len(c.args) < 3 {
+		return c.usage("checkpoint_set_field FILE PATH VALUE")
+	}
+	r, err := c.ref(c.args[0])
+	if err == nil {
+		err = r.writable()
+	}
+	if err == nil {
+		err = setPath(r.w, r.path(jqPath(c.args[1])), []byte(jsonText(c.args[2])))
+	}
+	if err != nil {
+		return c.failErr(err)
+	}
+	return 0
+}
+
+// checkpoint_increment_replan FILE PHASE REASON: one replan, in one
+// locked write (concurrent calls all count).
+func checkpointIncrementReplan(c *call) int {
+	if c.arg(1) == "" {
+		return c.usage("checkpoint_increment_replan FILE PHASE REASON")
+	}
+	r, err := c.ref(c.arg(0))
+	if err == nil {
+		err = r.writable()
+	}
+	if err == nil {
+		_, err = Replan(r.w, c.arg(1), c.arg(2))
+	}
+	if err != nil {
+		return c.failErr(err)
+	}
+	return 0
+}
+
+// check runs a Check of kind over FILE.
+func (c *call) check(kind string) (errs, warns []string, err error) {
+	doc, err := c.refDoc(c.arg(0))
+	if err != nil {
+		return nil, nil, err
+	}
+	return Check(kind, doc, c.Now(), FileStat(c.Cwd))
+}
+
+// check_safe_resume_conditions FILE: 0 when safe to resume: tests not
+// failing, no last error, status in_progress, updated at most 7 days
+// ago, plan file unchanged since save_checkpoint.
+func checkSafeResumeConditions(c *call) int {
+	errs, _, err := c.check(CheckResume)
+	if err != nil || len(errs) > 0 {
+		return 1
+	}
+	return 0
+}
+
+// get_skip_reason FILE: the first unmet resume condition, or "All
+// conditions met".
+func getSkipReason(c *call) int {
+	errs, _, err := c.check(CheckResume)
+	switch {
+	case err != nil:
+		return c.fail(1, "the checkpoint could not be read: %v", err)
+	case len(errs) > 0:
+		c.print(errs[0])
+	default:
+		c.print("All conditions met")
+	}
+	return 0
+}
+
+// save_state_machine_checkpoint TYPE PROJECT SM_JSON: a save_checkpoint
+// whose state holds SM_JSON. The workflow's machine stays the one
+// sm_transition keeps; SM_JSON is kept in workflow_state.state_machine.
+func saveStateMachineCheckpoint(c *call) int {
+	if c.arg(0) == "" || c.arg(1) == "" || c.arg(2) == "" {
+		return c.usage("save_state_machine_checkpoint TYPE PROJECT STATE_MACHINE_JSON")
+	}
+	if !json.Valid([]byte(c.arg(2))) {
+		return c.fail(1, "STATE_MACHINE_JSON is not valid JSON")
+	}
+	return c.saveState(c.arg(0), c.arg(1), []byte(`{"state_machine": `+c.arg(2)+`}`))
+}
+
+// load_state_machine_checkpoint TYPE [PROJECT]: the workflow's state
+// machine, when it holds a save of TYPE (and PROJECT).
+func loadStateMachineCheckpoint(c *call) int {
+	_, doc, err := c.saved(c.arg(0), c.arg(1))
+	if err != nil {
+		return c.failErr(err)
+	}
+	raw, _, _ := checkpoint.Get(doc, "state_machine")
+	c.print(checkpoint.Display(raw))
+	return 0
+}
+
+// migrate_checkpoint_format FILE: flowstate migrates every checkpoint
+// the first time it reads it (keeping a backup).
+func migrateCheckpointFormat(*call) int { return 0 }
+
+// save_parallel_operation_checkpoint PLAN_PATH OPERATION [OPERATIONS_JSON]:
+// record a parallel operation before it runs; print its reference.
+func saveParallelOperationCheckpoint(c *call) int {
+	op := c.arg(1)
+	if op == "" {
+		return c.usage("save_parallel_operation_checkpoint PLAN_PATH OPERATION [OPERATIONS_JSON]")
+	}
+	name := "parallel_" + op + "_" + strconv.FormatInt(c.Now().UnixNano(), 10)
+	if !namedCheckpoint.MatchString(name) {
+		return c.fail(1, "operation %q makes the name %q, which must match %s", op, name, namedCheckpoint)
+	}
+	ops := json.RawMessage(firstNonEmpty(c.arg(2), "[]"))
+	if !json.Valid(ops) {
+		return c.fail(1, "OPERATIONS_JSON is not valid JSON")
+	}
+	value := jsonText(struct {
+		ID         string          `json:"checkpoint_id"`
+		Operation  string          `json:"operation_type"`
+		Plan       string          `json:"plan_path"`
+		Created    string          `json:"created_at"`
+		Operations json.RawMessage `json:"operations"`
+		Status     string          `json:"status"`
+	}{name, op, c.arg(0), checkpoint.Timestamp(c.Now()), ops, "pre_execution"})
+	if rc := c.saveNamed(name, []byte(value)); rc != 0 {
+		return rc
+	}
+	return c.printNamedRef(name)
+}
+
+// printNamedRef prints the reference of the shell's workflow's named
+// checkpoint name.
+func (c *call) printNamedRef(name string) int {
+	w, err := c.workflow()
+	if err != nil {
+		return c.failErr(err)
+	}
+	c.print(w.CheckpointPath() + "#" + name)
+	return 0
+}
+
+// restore_from_checkpoint FILE: a banner on stderr, the document on
+// stdout.
+func restoreFromCheckpoint(c *call) int {
+	doc, err := c.refDoc(c.arg(0))
+	if err != nil {
+		return c.failErr(err)
+	}
+	fmt.Fprintf(c.Stderr, "Restoring from checkpoint: %s\n", c.arg(0))
+	c.print(string(doc))
+	return 0
+}
+
+// checkResult is validate_checkpoint_integrity's JSON.
+type checkResult struct {
+	Valid    bool     `json:"valid"`
+	Errors   []string `json:"errors,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// CheckJSON is the JSON of a Check's findings, as
+// validate_checkpoint_integrity printed them.
+func CheckJSON(errs, warns []string) string {
+	return jsonText(checkResult{Valid: len(errs) == 0, Errors: errs, Warnings: warns})
+}
+
+// validate_checkpoint_integrity FILE: {"valid": true} (with "warnings"
+// when the plan file is gone) or {"valid": false, "errors": [...]}.
+func validateCheckpointIntegrity(c *call) int {
+	errs, warns, err := c.check(CheckOperation)
+	if err != nil {
+		return c.failErr(err)
+	}
+	c.print(CheckJSON(errs, warns))
+	if len(errs) > 0 {
+		return 1
+	}
+	return 0
+}
+
+// validate_iteration_checkpoint FILE: 0 valid, 1 errors, 2 warnings
+// only; the findings go to stderr.
+func validateIterationCheckpoint(c *call) int {
+	errs, warns, err := c.check(CheckIteration)
+	if err != nil {
+		return c.failErr(err)
+	}
+	for _, e := range errs {
+		c.warn("error: %s", e)
+	}
+	for _, w := range warns {
+		c.warn("warning: %s", w)
+	}
+	switch {
+	case len(errs) > 0:
+		return 1
+	case len(warns) > 0:
+		return 2
+	}
+	return 0
+}
+
+// load_iteration_checkpoint FILE: the iteration checkpoint, when it
+// validates. Warnings do not fail it (the original failed on them too).
+func loadIterationCheckpoint(c *call) int {
+	if rc := validateIterationCheckpoint(c); rc == 1 {
+		return 1
+	}
+	doc, err := c.refDoc(c.arg(0))
+	if err != nil {
+		return c.failErr(err)
+	}
+	c.print(string(doc))
+	return 0
+}
+
+// save_iteration_checkpoint JSON: keep JSON (an object with an integer
+// iteration) as the named checkpoint iteration_N of the workflow its
+// workflow_id names (else the shell's), under the project instead of
+// $HOME; version and timestamp are added when absent. Prints its
+// reference.
+func saveIterationCheckpoint(c *call) int {
+	doc := strings.TrimSpace(c.arg(0))
+	if !gjson.Valid(doc) || !gjson.Parse(doc).IsObject() {
+		return c.fail(1, "the iteration checkpoint must be a JSON object")
+	}
+	r := gjson.GetMany(doc, "iteration", "workflow_id", "version", "timestamp")
+	n := checkpoint.Display(r[0].Raw)
+	if !r[0].Exists() || !isDigits(n) {
+		return c.fail(1, "the checkpoint needs an integer \"iteration\"")
+	}
+	var add []string
+	if !r[2].Exists() {
+		add = append(add, `"version": "2.1"`)
+	}
+	if !r[3].Exists() {
+		add = append(add, `"timestamp": `+jsonText(checkpoint.Timestamp(c.Now())))
+	}
+	if len(add) > 0 {
+		body := strings.TrimSpace(doc[1:])
+		sep := ", "
+		if strings.HasPrefix(body, "}") {
+			sep = ""
+		}
+		doc = "{" + strings.Join(add, ", ") + sep + body
+	}
+	if id := r[1].String(); id != "" {
+		c.shellID = id
+	}
+	name := "iteration_" + n
+	if rc := c.saveNamed(name, []byte(doc)); rc != 0 {
+		return rc
+	}
+	return c.printNamedRef(name)
+}
+
+func isDigits(s string) bool {
+	return s != "" && !strings.ContainsFunc(s, func(r rune) bool { return r < '0' || r > '9' })
+}

@@ -1,0 +1,537 @@
+package compat
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/classify"
+	"github.com/flowstate-dev/flowstate/lib/machine"
+	"github.com/flowstate-dev/flowstate/lib/orchestrate"
+	"github.com/flowstate-dev/flowstate/lib/sm"
+	"github.com/flowstate-dev/flowstate/lib/status"
+	"github.com/flowstate-dev/flowstate/lib/store"
+)
+
+// The functions of workflow-state-machine.sh.
+
+const smInitUsage = "sm_init DESCRIPTION COMMAND [CLASSIFICATION_JSON], or sm_init DESCRIPTION COMMAND WORKFLOW_TYPE RESEARCH_COMPLEXITY RESEARCH_TOPICS_JSON"
+
+// sm_init DESCRIPTION COMMAND [CLASSIFICATION_JSON] (the design's form)
+// or sm_init DESCRIPTION COMMAND WORKFLOW_TYPE RESEARCH_COMPLEXITY
+// RESEARCH_TOPICS_JSON (the library's, which prints the normalised
+// complexity): start the workflow with the shell's (or the session's
+// chosen) id and set its variables in the shell.
+func smInit(c *call) int {
+	switch len(c.args) {
+	case 2, 3:
+		return c.initWith(c.classification())
+	case 5:
+		return smInitWithClassification(c)
+	}
+	return c.usage("%s (got %d arguments)", smInitUsage, len(c.args))
+}
+
+// sm_init_with_classification DESCRIPTION COMMAND WORKFLOW_TYPE
+// RESEARCH_COMPLEXITY RESEARCH_TOPICS_JSON (the design's name for the
+// library's five-argument sm_init).
+func smInitWithClassification(c *call) int {
+	if len(c.args) != 5 || c.args[2] == "" || c.args[3] == "" || c.args[4] == "" {
+		return c.usage("%s DESCRIPTION COMMAND WORKFLOW_TYPE RESEARCH_COMPLEXITY RESEARCH_TOPICS_JSON, none empty", c.name)
+	}
+	complexity := checkpoint.NormalizeComplexity(c.args[3])
+	n, _ := complexity.Int64() // 1-4
+	cls, err := classify.Given(c.args[2], int(n), c.args[4])
+	if rc := c.initWith(cls, err); rc != 0 {
+		return rc
+	}
+	c.print(complexity.String())
+	return 0
+}
+
+// classification is what sm_init's design form starts with: the JSON the
+// classifier agent answered (validated as sm-init --classification
+// does), else the description classified by flowstate's offline
+// classifier, the library's own classifier doing what the original's
+// did, said on stderr and refused when it can only guess.
+func (c *call) classification() (classify.Classification, error) {
+	if given := c.arg(2); given != "" {
+		cls, err := classify.Parse([]byte(given), classify.MinConfidence)
+		if err != nil {
+			return cls, fmt.Errorf("%w; pass the workflow-classifier agent's answer, or use the five-argument form", err)
+		}
+		return cls, nil
+	}
+	cls := classify.Offline(c.arg(0))
+	if cls.Confidence < classify.MinConfidence {
+		return cls, fmt.Errorf("the description does not say clearly what the workflow is for (offline classifier confidence %.2f, below %.2f); pass the workflow-classifier agent's JSON as a third argument, or use the five-argument form %s", cls.Confidence, classify.MinConfidence, smInitUsage)
+	}
+	c.warn("no classification given: classified offline as %s (confidence %.2f); pass the classifier agent's JSON as a third argument to decide", cls.WorkflowType, cls.Confidence)
+	return cls, nil
+}
+
+// initWith starts the workflow with classification cls (and the error
+// that came with it).
+func (c *call) initWith(cls classify.Classification, err error) int {
+	if err != nil {
+		return c.failErr(err)
+	}
+	p, err := c.proj()
+	if err != nil {
+		return c.failErr(err)
+	}
+	id := c.shellID
+	if id == "" && c.Getenv("FLOWSTATE_WORKFLOW") == "" {
+		// The id init_workflow_state chose in an earlier block.
+		if cur, _ := p.SessionWorkflow(c.session()); cur != "" && !exists(p, cur) {
+			id = cur
+		}
+	}
+	params := sm.InitParams{
+		ID: id, Description: c.arg(0), Command: c.arg(1), Scope: cls.WorkflowType, Classification: cls,
+		Machine: machine.Default(), Session: c.session(),
+	}
+	var w *store.Workflow
+	if id != "" && exists(p, id) {
+		w, err = c.again(p, params)
+	} else {
+		w, err = sm.Init(p, params)
+	}
+	if err != nil {
+		return c.failErr(err)
+	}
+	if err := c.answerAll(w); err != nil {
+		return c.failErr(err)
+	}
+	return 0
+}
+
+// again is sm_init run a second time on its workflow: still where it
+// started, with the same description, command and scope, it is the same
+// call (the block was run again); anything else is refused.
+func (c *call) again(p *store.Project, ip sm.InitParams) (*store.Workflow, error) {
+	w, err := p.Workflow(ip.ID)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return nil, err
+	}
+	st := sm.StatusOf(w.ID, doc)
+	desc := gjson.GetBytes(doc, "state_machine.workflow_config.description").String()
+	if st.Command != ip.Command || st.Scope != ip.Scope || desc != ip.Description || st.CurrentState != ip.Machine.Initial || st.Status != "in_progress" {
+		return nil, fmt.Errorf("workflow %s exists already (%s, %s, in state %s); choose a new id with generate_unique_workflow_id", w.ID, st.Command, st.Scope, st.CurrentState)
+	}
+	if ip.Session != "" {
+		if err := p.SetSession(ip.Session, w.ID); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// sm_transition STATE [REASON], or the design's sm_transition FROM TO.
+func smTransition(c *call) int {
+	if len(c.args) < 1 || len(c.args) > 2 || c.args[0] == "" {
+		return c.usage("sm_transition STATE [REASON], or sm_transition FROM TO")
+	}
+	return c.transition(c.args, nil)
+}
+
+// sm_transition_with_checkpoint [FROM] TO JSON: the transition and the
+// JSON object merged into the checkpoint, in one locked write.
+func smTransitionWithCheckpoint(c *call) int {
+	n := len(c.args)
+	if n < 2 || n > 3 || !isObject(c.args[n-1]) {
+		return c.usage("sm_transition_with_checkpoint [FROM] TO JSON_OBJECT")
+	}
+	if n == 3 {
+		return c.transition([]string{c.args[0], c.args[1]}, []byte(c.args[2]))
+	}
+	return c.transition(c.args[:1], []byte(c.args[1]))
+}
+
+// transition moves the shell's workflow as args say (STATE, STATE
+// REASON or FROM TO), merging patch when not nil, and hands the shell
+// the machine's variables. Two arguments are FROM TO when the second is
+// a state of the machine; a second that only reads like one (planning)
+// is refused rather than taken as a reason, which would leave the
+// workflow a state behind without a word.
+func (c *call) transition(args []string, patch []byte) int {
+	w, err := c.workflow()
+	if err != nil {
+		return c.failErr(err)
+	}
+	m, err := sm.LoadMachine(w)
+	if err != nil {
+		return c.failErr(err)
+	}
+	to, from, reason := args[0], "", ""
+	if len(args) == 2 {
+		switch like := resembles(args[1], m.States()); {
+		case m.HasState(args[1]):
+			from, to = args[0], args[1]
+		case patch != nil: // sm_transition_with_checkpoint FROM TO JSON
+			return c.fail(1, "%q is not a state of workflow %s (states: %s)%s", args[1], w.ID, strings.Join(m.States(), ", "), didYouMean(like))
+		case like != "":
+			from := args[0]
+			if s := resembles(from, m.States()); !m.HasState(from) && s != "" {
+				from = s
+			}
+			return c.fail(1, "%q is not a state of workflow %s but reads like %q: for FROM TO write two states (%s %s %s); for a reason, give a phrase (%s %s \"reason: %s\")",
+				args[1], w.ID, like, c.name, from, like, c.name, args[0], args[1])
+		default:
+			reason = args[1]
+		}
+	}
+	if !m.HasState(to) {
+		return c.fail(1, "%q is not a state of workflow %s (states: %s)%s", to, w.ID, strings.Join(m.States(), ", "), didYouMean(resembles(to, m.States())))
+	}
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return c.failErr(err)
+	}
+	st := sm.StatusOf(w.ID, doc)
+	if cur := shown(st, m); !checkpoint.Active(st.Status) && to != cur {
+		return c.fail(1, "workflow %s is finished (%s, in %s); start a new one with sm_init", w.ID, st.Status, cur)
+	}
+	if finishing(st, m, to) {
+		err = c.finish(w, st, m, from, to, patch)
+	} else {
+		var opts []sm.Option
+		if from != "" {
+			opts = append(opts, sm.From(from))
+		}
+		if patch != nil {
+			opts = append(opts, sm.WithCheckpoint(patch))
+		}
+		_, err = sm.Transition(w, to, reason, opts...)
+	}
+	if err != nil {
+		return c.failErr(err)
+	}
+	return c.answerMachineOf(w)
+}
+
+// finishing reports whether a transition to `to` is the original's last
+// one, which flowstate makes by finishing the workflow: to the final
+// state (complete) from the terminal state of a scope that ends before
+// it (research-and-plan ends at plan), or again once finished so.
+func finishing(st sm.Status, m *machine.Machine, to string) bool {
+	f := final(m)
+	if f == "" || to != f || st.CurrentState == f {
+		return false
+	}
+	return st.Status == "complete" || checkpoint.Active(st.Status) && st.CurrentState == st.TerminalState
+}
+
+// finish is that last transition: FROM checked as sm-transition --from
+// does, patch merged, the workflow finished as complete (each a locked
+// write, each changing nothing when the block runs again).
+func (c *call) finish(w *store.Workflow, st sm.Status, m *machine.Machine, from, to string, patch []byte) error {
+	if cur := shown(st, m); from != "" && from != cur && cur != to {
+		return fmt.Errorf("workflow %s is in %q, not %q: refusing %s -> %s", w.ID, cur, from, from, to)
+	}
+	if patch != nil {
+		if err := merge(w, patch); err != nil {
+			return err
+		}
+	}
+	if st.Status == "complete" {
+		return nil
+	}
+	return sm.Finish(w, "complete")
+}
+
+// final is the machine's one state with no way out (complete), or "".
+func final(m *machine.Machine) string {
+	f := ""
+	for _, s := range m.States() {
+		if len(m.Transitions[s]) == 0 {
+			if f != "" {
+				return ""
+			}
+			f = s
+		}
+	}
+	return f
+}
+
+// shown is the state the original would show: a workflow finished as
+// complete short of the final state is in the final state, where the
+// original's last transition took it.
+func shown(st sm.Status, m *machine.Machine) string {
+	if f := final(m); f != "" && st.Status == "complete" {
+		return f
+	}
+	return st.CurrentState
+}
+
+func didYouMean(state string) string {
+	if state == "" {
+		return ""
+	}
+	return "; did you mean " + state + "?"
+}
+
+// sm_finish [complete|failed|abandoned]: flowstate's, not the
+// original's: the workflow stays active in its terminal state while that
+// last phase runs.
+func smFinish(c *call) int {
+	w, err := c.workflow()
+	if err != nil {
+		return c.failErr(err)
+	}
+	if err := sm.Finish(w, firstNonEmpty(c.arg(0), "complete")); err != nil {
+		return c.failErr(err)
+	}
+	return c.answerMachineOf(w)
+}
+
+// answerMachineOf answers the machine's variables of w.
+func (c *call) answerMachineOf(w *store.Workflow) int {
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return c.failErr(err)
+	}
+	m, err := sm.LoadMachine(w)
+	if err != nil {
+		return c.failErr(err)
+	}
+	c.answerMachine(doc, m)
+	return 0
+}
+
+// status reads the shell's workflow: its status and machine.
+func (c *call) status() (sm.Status, *machine.Machine, error) {
+	w, err := c.workflow()
+	if err != nil {
+		return sm.Status{}, nil, err
+	}
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return sm.Status{}, nil, err
+	}
+	m, err := sm.LoadMachine(w)
+	return sm.StatusOf(w.ID, doc), m, err
+}
+
+// printStatus prints what get takes from the status.
+func printStatus(get func(st sm.Status, m *machine.Machine) string) func(c *call) int {
+	return func(c *call) int {
+		st, m, err := c.status()
+		if err != nil {
+			return c.failErr(err)
+		}
+		c.print(get(st, m))
+		return 0
+	}
+}
+
+var (
+	smCurrentState = printStatus(shown)
+	smGetScope     = printStatus(func(st sm.Status, _ *machine.Machine) string { return st.Scope })
+	// The original counted the states entered.
+	smGetCompletedCount = printStatus(func(st sm.Status, m *machine.Machine) string {
+		return strconv.Itoa(len(entered(st.CompletedStates, shown(st, m), m.Initial)))
+	})
+)
+
+// sm_is_terminal: 0 in the terminal state or one with no way out.
+func smIsTerminal(c *call) int {
+	st, m, err := c.status()
+	if err != nil {
+		return c.failErr(err)
+	}
+	if st.IsTerminal || len(m.Transitions[shown(st, m)]) == 0 {
+		return 0
+	}
+	return 1
+}
+
+// sm_validate_state: 0 when the workflow and its state can be read.
+func smValidateState(c *call) int {
+	st, _, err := c.status()
+	if err != nil {
+		return c.failErr(err)
+	}
+	if st.CurrentState == "" {
+		return c.fail(1, "workflow %s has no current state", st.WorkflowID)
+	}
+	return 0
+}
+
+// sm_print_status: `flowstate status`, on stderr as the original's.
+func smPrintStatus(c *call) int {
+	w, err := c.workflow()
+	if err != nil {
+		return c.failErr(err)
+	}
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return c.failErr(err)
+	}
+	m, err := sm.LoadMachine(w)
+	if err != nil {
+		return c.failErr(err)
+	}
+	events, err := w.ReadEvents()
+	if err != nil {
+		return c.failErr(err)
+	}
+	fmt.Fprint(c.Stderr, status.Render(status.Input{ID: w.ID, Checkpoint: doc, Events: events, Machine: m, Now: c.Now(), StuckAfter: orchestrate.DefaultStuckAfter}))
+	return 0
+}
+
+// sm_save FILE: the checkpoint's state_machine section, written to FILE.
+func smSave(c *call) int {
+	file := c.arg(0)
+	if file == "" {
+		return c.usage("%s FILE", c.name)
+	}
+	w, err := c.workflow()
+	if err != nil {
+		return c.failErr(err)
+	}
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return c.failErr(err)
+	}
+	raw, _, _ := checkpoint.Get(doc, "state_machine")
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(c.Cwd, file)
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return c.failErr(err)
+	}
+	if err := os.WriteFile(file, []byte(checkpoint.Display(raw)+"\n"), 0o644); err != nil {
+		return c.failErr(err)
+	}
+	return 0
+}
+
+// sm_load FILE: the state machine's variables of the workflow FILE
+// belongs to (a checkpoint compat printed), else of the shell's. The
+// file's own contents are not adopted: the workflow's checkpoint is the
+// one truth.
+func smLoad(c *call) int {
+	file := strings.SplitN(c.arg(0), "#", 2)[0]
+	if file == "" || !isFile(c.abs(file)) {
+		return c.fail(1, "checkpoint file %q not found", c.arg(0))
+	}
+	w, err := c.refWorkflow(c.abs(file))
+	if err == nil && w == nil {
+		w, err = c.workflow()
+	}
+	if err != nil {
+		return c.failErr(err)
+	}
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return c.failErr(err)
+	}
+	d := sm.Derived(w, doc)
+	if w.ID != c.shellID {
+		c.set("WORKFLOW_ID", w.ID, true)
+	}
+	for _, k := range []string{"WORKFLOW_SCOPE", "WORKFLOW_DESCRIPTION", "COMMAND_NAME"} {
+		c.set(k, d[k], true)
+	}
+	return c.answerMachineOf(w)
+}
+
+// sm_execute: the shell runs execute_<state>_phase, when it defines one.
+func smExecute(c *call) int {
+	st, m, err := c.status()
+	if err != nil {
+		return c.failErr(err)
+	}
+	cur := shown(st, m)
+	handler := "execute_" + cur + "_phase"
+	switch {
+	case c.funcs[handler]:
+		c.run(handler)
+		return 0
+	case len(m.Transitions[cur]) == 0:
+		return 0
+	}
+	return c.fail(1, "no handler %s defined", handler)
+}
+
+// save_completed_states_to_state: every transition stores them.
+func saveCompletedStatesToState(*call) int { return 0 }
+
+// load_completed_states_from_state: COMPLETED_STATES and the rest; 0
+// whatever happens, as in the original.
+func loadCompletedStatesFromState(c *call) int {
+	if w, err := c.workflow(); err == nil {
+		c.answerMachineOf(w)
+	}
+	return 0
+}
+
+// normalize_complexity VALUE
+func normalizeComplexity(c *call) int {
+	c.print(checkpoint.NormalizeComplexity(c.arg(0)).String())
+	return 0
+}
+
+// map_phase_to_state N
+func mapPhaseToState(c *call) int { c.print(phaseState(c.arg(0))); return 0 }
+
+// map_state_to_phase STATE
+func mapStateToPhase(c *call) int { c.print(statePhase(c.arg(0))); return 0 }
+
+// generate_descriptive_topics_from_description DESCRIPTION [COMPLEXITY]
+func topicsFromDescription(c *call) int {
+	c.print(jsonText(topics(c.arg(0), c.arg(1))))
+	return 0
+}
+
+// generate_descriptive_topics_from_plans PLAN_PATH...: topics named
+// after the plan files (plans/002_api_redesign.md is "Api Redesign").
+func topicsFromPlans(c *call) int {
+	c.print(jsonText(topics(plansDescription(c.args), strconv.Itoa(len(c.args)))))
+	return 0
+}
+
+// abs resolves a path argument from the shell's working directory.
+func (c *call) abs(path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(c.Cwd, path)
+}
+
+func isFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// refWorkflow is the workflow whose checkpoint file path is, or nil.
+func (c *call) refWorkflow(path string) (*store.Workflow, error) {
+	p, err := c.proj()
+	if err != nil {
+		return nil, err
+	}
+	id := filepath.Base(filepath.Dir(path))
+	if store.ValidID(id) != nil || !exists(p, id) {
+		return nil, nil
+	}
+	w, err := p.Workflow(id)
+	if err != nil {
+		return nil, nil
+	}
+	a, err1 := os.Stat(path)
+	b, err2 := os.Stat(w.CheckpointPath())
+	if err1 != nil || err2 != nil || !os.SameFile(a, b) {
+		return nil, nil
+	}
+	return w, nil
+}
