@@ -94,6 +94,8 @@ type classificationDoc struct {
 	Confidence         float64  `json:"confidence"`
 	Reasoning          string   `json:"reasoning"`
 	ClassifiedAt       *string  `json:"classified_at"`
+	// TopicDetails are kept as the classifier gave them.
+	TopicDetails json.RawMessage `json:"research_topic_details,omitempty"`
 }
 
 type errorState struct {
@@ -170,6 +172,7 @@ func New(p Params) ([]byte, error) {
 		ResearchTopics:     c.ResearchTopics,
 		Confidence:         c.Confidence,
 		Reasoning:          c.Reasoning,
+		TopicDetails:       c.TopicDetails,
 	}
 	if cd.WorkflowType == "" {
 		cd.WorkflowType = p.Scope

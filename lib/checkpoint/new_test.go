@@ -71,6 +71,12 @@ func TestNewDefaultsAndErrors(t *testing.T) {
 			t.Errorf("defaults: output lacks %s", want)
 		}
 	}
+	// Topics given as objects are kept as given, beside their names.
+	p = defaultParams()
+	p.Classification.TopicDetails = []byte(`[{"short_name":"A","detailed_description":"about A"},{"short_name":"B"}]`)
+	if out, err = New(p); err != nil || !bytes.Contains(out, []byte(`"detailed_description": "about A"`)) {
+		t.Errorf("topic details not kept: %v\n%s", err, out)
+	}
 	tests := []struct {
 		name string
 		edit func(*Params)
@@ -85,6 +91,7 @@ func TestNewDefaultsAndErrors(t *testing.T) {
 		{"complexity", func(p *Params) { p.Classification.ResearchComplexity = 9 }, "research_complexity: must be 1, 2, 3 or 4, got 9"},
 		{"confidence", func(p *Params) { p.Classification.Confidence = 95 }, "confidence: must be from 0 to 1"},
 		{"classified_at", func(p *Params) { p.Classification.ClassifiedAt = "yesterday" }, "classified_at: must be null or an RFC 3339 UTC time"},
+		{"topic details", func(p *Params) { p.Classification.TopicDetails = []byte(`["A"]`) }, "research_topic_details"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

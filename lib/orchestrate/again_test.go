@@ -1,6 +1,8 @@
 package orchestrate
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"strings"
 	"testing"
@@ -354,6 +356,11 @@ func TestMalformedClassificationIsAskedForOnce(t *testing.T) {
 	again, err := Start(p, r)
 	if err != nil || value(t, again, "NEXT") != "classify" || !strings.Contains(value(t, again, "DESCRIPTION"), "refused: classification: confidence \"high\" is not a number") {
 		t.Fatalf("a malformed answer: %v\n%s", err, again)
+	}
+	// The refused file is gone: the classifier's Write creates a new one
+	// (Claude Code refuses to replace a file the agent has not read).
+	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the refused classification is still there: %v", err)
 	}
 	if twice, err := Start(p, r); err != nil || twice.String() != again.String() {
 		t.Errorf("the same ask again: %v\n%s", err, twice)

@@ -1,7 +1,10 @@
 package orchestrate
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"testing"
 
@@ -110,5 +113,34 @@ func TestTooFewDeliveredStops(t *testing.T) {
 	doc, _ := w.ReadCheckpoint()
 	if s := gjson.GetBytes(doc, "error_state.failed_state").String(); s != "research" {
 		t.Errorf("failed_state %q, want research", s)
+	}
+}
+
+// TestInvalidReportSetAside: a report that fails its check is renamed to
+// <path>.rejected, named in the failure, so that the worker run again
+// can write a new file (Claude Code's Write refuses to replace a file the
+// agent has not read); the resumed plan hands the same path out again.
+func TestInvalidReportSetAside(t *testing.T) {
+	p, w, out := researchWith(t, "a", "b")
+	deliver(t, w, out, 2, 2)
+	bad := outputPath(t, out, 1)
+	write(t, bad, "no sections at all\n")
+	_, err := Verify(w, Options{})
+	if err == nil || !strings.Contains(err.Error(), "is not a valid research report") || !strings.Contains(err.Error(), "kept as "+bad+".rejected") {
+		t.Fatalf("verify: %v", err)
+	}
+	if _, err := os.Lstat(bad); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the rejected report is still at %s: %v", bad, err)
+	}
+	if b, err := os.ReadFile(bad + ".rejected"); err != nil || string(b) != "no sections at all\n" {
+		t.Errorf("the rejected report was not kept: %q, %v", b, err)
+	}
+	resumed, err := Resume(p, ResumeRequest{ID: w.ID}, store.Selector{Session: "s1"}, Options{})
+	if err != nil {
+		t.Fatalf("resume: %v\n%s", err, resumed)
+	}
+	again, err := Plan(w, Options{Supervisor: true})
+	if err != nil || value(t, again, "TOPIC_1") != "a" || outputPath(t, again, 1) != bad {
+		t.Errorf("the worker run again: %v\n%s, want a at %s", err, again, bad)
 	}
 }

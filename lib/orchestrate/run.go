@@ -31,9 +31,8 @@ type Run struct {
 	Halted      string    `json:"halted,omitempty"` // the error of the step that stopped the command
 	StopBlocks  int       `json:"stop_blocks,omitempty"`
 	Asked       time.Time `json:"asked,omitzero"` // when the classifier was asked for
-	// Refused is the digest of a classification refused and asked for
-	// again (once), with why: the same file found again is the same ask.
-	Refused    string `json:"refused,omitempty"`
+	// RefusedWhy is why the classifier's first answer was refused; it is
+	// asked for again once, and a second bad answer fails the start.
 	RefusedWhy string `json:"refused_why,omitempty"`
 
 	// The classifier runs before the workflow exists, so its agent's

@@ -4,13 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
@@ -117,47 +115,25 @@ func Start(p *store.Project, r Request) (Output, error) {
 		cls, found, err = readClassification(classPath)
 		switch {
 		case found && err == nil:
-		case !r.Classified:
-			// Nothing usable yet: ask the classifier, which overwrites
-			// whatever is there.
+		case fail.Code(err) == fail.Invalid:
+			return refuseClassification(p, r, run, classPath, err)
+		case err != nil:
+			return out, err
+		case !r.Classified, run.RefusedWhy != "" && !classifierAskedAgain(p, r.Session, run):
+			// Nothing usable yet, or the block that refused the first
+			// answer run again before the classifier was: ask (again).
 			if run.Asked.IsZero() {
 				run.Asked = p.Now().UTC()
 			}
-			if err := writeRun(p, r.Session, run); err != nil {
-				return out, err
-			}
-			if err := ensureSpecDir(p, filepath.Dir(classPath)); err != nil {
-				return out, err
-			}
-			out.add("DESCRIPTION", r.Description)
-			out.add("CLASSIFICATION_PATH", r.Options.show(p, classPath))
-			out.add("NEXT", "classify")
-			return out, nil
-		case err != nil:
-			// A malformed answer is asked for again once, with what was
-			// wrong; the same file found again is the same ask.
-			digest := digestOf(classPath)
-			if run.Refused != "" && run.Refused != digest {
-				return out, err
-			}
-			why := err
-			if inner := errors.Unwrap(err); inner != nil {
-				why = inner // without the path: the classifier has it
-			}
-			run.Refused, run.RefusedWhy, run.Asked = digest, why.Error(), p.Now().UTC()
-			if err := writeRun(p, r.Session, run); err != nil {
-				return out, err
-			}
-			out.add("DESCRIPTION", r.Description+" [Your previous classification was refused: "+run.RefusedWhy+". Write the JSON object again, exactly as your instructions say.]")
-			out.add("CLASSIFICATION_PATH", r.Options.show(p, classPath))
-			out.add("NEXT", "classify")
-			return out, nil
+			return askClassifier(p, r, run, classPath)
 		default:
 			busy := r.Options.Waiting.wait(func() bool {
 				cls, found, err = readClassification(classPath)
 				return !found && classifierBusy(p, r.Session, r.Options.Waiting)
 			})
 			switch {
+			case fail.Code(err) == fail.Invalid:
+				return refuseClassification(p, r, run, classPath, err)
 			case err != nil:
 				return out, err
 			case busy:
@@ -206,15 +182,54 @@ func Start(p *store.Project, r Request) (Output, error) {
 	return st, err
 }
 
-// digestOf identifies the content of the file at path ("" when unreadable).
-func digestOf(path string) string {
-	data, err := fsx.ReadFile(path, limit.Max)
-	if err != nil {
-		return ""
+// refuseClassification answers the classifier's malformed answer err (at
+// classPath): the first is removed and asked for again, with what was
+// wrong; a second fails the start. The file goes because Claude Code's
+// Write tool refuses to replace a file the agent has not read.
+func refuseClassification(p *store.Project, r Request, run Run, classPath string, err error) (Output, error) {
+	if run.RefusedWhy != "" {
+		return Output{}, err
 	}
-	h := fnv.New64a()
-	h.Write(data)
-	return strconv.FormatUint(h.Sum64(), 16)
+	why := err
+	if inner := errors.Unwrap(err); inner != nil {
+		why = inner // without the path: the classifier has it
+	}
+	if err := os.Remove(classPath); err != nil {
+		return Output{}, fmt.Errorf("remove the refused classification: %w", err)
+	}
+	run.RefusedWhy, run.Asked = why.Error(), p.Now().UTC()
+	return askClassifier(p, r, run, classPath)
+}
+
+// askClassifier records run and prints what the classifier agent is
+// asked: the description (with why its first answer was refused, if it
+// was) and where to write (NEXT=classify).
+func askClassifier(p *store.Project, r Request, run Run, classPath string) (Output, error) {
+	var out Output
+	if err := writeRun(p, r.Session, run); err != nil {
+		return out, err
+	}
+	if err := ensureSpecDir(p, filepath.Dir(classPath)); err != nil {
+		return out, err
+	}
+	desc := r.Description
+	if run.RefusedWhy != "" {
+		desc += " [Your previous classification was refused: " + run.RefusedWhy + ". Write the JSON object again, exactly as your instructions say.]"
+	}
+	out.add("DESCRIPTION", desc)
+	out.add("CLASSIFICATION_PATH", r.Options.show(p, classPath))
+	out.add("NEXT", "classify")
+	return out, nil
+}
+
+// classifierAskedAgain reports whether the classifier was launched since
+// it was last asked, as the hooks recorded it; without them, once the
+// grace for their records is over.
+func classifierAskedAgain(p *store.Project, session string, run Run) bool {
+	if rec, ok := ReadRun(p, session); ok && !rec.ClassifierLaunched.Before(run.Asked) {
+		return true
+	}
+	return p.Now().Sub(run.Asked) >= hookGrace
 }
 
 // planGate is the gate --approve-plan puts on the state that follows the

@@ -281,6 +281,20 @@ func (v *view) handout(runs agentrun.Runs, o Options) handout {
 	return begun
 }
 
+// setAside renames an artifact that failed its check to <path>.rejected,
+// where the user can still read it, so that the worker run again writes a
+// new file: Claude Code's Write tool refuses to replace a file the agent
+// has not read. It returns what to add to the failure's message.
+func setAside(path string) string {
+	if err := os.Rename(path, path+rejectedSuffix); err != nil {
+		return ""
+	}
+	return "; kept as " + path + rejectedSuffix
+}
+
+// rejectedSuffix marks an artifact set aside by setAside.
+const rejectedSuffix = ".rejected"
+
 // delivered reports whether a worker's artifact is there (valid or not:
 // check decides that).
 func delivered(wk phase.Worker) bool {
@@ -304,7 +318,7 @@ func check(v *view, runs agentrun.Runs, batch []phase.Worker) ([]supervisor.Reco
 			err = fmt.Errorf("%s %s: %w", v.role.Agent, wk.ID, err)
 		default:
 			if checked, err = phase.Check(v.role, data); err != nil {
-				err = fmt.Errorf("%s %s: %s is not a valid %s: %w", v.role.Agent, wk.ID, wk.Output, v.role.Artifact, err)
+				err = fmt.Errorf("%s %s: %s is not a valid %s: %w%s", v.role.Agent, wk.ID, wk.Output, v.role.Artifact, err, setAside(wk.Output))
 			}
 		}
 		if err != nil {

@@ -81,6 +81,52 @@ func testCoordinateResearchOnly(t *testing.T, d standin.Drift) {
 	expectOutput(t, probe, "PROJECT="+s.Project+"\n", "BIN="+filepath.Join(s.Plugin, "bin", "flowstate")+"\n", w.ID)
 }
 
+// TestClassifierAskedAgain: the classifier's first answer is malformed
+// (a scope that does not exist, confidence as a word), as a model that
+// paraphrases its instructions writes; the command asks once more, with
+// what was wrong, and the workflow runs on the second answer.
+func TestClassifierAskedAgain(t *testing.T) { underEachDrift(t, testClassifierAskedAgain) }
+
+func testClassifierAskedAgain(t *testing.T, d standin.Drift) {
+	s := flowstateScenario(t, d, standin.Knobs{Classification: classification("research-only", "Auth patterns", "Session storage"),
+		FirstClassification: `{"workflow_type": "research", "confidence": "high", "research_complexity": 2, "research_topics": ["Auth patterns", "Session storage"]}`})
+	r := s.run("/flowstate:coordinate research how logins and sessions work")
+	w := s.onlyWorkflow()
+	w.expect(map[string]any{"status": "complete", "state_machine.classification.workflow_type": "research-only"})
+	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 2, "research-specialist": 2})
+	var asks []string
+	for _, c := range agentCalls(s.Model) {
+		if c.Persona == "workflow-classifier" {
+			asks = append(asks, c.Prompt)
+		}
+	}
+	if len(asks) == 2 && (strings.Contains(asks[0], "refused") || !strings.Contains(asks[1], "[Your previous classification was refused: ")) {
+		t.Errorf("the second ask does not say why the first answer was refused:\n%s", asks[1])
+	}
+	expectOutput(t, r, "FINAL_STATE=research", "ARTIFACT_COUNT=2")
+}
+
+// TestClassifierOriginalForm: the classifier answers in the original
+// design's form, CLASSIFICATION_COMPLETE: and topics as objects; it is
+// taken as it is, and the topics' descriptions reach the researchers'
+// brief.
+func TestClassifierOriginalForm(t *testing.T) {
+	s := flowstateScenario(t, standin.Drift{}, standin.Knobs{Classification: classification("research-only", "unused"),
+		FirstClassification: `CLASSIFICATION_COMPLETE: {"workflow_type": "research-only", "confidence": 0.9, "research_complexity": 2, "research_topics": [` +
+			`{"short_name": "Auth patterns", "detailed_description": "How logins are checked today"}, ` +
+			`{"short_name": "Session storage", "detailed_description": "Where sessions live and expire"}]}`})
+	r := s.run("/flowstate:coordinate research how logins and sessions work")
+	w := s.onlyWorkflow()
+	w.expect(map[string]any{"status": "complete", "state_machine.classification.research_topics|@ugly": `["Auth patterns","Session storage"]`})
+	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "research-specialist": 2})
+	for _, c := range agentCalls(s.Model) {
+		if c.Persona == "research-specialist" && !strings.Contains(s.brief(c), "Where sessions live and expire") {
+			t.Errorf("the researchers' brief lacks the topic's description:\n%s", s.brief(c))
+		}
+	}
+	expectOutput(t, r, "FINAL_STATE=research", "ARTIFACT_COUNT=2")
+}
+
 // expectOutput checks that the CLI's stdout (the model's final answer)
 // contains every string of want.
 func expectOutput(t *testing.T, r result, want ...string) {

@@ -14,6 +14,10 @@ type Knobs struct {
 	// Classification is what the workflow-classifier agent answers; nil gives
 	// DefaultClassification.
 	Classification *Classification
+	// FirstClassification is what the classifier writes the first time it
+	// classifies, as it is (a malformed answer, or the original design's
+	// CLASSIFICATION_COMPLETE form); later it writes Classification.
+	FirstClassification string
 	// FailTestRuns makes the first N test-results files the test-specialist
 	// writes (counted over the server's lifetime) report failing tests.
 	FailTestRuns int

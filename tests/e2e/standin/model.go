@@ -42,6 +42,9 @@ type thread struct {
 	// TestRun is called once per test-results file the stand-in is about to
 	// write and returns its 1-based ordinal (FailTestRuns counts these).
 	TestRun func() int
+	// Classification is called once per classification file the stand-in
+	// is about to write and returns its 1-based ordinal.
+	Classification func() int
 	// Compact reports, once per server, that this answer is the one to
 	// trigger a compaction (Drift.CompactAfter).
 	Compact func() bool
@@ -291,8 +294,11 @@ func (th thread) write(prog program, pc int, env map[string]string) writeInput {
 		}
 	}
 	w := writeContext{Persona: th.Agent, Path: path, Prompt: th.Conv.Prompt, Siblings: all, Knobs: th.Knobs}
-	if th.Agent == "test-specialist" && filepath.Ext(path) == ".json" {
+	switch {
+	case th.Agent == "test-specialist" && filepath.Ext(path) == ".json":
 		w.TestRun = th.TestRun()
+	case th.Agent == "workflow-classifier" && filepath.Ext(path) == ".json" && th.Classification != nil:
+		w.Classification = th.Classification()
 	}
 	return writeInput{FilePath: absolute(th.Conv.Cwd, path), Content: w.content()}
 }

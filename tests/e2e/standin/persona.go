@@ -21,7 +21,9 @@ type writeContext struct {
 	Prompt   string
 	Siblings []string // every file this agent writes, project-relative
 	TestRun  int      // ordinal of a test-results file, else 0
-	Knobs    Knobs
+	// Classification is the ordinal of a classification file, else 0.
+	Classification int
+	Knobs          Knobs
 }
 
 func (w writeContext) content() string {
@@ -29,6 +31,9 @@ func (w writeContext) content() string {
 	case ext == ".json" && w.Persona == "test-specialist":
 		return w.testResults()
 	case ext == ".json" && w.Persona == "workflow-classifier":
+		if w.Classification == 1 && w.Knobs.FirstClassification != "" {
+			return w.Knobs.FirstClassification + "\n"
+		}
 		return w.Knobs.classification() + "\n"
 	case ext == ".json":
 		return fmt.Sprintf("{\"written_by\": %q, \"topic\": %q}\n", w.Persona, topicOf(w.Prompt))

@@ -33,6 +33,7 @@ type Server struct {
 	// its name, and the persona is chosen by name.
 	agentTypes map[string]string
 	testRuns   int
+	classified int
 	served     map[string]int // Messages requests received per persona ("" = main thread)
 	exchanges  []Exchange
 	compacted  bool                // Drift.CompactAfter has triggered its compaction
@@ -153,7 +154,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	t := decide(thread{Conv: conv, Agent: agent, Knobs: s.knobs, TestRun: s.nextTestRun, Compact: s.compactOnce})
+	t := decide(thread{Conv: conv, Agent: agent, Knobs: s.knobs, TestRun: s.nextTestRun, Classification: s.nextClassification, Compact: s.compactOnce})
 	msg := t.message(fmt.Sprintf("msg_standin_%04d", seq), func() string {
 		return fmt.Sprintf("toolu_standin_%d", s.tools.Add(1))
 	})
@@ -240,6 +241,13 @@ func (s *Server) compactOnce() bool {
 	first := !s.compacted
 	s.compacted = true
 	return first
+}
+
+func (s *Server) nextClassification() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.classified++
+	return s.classified
 }
 
 func (s *Server) nextTestRun() int {
