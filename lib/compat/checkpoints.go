@@ -427,8 +427,8 @@ func saveParallelOperationCheckpoint(c *call) int {
 		return c.usage("save_parallel_operation_checkpoint PLAN_PATH OPERATION [OPERATIONS_JSON]")
 	}
 	name := "parallel_" + op + "_" + strconv.FormatInt(c.Now().UnixNano(), 10)
-	if !namedCheckpoint.MatchString(name) {
-		return c.fail(1, "operation %q makes the name %q, which must match %s", op, name, namedCheckpoint)
+	if !namedCheckpoint().MatchString(name) {
+		return c.fail(1, "operation %q makes the name %q, which must match %s", op, name, namedCheckpoint())
 	}
 	ops := json.RawMessage(firstNonEmpty(c.arg(2), "[]"))
 	if !json.Valid(ops) {

@@ -133,7 +133,7 @@ func loadWorkflowState(c *call) int {
 		return c.failErr(err)
 	}
 	id, first := c.arg(0), c.arg(1) == "true"
-	if len(c.args) == 1 && keyForm.MatchString(id) && !exists(p, id) {
+	if len(c.args) == 1 && keyForm().MatchString(id) && !exists(p, id) {
 		return loadKey(c, id)
 	}
 	// A workflow chosen by init_workflow_state and not started yet loads
@@ -193,7 +193,7 @@ func (c *call) required(w *store.Workflow, names []string) int {
 		if !ok {
 			v = c.vars[n]
 		}
-		if !varName.MatchString(n) || v == "" {
+		if !varName().MatchString(n) || v == "" {
 			return c.fail(3, "required variable %q is empty or not set after loading", n)
 		}
 	}
@@ -347,8 +347,8 @@ func saveJSONCheckpoint(c *call) int {
 }
 
 func (c *call) saveNamed(name string, value []byte) int {
-	if !namedCheckpoint.MatchString(name) {
-		return c.fail(1, "name %q must match %s", name, namedCheckpoint)
+	if !namedCheckpoint().MatchString(name) {
+		return c.fail(1, "name %q must match %s", name, namedCheckpoint())
 	}
 	w, err := c.workflow()
 	if err != nil {
@@ -378,8 +378,8 @@ func setPath(w *store.Workflow, path string, value []byte) error {
 // saved.
 func loadJSONCheckpoint(c *call) int {
 	name := c.arg(0)
-	if !namedCheckpoint.MatchString(name) {
-		return c.fail(1, "name %q must match %s", name, namedCheckpoint)
+	if !namedCheckpoint().MatchString(name) {
+		return c.fail(1, "name %q must match %s", name, namedCheckpoint())
 	}
 	w, err := c.workflow()
 	if err != nil {
@@ -443,8 +443,8 @@ func discoverLatestStateFile(c *call) int {
 
 // generate_unique_workflow_id COMMAND
 func generateUniqueWorkflowID(c *call) int {
-	if !commandName.MatchString(c.arg(0)) {
-		return c.fail(1, "command name %q must match %s", c.arg(0), commandName)
+	if !commandName().MatchString(c.arg(0)) {
+		return c.fail(1, "command name %q must match %s", c.arg(0), commandName())
 	}
 	c.print(uniqueID(c.arg(0), c.Now()))
 	return 0
@@ -452,7 +452,7 @@ func generateUniqueWorkflowID(c *call) int {
 
 // validate_workflow_id ID [COMMAND]: ID, or a recovered one.
 func validateWorkflowID(c *call) int {
-	if workflowIDForm.MatchString(c.arg(0)) {
+	if workflowIDForm().MatchString(c.arg(0)) {
 		c.print(c.arg(0))
 		return 0
 	}
@@ -465,7 +465,7 @@ func validateWorkflowID(c *call) int {
 func (c *call) missing(names []string, ok func(name string) bool) []string {
 	var out []string
 	for _, n := range names {
-		if !varName.MatchString(n) || !ok(n) {
+		if !varName().MatchString(n) || !ok(n) {
 			out = append(out, n)
 		}
 	}

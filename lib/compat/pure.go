@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
@@ -18,18 +19,18 @@ import (
 
 var (
 	// commandName is what generate_unique_workflow_id takes.
-	commandName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+	commandName = lazyRegexp(`^[a-z_][a-z0-9_]*$`)
 	// workflowIDForm is the id validate_workflow_id accepts: what
 	// generate_unique_workflow_id makes, with an optional suffix.
-	workflowIDForm = regexp.MustCompile(`^[a-z_]+_[0-9]+(_[a-z_]+)?$`)
+	workflowIDForm = lazyRegexp(`^[a-z_]+_[0-9]+(_[a-z_]+)?$`)
 	// varName is a shell variable name.
-	varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	varName = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	// namedCheckpoint is a name save_json_checkpoint takes: it becomes a
 	// key of phase_data.named.
-	namedCheckpoint = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+	namedCheckpoint = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 	// keyForm is the one argument of the design's load_workflow_state KEY:
 	// an upper-case variable name, which no generated workflow id is.
-	keyForm = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+	keyForm = lazyRegexp(`^[A-Z][A-Z0-9_]*$`)
 )
 
 // uniqueID is generate_unique_workflow_id's id: COMMAND_<nanoseconds>.
@@ -172,3 +173,8 @@ func jsonText(v any) string {
 // isObject reports whether s, trimmed, starts a JSON object: the design's
 // save_checkpoint COMMAND JSON against the original's TYPE PROJECT.
 func isObject(s string) bool { return strings.HasPrefix(strings.TrimSpace(s), "{") }
+
+// lazyRegexp compiles expr on first use, not at every flowstate start.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}

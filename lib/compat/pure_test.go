@@ -101,12 +101,12 @@ func TestForms(t *testing.T) {
 		}
 	}
 	for s, want := range map[string]bool{"PLAN_PATH": true, "A": true, "plan_path": false, "coordinate_123": false, "_X": false, "A-B": false} {
-		if keyForm.MatchString(s) != want {
+		if keyForm().MatchString(s) != want {
 			t.Errorf("keyForm(%q) = %v", s, !want)
 		}
 	}
 	for s, want := range map[string]bool{"plan_123": true, "plan_123_recovered": true, "plan": false, "Plan_1": false, "plan_1_2": false} {
-		if workflowIDForm.MatchString(s) != want {
+		if workflowIDForm().MatchString(s) != want {
 			t.Errorf("workflowIDForm(%q) = %v", s, !want)
 		}
 	}

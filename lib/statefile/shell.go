@@ -20,26 +20,34 @@ func Quote(s string) string {
 	return string(appendQuoted(make([]byte, 0, len(s)+3), s))
 }
 
-// appendQuoted appends Quote(s) for an s that is not plain.
+// appendQuoted appends Quote(s) for an s that is not plain. Runs of
+// bytes that need no escape are copied at once: state-load quotes every
+// value with a space in it.
 func appendQuoted(b []byte, s string) []byte {
 	b = append(b, "$'"...)
+	start := 0
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '\'' || c == '\\':
+		c := s[i]
+		if c >= 0x20 && c < 0x7f && c != '\'' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		start = i + 1
+		switch c {
+		case '\'', '\\':
 			b = append(b, '\\', c)
-		case c == '\n':
+		case '\n':
 			b = append(b, `\n`...)
-		case c == '\t':
+		case '\t':
 			b = append(b, `\t`...)
-		case c == '\r':
+		case '\r':
 			b = append(b, `\r`...)
-		case c < 0x20 || c >= 0x7f:
+		default:
 			const hex = "0123456789abcdef"
 			b = append(b, '\\', 'x', hex[c>>4], hex[c&0xf])
-		default:
-			b = append(b, c)
 		}
 	}
+	b = append(b, s[start:]...)
 	return append(b, '\'')
 }
 

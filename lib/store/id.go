@@ -1,8 +1,8 @@
 package store
 
 import (
-	"crypto/rand"
 	"encoding/hex"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -51,10 +51,13 @@ func printable(s string) string {
 
 // NewID makes a readable, unique id: command, UTC time, random suffix.
 // The random part makes two ids of one second different, unlike the
-// original's one-second checkpoint names.
+// original's one-second checkpoint names. math/rand/v2's generator is
+// seeded from the OS at start-up and an id is no secret: crypto/rand
+// would add its package initialisation to every flowstate process.
 func NewID(command string, now time.Time) string {
 	var b [3]byte
-	_, _ = rand.Read(b[:])
+	n := rand.Uint32()
+	b[0], b[1], b[2] = byte(n), byte(n>>8), byte(n>>16)
 	prefix := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
 			return r
