@@ -47,23 +47,27 @@ func main() {
 
 type bench struct {
 	tmp, flowstate, noop string
+	idle                 string // bench/cmd/fsidle: flowstate's packages, no work
 	libs                 string // the bash libraries, when given
 	time                 string // /usr/bin/time, for peak RSS; "" if absent
 	out                  *tabwriter.Writer
 }
 
-// setup builds flowstate with scripts/build (what users run) and the
-// no-op binary into a temp dir.
+// setup builds flowstate and its idle twin with scripts/build (what users
+// run) and the no-op binary into a temp dir.
 func setup(build []string) (*bench, error) {
 	tmp, err := os.MkdirTemp("", "fsbench-")
 	if err != nil {
 		return nil, err
 	}
-	b := &bench{tmp: tmp, flowstate: filepath.Join(tmp, "flowstate"), noop: filepath.Join(tmp, "noop")}
-	cmd := exec.Command("sh", append([]string{"scripts/build", b.flowstate}, build...)...)
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("scripts/build: %w", err)
+	b := &bench{tmp: tmp, flowstate: filepath.Join(tmp, "flowstate"), noop: filepath.Join(tmp, "noop"), idle: filepath.Join(tmp, "fsidle")}
+	for out, pkg := range map[string]string{b.flowstate: "./cmd/flowstate", b.idle: "./bench/cmd/fsidle"} {
+		cmd := exec.Command("sh", append([]string{"scripts/build", out}, build...)...)
+		cmd.Env = append(os.Environ(), "PKG="+pkg)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("scripts/build %s: %w", pkg, err)
+		}
 	}
 	src := filepath.Join(tmp, "noop-src")
 	files := map[string]string{"go.mod": "module noop\n\ngo 1.25\n", "main.go": "package main\n\nfunc main() {}\n"}
