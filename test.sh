@@ -41,6 +41,9 @@ go test -count=1 ./...
 step "end to end in Claude Code"
 go test -count=1 -tags e2e -v ./tests/e2e/... 2>&1 | grep -Ev '^=== (RUN|PAUSE|CONT)'
 
+step "bench, briefly (ratios to watch, not pass or fail: see bench/README.md)"
+bench/bench.sh -n 5
+
 step "fuzz (${FUZZ_SECONDS}s per target)"
 if [ -x bench/fuzz.sh ]; then bench/fuzz.sh "$FUZZ_SECONDS"; fi
 
