@@ -8,6 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 CLAUDE_CODE_VERSION=2.1.328
+STATICCHECK_VERSION=v0.8.2
 FUZZ_SECONDS=${FUZZ_SECONDS:-5}
 
 step() { printf '\n== %s\n' "$*"; }
@@ -31,9 +32,18 @@ if ! command -v zsh >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" 
 fi
 command -v zsh || true
 
-step "vet"
+step "vet, gofmt, go mod tidy, staticcheck $STATICCHECK_VERSION"
 go vet ./...
 go vet -tags e2e ./tests/e2e/...
+unformatted=$(gofmt -l cmd lib tests bench docs)
+[ -z "$unformatted" ] || { echo "test.sh: not gofmt'ed (run gofmt -w):" $unformatted >&2; exit 1; }
+go mod tidy -diff || { echo "test.sh: go.mod or go.sum is not tidy; run go mod tidy" >&2; exit 1; }
+tools="$PWD/.cache/tools"
+if ! "$tools/staticcheck" -version 2>/dev/null | grep -qF "(${STATICCHECK_VERSION#v})"; then
+  GOBIN="$tools" go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
+fi
+"$tools/staticcheck" ./...
+"$tools/staticcheck" -tags e2e ./tests/e2e/...
 
 step "unit, process-per-block, plugin and robustness suites"
 go test -count=1 ./...

@@ -2,10 +2,6 @@ package orchestrate
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -113,13 +109,4 @@ func Progress(p *store.Project, session string) error {
 		r.Halted, r.StopBlocks = "", 0
 		return true
 	})
-}
-
-// removeRun deletes a record that belongs to nobody any more.
-func removeRun(p *store.Project, session string) error {
-	err := os.Remove(runPath(p, session))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove %s: %w", runPath(p, session), err)
-	}
-	return nil
 }

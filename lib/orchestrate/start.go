@@ -287,13 +287,6 @@ func started(p *store.Project, id string, o Options) (Output, error) {
 	return Plan(w, o)
 }
 
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 func specDir(p *store.Project, id string) string { return filepath.Join(p.Dir, phase.SpecsDir, id) }
 
 // ensureSpecDir creates dir, a directory under the project's spec

@@ -8,19 +8,11 @@
 package docs
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
-)
-
-// The version stamp the test binary is built with: the -ldflags line the
-// README proposes for install.sh, with known values.
-const (
-	stampVersion = "1.4.2"
-	stampCommit  = "0123abc"
 )
 
 var (
@@ -29,19 +21,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	// scripts/build (the flags users get); the later -ldflags replaces its
-	// stamp with known values.
-	bin, cleanup := testenv.BuildOrExit("-ldflags", ldflags(stampVersion, stampCommit))
+	bin, cleanup := testenv.BuildOrExit() // scripts/build: the flags users get
 	binDir = filepath.Dir(bin)
 	code := m.Run()
 	cleanup()
 	os.Exit(code)
-}
-
-// ldflags stamps the version and commit into lib/app.
-func ldflags(version, commit string) string {
-	const pkg = "github.com/flowstate-dev/flowstate/lib/app"
-	return fmt.Sprintf("-s -w -X %s.Version=%s -X %s.Commit=%s", pkg, version, pkg, commit)
 }
 
 // scratchProject makes an empty git project with examples/ copied in, so

@@ -353,7 +353,6 @@ func TestAPersonsHoldStopsTheRails(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("phase-start: %+v", r)
 	}
-	id = value(r.stdout, "WORKFLOW_ID")
 	for _, to := range []string{"research", "plan"} {
 		flowstate(t, project, "s1", "sm-transition", to)
 	}

@@ -23,10 +23,7 @@ type doc struct {
 	Path string
 }
 
-type (
-	step = protocol.Step
-	task = protocol.Task
-)
+type step = protocol.Step
 
 // keyRef matches a ${KEY} reference.
 var keyRef = protocol.Ref
