@@ -1,4 +1,13 @@
-package classify
+// Package intent is the offline classifier: it reads what an English
+// workflow description asks for and answers as the workflow-classifier agent
+// would (a classify.Classification), without a model. It is pure and
+// deterministic, and used only when the user asks for it
+// (FLOWSTATE_CLASSIFICATION=offline for phase-start, `flowstate classify`:
+// docs/cli.md; the compat layer's one-argument sm_init:
+// docs/migrating-from-bash.md) and where no model can run (a checkpoint
+// migrated without a scope). Validating the agent's own answer is
+// lib/classify's job.
+package intent
 
 import (
 	"fmt"
@@ -7,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/flowstate-dev/flowstate/lib/classify"
 )
 
 // The offline classifier reads a description the way the classifier agent is
@@ -127,7 +138,7 @@ func closingQuote(rs []rune, i int) int {
 	return -1
 }
 
-func isScope(s string) bool { return slices.Contains(Scopes, s) }
+func isScope(s string) bool { return slices.Contains(classify.Scopes, s) }
 
 func isPath(s string) bool {
 	if strings.Contains(strings.TrimPrefix(s, "/"), "/") {
@@ -652,14 +663,13 @@ func buildRules() {
 	}
 }
 
-// Offline classifies a description without a model: deterministic, pure, and
-// meant for when the user asks for it (FLOWSTATE_CLASSIFICATION=offline),
-// never as a silent fallback for the agent. Its output passes Parse(_, 0).
-// Confidence is the firing rule's, less 0.05 for each other intent the
-// description asks for (never below MinConfidence); it is 0.5 when no rule matched.
-// TestOfflineAccuracy measures it on labelled.jsonl and heldout.jsonl (the
-// sets the rules were written against) and on heldout2.jsonl (out-of-sample).
-func Offline(description string) Classification {
+// Classify classifies a description without a model: deterministic, pure,
+// and meant for when the user asks for it, never as a silent fallback for
+// the agent. Its output passes classify.Parse(_, 0). Confidence is the
+// firing rule's, less 0.05 for each other intent the description asks for
+// (never below classify.MinConfidence); it is 0.5 when no rule matched.
+// TestClassifyAccuracy measures it on labelled sets in testdata.
+func Classify(description string) classify.Classification {
 	loadLexicon()
 	clauses := splitClauses(tokenize(description))
 	s := read(clauses)
@@ -677,10 +687,10 @@ func Offline(description string) Classification {
 				conf -= 0.05
 			}
 		}
-		conf = max(conf, MinConfidence)
+		conf = max(conf, classify.MinConfidence)
 	}
 	topics := researchTopics(clauses, s.acts, r.scope)
-	return Classification{
+	return classify.Classification{
 		WorkflowType:       r.scope,
 		Confidence:         math.Round(conf*100) / 100,
 		ResearchComplexity: len(topics),

@@ -1,18 +1,18 @@
-package classify
+package intent
 
 import "testing"
 
-// BenchmarkOffline classifies each description of the labelled set once
+// BenchmarkClassify classifies each description of the labelled set once
 // per iteration; ns/op is per description. The word tables are built
 // before the timer starts (BenchmarkLexicon measures that once-per-process cost).
-func BenchmarkOffline(b *testing.B) {
+func BenchmarkClassify(b *testing.B) {
 	set := loadLabelled(&testing.T{})
-	Offline("warm up the tables")
+	Classify("warm up the tables")
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
 		for _, l := range set {
-			Offline(l.Description)
+			Classify(l.Description)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(set)), "ns/description")

@@ -1,10 +1,12 @@
-package classify
+package intent
 
 import (
 	"path"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/flowstate-dev/flowstate/lib/classify"
 )
 
 // Research complexity and topics.
@@ -106,7 +108,7 @@ func researchTopics(clauses []clause, acts []act, scope string) []string {
 	if broad(clauses) {
 		n++
 	}
-	n = min(max(n, 1), MaxComplexity)
+	n = min(max(n, 1), classify.MaxComplexity)
 	topics := phrases[:min(len(phrases), n)]
 	subject := phrases[0]
 	for _, a := range aspects {

@@ -1,4 +1,4 @@
-package classify
+package intent
 
 import (
 	"maps"
