@@ -23,6 +23,6 @@ func BenchmarkClassify(b *testing.B) {
 func BenchmarkLexicon(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		buildLexicon()
+		newLexicon()
 	}
 }
