@@ -47,27 +47,31 @@ func loadSet(t *testing.T, name string) []labelled {
 	return out
 }
 
-// TestLabelledSetShape keeps the set as big and varied as the issue asks.
+// TestLabelledSetShape keeps the sets that are not tuning leftovers as big
+// and varied as a fair measure needs: every scope, and inputs that trap a
+// keyword matcher.
 func TestLabelledSetShape(t *testing.T) {
-	set := loadLabelled(t)
-	perScope := map[string]int{}
-	adversarial := 0
-	for _, l := range set {
-		perScope[l.WorkflowType]++
-		if l.Tag == "adversarial" {
-			adversarial++
+	for _, name := range []string{"testdata/labelled.jsonl", "testdata/unseen.jsonl"} {
+		set := loadSet(t, name)
+		perScope := map[string]int{}
+		adversarial := 0
+		for _, l := range set {
+			perScope[l.WorkflowType]++
+			if l.Tag == "adversarial" {
+				adversarial++
+			}
 		}
-	}
-	if len(set) < 70 {
-		t.Errorf("%d labelled descriptions, want at least 70", len(set))
-	}
-	for _, s := range classify.Scopes {
-		if perScope[s] < 8 {
-			t.Errorf("%d labelled descriptions for %s, want at least 8", perScope[s], s)
+		if len(set) < 70 {
+			t.Errorf("%s: %d labelled descriptions, want at least 70", name, len(set))
 		}
-	}
-	if adversarial < 10 {
-		t.Errorf("%d adversarial descriptions, want at least 10", adversarial)
+		for _, s := range classify.Scopes {
+			if perScope[s] < 8 {
+				t.Errorf("%s: %d labelled descriptions for %s, want at least 8", name, perScope[s], s)
+			}
+		}
+		if adversarial < 10 {
+			t.Errorf("%s: %d adversarial descriptions, want at least 10", name, adversarial)
+		}
 	}
 }
 
@@ -97,23 +101,44 @@ func accuracy(t *testing.T, name string, set []labelled) float64 {
 	return acc
 }
 
-// TestClassifyAccuracy reports three figures:
-//
-//   - labelled (testdata/labelled.jsonl): written before the rules, which
-//     were designed against it; in-sample. The issue's target is 0.90 and the
-//     test fails below it.
-//   - heldout (testdata/heldout.jsonl): written after the first rules and
-//     held out then (0.74); its misses drove the second round of rules, so
-//     it is in-sample now.
-//   - heldout2 (testdata/heldout2.jsonl): written and committed before the
-//     second round and never edited: the out-of-sample figure. It is logged
-//     with its confusion pairs and does not fail the test.
+// accuracySets are the labelled sets Classify is measured on, oldest first,
+// each with the accuracy it must keep. Each floor sits two descriptions
+// under what was measured, so a change to the tables that loses three
+// descriptions of any set fails here.
+var accuracySets = []struct {
+	file string
+	min  float64
+}{
+	// Written before the rules, which were designed against it: in-sample.
+	// Measured 89/89 = 1.000 (the rules were built to reach 0.90).
+	{"labelled.jsonl", 0.97},
+	// Written after the first rules and held out then (0.74); its misses
+	// drove the second round of rules, so it is in-sample. Measured 35/35.
+	{"heldout.jsonl", 0.94},
+	// Written before the second round of rules and never edited, but
+	// committed by that round's author minutes before it, so whether its
+	// misses shaped the round is not known: not a clean out-of-sample
+	// figure. Measured 55/62 = 0.887.
+	{"heldout2.jsonl", 0.85},
+	// The out-of-sample set: 84 descriptions (12 a scope) labelled from the
+	// scope definitions in agents/workflow-classifier.md and committed
+	// before Classify was ever run on them; no table has changed because of
+	// them. Measured 72/84 = 0.857.
+	// Never tune the tables on its misses: the set would then be in-sample,
+	// and a new unseen set must replace it before the floor means anything.
+	{"unseen.jsonl", 0.83},
+}
+
+// TestClassifyAccuracy fails when Classify's accuracy on any labelled set
+// falls below that set's floor, logging each miss and the confusion pairs.
 func TestClassifyAccuracy(t *testing.T) {
-	if acc := accuracy(t, "labelled", loadLabelled(t)); acc < 0.90 {
-		t.Errorf("offline accuracy %.3f on the labelled set is below 0.90", acc)
+	for _, set := range accuracySets {
+		t.Run(set.file, func(t *testing.T) {
+			if acc := accuracy(t, set.file, loadSet(t, "testdata/"+set.file)); acc < set.min {
+				t.Errorf("offline accuracy %.3f on %s is below its floor %.2f", acc, set.file, set.min)
+			}
+		})
 	}
-	accuracy(t, "heldout (in-sample)", loadSet(t, "testdata/heldout.jsonl"))
-	accuracy(t, "heldout2 (out-of-sample)", loadSet(t, "testdata/heldout2.jsonl"))
 }
 
 // TestClassifyRules pins the intent rules the issue calls out, one per case.
