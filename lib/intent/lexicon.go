@@ -30,7 +30,9 @@ const (
 
 // wordSet is a set of words the rules read, as one bit. A token's sets are
 // looked up once, when it is made (token.sets), so a rule asking whether a
-// token is a filler tests a bit instead of looking the word up again.
+// token is a filler tests a bit instead of looking the word up again. The
+// words of each set, and why they are there, are in buildWordSets and
+// buildTopicWords.
 type wordSet uint64
 
 const (
