@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/classify"
+	"github.com/flowstate-dev/flowstate/lib/intent"
 )
 
 func classifyCommands(e *env) []*cli.Command {
@@ -23,7 +24,7 @@ func classifyCommands(e *env) []*cli.Command {
 				if err != nil {
 					return err
 				}
-				return e.printJSON(classify.Offline(a[0]))
+				return e.printJSON(intent.Classify(a[0]))
 			},
 		},
 	}

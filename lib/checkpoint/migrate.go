@@ -13,6 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/intent"
 	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 )
@@ -176,6 +177,9 @@ func migrate12to13(m map[string]any) error {
 
 // 1.3 → 2.0: the state machine becomes first-class. Phase numbers map to
 // states; the table is the newest one, not the bash migration's old one.
+// The scope is what the offline classifier (flowstate classify) reads in
+// the description, or full-implementation when the current state is off
+// that scope's route.
 func migrate13to20(m map[string]any) error {
 	if _, ok := m["state_machine"].(map[string]any); !ok {
 		m["state_machine"] = smFromPhases(m)
@@ -199,9 +203,10 @@ func migrate13to20(m map[string]any) error {
 }
 
 // migrate20to21 adds the classification and fills, from what the document
-// has, every field flowstate's 2.1 requires. It also repairs what 2.0
-// documents commonly carry: comma-string transition lists, the bash
-// migration's old default table, missing terminal states.
+// has, every field flowstate's 2.1 requires (a missing scope is guessed
+// as in 1.3 → 2.0). It also repairs what 2.0 documents commonly carry:
+// comma-string transition lists, the bash migration's old default table,
+// missing terminal states.
 func migrate20to21(m map[string]any) error {
 	sm, err := objectOrNew(m, "state_machine", func() map[string]any { return smFromPhases(m) })
 	if err != nil {
@@ -224,7 +229,8 @@ func migrate20to21(m map[string]any) error {
 	command := firstString(m["command"], wc["command"], m["workflow_type"])
 	scope := firstString(wc["scope"])
 	if scope == "" {
-		scope = inferScope(desc)
+		current, _ := sm["current_state"].(string)
+		scope = guessScope(desc, current)
 	}
 	setDefault(wc, "scope", scope)
 	setDefault(wc, "description", desc)
@@ -384,10 +390,11 @@ func smFromPhases(m map[string]any) map[string]any {
 	}
 	desc, _ := m["workflow_description"].(string)
 	command, _ := m["workflow_type"].(string)
-	scope := inferScope(desc)
+	current := phaseState(m["current_phase"], "initialize")
+	scope := guessScope(desc, current)
 	terminal, _ := terminalFor(scope, defaultTable())
 	return map[string]any{
-		"current_state":    phaseState(m["current_phase"], "initialize"),
+		"current_state":    current,
 		"completed_states": completed,
 		"transition_table": defaultTable(),
 		"workflow_config": map[string]any{
@@ -399,34 +406,24 @@ func smFromPhases(m map[string]any) map[string]any {
 	}
 }
 
-// inferScope is the bash migration's scope guess from the description,
-// made case-insensitive.
-func inferScope(desc string) string {
-	d := strings.ToLower(desc)
-	if strings.HasPrefix(d, "research") && !strings.Contains(d, "plan") && !strings.Contains(d, "implement") {
-		return "research-only"
+// guessScope is the scope of a workflow whose checkpoint names none, from
+// its description and the state it is in. The description is read by the
+// one offline classifier (lib/intent), not by keyword rules of the
+// migration's own as the bash migration did (research...plan, fix|debug),
+// so a migrated "revise plans/003.md" is research-and-revise as a new one
+// would be. The state is evidence the text is not: a workflow of a scope
+// is only ever in that scope's reach (docs/architecture.md, "The state
+// machine"), so when the text's scope cannot be in the current state the
+// text is wrong, and the scope is full-implementation, whose reach holds
+// every state of the default machine; the migrated workflow can then move
+// on instead of being refused every transition.
+func guessScope(desc, current string) string {
+	scope := intent.Classify(desc).WorkflowType
+	m := machine.Default()
+	if sc, ok := m.Scopes[scope]; ok && m.HasState(current) && !slices.Contains(m.Reach(sc), current) {
+		return "full-implementation"
 	}
-	// (research|analyze).*(to |and |for ).*(plan|planning)
-	if i := firstIndex(d, "research", "analyze"); i >= 0 {
-		rest := d[i:]
-		if j := firstIndex(rest, "to ", "and ", "for "); j >= 0 && strings.Contains(rest[j:], "plan") {
-			return "research-and-plan"
-		}
-	}
-	if firstIndex(d, "fix", "debug", "troubleshoot") >= 0 {
-		return "debug-only"
-	}
-	return "full-implementation"
-}
-
-func firstIndex(s string, subs ...string) int {
-	best := -1
-	for _, sub := range subs {
-		if i := strings.Index(s, sub); i >= 0 && (best < 0 || i < best) {
-			best = i
-		}
-	}
-	return best
+	return scope
 }
 
 // terminalFor is the terminal state of scope in table: the default

@@ -198,7 +198,7 @@ func TestMigrationSteps(t *testing.T) {
 		{"1.2→1.3 from workflow_state", migrate12to13, `{"workflow_state":{"topic_number":"042"}}`,
 			`{"context_preservation":{"artifact_metadata_cache":{},"pruning_log":[],"subagent_output_references":[]},"schema_version":"1.3","spec_maintenance":{"checkbox_propagation_log":[],"grandparent_plan_path":null,"parent_plan_path":null,"spec_updater_invocations":[]},"template_source":null,"template_variables":null,"topic_directory":null,"topic_number":"042","workflow_state":{"topic_number":"042"}}`},
 		{"1.3→2.0 phases", migrate13to20, `{"current_phase":5,"completed_phases":[0,"1",9,1],"workflow_description":"Fix the flaky login test","workflow_type":"debug","last_error":"boom"}`,
-			`{"completed_phases":[0,"1",9,1],"current_phase":5,"error_state":{"failed_state":null,"last_error":"boom","retry_count":0},"last_error":"boom","metadata":{"checkpoint_id":null,"created_at":null,"project_name":null,"updated_at":null},"phase_data":{},"schema_version":"2.0","state_machine":{"completed_states":["initialize","research"],"current_state":"debug","transition_table":{"complete":[],"debug":["test","document","complete"],"document":["complete"],"implement":["test","complete"],"initialize":["research","implement"],"plan":["implement","complete","debug"],"research":["plan","complete"],"test":["debug","document","complete"]},"workflow_config":{"command":"debug","description":"Fix the flaky login test","scope":"debug-only","terminal_state":"debug"}},"supervisor_state":{},"workflow_description":"Fix the flaky login test","workflow_type":"debug"}`},
+			`{"completed_phases":[0,"1",9,1],"current_phase":5,"error_state":{"failed_state":null,"last_error":"boom","retry_count":0},"last_error":"boom","metadata":{"checkpoint_id":null,"created_at":null,"project_name":null,"updated_at":null},"phase_data":{},"schema_version":"2.0","state_machine":{"completed_states":["initialize","research"],"current_state":"debug","transition_table":{"complete":[],"debug":["test","document","complete"],"document":["complete"],"implement":["test","complete"],"initialize":["research","implement"],"plan":["implement","complete","debug"],"research":["plan","complete"],"test":["debug","document","complete"]},"workflow_config":{"command":"debug","description":"Fix the flaky login test","scope":"test-and-debug","terminal_state":"complete"}},"supervisor_state":{},"workflow_description":"Fix the flaky login test","workflow_type":"debug"}`},
 		{"1.3→2.0 keeps a state machine", migrate13to20, `{"state_machine":{"current_state":"plan"},"phase_data":{"a":{}},"error_state":{"retry_count":2},"metadata":{"checkpoint_id":"c"}}`,
 			`{"error_state":{"retry_count":2},"metadata":{"checkpoint_id":"c"},"phase_data":{"a":{}},"schema_version":"2.0","state_machine":{"current_state":"plan"},"supervisor_state":{}}`},
 		{"2.0→2.1 custom table kept, comma strings split", migrate20to21, `{"created_at":"2025-01-01T00:00:00Z","command":"rel","state_machine":{"current_state":"draft","transition_table":{"draft":"review, draft ,review","review":""},"workflow_config":{"scope":"notes"}}}`,
@@ -219,22 +219,28 @@ func TestMigrationSteps(t *testing.T) {
 	}
 }
 
-func TestInferScopeAndTerminal(t *testing.T) {
-	scopes := map[string]string{
-		"Research authentication patterns":              "research-only",
-		"research the auth flow and plan the migration": "research-and-plan",
-		"Analyze the logs for a plan":                   "research-and-plan",
-		"Research and implement OAuth":                  "full-implementation",
-		"Fix the flaky login test":                      "debug-only",
-		"Troubleshoot CI":                               "debug-only",
-		"Add user authentication":                       "full-implementation",
-		"":                                              "full-implementation",
-		"RESEARCH caching":                              "research-only",
-		"Plan and research":/* connector must follow research */ "full-implementation",
-	}
-	for desc, want := range scopes {
-		if got := inferScope(desc); got != want {
-			t.Errorf("inferScope(%q) = %q, want %q", desc, got, want)
+func TestGuessScopeAndTerminal(t *testing.T) {
+	for _, tt := range []struct{ desc, current, want string }{
+		{"Research authentication patterns", "initialize", "research-only"},
+		{"research the auth flow and plan the migration", "research", "research-and-plan"},
+		{"RESEARCH caching", "", "research-only"},
+		{"Research and implement OAuth", "initialize", "full-implementation"},
+		{"Troubleshoot CI", "debug", "debug-only"},
+		{"Add user authentication", "initialize", "full-implementation"},
+		{"", "initialize", "full-implementation"},
+		// The bash migration's keyword rules made these three
+		// full-implementation, full-implementation and debug-only.
+		{"Revise plans/003_auth.md", "plan", "research-and-revise"},
+		{"Implement plans/003_auth.md", "implement", "implement-only"},
+		{"Fix the flaky login test", "test", "test-and-debug"},
+		// The state overrules a text whose scope never reaches it.
+		{"Research authentication patterns", "implement", "full-implementation"},
+		{"Fix the flaky login test", "research", "full-implementation"},
+		// A state the default machine lacks says nothing about its scopes.
+		{"Research authentication patterns", "draft", "research-only"},
+	} {
+		if got := guessScope(tt.desc, tt.current); got != tt.want {
+			t.Errorf("guessScope(%q, %q) = %q, want %q", tt.desc, tt.current, got, tt.want)
 		}
 	}
 	table := defaultTable()

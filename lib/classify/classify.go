@@ -1,7 +1,9 @@
-// Package classify owns workflow classification: validating the JSON the
-// workflow-classifier agent returns (Parse) and the offline, deterministic
-// classifier used when the user chooses it (Offline). It is pure: it must not
-// do I/O, read the environment, poll or wait; its callers do that.
+// Package classify owns the classification a workflow starts with: the
+// JSON the workflow-classifier agent returns, validated by Parse
+// (docs/command-protocol.md), and the one built from a scope the user gave
+// (Given). Reading a description without a model is lib/intent's job. It
+// is pure: it must not do I/O, read the environment, poll or wait; its
+// callers do that.
 package classify
 
 import (
@@ -41,8 +43,8 @@ type Topic struct {
 // signal is how the original design's classifier began its answer.
 const signal = "CLASSIFICATION_COMPLETE:"
 
-// Scopes are the seven workflow types, in the order of the original
-// state machine (reference section 2.1).
+// Scopes are the seven workflow types of the default machine, in the order
+// of its routes (docs/architecture.md, "The state machine").
 var Scopes = []string{
 	"research-only",
 	"research-and-plan",

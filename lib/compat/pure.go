@@ -13,6 +13,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/classify"
+	"github.com/flowstate-dev/flowstate/lib/intent"
 )
 
 // The pure rules of the functions: no I/O, table-tested.
@@ -140,7 +141,7 @@ func genericTopics(n string) []string {
 // description, else the generic ones.
 func topics(description, n string) []string {
 	if strings.TrimSpace(description) != "" {
-		if t := classify.Offline(description).ResearchTopics; len(t) > 0 {
+		if t := intent.Classify(description).ResearchTopics; len(t) > 0 {
 			return t
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/classify"
+	"github.com/flowstate-dev/flowstate/lib/intent"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/sm"
@@ -67,7 +68,7 @@ func (c *call) classification() (classify.Classification, error) {
 		}
 		return cls, nil
 	}
-	cls := classify.Offline(c.arg(0))
+	cls := intent.Classify(c.arg(0))
 	if cls.Confidence < classify.MinConfidence {
 		return cls, fmt.Errorf("the description does not say clearly what the workflow is for (offline classifier confidence %.2f, below %.2f); pass the workflow-classifier agent's JSON as a third argument, or use the five-argument form %s", cls.Confidence, classify.MinConfidence, smInitUsage)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/classify"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/intent"
 	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/phase"
@@ -97,7 +98,7 @@ func Start(p *store.Project, r Request) (Output, error) {
 			return out, err
 		}
 	case mode == "offline":
-		cls = classify.Offline(r.Description)
+		cls = intent.Classify(r.Description)
 	case mode != "" && mode != "agent":
 		return out, fail.Usagef("FLOWSTATE_CLASSIFICATION=%q: use agent (the default) or offline", mode)
 	default:

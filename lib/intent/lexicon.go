@@ -1,4 +1,4 @@
-package classify
+package intent
 
 import (
 	"maps"
@@ -28,38 +28,85 @@ const (
 	classImprove                   // grow X: test coverage, else build
 )
 
-// The tables below are built on first use (loadLexicon), not at package
-// init: flowstate is one process per command and almost no command
-// classifies, so building ~1,300 map entries at start-up was a measurable
-// share of every call's start-up cost.
-var (
-	verbClasses map[string]verbClass
-	lemmas      map[string]string
-	nounVerbs   map[string]string
+// wordSet is a set of words the rules read, as one bit. A token's sets are
+// looked up once, when it is made (token.sets), so a rule asking whether a
+// token is a filler tests a bit instead of looking the word up again. The
+// words of each set, and why they are there, are in buildWordSets and
+// buildTopicWords.
+type wordSet uint64
 
-	fillers, negators, nominalPreps, notWorking, lightVerbs, wantWords, recipients,
-	copulas, indefinites, resultVerbs, resultWords, causeNouns, planParts, sourcePreps,
-	questionWords, determiners, pronouns, splitWords, planNouns, testNouns, featureNouns,
-	metaNouns, failureWords, errorModifiers, breadthWords, cutWords, leadingPreps,
-	smallWords, generic, acronyms, fileExts map[string]bool
-
-	negatedNouns map[string]intent
+const (
+	fillers wordSet = 1 << iota
+	negators
+	nominalPreps
+	notWorking
+	lightVerbs
+	wantWords
+	recipients
+	copulas
+	indefinites
+	resultVerbs
+	resultWords
+	causeNouns
+	planParts
+	sourcePreps
+	questionWords
+	determiners
+	pronouns
+	splitWords
+	planNouns
+	testNouns
+	featureNouns
+	metaNouns
+	failureWords
+	errorModifiers
+	breadthWords
+	cutWords
+	leadingPreps
+	smallWords
+	generic
+	acronyms
+	fileExts
+	headPreps
+	phraseSplitters
 )
 
-var lexiconOnce sync.Once
-
-// loadLexicon builds every word table once; Offline, the only entry point
-// that reads them, calls it first.
-func loadLexicon() { lexiconOnce.Do(buildLexicon) }
-
-func buildLexicon() {
-	buildWords()
-	buildRules()
-	buildTopicWords()
+// lexicon holds every table the rules read. It is built on the first
+// classification (lex), not at package init: flowstate is one process per
+// command and almost no command classifies, so building ~1,300 map entries
+// at start-up was a measurable share of every call's start-up cost
+// (tests/robust TestStartupWork holds package initialisers to 8 KB).
+// Nothing writes to a lexicon after newLexicon returns it.
+type lexicon struct {
+	sets         map[string]wordSet // the word sets each word is in
+	verbClasses  map[string]verbClass
+	lemmas       map[string]string
+	nounVerbs    map[string]string
+	negatedNouns map[string]intent
+	// implied lists the intents each scope covers; any other intent the
+	// description asks for lowers the confidence.
+	implied map[string][]intent
+	// defaultSubjects name the subject when the description has no usable
+	// noun phrase ("update the plan", "execute plan 003").
+	defaultSubjects map[string]string
 }
 
-func buildWords() {
-	verbClasses = map[string]verbClass{
+// lex returns the one lexicon, built on first use.
+var lex = sync.OnceValue(newLexicon)
+
+// in reports whether the word w is in set.
+func (lx *lexicon) in(set wordSet, w string) bool { return lx.sets[w]&set != 0 }
+
+func newLexicon() *lexicon {
+	lx := &lexicon{sets: map[string]wordSet{}}
+	lx.buildWords()
+	lx.buildRules()
+	lx.buildTopicWords()
+	return lx
+}
+
+func (lx *lexicon) buildWords() {
+	lx.verbClasses = map[string]verbClass{
 		"research": classResearch, "investigate": classResearch, "analyze": classResearch,
 		"analyse": classResearch, "explore": classResearch, "study": classResearch,
 		"survey": classResearch, "examine": classResearch, "understand": classResearch,
@@ -116,13 +163,13 @@ func buildWords() {
 	// lemmas maps inflected forms ("researching", "fixes", "debugged") to the
 	// verbs above; over-generating forms is harmless since only these verbs are
 	// looked up.
-	lemmas = buildLemmas()
+	lx.lemmas = lemmasOf(lx.verbClasses)
 
 	// nounVerbs read "do a review of X" as "review X" and "I need a summary of
 	// X" as "summarize X": the request's verb is a noun after a light verb
 	// (lightVerbs), a verb of wanting (wantWords) or, in a clause with no verb,
 	// an indefinite article ("Deliverable: a report on X").
-	nounVerbs = map[string]string{
+	lx.nounVerbs = map[string]string{
 		"review": "review", "analysis": "analyze", "investigation": "investigate", "audit": "audit",
 		"study": "study", "survey": "survey", "comparison": "compare", "evaluation": "evaluate",
 		"assessment": "assess", "exploration": "explore", "dive": "dig into", "research": "research",
@@ -133,12 +180,12 @@ func buildWords() {
 		"test": "test", "tests": "test", "cleanup": "implement",
 	}
 
-	buildWordSets()
+	lx.buildWordSets()
 }
 
-// buildLemmas derives the inflected forms of verbClasses. Sorted iteration
+// lemmasOf derives the inflected forms of the verbs. Sorted iteration
 // keeps the table the same on every run.
-func buildLemmas() map[string]string {
+func lemmasOf(verbClasses map[string]verbClass) map[string]string {
 	m := map[string]string{}
 	for _, v := range slices.Sorted(maps.Keys(verbClasses)) {
 		if strings.Contains(v, " ") {
@@ -160,17 +207,16 @@ func buildLemmas() map[string]string {
 	return m
 }
 
-func set(words ...string) map[string]bool {
-	m := make(map[string]bool, len(words))
+// add puts words in set.
+func (lx *lexicon) add(set wordSet, words ...string) {
 	for _, w := range words {
-		m[w] = true
+		lx.sets[w] |= set
 	}
-	return m
 }
 
-func buildWordSets() {
+func (lx *lexicon) buildWordSets() {
 	// fillers come before the verb of a request and carry no intent.
-	fillers = set("please", "pls", "kindly", "just", "first", "also", "then", "now", "so",
+	lx.add(fillers, "please", "pls", "kindly", "just", "first", "also", "then", "now", "so",
 		"and", "but", "i", "we", "you", "me", "us", "let's", "lets", "let", "can", "could",
 		"would", "will", "should", "shall", "must", "need", "needs", "want", "wants", "like",
 		"i'd", "we'd", "i'll", "we'll", "to", "help", "ahead", "continue", "start", "begin",
@@ -179,11 +225,11 @@ func buildWordSets() {
 
 	// negators turn the intent that follows into something the user does
 	// not want ("don't implement yet", "no plan needed", "skip research").
-	negators = set("don't", "dont", "do not", "not", "no", "never", "without", "skip", "avoid",
+	lx.add(negators, "don't", "dont", "do not", "not", "no", "never", "without", "skip", "avoid",
 		"doesn't", "shouldn't", "won't", "nothing")
 
 	// negatedNouns are the nouns a negator can name instead of a verb.
-	negatedNouns = map[string]intent{
+	lx.negatedNouns = map[string]intent{
 		"plan": intentPlan, "plans": intentPlan, "planning": intentPlan, "design": intentPlan,
 		"research": intentResearch, "investigation": intentResearch,
 		"tests": intentTest, "test": intentTest, "testing": intentTest,
@@ -191,66 +237,66 @@ func buildWordSets() {
 		"changes": intentImplement, "fixes": intentFix, "fixing": intentFix,
 	}
 
-	nominalPreps = set("of", "into", "on", "for", "about")
-	notWorking = set("not", "doesn't", "don't", "isn't", "aren't", "stopped", "never")
+	lx.add(nominalPreps, "of", "into", "on", "for", "about")
+	lx.add(notWorking, "not", "doesn't", "don't", "isn't", "aren't", "stopped", "never")
 
-	lightVerbs = set("do", "perform", "conduct", "undertake", "give", "provide", "send")
+	lx.add(lightVerbs, "do", "perform", "conduct", "undertake", "give", "provide", "send")
 
 	// wantWords are fillers that, before a noun like "summary", request it.
-	wantWords = set("need", "needs", "want", "wants", "like")
+	lx.add(wantWords, "need", "needs", "want", "wants", "like")
 
 	// recipients come between a light verb and its noun: "give me a plan".
-	recipients = set("me", "us")
+	lx.add(recipients, "me", "us")
 
 	// copulas after the noun make a statement of a nominal request.
-	copulas = set("is", "are", "was", "were", "has", "have", "had", "exists")
+	lx.add(copulas, "is", "are", "was", "were", "has", "have", "had", "exists")
 
 	// indefinites open a noun phrase for something that does not exist yet.
-	indefinites = set("a", "an")
+	lx.add(indefinites, "a", "an")
 
 	// A result verb whose object ends in a result word asks to reach a
 	// working state: "make them pass", "get the suite green" ask for a fix.
-	resultVerbs = set("make", "get", "keep")
-	resultWords = set("pass", "passing", "green", "work", "working", "succeed", "succeeding")
+	lx.add(resultVerbs, "make", "get", "keep")
+	lx.add(resultWords, "pass", "passing", "green", "work", "working", "succeed", "succeeding")
 
 	// causeNouns make a research object a failure: "find the cause".
-	causeNouns = set("cause", "causes", "culprit", "culprits")
+	lx.add(causeNouns, "cause", "causes", "culprit", "culprits")
 
 	// planParts refer to the plan mentioned elsewhere: "the plan is
 	// approved, start building phase 1".
-	planParts = set("phase", "phases")
+	lx.add(planParts, "phase", "phases")
 
 	// sourcePreps make a plan the source of what is made ("write the code
 	// for the plan"), not the place it goes ("add a phase to the plan").
-	sourcePreps = set("for", "from", "per")
+	lx.add(sourcePreps, "for", "from", "per")
 
-	questionWords = set("what", "how", "where", "which", "who", "whether", "why")
+	lx.add(questionWords, "what", "how", "where", "which", "who", "whether", "why")
 
-	determiners = set("the", "a", "an", "our", "your", "my", "its", "their", "this", "these",
+	lx.add(determiners, "the", "a", "an", "our", "your", "my", "its", "their", "this", "these",
 		"those", "some", "any", "all", "each", "every", "that")
 
-	pronouns = set("it", "them", "this", "that", "these", "those")
+	lx.add(pronouns, "it", "them", "this", "that", "these", "those")
 
 	// splitWords start a new clause: "and then" chains and subordinate
 	// clauses each get their own leading verb.
-	splitWords = set("and", "then", "but", "after", "before", "so", "while", "once", "afterwards")
+	lx.add(splitWords, "and", "then", "but", "after", "before", "so", "while", "once", "afterwards")
 
 	// planNouns make a "create X" request a planning request.
-	planNouns = set("plan", "plans", "design", "proposal", "roadmap", "spec", "specification",
+	lx.add(planNouns, "plan", "plans", "design", "proposal", "roadmap", "spec", "specification",
 		"rfc", "strategy", "blueprint")
 
-	testNouns = set("test", "tests", "testing", "coverage", "testcases", "specs", "suite",
+	lx.add(testNouns, "test", "tests", "testing", "coverage", "testcases", "specs", "suite",
 		"suites", "e2e")
 
 	// featureNouns after a workflow name mean the workflow itself is meant
 	// ("the research-and-revise workflow"), not the plan it produced.
-	featureNouns = set("workflow", "workflows", "scope", "scopes", "type", "command", "commands",
+	lx.add(featureNouns, "workflow", "workflows", "scope", "scopes", "type", "command", "commands",
 		"mode", "support", "state", "phase", "machine")
 
 	// metaNouns after a workflow name make it the object of study.
-	metaNouns = set("workflow", "workflows", "scope", "scopes", "type", "command", "commands")
+	lx.add(metaNouns, "workflow", "workflows", "scope", "scopes", "type", "command", "commands")
 
-	failureWords = set("bug", "bugs", "buggy", "crash", "crashes", "crashed", "crashing",
+	lx.add(failureWords, "bug", "bugs", "buggy", "crash", "crashes", "crashed", "crashing",
 		"hang", "hangs", "hanging", "hung", "error", "errors", "fail", "fails", "failed",
 		"failing", "failure", "failures", "broken", "breaks", "leak", "leaks", "leaking",
 		"panic", "panics", "exception", "exceptions", "regression", "regressions",
@@ -258,15 +304,15 @@ func buildWordSets() {
 		"regressed")
 
 	// errorModifiers: "error handling" names a topic, not a failure.
-	errorModifiers = set("handling", "handler", "handlers", "message", "messages", "code",
+	lx.add(errorModifiers, "handling", "handler", "handlers", "message", "messages", "code",
 		"codes", "reporting", "types", "type", "wrapping", "model", "patterns")
 
-	breadthWords = set("comprehensive", "comprehensively", "entire", "whole", "thorough",
+	lx.add(breadthWords, "comprehensive", "comprehensively", "entire", "whole", "thorough",
 		"thoroughly", "holistic", "end-to-end", "exhaustive")
 
 	// Topic cleaning: where a noun phrase ends, and which words alone are
 	// not a subject.
-	cutWords = set("is", "are", "was", "were", "be", "been", "does", "do", "did", "works",
+	lx.add(cutWords, "is", "are", "was", "were", "be", "been", "does", "do", "did", "works",
 		"work", "worked", "can", "could", "will", "would", "should", "has", "have", "had",
 		"needs", "need", "when", "that", "which", "who", "so", "because", "since", "after",
 		"before", "while", "if", "to", "at", "from", "with", "via", "using", "by", "into",
@@ -274,17 +320,17 @@ func buildWordSets() {
 		"yesterday", "accordingly", "already", "yet", "based", "describes", "happens",
 		"reaches", "transitions", "get", "gets", "keep", "keeps", "print", "prints", "where",
 		"end", "uncover", "find", "there", "take", "takes")
-	leadingPreps = set("for", "of", "in", "on", "with", "to", "at", "from", "about", "into",
+	lx.add(leadingPreps, "for", "of", "in", "on", "with", "to", "at", "from", "about", "into",
 		"via", "how", "what", "why", "where", "which", "whether", "who", "when", "there")
-	smallWords = set("of", "for", "and", "in", "on", "to", "the", "a", "an", "with", "vs", "or")
-	generic = set("it", "them", "this", "that", "these", "those", "plan", "plans", "work",
+	lx.add(smallWords, "of", "for", "and", "in", "on", "to", "the", "a", "an", "with", "vs", "or")
+	lx.add(generic, "it", "them", "this", "that", "these", "those", "plan", "plans", "work",
 		"whatever", "what", "what's", "fails", "fail", "anything", "everything", "something",
 		"things", "thing", "ones", "one", "failing", "failures", "failure", "bugs", "bug",
 		"problems", "problem", "issues", "issue", "tests", "test", "unit", "integration",
 		"property", "code", "changes", "output", "design", "doc", "proposal",
 		"roadmap", "strategy", "spec", "underlying", "needed", "new", "approved", "existing",
 		"current", "phased", "why", "implementation", "breaks", "fixes", "suite", "options")
-	acronyms = set("api", "apis", "cli", "ci", "ui", "jwt", "sso", "http", "https", "json", "yaml",
+	lx.add(acronyms, "api", "apis", "cli", "ci", "ui", "jwt", "sso", "http", "https", "json", "yaml",
 		"toml", "sql", "rest", "url", "id", "ssh", "tls", "io", "sdk", "llm", "oauth", "saml")
-	fileExts = set("md", "go", "json", "jsonl", "sh", "txt", "yaml", "yml", "toml", "js", "ts", "py")
+	lx.add(fileExts, "md", "go", "json", "jsonl", "sh", "txt", "yaml", "yml", "toml", "js", "ts", "py")
 }

@@ -1,4 +1,4 @@
-package classify
+package intent
 
 import (
 	"bufio"
@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/flowstate-dev/flowstate/lib/classify"
 )
 
 type labelled struct {
@@ -34,7 +36,7 @@ func loadSet(t *testing.T, name string) []labelled {
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			t.Fatalf("%s:%d: %v", name, line, err)
 		}
-		if !slices.Contains(Scopes, l.WorkflowType) {
+		if !slices.Contains(classify.Scopes, l.WorkflowType) {
 			t.Fatalf("%s:%d: unknown workflow_type %q", name, line, l.WorkflowType)
 		}
 		out = append(out, l)
@@ -45,27 +47,31 @@ func loadSet(t *testing.T, name string) []labelled {
 	return out
 }
 
-// TestLabelledSetShape keeps the set as big and varied as the issue asks.
+// TestLabelledSetShape keeps the sets that are not tuning leftovers as big
+// and varied as a fair measure needs: every scope, and inputs that trap a
+// keyword matcher.
 func TestLabelledSetShape(t *testing.T) {
-	set := loadLabelled(t)
-	perScope := map[string]int{}
-	adversarial := 0
-	for _, l := range set {
-		perScope[l.WorkflowType]++
-		if l.Tag == "adversarial" {
-			adversarial++
+	for _, name := range []string{"testdata/labelled.jsonl", "testdata/unseen.jsonl"} {
+		set := loadSet(t, name)
+		perScope := map[string]int{}
+		adversarial := 0
+		for _, l := range set {
+			perScope[l.WorkflowType]++
+			if l.Tag == "adversarial" {
+				adversarial++
+			}
 		}
-	}
-	if len(set) < 70 {
-		t.Errorf("%d labelled descriptions, want at least 70", len(set))
-	}
-	for _, s := range Scopes {
-		if perScope[s] < 8 {
-			t.Errorf("%d labelled descriptions for %s, want at least 8", perScope[s], s)
+		if len(set) < 70 {
+			t.Errorf("%s: %d labelled descriptions, want at least 70", name, len(set))
 		}
-	}
-	if adversarial < 10 {
-		t.Errorf("%d adversarial descriptions, want at least 10", adversarial)
+		for _, s := range classify.Scopes {
+			if perScope[s] < 8 {
+				t.Errorf("%s: %d labelled descriptions for %s, want at least 8", name, perScope[s], s)
+			}
+		}
+		if adversarial < 10 {
+			t.Errorf("%s: %d adversarial descriptions, want at least 10", name, adversarial)
+		}
 	}
 }
 
@@ -74,7 +80,7 @@ func accuracy(t *testing.T, name string, set []labelled) float64 {
 	right := 0
 	confusion := map[string]int{}
 	for _, l := range set {
-		got := Offline(l.Description)
+		got := Classify(l.Description)
 		if got.WorkflowType == l.WorkflowType {
 			right++
 			continue
@@ -95,27 +101,48 @@ func accuracy(t *testing.T, name string, set []labelled) float64 {
 	return acc
 }
 
-// TestOfflineAccuracy reports three figures:
-//
-//   - labelled (testdata/labelled.jsonl): written before the rules, which
-//     were designed against it; in-sample. The issue's target is 0.90 and the
-//     test fails below it.
-//   - heldout (testdata/heldout.jsonl): written after the first rules and
-//     held out then (0.74); its misses drove the second round of rules, so
-//     it is in-sample now.
-//   - heldout2 (testdata/heldout2.jsonl): written and committed before the
-//     second round and never edited: the out-of-sample figure. It is logged
-//     with its confusion pairs and does not fail the test.
-func TestOfflineAccuracy(t *testing.T) {
-	if acc := accuracy(t, "labelled", loadLabelled(t)); acc < 0.90 {
-		t.Errorf("offline accuracy %.3f on the labelled set is below 0.90", acc)
-	}
-	accuracy(t, "heldout (in-sample)", loadSet(t, "testdata/heldout.jsonl"))
-	accuracy(t, "heldout2 (out-of-sample)", loadSet(t, "testdata/heldout2.jsonl"))
+// accuracySets are the labelled sets Classify is measured on, oldest first,
+// each with the accuracy it must keep. Each floor sits two descriptions
+// under what was measured, so a change to the tables that loses three
+// descriptions of any set fails here.
+var accuracySets = []struct {
+	file string
+	min  float64
+}{
+	// Written before the rules, which were designed against it: in-sample.
+	// Measured 89/89 = 1.000 (the rules were built to reach 0.90).
+	{"labelled.jsonl", 0.97},
+	// Written after the first rules and held out then (0.74); its misses
+	// drove the second round of rules, so it is in-sample. Measured 35/35.
+	{"heldout.jsonl", 0.94},
+	// Written before the second round of rules and never edited, but
+	// committed by that round's author minutes before it, so whether its
+	// misses shaped the round is not known: not a clean out-of-sample
+	// figure. Measured 55/62 = 0.887.
+	{"heldout2.jsonl", 0.85},
+	// The out-of-sample set: 84 descriptions (12 a scope) labelled from the
+	// scope definitions in agents/workflow-classifier.md and committed
+	// before Classify was ever run on them; no table has changed because of
+	// them. Measured 72/84 = 0.857.
+	// Never tune the tables on its misses: the set would then be in-sample,
+	// and a new unseen set must replace it before the floor means anything.
+	{"unseen.jsonl", 0.83},
 }
 
-// TestOfflineRules pins the intent rules the issue calls out, one per case.
-func TestOfflineRules(t *testing.T) {
+// TestClassifyAccuracy fails when Classify's accuracy on any labelled set
+// falls below that set's floor, logging each miss and the confusion pairs.
+func TestClassifyAccuracy(t *testing.T) {
+	for _, set := range accuracySets {
+		t.Run(set.file, func(t *testing.T) {
+			if acc := accuracy(t, set.file, loadSet(t, "testdata/"+set.file)); acc < set.min {
+				t.Errorf("offline accuracy %.3f on %s is below its floor %.2f", acc, set.file, set.min)
+			}
+		})
+	}
+}
+
+// TestClassifyRules pins the intent rules the issue calls out, one per case.
+func TestClassifyRules(t *testing.T) {
 	tests := []struct {
 		desc string
 		want string
@@ -168,13 +195,13 @@ func TestOfflineRules(t *testing.T) {
 		{"nothing to build, just explain the importer", "research-only"},
 	}
 	for _, tt := range tests {
-		if got := Offline(tt.desc); got.WorkflowType != tt.want {
-			t.Errorf("Offline(%q) = %s, want %s (%s)", tt.desc, got.WorkflowType, tt.want, got.Reasoning)
+		if got := Classify(tt.desc); got.WorkflowType != tt.want {
+			t.Errorf("Classify(%q) = %s, want %s (%s)", tt.desc, got.WorkflowType, tt.want, got.Reasoning)
 		}
 	}
 }
 
-func TestOfflineTopics(t *testing.T) {
+func TestClassifyTopics(t *testing.T) {
 	tests := []struct {
 		desc   string
 		topics []string
@@ -191,18 +218,18 @@ func TestOfflineTopics(t *testing.T) {
 		{"memory leak in the hook handler", []string{"Memory Leak"}},
 	}
 	for _, tt := range tests {
-		got := Offline(tt.desc)
+		got := Classify(tt.desc)
 		if !slices.Equal(got.ResearchTopics, tt.topics) || got.ResearchComplexity != len(tt.topics) {
-			t.Errorf("Offline(%q) topics = %d %q, want %q", tt.desc, got.ResearchComplexity, got.ResearchTopics, tt.topics)
+			t.Errorf("Classify(%q) topics = %d %q, want %q", tt.desc, got.ResearchComplexity, got.ResearchTopics, tt.topics)
 		}
 	}
 }
 
-func TestOfflineConfidence(t *testing.T) {
-	if c := Offline("dark mode"); c.Confidence >= 0.7 {
+func TestClassifyConfidence(t *testing.T) {
+	if c := Classify("dark mode"); c.Confidence >= 0.7 {
 		t.Errorf("no rule matched but confidence is %v (%s)", c.Confidence, c.Reasoning)
 	}
-	if c := Offline("fix the crash on startup"); c.Confidence < 0.9 {
+	if c := Classify("fix the crash on startup"); c.Confidence < 0.9 {
 		t.Errorf("a plain fix request has confidence %v", c.Confidence)
 	}
 }
@@ -218,46 +245,46 @@ func descriptions(t *testing.T) []string {
 		"Ünïcödé ресёрч 研究 and 修正", "research \"\x00\" and `\t`", "fix \xff\xfe bugs")
 }
 
-// TestOfflinePassesParse is the property the sm-init path relies on: every
+// TestClassifyPassesParse is the property the sm-init path relies on: every
 // offline answer is a valid classification.
-func TestOfflinePassesParse(t *testing.T) {
+func TestClassifyPassesParse(t *testing.T) {
 	for _, d := range descriptions(t) {
-		c := Offline(d)
+		c := Classify(d)
 		data, err := json.Marshal(c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := Parse(data, 0)
+		back, err := classify.Parse(data, 0)
 		if err != nil {
-			t.Errorf("Offline(%q) = %s fails Parse: %v", d, data, err)
+			t.Errorf("Classify(%q) = %s fails Parse: %v", d, data, err)
 			continue
 		}
 		if !reflect.DeepEqual(back, c) {
-			t.Errorf("Offline(%q) does not round-trip: %+v != %+v", d, back, c)
+			t.Errorf("Classify(%q) does not round-trip: %+v != %+v", d, back, c)
 		}
 		if c.Reasoning == "" {
-			t.Errorf("Offline(%q) has no reasoning", d)
+			t.Errorf("Classify(%q) has no reasoning", d)
 		}
 	}
 }
 
-func TestOfflineDeterministic(t *testing.T) {
+func TestClassifyDeterministic(t *testing.T) {
 	for _, d := range descriptions(t) {
-		first, _ := json.Marshal(Offline(d))
+		first, _ := json.Marshal(Classify(d))
 		for range 5 {
-			if again, _ := json.Marshal(Offline(d)); string(again) != string(first) {
-				t.Fatalf("Offline(%q) changed: %s then %s", d, first, again)
+			if again, _ := json.Marshal(Classify(d)); string(again) != string(first) {
+				t.Fatalf("Classify(%q) changed: %s then %s", d, first, again)
 			}
 		}
 	}
 }
 
-func FuzzOffline(f *testing.F) {
+func FuzzClassify(f *testing.F) {
 	f.Add("research the research-and-revise workflow")
 	f.Fuzz(func(t *testing.T, d string) {
-		data, _ := json.Marshal(Offline(d))
-		if _, err := Parse(data, 0); err != nil {
-			t.Errorf("Offline(%q) = %s fails Parse: %v", d, data, err)
+		data, _ := json.Marshal(Classify(d))
+		if _, err := classify.Parse(data, 0); err != nil {
+			t.Errorf("Classify(%q) = %s fails Parse: %v", d, data, err)
 		}
 	})
 }

@@ -1,10 +1,12 @@
-package classify
+package intent
 
 import (
 	"path"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/flowstate-dev/flowstate/lib/classify"
 )
 
 // Research complexity and topics.
@@ -29,18 +31,10 @@ const (
 
 var aspects = []string{"current state", "best practices", "constraints", "risks"}
 
-// Built by loadLexicon, not at init (see the word tables in lexicon.go).
-var (
-	headPreps, phraseSplitters map[string]bool
-	// defaultSubjects name the subject when the description has no usable
-	// noun phrase ("update the plan", "execute plan 003").
-	defaultSubjects map[string]string
-)
-
-func buildTopicWords() {
-	headPreps = set("in", "of", "for", "on", "with", "about")
-	phraseSplitters = set("across", "between", "or", "vs", "versus")
-	defaultSubjects = map[string]string{
+func (lx *lexicon) buildTopicWords() {
+	lx.add(headPreps, "in", "of", "for", "on", "with", "about")
+	lx.add(phraseSplitters, "across", "between", "or", "vs", "versus")
+	lx.defaultSubjects = map[string]string{
 		"research-only":       "Research subject",
 		"research-and-plan":   "Planning subject",
 		"research-and-revise": "Existing plan",
@@ -100,13 +94,13 @@ func researchTopics(clauses []clause, acts []act, scope string) []string {
 	}
 
 	if len(phrases) == 0 {
-		add(defaultSubjects[scope])
+		add(lex().defaultSubjects[scope])
 	}
 	n := len(phrases)
 	if broad(clauses) {
 		n++
 	}
-	n = min(max(n, 1), MaxComplexity)
+	n = min(max(n, 1), classify.MaxComplexity)
 	topics := phrases[:min(len(phrases), n)]
 	subject := phrases[0]
 	for _, a := range aspects {
@@ -146,7 +140,7 @@ func planFileSubject(p string) string {
 	}
 	toks := make([]token, len(words))
 	for i, w := range words {
-		toks[i] = token{text: w, orig: w, kind: kindWord}
+		toks[i] = token{text: w, orig: w, kind: kindWord, sets: lex().sets[w]}
 	}
 	return cleanPhrase(toks)
 }
@@ -212,9 +206,9 @@ func titleWord(t token, first bool) string {
 		return t.orig
 	case strings.IndexFunc(t.orig, unicode.IsUpper) >= 0:
 		return t.orig
-	case acronyms[t.text]:
+	case t.is(acronyms):
 		return strings.ToUpper(t.orig)
-	case smallWords[t.text] && !first:
+	case t.is(smallWords) && !first:
 		return t.text
 	}
 	r, size := utf8.DecodeRuneInString(t.orig)

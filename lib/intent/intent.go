@@ -1,4 +1,13 @@
-package classify
+// Package intent is the offline classifier: it reads what an English
+// workflow description asks for and answers as the workflow-classifier agent
+// would (a classify.Classification), without a model. It is pure and
+// deterministic, and used only when the user asks for it
+// (FLOWSTATE_CLASSIFICATION=offline for phase-start, `flowstate classify`:
+// docs/cli.md; the compat layer's one-argument sm_init:
+// docs/migrating-from-bash.md) and where no model can run (a checkpoint
+// migrated without a scope). Validating the agent's own answer is
+// lib/classify's job.
+package intent
 
 import (
 	"fmt"
@@ -7,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/flowstate-dev/flowstate/lib/classify"
 )
 
 // The offline classifier reads a description the way the classifier agent is
@@ -58,12 +69,13 @@ const (
 )
 
 type token struct {
-	text    string // lower case; for quoted spans, the trimmed content
-	orig    string // as typed, for topics
+	text    string  // lower case; for quoted spans, the trimmed content
+	orig    string  // as typed, for topics
+	scope   string  // the workflow this name spells, if any
+	sets    wordSet // the word sets text is in (token.is)
 	kind    tokenKind
-	scope   string // the workflow this name spells, if any
-	command bool   // a /command
-	planRef bool   // a path or quoted name of a plan file
+	command bool // a /command
+	planRef bool // a path or quoted name of a plan file
 }
 
 // tokenize splits s into tokens. Control characters count as spaces so no
@@ -127,20 +139,20 @@ func closingQuote(rs []rune, i int) int {
 	return -1
 }
 
-func isScope(s string) bool { return slices.Contains(Scopes, s) }
+func isScope(s string) bool { return slices.Contains(classify.Scopes, s) }
 
 func isPath(s string) bool {
 	if strings.Contains(strings.TrimPrefix(s, "/"), "/") {
 		return true
 	}
 	ext := strings.TrimPrefix(path.Ext(s), ".")
-	return ext != "" && fileExts[ext]
+	return ext != "" && lex().in(fileExts, ext)
 }
 
 func wordToken(w string) (token, bool) {
 	w = strings.Trim(w, `'’"`)
 	lower := strings.ToLower(w)
-	t := token{text: lower, orig: w, kind: kindWord}
+	t := token{text: lower, orig: w, kind: kindWord, sets: lex().sets[lower]}
 	switch {
 	case w == "":
 		return t, false
@@ -170,14 +182,15 @@ func quotedToken(content string) (token, bool) {
 	return t, true
 }
 
-func (t token) is(words map[string]bool) bool { return t.kind == kindWord && words[t.text] }
+// is reports whether t is a word in any of sets.
+func (t token) is(sets wordSet) bool { return t.kind == kindWord && t.sets&sets != 0 }
 
 // lemma is the verb a word token is a form of, or "".
 func (t token) lemma() string {
 	if t.kind != kindWord {
 		return ""
 	}
-	return lemmas[t.text]
+	return lex().lemmas[t.text]
 }
 
 // clause is a run of tokens between boundaries; joiner is the boundary
@@ -228,7 +241,7 @@ func purposeVerbAt(toks []token, i int) bool {
 	if i+1 >= len(toks) || toks[i+1].kind == kindPunct {
 		return false
 	}
-	c, ok := verbClasses[toks[i].lemma()]
+	c, ok := lex().verbClasses[toks[i].lemma()]
 	return ok && c != classNone
 }
 
@@ -248,6 +261,7 @@ type act struct {
 // decides the intent from the verb class and the object. planMentioned lets
 // "update it" refer to a plan named elsewhere in the description.
 func readClause(c clause, planMentioned bool) act {
+	lx := lex()
 	toks := c.toks
 	var a act
 	i := 0
@@ -270,7 +284,7 @@ scan:
 		return a
 	}
 	if toks[i].text == "go" && i+1 < len(toks) {
-		if c, ok := verbClasses[toks[i+1].lemma()]; ok && c != classNone {
+		if c, ok := lx.verbClasses[toks[i+1].lemma()]; ok && c != classNone {
 			i++ // "go build it": "go" only leads the verb
 		}
 	}
@@ -286,19 +300,19 @@ scan:
 	}
 	if len(obj) > 0 {
 		if next := obj[0]; next.kind == kindWord {
-			if _, ok := verbClasses[verb+" "+next.text]; ok {
+			if _, ok := lx.verbClasses[verb+" "+next.text]; ok {
 				verb, obj = verb+" "+next.text, obj[1:]
 			}
 		}
 	}
-	class, ok := verbClasses[verb]
-	if at := resultAt(obj); resultVerbs[verb] && at > 0 {
+	class, ok := lx.verbClasses[verb]
+	if at := resultAt(obj); lx.in(resultVerbs, verb) && at > 0 {
 		// "make them pass", "get the suite green": repair until it works.
 		a.has, a.intent, a.verb, a.obj = true, intentFix, verb, obj[:at]
 		return a
 	}
 	if !ok && a.negated && t.kind == kindWord {
-		if in, ok := negatedNouns[t.text]; ok {
+		if in, ok := lx.negatedNouns[t.text]; ok {
 			a.has, a.intent, a.verb = true, in, t.text
 			return a
 		}
@@ -377,7 +391,7 @@ func nominalVerb(toks []token, i int) (string, []token, bool) {
 	}
 	rest := skip(skip(toks[i:], recipients), determiners)
 	for j := 0; j < len(rest) && j < 3; j++ {
-		if v, ok := nounVerbs[rest[j].text]; ok && rest[j].kind == kindWord {
+		if v, ok := lex().nounVerbs[rest[j].text]; ok && rest[j].kind == kindWord {
 			if j+1 < len(rest) && rest[j+1].is(copulas) {
 				return "", nil, false // "a plan was approved" states, not asks
 			}
@@ -460,7 +474,7 @@ func reportsFailure(toks []token) bool {
 			}
 			return true
 		}
-		if failureWords[t.text] {
+		if t.is(failureWords) {
 			return true
 		}
 		// "doesn't work", "not working", "isn't working"
@@ -472,16 +486,16 @@ func reportsFailure(toks []token) bool {
 	return false
 }
 
-func hasAny(toks []token, words map[string]bool) bool {
-	return slices.ContainsFunc(toks, func(t token) bool { return t.is(words) })
+func hasAny(toks []token, sets wordSet) bool {
+	return slices.ContainsFunc(toks, func(t token) bool { return t.is(sets) })
 }
 
 func startsWith(toks []token, word string) bool {
 	return len(toks) > 0 && toks[0].kind == kindWord && toks[0].text == word
 }
 
-func skip(toks []token, words map[string]bool) []token {
-	for len(toks) > 0 && toks[0].is(words) {
+func skip(toks []token, sets wordSet) []token {
+	for len(toks) > 0 && toks[0].is(sets) {
 		toks = toks[1:]
 	}
 	return toks
@@ -636,12 +650,8 @@ func pronounNote(s *signals) string {
 	return ""
 }
 
-// implied lists the intents each scope covers; any other intent the
-// description asks for lowers the confidence. Built by loadLexicon.
-var implied map[string][]intent
-
-func buildRules() {
-	implied = map[string][]intent{
+func (lx *lexicon) buildRules() {
+	lx.implied = map[string][]intent{
 		"research-only":       {intentResearch},
 		"research-and-plan":   {intentResearch, intentPlan},
 		"research-and-revise": {intentResearch, intentRevise},
@@ -652,15 +662,13 @@ func buildRules() {
 	}
 }
 
-// Offline classifies a description without a model: deterministic, pure, and
-// meant for when the user asks for it (FLOWSTATE_CLASSIFICATION=offline),
-// never as a silent fallback for the agent. Its output passes Parse(_, 0).
-// Confidence is the firing rule's, less 0.05 for each other intent the
-// description asks for (never below MinConfidence); it is 0.5 when no rule matched.
-// TestOfflineAccuracy measures it on labelled.jsonl and heldout.jsonl (the
-// sets the rules were written against) and on heldout2.jsonl (out-of-sample).
-func Offline(description string) Classification {
-	loadLexicon()
+// Classify classifies a description without a model: deterministic, pure,
+// and meant for when the user asks for it, never as a silent fallback for
+// the agent. Its output passes classify.Parse(_, 0). Confidence is the
+// firing rule's, less 0.05 for each other intent the description asks for
+// (never below classify.MinConfidence); it is 0.5 when no rule matched.
+// TestClassifyAccuracy measures it on labelled sets in testdata.
+func Classify(description string) classify.Classification {
 	clauses := splitClauses(tokenize(description))
 	s := read(clauses)
 	r := rules[len(rules)-1]
@@ -673,14 +681,14 @@ func Offline(description string) Classification {
 	conf := r.conf
 	if r.name != "no-rule" {
 		for in, on := range s.pos {
-			if on && !slices.Contains(implied[r.scope], intent(in)) {
+			if on && !slices.Contains(lex().implied[r.scope], intent(in)) {
 				conf -= 0.05
 			}
 		}
-		conf = max(conf, MinConfidence)
+		conf = max(conf, classify.MinConfidence)
 	}
 	topics := researchTopics(clauses, s.acts, r.scope)
-	return Classification{
+	return classify.Classification{
 		WorkflowType:       r.scope,
 		Confidence:         math.Round(conf*100) / 100,
 		ResearchComplexity: len(topics),
