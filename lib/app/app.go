@@ -18,12 +18,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/store"
-)
-
-// Set by the linker: -ldflags "-X .../lib/app.Version=... -X .../lib/app.Commit=...".
-var (
-	Version = "0.1.0-dev"
-	Commit  = "unknown"
+	"github.com/flowstate-dev/flowstate/lib/version"
 )
 
 // IO is everything a run touches outside its arguments, so tests and
@@ -61,12 +56,8 @@ func (e *env) Project() (*store.Project, error) {
 
 func init() {
 	// `flowstate --version` prints what `flowstate version` prints.
-	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintln(c.App.Writer, versionLine()) }
+	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintln(c.App.Writer, version.Line()) }
 }
-
-// versionLine is the `flowstate version` line that hooks/run-hook,
-// scripts/build --version and doctor compare builds by.
-func versionLine() string { return fmt.Sprintf("flowstate %s (commit %s)", Version, Commit) }
 
 // Main runs flowstate with args (args[0] is the program name) and
 // returns the exit code.
@@ -77,7 +68,7 @@ func Main(args []string, io IO) int {
 		Name:                 "flowstate",
 		Usage:                "workflow state for Claude Code commands: state machine, key/value state, checkpoints",
 		UsageText:            "flowstate [--workflow ID] COMMAND [flags] [args]   (`flowstate COMMAND --help` for a command's flags)",
-		Version:              Version,
+		Version:              version.Version,
 		HideHelpCommand:      true,
 		Writer:               io.Stdout,
 		ErrWriter:            io.Stderr,

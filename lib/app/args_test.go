@@ -40,26 +40,6 @@ func TestPermute(t *testing.T) {
 	}
 }
 
-func TestVersionAtLeast(t *testing.T) {
-	tests := []struct {
-		have, want string
-		ok         bool
-	}{
-		{"1.2.0", "1.2.0", true}, {"1.2.0", "1.1.9", true}, {"1.2.0", "1.10", false},
-		{"v2.0.0", "1.9.9", true}, {"0.1.0-dev", "0.1.0", false}, {"0.1.0-dev", "0.0.9", true},
-		{"0.1.0", "0.1.0-rc1", true}, {"1.2", "1.2.0", true},
-	}
-	for _, tt := range tests {
-		got, err := versionAtLeast(tt.have, tt.want)
-		if err != nil || got != tt.ok {
-			t.Errorf("versionAtLeast(%s, %s) = %v, %v", tt.have, tt.want, got, err)
-		}
-	}
-	if _, err := versionAtLeast("1.0.0", "latest"); err == nil {
-		t.Error("non-version accepted")
-	}
-}
-
 func TestClosest(t *testing.T) {
 	commands := commandNames(commands(&env{}))
 	for _, c := range []struct {

@@ -1,19 +1,16 @@
 package app
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/compat"
 	"github.com/flowstate-dev/flowstate/lib/fail"
-	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
@@ -144,10 +141,7 @@ func (e *env) checkpointDoc(c *cli.Context) ([]byte, string, error) {
 	if name := c.String("from"); name != "" {
 		doc, err := e.readNamed("--from", name)
 		if err == nil {
-			err = limit.JSON(doc, "--from "+name)
-		}
-		if err == nil && !gjson.ValidBytes(doc) {
-			err = fail.Invalidf("--from %s: %w", name, checkpoint.ErrNotJSON)
+			err = checkpoint.CheckJSON(doc, "--from "+name)
 		}
 		return doc, name, err
 	}
@@ -215,12 +209,7 @@ func (e *env) checkpointCheck(c *cli.Context) error {
 	if c.Bool("json") {
 		e.printf("%s\n", compat.CheckJSON(errs, warns))
 	} else {
-		for _, t := range errs {
-			e.printf("error: %s\n", t)
-		}
-		for _, t := range warns {
-			e.printf("warning: %s\n", t)
-		}
+		e.printf("%s", compat.CheckText(errs, warns))
 	}
 	if len(errs) > 0 {
 		return fail.Refusedf("checkpoint-check %s: %d error(s) in %s", a[0], len(errs), name)
@@ -251,31 +240,20 @@ func (e *env) checkpointSet(c *cli.Context) error {
 			return fail.Invalidf("checkpoint-set --increment: delta %q is not an integer", value)
 		}
 		delta = d
-	} else if err := checkpoint.CheckEdit(path, []byte(value), app); err != nil {
-		return err // before the lock: a bad value never makes others wait
 	}
 	w, err := e.workflow(c)
 	if err != nil {
 		return err
 	}
-	var result int64
-	err = w.Update(func(tx *store.Tx) error {
-		var err error
-		switch {
-		case inc:
-			tx.Checkpoint, result, err = checkpoint.Increment(tx.Checkpoint, path, delta, tx.Now)
-		case app:
-			tx.Checkpoint, err = checkpoint.Append(tx.Checkpoint, path, []byte(value), tx.Now)
-		default:
-			tx.Checkpoint, err = checkpoint.Set(tx.Checkpoint, path, []byte(value), tx.Now)
+	switch {
+	case inc:
+		n, err := w.IncrementCheckpoint(path, delta)
+		if err == nil {
+			e.printf("%d\n", n)
 		}
-		if err != nil {
-			return fmt.Errorf("workflow %s: %w", w.ID, err)
-		}
-		return nil
-	})
-	if err == nil && inc {
-		e.printf("%d\n", result)
+		return err
+	case app:
+		return w.AppendCheckpoint(path, []byte(value))
 	}
-	return err
+	return w.SetCheckpoint(path, []byte(value))
 }

@@ -26,7 +26,7 @@ func graphCommands(e *env) []*cli.Command {
 			if _, err := args(c); err != nil {
 				return err
 			}
-			m, _, err := loadMachine(c.String("machine"))
+			m, _, err := e.loadMachine(c.String("machine"))
 			if err != nil {
 				return err
 			}
@@ -42,11 +42,11 @@ func graphCommands(e *env) []*cli.Command {
 
 // loadMachine reads and validates a custom machine, or returns the
 // default one for an empty path.
-func loadMachine(path string) (*machine.Machine, []byte, error) {
+func (e *env) loadMachine(path string) (*machine.Machine, []byte, error) {
 	if path == "" {
 		return machine.Default(), nil, nil
 	}
-	b, err := readFile("--machine", path)
+	b, err := e.readFile("--machine", path)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -13,6 +12,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/install"
 	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/version"
 )
 
 func installCommands(e *env) []*cli.Command {
@@ -43,9 +43,9 @@ func installCommands(e *env) []*cli.Command {
 				}
 				var assets fs.FS = flowstate.Plugin
 				if from := c.String("from"); from != "" {
-					assets = os.DirFS(from)
+					assets = os.DirFS(e.path(from))
 				}
-				return install.Install(dir, install.Options{Assets: assets, Binary: exe, Version: Version, Force: c.Bool("force"), Log: e.Stderr})
+				return install.Install(dir, install.Options{Assets: assets, Binary: exe, Version: version.Version, Force: c.Bool("force"), Log: e.Stderr})
 			},
 		},
 		{
@@ -77,26 +77,12 @@ func installCommands(e *env) []*cli.Command {
 				if plugin == "" {
 					plugin = e.Getenv("CLAUDE_PLUGIN_ROOT")
 				}
-				findings, err := install.Doctor(dir, install.DoctorOptions{Version: versionLine(), PluginDir: plugin, ClaudeConfig: e.claudeConfig(), Now: time.Now()})
+				findings, err := install.Doctor(dir, install.DoctorOptions{Version: version.Line(), PluginDir: plugin, ClaudeConfig: install.ClaudeConfigDir(e.Getenv), Now: time.Now()})
 				if err != nil {
 					return err
 				}
-				problems := 0
-				for _, f := range findings {
-					switch {
-					case f.OK:
-						e.printf("ok   %s\n", f.What)
-						continue
-					case f.Warn:
-						e.printf("WARN %s\n", f.What)
-					default:
-						problems++
-						e.printf("FAIL %s\n", f.What)
-					}
-					if f.Fix != "" {
-						e.printf("     fix: %s\n", f.Fix)
-					}
-				}
+				report, problems := install.Report(findings)
+				e.printf("%s", report)
 				if problems > 0 {
 					return fail.Usagef("doctor found %d problem(s) in %s", problems, dir)
 				}
@@ -104,18 +90,6 @@ func installCommands(e *env) []*cli.Command {
 			},
 		},
 	}
-}
-
-// claudeConfig is Claude Code's user configuration directory, "" when
-// there is no HOME to find it by.
-func (e *env) claudeConfig() string {
-	if d := e.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
-		return d
-	}
-	if h := e.Getenv("HOME"); h != "" {
-		return filepath.Join(h, ".claude")
-	}
-	return ""
 }
 
 // projectArg is the project a command names: PROJECT_DIR as given, else
@@ -131,11 +105,7 @@ func (e *env) projectArg(c *cli.Context) (string, error) {
 		}
 		return p.Dir, nil
 	case 1:
-		dir := c.Args().First()
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(e.Cwd, dir)
-		}
-		p, err := store.ProjectAt(e.Getenv, dir)
+		p, err := store.ProjectAt(e.Getenv, e.path(c.Args().First()))
 		if err != nil {
 			return "", err
 		}

@@ -2,14 +2,14 @@ package app
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/status"
 	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/version"
 )
 
 func miscCommands(e *env) []*cli.Command {
@@ -41,24 +41,10 @@ func miscCommands(e *env) []*cli.Command {
 					return err
 				}
 				if c.Bool("json") {
-					if all == nil {
-						e.printf("[]\n")
-						return nil
-					}
 					return e.printJSON(all)
 				}
-				tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
-				// STATUS tells a finished workflow from one still running its
-				// terminal state's phase: both show that state.
-				fmt.Fprintln(tw, "ID\tCOMMAND\tSCOPE\tSTATE\tSTATUS\tUPDATED")
-				for _, s := range all {
-					status := s.Status
-					if status == "" {
-						status = "-" // a checkpoint from before status was recorded
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Command, s.Scope, s.CurrentState, status, s.UpdatedAt)
-				}
-				return tw.Flush()
+				e.printf("%s", status.List(all))
+				return nil
 			},
 		},
 		{
@@ -71,15 +57,15 @@ func miscCommands(e *env) []*cli.Command {
 					return err
 				}
 				if min := c.String("at-least"); min != "" {
-					ok, err := versionAtLeast(Version, min)
+					ok, err := version.AtLeast(version.Version, min)
 					if err != nil {
 						return err
 					}
 					if !ok {
-						return fail.Usagef("flowstate %s is older than the required %s; rebuild it with ./install.sh", Version, min)
+						return fail.Usagef("flowstate %s is older than the required %s; rebuild it with ./install.sh", version.Version, min)
 					}
 				}
-				e.printf("%s\n", versionLine())
+				e.printf("%s\n", version.Line())
 				return nil
 			},
 		},
@@ -112,40 +98,4 @@ func miscCommands(e *env) []*cli.Command {
 			},
 		},
 	}
-}
-
-// versionAtLeast compares dotted numeric versions; a pre-release suffix
-// (-dev) counts as older than the release itself.
-func versionAtLeast(have, want string) (bool, error) {
-	hv, hpre := splitVersion(have)
-	wv, wpre := splitVersion(want)
-	if wv == nil {
-		return false, fail.Usagef("--at-least %q is not a version like 1.2.0", want)
-	}
-	for i := 0; i < max(len(hv), len(wv)); i++ {
-		var h, w int
-		if i < len(hv) {
-			h = hv[i]
-		}
-		if i < len(wv) {
-			w = wv[i]
-		}
-		if h != w {
-			return h > w, nil
-		}
-	}
-	return !hpre || wpre, nil
-}
-
-func splitVersion(v string) (nums []int, pre bool) {
-	v = strings.TrimPrefix(v, "v")
-	v, suffix, _ := strings.Cut(v, "-")
-	for _, part := range strings.Split(v, ".") {
-		n, err := strconv.Atoi(part)
-		if err != nil {
-			return nil, false
-		}
-		nums = append(nums, n)
-	}
-	return nums, suffix != ""
 }

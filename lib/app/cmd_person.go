@@ -1,17 +1,12 @@
 package app
 
 import (
-	"errors"
-	"io/fs"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
-	"github.com/flowstate-dev/flowstate/lib/fail"
-	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/history"
-	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/phase"
@@ -155,8 +150,8 @@ func personCommands(e *env) []*cli.Command {
 				"\"ts\", \"event\", \"summary\", \"duration_ms\", \"fields\"}]}, fields being the event as recorded.",
 			Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}, workflowFlag()},
 			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
-				data, err := fsx.ReadRegular(w.EventsPath(), limit.Max)
-				if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				data, err := w.ReadEvents()
+				if err != nil {
 					return err
 				}
 				entries, skipped := history.Parse(data)
@@ -174,11 +169,7 @@ func personCommands(e *env) []*cli.Command {
 }
 
 // onHeld wraps an action that takes no arguments and acts on a workflow
-// that waits for a person with status: the one --workflow or
-// FLOWSTATE_WORKFLOW names, else the session's own if it waits so, else
-// the project's only workflow that waits so, whichever session started it
-// (a person decides for it, from any shell or session), else the usual
-// discovery (whose workflow then says it does not wait).
+// that waits for a person with status (store's ResolveWaiting finds it).
 func (e *env) onHeld(status string, fn func(c *cli.Context, w *store.Workflow) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		if _, err := args(c); err != nil {
@@ -188,17 +179,7 @@ func (e *env) onHeld(status string, fn func(c *cli.Context, w *store.Workflow) e
 		if err != nil {
 			return err
 		}
-		sel := e.selector(c)
-		var w *store.Workflow
-		if sel.Flag == "" && sel.Env == "" {
-			w, err = waitingFor(p, sel.Session, status)
-			if w != nil && err == nil {
-				err = adopt(p, sel.Session, w)
-			}
-		}
-		if w == nil && err == nil {
-			w, err = p.Resolve(sel)
-		}
+		w, err := p.ResolveWaiting(e.selector(c), status)
 		if err != nil {
 			return err
 		}
@@ -206,80 +187,14 @@ func (e *env) onHeld(status string, fn func(c *cli.Context, w *store.Workflow) e
 	}
 }
 
-// adopt points a Claude Code session that has no active workflow of its
-// own at w, which a person decided for from it: the same command run
-// again (a model runs a block twice) then finds w, whatever it waits for
-// by then. A session busy with a workflow of its own keeps it.
-func adopt(p *store.Project, session string, w *store.Workflow) error {
-	if session == "" {
-		return nil
-	}
-	if id, err := p.SessionWorkflow(session); err == nil && id != "" {
-		if s, ok := p.Summary(id); ok && s.Active() {
-			return nil
-		}
-	}
-	return p.SetSession(session, w.ID)
-}
-
-// waitingFor is the session's workflow if it has status, else the
-// project's only workflow with status; nil when there is none.
-func waitingFor(p *store.Project, session, status string) (*store.Workflow, error) {
-	if session != "" {
-		if id, err := p.SessionWorkflow(session); err == nil && id != "" {
-			if s, ok := p.Summary(id); ok && s.Status == status {
-				return p.Workflow(id)
-			}
-		}
-	}
-	all, err := p.List()
-	if err != nil {
-		return nil, err
-	}
-	var ids []string
-	for _, s := range all {
-		if s.Status == status {
-			ids = append(ids, s.ID)
-		}
-	}
-	switch len(ids) {
-	case 0:
-		return nil, nil
-	case 1:
-		return p.Workflow(ids[0])
-	}
-	return nil, fail.Usagef("%d workflows are %s in %s: %s; pass --workflow ID", len(ids), status, p.Dir, strings.Join(ids, ", "))
-}
-
-// userAsked refuses a person's decision (verb) that a model runs inside
-// Claude Code on its own: in a session, the user's latest prompt must be
-// the slash command for it (or their own shell, "!"), as the
-// UserPromptSubmit hook recorded. Outside Claude Code, or without the
-// hook's record, the person at the keyboard decides.
+// userAsked refuses a person's decision that a model runs on its own
+// (orchestrate.RefuseUnasked).
 func (e *env) userAsked(w *store.Workflow, command, verb string) error {
-	session := e.Getenv("CLAUDE_CODE_SESSION_ID")
-	if asked, known := orchestrate.UserAsked(w.P, session, command); !known || asked {
-		return nil
-	}
-	return fail.Refusedf("only the user can %s workflow %s: they type /flowstate:%s in Claude Code (or run `flowstate %s` in a terminal); a model never decides for them", verb, w.ID, command, verb)
+	return orchestrate.RefuseUnasked(w, e.Getenv("CLAUDE_CODE_SESSION_ID"), command, verb)
 }
 
-// actor is the person running the command: FLOWSTATE_USER (set it where
-// USER is not the person, e.g. a shared account), else USER, else LOGNAME;
-// from a Claude Code session when CLAUDE_CODE_SESSION_ID is set.
-func (e *env) actor() sm.Actor {
-	a := sm.Actor{By: "unknown", Via: "shell"}
-	for _, v := range []string{"FLOWSTATE_USER", "USER", "LOGNAME"} {
-		if name := strings.TrimSpace(e.Getenv(v)); name != "" {
-			a.By = kv.OneLine(name)
-			break
-		}
-	}
-	if e.Getenv("CLAUDE_CODE_SESSION_ID") != "" {
-		a.Via = "claude-code"
-	}
-	return a
-}
+// actor is the person running the command (sm.ActorFrom).
+func (e *env) actor() sm.Actor { return sm.ActorFrom(e.Getenv) }
 
 // text is the value of a text flag, "-" reading it from stdin (a slash
 // command passes what the user typed that way), trimmed.
@@ -295,21 +210,12 @@ func (e *env) text(c *cli.Context, flag string) (string, error) {
 	return strings.TrimSpace(v), nil
 }
 
-// printOutcome prints where the workflow stands after a person's command:
-// WORKFLOW_ID, STATUS and CURRENT_STATE lines.
+// printOutcome prints where the workflow stands after a person's command.
 func (e *env) printOutcome(w *store.Workflow) error {
-	doc, err := w.ReadCheckpoint()
+	st, err := sm.Current(w)
 	if err != nil {
 		return err
 	}
-	st := sm.StatusOf(w.ID, doc)
-	var out kv.Pairs
-	out.Add("WORKFLOW_ID", st.WorkflowID)
-	out.Add("STATUS", st.Status)
-	out.Add("CURRENT_STATE", st.CurrentState)
-	if st.Hold != nil && st.Hold.Kind == sm.HoldApproval {
-		out.Add("WAITING_FOR", "approval to enter "+st.Hold.State)
-	}
-	e.printf("%s", out)
+	e.printf("%s", st.Outcome())
 	return nil
 }

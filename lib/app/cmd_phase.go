@@ -1,7 +1,6 @@
 package app
 
 import (
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -135,25 +134,18 @@ func (e *env) resume(c *cli.Context) error {
 	if c.NArg() > 1 {
 		return fail.Usagef("resume takes at most one workflow ID")
 	}
-	id, retry := c.Args().First(), c.Bool("retry-failed")
-	if id == "-" {
-		// The command's arguments as typed: [--retry-failed] [ID].
+	r := orchestrate.ResumeRequest{ID: c.Args().First()}
+	if r.ID == "-" {
 		raw, err := limit.ReadAll(e.Stdin, "workflow id")
 		if err != nil {
 			return err
 		}
-		id = ""
-		for _, f := range strings.Fields(string(raw)) {
-			switch {
-			case f == "--retry-failed":
-				retry = true
-			case id == "" && !strings.HasPrefix(f, "-"):
-				id = f
-			default:
-				return fail.Usagef("resume arguments %q: give [--retry-failed] [WORKFLOW_ID]", strings.TrimSpace(string(raw)))
-			}
+		if r, err = orchestrate.ParseResumeArgs(string(raw)); err != nil {
+			return err
 		}
 	}
+	r.RetryFailed = r.RetryFailed || c.Bool("retry-failed")
+	r.Actor = e.actor()
 	p, err := e.Project()
 	if err != nil {
 		return err
@@ -162,7 +154,7 @@ func (e *env) resume(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return e.printStep(p)(orchestrate.Resume(p, orchestrate.ResumeRequest{ID: id, RetryFailed: retry, Actor: e.actor()}, e.selector(c), o))
+	return e.printStep(p)(orchestrate.Resume(p, r, e.selector(c), o))
 }
 
 // waitFlag bounds how long a step waits for agents at work.

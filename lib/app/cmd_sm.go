@@ -7,7 +7,6 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/classify"
 	"github.com/flowstate-dev/flowstate/lib/fail"
-	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
@@ -64,7 +63,7 @@ func smCommands(e *env) []*cli.Command {
 				if c.IsSet("checkpoint") {
 					patch := []byte(c.String("checkpoint"))
 					if name, ok := strings.CutPrefix(c.String("checkpoint"), "@"); ok {
-						b, err := readFile("--checkpoint", name)
+						b, err := e.readFile("--checkpoint", name)
 						if err != nil {
 							return err
 						}
@@ -82,23 +81,14 @@ func smCommands(e *env) []*cli.Command {
 			UsageText: "flowstate sm-status [--json]",
 			Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}, workflowFlag()},
 			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
-				doc, err := w.ReadCheckpoint()
+				st, err := sm.Current(w)
 				if err != nil {
 					return err
 				}
-				st := sm.StatusOf(w.ID, doc)
 				if c.Bool("json") {
 					return e.printJSON(st)
 				}
-				var out kv.Pairs
-				out.Add("WORKFLOW_ID", st.WorkflowID)
-				out.Add("COMMAND_NAME", st.Command)
-				out.Add("WORKFLOW_SCOPE", st.Scope)
-				out.Add("CURRENT_STATE", st.CurrentState)
-				out.Add("TERMINAL_STATE", st.TerminalState)
-				out.Add("COMPLETED_STATES", strings.Join(st.CompletedStates, " "))
-				out.Add("IS_TERMINAL", st.IsTerminal)
-				e.printf("%s", out)
+				e.printf("%s", st.Pairs())
 				return nil
 			}),
 		},
@@ -165,7 +155,7 @@ func (e *env) smInit(c *cli.Context) error {
 	if _, err := args(c); err != nil {
 		return err
 	}
-	m, machineJSON, err := loadMachine(c.String("machine"))
+	m, machineJSON, err := e.loadMachine(c.String("machine"))
 	if err != nil {
 		return err
 	}
@@ -173,13 +163,9 @@ func (e *env) smInit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	gates := map[string]machine.Gate{}
-	for _, spec := range c.StringSlice("gate") {
-		state, g, err := machine.ParseGate(spec)
-		if err != nil {
-			return err
-		}
-		gates[state] = g
+	gates, err := machine.ParseGates(c.StringSlice("gate"))
+	if err != nil {
+		return err
 	}
 	p, err := e.Project()
 	if err != nil {
@@ -217,7 +203,7 @@ func (e *env) classification(c *cli.Context) (classify.Classification, error) {
 		}
 		data := []byte(raw)
 		if name, ok := strings.CutPrefix(raw, "@"); ok {
-			b, err := readFile("--classification", name)
+			b, err := e.readFile("--classification", name)
 			if err != nil {
 				return classify.Classification{}, err
 			}

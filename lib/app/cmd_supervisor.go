@@ -8,7 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
-	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
 	"github.com/flowstate-dev/flowstate/lib/workers"
 )
@@ -161,13 +160,6 @@ func (e *env) supervisorStatus(c *cli.Context) error {
 	if c.Bool("json") {
 		return e.printJSON(p)
 	}
-	toRun := p.ToRun()
-	var out kv.Pairs
-	out.Add("WORKERS_COMPLETED", strings.Join(p.Completed, ","))
-	out.Add("WORKERS_FAILED", strings.Join(p.Failed, ","))
-	out.Add("WORKERS_PENDING", strings.Join(p.Pending, ","))
-	out.Add("WORKERS_TO_RUN", strings.Join(toRun, ","))
-	out.Add("WORKERS_TO_RUN_COUNT", len(toRun))
-	_, err = fmt.Fprint(e.Stdout, out)
-	return err
+	e.printf("%s", p.Pairs())
+	return nil
 }

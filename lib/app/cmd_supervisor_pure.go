@@ -2,11 +2,9 @@ package app
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
 
@@ -112,19 +110,12 @@ func (e *env) parseSignalCommand() *cli.Command {
 	}
 }
 
-// kinds are the supervisor kinds, in the order should-supervise lists
-// their counts.
-var kinds = []supervisor.Kind{supervisor.Research, supervisor.Implementation, supervisor.Testing}
-
 // countFlags are should-supervise's counts, those of every kind;
-// supervisor.CountNames says which one kind reads, so a count given for
-// the wrong kind is caught.
+// supervisor.Decide says which one kind reads.
 func countFlags() []cli.Flag {
 	var fs []cli.Flag
-	for _, k := range kinds {
-		for _, n := range supervisor.CountNames(k) {
-			fs = append(fs, &cli.IntFlag{Name: n, Usage: "count of " + n})
-		}
+	for _, n := range supervisor.AllCountNames() {
+		fs = append(fs, &cli.IntFlag{Name: n, Usage: "count of " + n})
 	}
 	return fs
 }
@@ -137,26 +128,13 @@ func (e *env) shouldSupervise(c *cli.Context) error {
 	if _, err := args(c); err != nil {
 		return err
 	}
-	applies := strings.Join(supervisor.CountNames(kind), " or --")
-	given := false
-	for _, k := range kinds {
-		for _, n := range supervisor.CountNames(k) {
-			switch {
-			case !c.IsSet(n):
-			case k != kind:
-				return fail.Usagef("--%s does not apply to --kind %s (it reads --%s)", n, kind, applies)
-			default:
-				given = true
-			}
+	given := map[string]int{}
+	for _, n := range supervisor.AllCountNames() {
+		if c.IsSet(n) {
+			given[n] = c.Int(n)
 		}
 	}
-	if !given {
-		return fail.Usagef("should-supervise --kind %s needs --%s", kind, applies)
-	}
-	hier, err := supervisor.ShouldSupervise(kind, supervisor.Counts{
-		Topics: c.Int("topics"), Domains: c.Int("domains"), Complexity: c.Int("complexity"),
-		Tests: c.Int("tests"), TestTypes: c.Int("test-types"),
-	})
+	hier, err := supervisor.Decide(kind, given)
 	if err != nil {
 		return err
 	}

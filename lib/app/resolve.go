@@ -1,13 +1,16 @@
 package app
 
 import (
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
@@ -57,7 +60,6 @@ func args(c *cli.Context, names ...string) ([]string, error) {
 }
 
 // readInput reads a FILE argument, "-" or no argument meaning stdin.
-// A missing file is a usage error (exit 2).
 func (e *env) readInput(c *cli.Context, what string) ([]byte, error) {
 	if c.NArg() > 1 {
 		return nil, fail.Usagef("%s takes at most one FILE (or - for stdin)", c.Command.Name)
@@ -70,39 +72,29 @@ func (e *env) readNamed(what, name string) ([]byte, error) {
 	if name == "" || name == "-" {
 		return limit.ReadAll(e.Stdin, what)
 	}
-	f, err := open(what, name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return limit.ReadAll(f, what)
+	return e.readFile(what, name)
 }
 
-// readFile reads the file a flag names, whole, up to limit.Max.
-func readFile(flag, name string) ([]byte, error) {
-	f, err := open(flag, name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := limit.ReadAll(f, flag+" "+name)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flag, err)
+// readFile reads whole, up to limit.Max, the file a person named for what
+// (an argument, or a flag such as --machine), relative to the working
+// directory. A missing file is a usage error (exit 2).
+func (e *env) readFile(what, name string) ([]byte, error) {
+	b, err := fsx.ReadNamed(e.path(name), limit.Max)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fail.Usagef("%s: file %s not found", what, name)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return b, nil
 }
 
-// open opens the file an argument or flag names: a missing file is a
-// usage error (exit 2), naming what the file is for.
-func open(what, name string) (*os.File, error) {
-	f, err := os.Open(name)
-	if os.IsNotExist(err) {
-		return nil, fail.Usagef("%s: file %s not found", what, name)
+// path resolves a path a person typed from the working directory.
+func (e *env) path(name string) string {
+	if filepath.IsAbs(name) {
+		return name
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	return f, nil
+	return filepath.Join(e.Cwd, name)
 }
 
 // onWorkflow wraps an action that takes exactly the named positional

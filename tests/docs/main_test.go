@@ -38,9 +38,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// ldflags stamps the version and commit into lib/app.
+// ldflags stamps the version and commit into lib/version.
 func ldflags(version, commit string) string {
-	const pkg = "github.com/flowstate-dev/flowstate/lib/app"
+	const pkg = "github.com/flowstate-dev/flowstate/lib/version"
 	return fmt.Sprintf("-s -w -X %s.Version=%s -X %s.Commit=%s", pkg, version, pkg, commit)
 }
 
