@@ -115,6 +115,18 @@ func Progress(p *store.Project, session string) error {
 	})
 }
 
+// StepEnded records how a step of the session's command ended, for the
+// hooks: with err, the command stopped there (Halt); without, what the
+// step made obsolete is cleared (Progress). It returns the step's error,
+// else Progress's.
+func StepEnded(p *store.Project, session string, err error) error {
+	if err != nil {
+		Halt(p, session, err)
+		return err
+	}
+	return Progress(p, session)
+}
+
 // removeRun deletes a record that belongs to nobody any more.
 func removeRun(p *store.Project, session string) error {
 	err := os.Remove(runPath(p, session))

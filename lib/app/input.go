@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -14,6 +15,9 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
+
+// Reading what a command is given: its workflow, positional arguments,
+// files and stdin, and values from flags or the environment.
 
 func workflowFlag() cli.Flag {
 	return &cli.StringFlag{Name: "workflow", Usage: "workflow `ID` (default: FLOWSTATE_WORKFLOW, then the session's workflow, then the only active one)"}
@@ -89,6 +93,50 @@ func (e *env) readFile(what, name string) ([]byte, error) {
 	return b, nil
 }
 
+// flagJSON is the value of a flag that takes JSON or @FILE (sm-init
+// --classification, sm-transition --checkpoint).
+func (e *env) flagJSON(c *cli.Context, flag string) ([]byte, error) {
+	v := c.String(flag)
+	if name, ok := strings.CutPrefix(v, "@"); ok {
+		return e.readFile("--"+flag, name)
+	}
+	return []byte(v), nil
+}
+
+// text is the value of a text flag, "-" reading it from stdin (a slash
+// command passes what the user typed that way), trimmed.
+func (e *env) text(c *cli.Context, flag string) (string, error) {
+	v := c.String(flag)
+	if v == "-" {
+		b, err := limit.ReadAll(e.Stdin, "--"+flag)
+		if err != nil {
+			return "", err
+		}
+		v = string(b)
+	}
+	return strings.TrimSpace(v), nil
+}
+
+// duration is flag name of c if given, else the environment variable
+// env, else def.
+func (e *env) duration(c *cli.Context, name, env string, def time.Duration) (time.Duration, error) {
+	if c != nil && c.IsSet(name) {
+		if d := c.Duration(name); d >= 0 {
+			return d, nil
+		}
+		return 0, fail.Usagef("--%s must not be negative", name)
+	}
+	s := e.Getenv(env)
+	if s == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fail.Usagef("%s=%q is not a duration like 30s or 2m", env, s)
+	}
+	return d, nil
+}
+
 // path resolves a path a person typed from the working directory.
 func (e *env) path(name string) string {
 	if filepath.IsAbs(name) {
@@ -110,5 +158,24 @@ func (e *env) onWorkflow(fn func(c *cli.Context, w *store.Workflow, a []string) 
 			return err
 		}
 		return fn(c, w, a)
+	}
+}
+
+// onHeld wraps an action that takes no arguments and acts on a workflow
+// that waits for a person with status (store's ResolveWaiting finds it).
+func (e *env) onHeld(status string, fn func(c *cli.Context, w *store.Workflow) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if _, err := args(c); err != nil {
+			return err
+		}
+		p, err := e.Project()
+		if err != nil {
+			return err
+		}
+		w, err := p.ResolveWaiting(e.selector(c), status)
+		if err != nil {
+			return err
+		}
+		return fn(c, w)
 	}
 }

@@ -1,20 +1,22 @@
 package app
 
 import (
-	"time"
+	"fmt"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/flowstate-dev/flowstate/lib/classify"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
-// phaseCommands are the steps of the orchestrator commands. Each prints
-// KEY=VALUE lines and a NEXT=<section> for the command markdown
-// (docs/command-protocol.md); lib/orchestrate runs them.
-func phaseCommands(e *env) []*cli.Command {
+// orchestrateCommands are the steps of the orchestrator commands. Each
+// prints KEY=VALUE lines and a NEXT=<section> for the command markdown
+// (docs/command-protocol.md); lib/orchestrate runs them. classify is the
+// offline classification a user may choose instead of the agent.
+func (e *env) orchestrateCommands() []*cli.Command {
 	return []*cli.Command{
 		{
 			Name:      "phase-start",
@@ -49,14 +51,8 @@ func phaseCommands(e *env) []*cli.Command {
 				"when agents are at work and nothing else is left, NEXT=verify; when the workflow is finished,\n" +
 				"WORKFLOW_ID, FINAL_STATE, ARTIFACTS_DIR, ARTIFACT_COUNT and NEXT=done.\n" +
 				"--supervisor (inside a sub-supervisor): plan the current state only, never delegate.",
-			Flags: []cli.Flag{&cli.BoolFlag{Name: "supervisor", Usage: "called by a sub-supervisor agent"}, workflowFlag()},
-			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
-				o, err := e.phaseOptions(c)
-				if err != nil {
-					return err
-				}
-				return e.printStep(w.P)(orchestrate.Plan(w, o))
-			}),
+			Flags:  []cli.Flag{&cli.BoolFlag{Name: "supervisor", Usage: "called by a sub-supervisor agent"}, workflowFlag()},
+			Action: e.onWorkflow(e.phasePlan),
 		},
 		{
 			Name:      "phase-verify",
@@ -72,14 +68,8 @@ func phaseCommands(e *env) []*cli.Command {
 				"it printed: nothing is checked twice. --supervisor: never stop; plan the next wave (NEXT=work),\n" +
 				"then print the SUPERVISOR_COMPLETE or SUPERVISOR_FAILED line with the workers' counts (the\n" +
 				"aggregate is in the checkpoint).",
-			Flags: []cli.Flag{&cli.BoolFlag{Name: "supervisor", Usage: "called by a sub-supervisor agent"}, waitFlag(), workflowFlag()},
-			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
-				o, err := e.phaseOptions(c)
-				if err != nil {
-					return err
-				}
-				return e.printStep(w.P)(orchestrate.Verify(w, o))
-			}),
+			Flags:  []cli.Flag{&cli.BoolFlag{Name: "supervisor", Usage: "called by a sub-supervisor agent"}, waitFlag(), workflowFlag()},
+			Action: e.onWorkflow(e.phaseVerify),
 		},
 		{
 			Name:      "resume",
@@ -91,6 +81,16 @@ func phaseCommands(e *env) []*cli.Command {
 				"(partial failure: enough others delivered), reopening the workflow if it had finished.",
 			Flags:  []cli.Flag{&cli.BoolFlag{Name: "retry-failed", Usage: "run again the workers whose failure was accepted"}},
 			Action: e.resume,
+		},
+		{
+			Name:      "classify",
+			Usage:     "classify a workflow description offline and print the classifier JSON",
+			UsageText: "flowstate classify DESCRIPTION",
+			Description: "Deterministic rules, no model and no network: for when the user chooses offline\n" +
+				"classification (FLOWSTATE_CLASSIFICATION=offline), never a silent fallback for the agent.\n" +
+				"Prints the same JSON as the workflow-classifier agent, ready for sm-init --classification;\n" +
+				fmt.Sprintf("a confidence below %g means no rule matched and the scope is a guess.", classify.MinConfidence),
+			Action: e.classify,
 		},
 	}
 }
@@ -128,6 +128,22 @@ func (e *env) phaseStart(c *cli.Context) error {
 	return e.printStep(p)(orchestrate.Start(p, orchestrate.Request{Command: command, Scope: a.Scope, Description: a.Description,
 		ApprovePlan: a.ApprovePlan, Sequential: c.Bool("sequential"), Classified: c.Bool("classified"), Options: o,
 		Session: e.Getenv("CLAUDE_CODE_SESSION_ID"), Mode: e.Getenv("FLOWSTATE_CLASSIFICATION")}))
+}
+
+func (e *env) phasePlan(c *cli.Context, w *store.Workflow, _ []string) error {
+	o, err := e.phaseOptions(c)
+	if err != nil {
+		return err
+	}
+	return e.printStep(w.P)(orchestrate.Plan(w, o))
+}
+
+func (e *env) phaseVerify(c *cli.Context, w *store.Workflow, _ []string) error {
+	o, err := e.phaseOptions(c)
+	if err != nil {
+		return err
+	}
+	return e.printStep(w.P)(orchestrate.Verify(w, o))
 }
 
 func (e *env) resume(c *cli.Context) error {
@@ -175,37 +191,11 @@ func (e *env) phaseOptions(c *cli.Context) (orchestrate.Options, error) {
 	return o, err
 }
 
-// duration is flag name of c if given, else the environment variable
-// env, else def.
-func (e *env) duration(c *cli.Context, name, env string, def time.Duration) (time.Duration, error) {
-	if c != nil && c.IsSet(name) {
-		if d := c.Duration(name); d >= 0 {
-			return d, nil
-		}
-		return 0, fail.Usagef("--%s must not be negative", name)
-	}
-	s := e.Getenv(env)
-	if s == "" {
-		return def, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fail.Usagef("%s=%q is not a duration like 30s or 2m", env, s)
-	}
-	return d, nil
-}
-
-// printStep prints a step's output and its warnings, or returns its
-// error after recording, for the hooks, that the session's command
-// stopped there.
+// printStep records how a step ended (orchestrate.StepEnded) and prints
+// its output and warnings.
 func (e *env) printStep(p *store.Project) func(orchestrate.Output, error) error {
 	return func(out orchestrate.Output, err error) error {
-		session := e.Getenv("CLAUDE_CODE_SESSION_ID")
-		if err != nil {
-			orchestrate.Halt(p, session, err)
-			return err
-		}
-		if err := orchestrate.Progress(p, session); err != nil {
+		if err := orchestrate.StepEnded(p, e.Getenv("CLAUDE_CODE_SESSION_ID"), err); err != nil {
 			return err
 		}
 		for _, w := range out.Warnings {
@@ -214,4 +204,12 @@ func (e *env) printStep(p *store.Project) func(orchestrate.Output, error) error 
 		e.printf("%s", out)
 		return nil
 	}
+}
+
+func (e *env) classify(c *cli.Context) error {
+	a, err := args(c, "DESCRIPTION")
+	if err != nil {
+		return err
+	}
+	return e.printJSON(classify.Offline(a[0]))
 }
