@@ -117,11 +117,7 @@ func (e *env) phaseStart(c *cli.Context) error {
 	default:
 		return fail.Usagef("FLOWSTATE_APPROVE_PLAN=%q: use 1 (every plan waits for approval) or 0", v)
 	}
-	p, err := e.Project()
-	if err != nil {
-		return err
-	}
-	o, err := e.phaseOptions(c)
+	p, o, err := e.projectOptions(c)
 	if err != nil {
 		return err
 	}
@@ -162,11 +158,7 @@ func (e *env) resume(c *cli.Context) error {
 	}
 	r.RetryFailed = r.RetryFailed || c.Bool("retry-failed")
 	r.Actor = e.actor()
-	p, err := e.Project()
-	if err != nil {
-		return err
-	}
-	o, err := e.phaseOptions(c)
+	p, o, err := e.projectOptions(c)
 	if err != nil {
 		return err
 	}
@@ -189,6 +181,17 @@ func (e *env) phaseOptions(c *cli.Context) (orchestrate.Options, error) {
 	}
 	o.Waiting.StuckAfter, err = e.duration(nil, "", "FLOWSTATE_STUCK_AFTER", orchestrate.DefaultStuckAfter)
 	return o, err
+}
+
+// projectOptions are the project and a step's options, for the steps
+// that find their workflow themselves (phase-start, resume).
+func (e *env) projectOptions(c *cli.Context) (*store.Project, orchestrate.Options, error) {
+	p, err := e.Project()
+	if err != nil {
+		return nil, orchestrate.Options{}, err
+	}
+	o, err := e.phaseOptions(c)
+	return p, o, err
 }
 
 // printStep records how a step ended (orchestrate.StepEnded) and prints
