@@ -22,21 +22,52 @@ func cliDoc() []byte {
 		"`eval`) to stdout and messages for people to stderr, prefixed `flowstate:`. The workflow a\n" +
 		"command acts on is found as described in [architecture.md](architecture.md#how-a-bash-block-finds-its-workflow):\n" +
 		"`--workflow ID`, then `FLOWSTATE_WORKFLOW`, then the session's workflow, then the only active one.\n\n")
-	b.WriteString("| Command | What it does |\n|---|---|\n")
-	for _, c := range cmds {
-		fmt.Fprintf(&b, "| [`%s`](#%s) | %s |\n", c.Name, c.Name, cell(c.Usage))
+	groups := byCategory(cmds)
+	b.WriteString("## Commands\n\n")
+	for _, g := range groups {
+		fmt.Fprintf(&b, "**%s**\n\n| Command | What it does |\n|---|---|\n", g.category)
+		for _, c := range g.commands {
+			fmt.Fprintf(&b, "| [`%s`](#%s) | %s |\n", c.Name, c.Name, cell(c.Usage))
+		}
+		b.WriteString("\n")
 	}
-	b.WriteString("\n## Exit codes\n\n| Code | Meaning |\n|---|---|\n")
+	b.WriteString("## Exit codes\n\n| Code | Meaning |\n|---|---|\n")
 	for _, row := range fail.Table {
 		fmt.Fprintf(&b, "| %d | %s |\n", row.Code, cell(row.Meaning))
 	}
 	b.WriteString("\n## Global options\n\n")
 	b.WriteString("`--workflow ID` before the command: the workflow to act on (commands that act on a workflow also take it after their name).\n" +
 		"`--help`, `-h`: the list of commands (`flowstate COMMAND --help` shows one command). `--version`, `-v`: what `flowstate version` prints.\n\n")
-	for _, c := range cmds {
-		writeCommand(&b, c)
+	for _, g := range groups {
+		fmt.Fprintf(&b, "## %s\n\n", g.category)
+		for _, c := range g.commands {
+			writeCommand(&b, c)
+		}
 	}
 	return []byte(b.String())
+}
+
+// group is the commands of one category, as `flowstate help` shows them.
+type group struct {
+	category string
+	commands []*cli.Command
+}
+
+// byCategory groups cmds by category, the categories in the order their
+// first command comes in (the order of `flowstate help`).
+func byCategory(cmds []*cli.Command) []group {
+	var groups []group
+	at := map[string]int{}
+	for _, c := range cmds {
+		i, ok := at[c.Category]
+		if !ok {
+			i = len(groups)
+			at[c.Category] = i
+			groups = append(groups, group{category: c.Category})
+		}
+		groups[i].commands = append(groups[i].commands, c)
+	}
+	return groups
 }
 
 func visible(cmds []*cli.Command) []*cli.Command {
@@ -50,7 +81,7 @@ func visible(cmds []*cli.Command) []*cli.Command {
 }
 
 func writeCommand(b *strings.Builder, c *cli.Command) {
-	fmt.Fprintf(b, "## %s\n\n%s.\n\n", c.Name, strings.TrimSuffix(c.Usage, "."))
+	fmt.Fprintf(b, "### %s\n\n%s.\n\n", c.Name, strings.TrimSuffix(c.Usage, "."))
 	// Usage and description are preformatted in the help (aligned
 	// examples, line breaks), so they stay preformatted here.
 	var lines []string

@@ -143,3 +143,31 @@ func TestRepeatedPrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestFilesFromCwd: a file a person names is found from the working
+// directory Main was given, not the process's: flags, --from and FILE
+// arguments alike.
+func TestFilesFromCwd(t *testing.T) {
+	dir := t.TempDir()
+	if _, stderr, code := run(t, dir, "sm-init", "--workflow", "w1", "--description", "d", "--command", "orchestrate", "--scope", "research-only"); code != 0 {
+		t.Fatalf("sm-init: exit %d: %s", code, stderr)
+	}
+	doc, _, _ := run(t, dir, "checkpoint-load")
+	for name, body := range map[string]string{"doc.json": doc, "patch.json": `{"phase_data": {"x": {"a": 1}}}`} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{
+		{"checkpoint-get", "--from", "doc.json", "workflow_id"},
+		{"sm-transition", "research", "--checkpoint", "@patch.json"},
+		{"checkpoint-save", "doc.json"},
+	} {
+		if _, stderr, code := run(t, dir, args...); code != 0 {
+			t.Errorf("%v in %s: exit %d: %s", args, dir, code, stderr)
+		}
+	}
+	if _, stderr, code := run(t, dir, "checkpoint-get", "--from", "missing.json", "x"); code != 2 || !strings.Contains(stderr, "--from: file missing.json not found") {
+		t.Errorf("a missing file: exit %d, %s; want exit 2 naming it", code, stderr)
+	}
+}

@@ -1,13 +1,17 @@
 package app
 
-import "testing"
+import (
+	"testing"
 
-// TestVersion: version prints the stamp scripts/build puts into Version
-// and Commit, and --at-least compares against it (exit 2 when older, or
+	"github.com/flowstate-dev/flowstate/lib/version"
+)
+
+// TestVersion: version prints the stamp scripts/build puts into
+// lib/version, and --at-least compares against it (exit 2 when older, or
 // when the wanted version is no version).
 func TestVersion(t *testing.T) {
-	defer func(v, c string) { Version, Commit = v, c }(Version, Commit)
-	Version, Commit = "1.4.2", "0123abc"
+	defer func(v, c string) { version.Version, version.Commit = v, c }(version.Version, version.Commit)
+	version.Version, version.Commit = "1.4.2", "0123abc"
 	dir := t.TempDir()
 	if out, _, code := run(t, dir, "version"); code != 0 || out != "flowstate 1.4.2 (commit 0123abc)\n" {
 		t.Fatalf("version: exit %d, %q", code, out)

@@ -98,6 +98,19 @@ func Display(raw string) string {
 // which it has.
 var ErrNotJSON = fail.Invalidf("checkpoint: not valid JSON")
 
+// CheckJSON checks a document read from outside the store (a file a
+// person names, named what in the error) before a read-only command
+// looks into it: within limit.JSON's bounds, and JSON.
+func CheckJSON(doc []byte, what string) error {
+	if err := limit.JSON(doc, what); err != nil {
+		return err
+	}
+	if !gjson.ValidBytes(doc) {
+		return fail.Invalidf("%s: %w", what, ErrNotJSON)
+	}
+	return nil
+}
+
 // Set stores rawValue (any JSON value) at path, creating missing objects
 // on the way, and sets updated_at and metadata.updated_at to now. An
 // index may address an existing element or the one just past the end.

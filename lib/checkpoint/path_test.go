@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -265,6 +266,22 @@ func TestAppend(t *testing.T) {
 	} {
 		if _, err := Append(doc, c.path, []byte(c.value), t0); err == nil || !strings.Contains(err.Error(), c.want) || fail.Code(err) != fail.Invalid {
 			t.Errorf("Append(%s, %s): %v, want %q", c.path, c.value, err, c.want)
+		}
+	}
+}
+
+func TestCheckJSON(t *testing.T) {
+	if err := CheckJSON([]byte(`{"a": [1]}`), "f.json"); err != nil {
+		t.Errorf("a JSON document: %v", err)
+	}
+	for doc, want := range map[string]string{
+		"{bad":                   "f.json: checkpoint: not valid JSON",
+		"\"\xff\"":               "f.json is not valid UTF-8",
+		strings.Repeat("[", 100): "f.json nests arrays and objects more than",
+	} {
+		err := CheckJSON([]byte(doc), "f.json")
+		if fail.Code(err) != fail.Invalid || !strings.HasPrefix(fmt.Sprint(err), want) {
+			t.Errorf("CheckJSON(%.20q) = %v; want exit 4, %q", doc, err, want)
 		}
 	}
 }

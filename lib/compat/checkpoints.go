@@ -93,10 +93,7 @@ func (r ref) whole() ([]byte, error) {
 	if r.file != "" {
 		b, err := os.ReadFile(r.file)
 		if err == nil {
-			err = limit.JSON(b, r.file)
-		}
-		if err == nil && !gjson.ValidBytes(b) {
-			err = fail.Invalidf("%s: %w", r.file, checkpoint.ErrNotJSON)
+			err = checkpoint.CheckJSON(b, r.file)
 		}
 		return b, err
 	}
@@ -262,7 +259,7 @@ func checkpointDelete(c *call) int {
 	if err != nil {
 		return 0 // nothing to delete, as rm -f
 	}
-	if err := setPath(w, "workflow_type", []byte("null")); err != nil {
+	if err := w.SetCheckpoint("workflow_type", []byte("null")); err != nil {
 		return c.failErr(err)
 	}
 	c.print("Deleted checkpoint: " + c.arg(0) + " " + c.arg(1))
@@ -328,7 +325,7 @@ func checkpointSetField(c *call) int {
 		err = r.writable()
 	}
 	if err == nil {
-		err = setPath(r.w, r.path(jqPath(c.args[1])), []byte(jsonText(c.args[2])))
+		err = r.w.SetCheckpoint(r.path(jqPath(c.args[1])), []byte(jsonText(c.args[2])))
 	}
 	if err != nil {
 		return c.failErr(err)
@@ -482,6 +479,19 @@ type checkResult struct {
 // validate_checkpoint_integrity printed them.
 func CheckJSON(errs, warns []string) string {
 	return jsonText(checkResult{Valid: len(errs) == 0, Errors: errs, Warnings: warns})
+}
+
+// CheckText is a Check's findings a line each, `error: TEXT` lines before
+// `warning: TEXT` lines, as checkpoint-check prints them.
+func CheckText(errs, warns []string) string {
+	var b strings.Builder
+	for _, t := range errs {
+		b.WriteString("error: " + t + "\n")
+	}
+	for _, t := range warns {
+		b.WriteString("warning: " + t + "\n")
+	}
+	return b.String()
 }
 
 // validate_checkpoint_integrity FILE: {"valid": true} (with "warnings"

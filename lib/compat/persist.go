@@ -354,25 +354,13 @@ func (c *call) saveNamed(name string, value []byte) int {
 	if err != nil {
 		return c.failErr(err)
 	}
-	if err := setPath(w, namedPath(name), value); err != nil {
+	if err := w.SetCheckpoint(namedPath(name), value); err != nil {
 		return c.failErr(err)
 	}
 	return 0
 }
 
 func namedPath(name string) string { return "phase_data.named." + name }
-
-// setPath sets one value of the checkpoint, checked before the lock.
-func setPath(w *store.Workflow, path string, value []byte) error {
-	if err := checkpoint.CheckEdit(path, value, false); err != nil {
-		return err
-	}
-	return w.Update(func(tx *store.Tx) error {
-		var err error
-		tx.Checkpoint, err = checkpoint.Set(tx.Checkpoint, path, value, tx.Now)
-		return err
-	})
-}
 
 // load_json_checkpoint NAME: print it (compact JSON), or {} when never
 // saved.

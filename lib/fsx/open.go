@@ -125,6 +125,19 @@ func ReadRegular(path string, max int) ([]byte, error) {
 	return readAll(f, path, max)
 }
 
+// ReadNamed reads whole a file a person names on the command line (a
+// FILE argument, --machine FILE). They chose it, so unlike a file a
+// repository carries it may be a link or a pipe (`--machine <(...)`),
+// read to its end; more than max bytes is refused (exit 4). A missing
+// file is an error wrapping fs.ErrNotExist.
+func ReadNamed(path string, max int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return readAll(f, path, max)
+}
+
 // readAll reads f, opened from path, whole and closes it; more than max
 // bytes is refused.
 func readAll(f *os.File, path string, max int) ([]byte, error) {

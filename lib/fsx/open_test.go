@@ -1,7 +1,9 @@
 package fsx
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -154,6 +156,41 @@ func TestOpenRegular(t *testing.T) {
 		if _, err := OpenRegular(path); fail.Code(err) != fail.Usage || !strings.Contains(err.Error(), path+" is "+what) {
 			t.Errorf("OpenRegular of a %s: %v", name, err)
 		}
+	}
+}
+
+// TestReadNamed: what a person names is read through a link and from a
+// pipe to its end, and the bound holds as for ReadFile, even on a device
+// that never ends.
+func TestReadNamed(t *testing.T) {
+	dir, _ := hostile(t)
+	if _, err := ReadNamed(filepath.Join(dir, "link"), 1<<20); err != nil {
+		t.Errorf("through a link: %v", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	go func() {
+		w.Write(bytes.Repeat([]byte("x"), 100<<10))
+		w.Close()
+	}()
+	if b, err := ReadNamed(fmt.Sprintf("/dev/fd/%d", r.Fd()), 1<<20); err != nil || len(b) != 100<<10 {
+		t.Errorf("a pipe: %d bytes, %v", len(b), err)
+	}
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("0123456789"), FilePerm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadNamed(p, 9); fail.Code(err) != fail.Invalid {
+		t.Errorf("over the bound: %v", err)
+	}
+	if _, err := ReadNamed(filepath.Join(dir, "device"), 1<<20); fail.Code(err) != fail.Invalid {
+		t.Errorf("a device that never ends: %v", err)
+	}
+	if _, err := ReadNamed(filepath.Join(dir, "missing"), 9); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing: %v", err)
 	}
 }
 

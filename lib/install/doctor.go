@@ -31,6 +31,40 @@ type Finding struct {
 	Fix  string
 }
 
+// Report is the findings as doctor prints them, a line each (ok, WARN,
+// FAIL) with the fix below, and how many are problems.
+func Report(findings []Finding) (text string, problems int) {
+	var b strings.Builder
+	for _, f := range findings {
+		switch {
+		case f.OK:
+			fmt.Fprintf(&b, "ok   %s\n", f.What)
+			continue
+		case f.Warn:
+			fmt.Fprintf(&b, "WARN %s\n", f.What)
+		default:
+			problems++
+			fmt.Fprintf(&b, "FAIL %s\n", f.What)
+		}
+		if f.Fix != "" {
+			fmt.Fprintf(&b, "     fix: %s\n", f.Fix)
+		}
+	}
+	return b.String(), problems
+}
+
+// ClaudeConfigDir is Claude Code's user configuration directory:
+// CLAUDE_CONFIG_DIR, else ~/.claude; "" when there is no HOME to find it by.
+func ClaudeConfigDir(getenv func(string) string) string {
+	if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		return d
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".claude")
+	}
+	return ""
+}
+
 // DoctorOptions of Doctor.
 type DoctorOptions struct {
 	Version   string // the running binary's `flowstate version` line, to spot an installed one of another build

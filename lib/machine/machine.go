@@ -72,6 +72,20 @@ func ParseGate(spec string) (string, Gate, error) {
 	return state, Gate{Message: msg}, nil
 }
 
+// ParseGates reads every --gate of sm-init into gates by state; a later
+// gate on the same state replaces an earlier one.
+func ParseGates(specs []string) (map[string]Gate, error) {
+	gates := make(map[string]Gate, len(specs))
+	for _, spec := range specs {
+		state, g, err := ParseGate(spec)
+		if err != nil {
+			return nil, err
+		}
+		gates[state] = g
+	}
+	return gates, nil
+}
+
 // CheckGates checks gates against the machine: each names a state other
 // than the initial one (a workflow starts there, nothing enters it), and
 // sends a rejection to a state.

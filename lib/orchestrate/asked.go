@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
@@ -74,4 +75,16 @@ func UserAsked(p *store.Project, session, command string) (asked, known bool) {
 		return false, false
 	}
 	return pr.Command == command || pr.Command == userShell, true
+}
+
+// RefuseUnasked refuses a person's decision (verb, asked for with the
+// slash command command) that a model runs inside Claude Code on its own:
+// in a session, the user's latest prompt must be that command (or their
+// own shell, "!"), as the UserPromptSubmit hook recorded. Outside Claude
+// Code, or without the hook's record, the person at the keyboard decides.
+func RefuseUnasked(w *store.Workflow, session, command, verb string) error {
+	if asked, known := UserAsked(w.P, session, command); !known || asked {
+		return nil
+	}
+	return fail.Refusedf("only the user can %s workflow %s: they type /flowstate:%s in Claude Code (or run `flowstate %s` in a terminal); a model never decides for them", verb, w.ID, command, verb)
 }

@@ -26,6 +26,23 @@ type ResumeRequest struct {
 	Actor       sm.Actor // who resumes: recorded when it unpauses the workflow
 }
 
+// ParseResumeArgs reads the arguments of /flowstate:workflow-resume as
+// typed, [--retry-failed] [WORKFLOW_ID], into a request.
+func ParseResumeArgs(raw string) (ResumeRequest, error) {
+	var r ResumeRequest
+	for _, f := range strings.Fields(raw) {
+		switch {
+		case f == "--retry-failed":
+			r.RetryFailed = true
+		case r.ID == "" && !strings.HasPrefix(f, "-"):
+			r.ID = f
+		default:
+			return ResumeRequest{}, fail.Usagef("resume arguments %q: give [--retry-failed] [WORKFLOW_ID]", strings.TrimSpace(raw))
+		}
+	}
+	return r, nil
+}
+
 // Resume points sel.Session at workflow id, or with no id at the workflow
 // to resume (see unfinished), and plans its next step (Plan's output: the
 // workers still to run, or NEXT=done with its artifacts if it is

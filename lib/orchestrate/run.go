@@ -110,3 +110,15 @@ func Progress(p *store.Project, session string) error {
 		return true
 	})
 }
+
+// StepEnded records how a step of the session's command ended, for the
+// hooks: with err, the command stopped there (Halt); without, what the
+// step made obsolete is cleared (Progress). It returns the step's error,
+// else Progress's.
+func StepEnded(p *store.Project, session string, err error) error {
+	if err != nil {
+		Halt(p, session, err)
+		return err
+	}
+	return Progress(p, session)
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -20,6 +21,24 @@ import (
 type Actor struct {
 	By  string // the person's name (FLOWSTATE_USER, else USER)
 	Via string // "shell", or "claude-code" from a Claude Code session
+}
+
+// ActorFrom is the person running a command, from its environment:
+// FLOWSTATE_USER (set it where USER is not the person, e.g. a shared
+// account), else USER, else LOGNAME; from a Claude Code session when
+// CLAUDE_CODE_SESSION_ID is set.
+func ActorFrom(getenv func(string) string) Actor {
+	a := Actor{By: "unknown", Via: "shell"}
+	for _, v := range []string{"FLOWSTATE_USER", "USER", "LOGNAME"} {
+		if name := strings.TrimSpace(getenv(v)); name != "" {
+			a.By = kv.OneLine(name)
+			break
+		}
+	}
+	if getenv("CLAUDE_CODE_SESSION_ID") != "" {
+		a.Via = "claude-code"
+	}
+	return a
 }
 
 func (a Actor) fields(more map[string]any) map[string]any {

@@ -19,6 +19,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/classify"
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/statefile"
 	"github.com/flowstate-dev/flowstate/lib/store"
@@ -486,6 +487,41 @@ func StatusOf(id string, doc []byte) Status {
 		s.FailedState = &v
 	}
 	return s
+}
+
+// Current reads the workflow's checkpoint and returns its status.
+func Current(w *store.Workflow) (Status, error) {
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return Status{}, err
+	}
+	return StatusOf(w.ID, doc), nil
+}
+
+// Pairs are the KEY=VALUE lines sm-status prints.
+func (s Status) Pairs() kv.Pairs {
+	var out kv.Pairs
+	out.Add("WORKFLOW_ID", s.WorkflowID)
+	out.Add("COMMAND_NAME", s.Command)
+	out.Add("WORKFLOW_SCOPE", s.Scope)
+	out.Add("CURRENT_STATE", s.CurrentState)
+	out.Add("TERMINAL_STATE", s.TerminalState)
+	out.Add("COMPLETED_STATES", strings.Join(s.CompletedStates, " "))
+	out.Add("IS_TERMINAL", s.IsTerminal)
+	return out
+}
+
+// Outcome is the KEY=VALUE lines a person's command prints: where the
+// workflow stands after it.
+func (s Status) Outcome() kv.Pairs {
+	var out kv.Pairs
+	out.Add("WORKFLOW_ID", s.WorkflowID)
+	out.Add("STATUS", s.Status)
+	out.Add("CURRENT_STATE", s.CurrentState)
+	if s.Hold != nil && s.Hold.Kind == HoldApproval {
+		out.Add("WAITING_FOR", "approval to enter "+s.Hold.State)
+	}
+	return out
 }
 
 // editor applies several sjson edits, keeping the first error.

@@ -1,7 +1,8 @@
-// Package status renders a workflow for people: the scope's route as a
+// Package status renders workflows for people: one workflow's route as a
 // small diagram (✓ done, ▶ current, · pending) with the time spent in each
-// state, the supervisors and their workers, and errors and retries. It is
-// pure: the caller reads the checkpoint and events and decides on colour.
+// state, the supervisors and their workers, and errors and retries; and
+// the table of a project's workflows. It is pure: the caller reads the
+// checkpoint and events and decides on colour.
 package status
 
 import (

@@ -83,6 +83,70 @@ func (p *Project) Resolve(sel Selector) (*Workflow, error) {
 	return nil, fail.Usagef("no active workflow found in %s; start one with `flowstate sm-init --description TEXT --command NAME --scope SCOPE`, or pass --workflow ID (see `flowstate list`)", p.Dir)
 }
 
+// ResolveWaiting finds the workflow a person's decision is for: one that
+// waits for a person with status (approval, a pause). That is the one
+// sel's flag or environment names, else the session's own if it waits so,
+// else the project's only workflow that waits so, whichever session
+// started it (a person decides for it, from any shell or session), else
+// what Resolve finds (whose workflow then says it does not wait).
+func (p *Project) ResolveWaiting(sel Selector, status string) (*Workflow, error) {
+	if sel.Flag == "" && sel.Env == "" {
+		w, err := p.waitingFor(sel.Session, status)
+		if w != nil && err == nil {
+			err = p.adopt(sel.Session, w)
+		}
+		if w != nil || err != nil {
+			return w, err
+		}
+	}
+	return p.Resolve(sel)
+}
+
+// adopt points a Claude Code session that has no active workflow of its
+// own at w, which a person decided for from it: the same command run
+// again (a model runs a block twice) then finds w, whatever it waits for
+// by then. A session busy with a workflow of its own keeps it.
+func (p *Project) adopt(session string, w *Workflow) error {
+	if session == "" {
+		return nil
+	}
+	if id, err := p.SessionWorkflow(session); err == nil && id != "" {
+		if s, ok := p.Summary(id); ok && s.Active() {
+			return nil
+		}
+	}
+	return p.SetSession(session, w.ID)
+}
+
+// waitingFor is the session's workflow if it has status, else the
+// project's only workflow with status; nil when there is none.
+func (p *Project) waitingFor(session, status string) (*Workflow, error) {
+	if session != "" {
+		if id, err := p.SessionWorkflow(session); err == nil && id != "" {
+			if s, ok := p.Summary(id); ok && s.Status == status {
+				return p.Workflow(id)
+			}
+		}
+	}
+	all, err := p.List()
+	if err != nil {
+		return nil, err
+	}
+	var waiting []Summary
+	for _, s := range all {
+		if s.Status == status {
+			waiting = append(waiting, s)
+		}
+	}
+	switch len(waiting) {
+	case 0:
+		return nil, nil
+	case 1:
+		return p.Workflow(waiting[0].ID)
+	}
+	return nil, fail.Usagef("%d workflows are %s in %s: %s; pass --workflow ID", len(waiting), status, p.Dir, ids(waiting))
+}
+
 // missing reports whether workflow id is simply not there (as opposed to
 // refused: a link, an unreadable directory).
 func (p *Project) missing(id string) bool {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/limit"
 )
 
@@ -305,6 +306,19 @@ type Progress struct {
 // the pending ones.
 func (p Progress) ToRun() []string {
 	return append(append([]string{}, p.Failed...), p.Pending...)
+}
+
+// Pairs are the KEY=VALUE lines supervisor-status prints: each list as
+// comma-separated ids, and what a resumed phase runs again.
+func (p Progress) Pairs() kv.Pairs {
+	toRun := p.ToRun()
+	var out kv.Pairs
+	out.Add("WORKERS_COMPLETED", strings.Join(p.Completed, ","))
+	out.Add("WORKERS_FAILED", strings.Join(p.Failed, ","))
+	out.Add("WORKERS_PENDING", strings.Join(p.Pending, ","))
+	out.Add("WORKERS_TO_RUN", strings.Join(toRun, ","))
+	out.Add("WORKERS_TO_RUN_COUNT", len(toRun))
+	return out
 }
 
 // Status sorts the recorded workers, then any expected worker id not

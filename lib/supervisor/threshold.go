@@ -1,6 +1,11 @@
 package supervisor
 
-import "github.com/flowstate-dev/flowstate/lib/fail"
+import (
+	"slices"
+	"strings"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+)
 
 // Thresholds of the decision matrix (docs/supervisors.md, "When to use
 // one"): at or above any of them a
@@ -52,6 +57,48 @@ func CountNames(kind Kind) []string {
 		names = append(names, t.name)
 	}
 	return names
+}
+
+// kinds are the supervisor kinds, in the order should-supervise lists
+// their counts.
+var kinds = []Kind{Research, Implementation, Testing}
+
+// AllCountNames are the counts of every kind, named as should-supervise's
+// flags.
+func AllCountNames() []string {
+	var names []string
+	for _, k := range kinds {
+		names = append(names, CountNames(k)...)
+	}
+	return names
+}
+
+// Decide is ShouldSupervise for the counts should-supervise was given, by
+// flag name: a count kind does not read, or none of those it reads, is a
+// usage error that names what it reads.
+func Decide(kind Kind, given map[string]int) (bool, error) {
+	if _, err := ParseKind(string(kind)); err != nil {
+		return false, err
+	}
+	reads := CountNames(kind)
+	applies := strings.Join(reads, " or --")
+	read := false
+	for _, n := range AllCountNames() {
+		if _, ok := given[n]; !ok {
+			continue
+		}
+		if !slices.Contains(reads, n) {
+			return false, fail.Usagef("--%s does not apply to --kind %s (it reads --%s)", n, kind, applies)
+		}
+		read = true
+	}
+	if !read {
+		return false, fail.Usagef("should-supervise --kind %s needs --%s", kind, applies)
+	}
+	return ShouldSupervise(kind, Counts{
+		Topics: given["topics"], Domains: given["domains"], Complexity: given["complexity"],
+		Tests: given["tests"], TestTypes: given["test-types"],
+	})
 }
 
 // ShouldSupervise reports whether kind's work is large enough for a

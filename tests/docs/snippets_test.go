@@ -67,7 +67,8 @@ func runDoc(t *testing.T, path string) {
 	t.Logf("%d bash blocks ran", ran)
 }
 
-// commandNames lists the commands `flowstate help` shows, in its order.
+// commandNames lists the commands `flowstate help` shows, in its order,
+// without the headings of their categories.
 func commandNames(t *testing.T) []string {
 	t.Helper()
 	out, err := exec.Command(filepath.Join(binDir, "flowstate"), "help").Output()
@@ -78,10 +79,10 @@ func commandNames(t *testing.T) []string {
 	if !ok {
 		t.Fatalf("flowstate help has no COMMANDS: section:\n%s", out)
 	}
-	list, _, _ = strings.Cut(list, "\n\n")
+	list, _, _ = strings.Cut(list, "\nGLOBAL OPTIONS:")
 	var names []string
 	for _, line := range strings.Split(list, "\n") {
-		if f := strings.Fields(line); len(f) > 0 {
+		if f := strings.Fields(line); len(f) > 0 && !strings.HasSuffix(line, ":") {
 			names = append(names, f[0])
 		}
 	}

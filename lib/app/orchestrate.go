@@ -1,21 +1,23 @@
 package app
 
 import (
-	"strings"
-	"time"
+	"fmt"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/flowstate-dev/flowstate/lib/classify"
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/intent"
 	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
-// phaseCommands are the steps of the orchestrator commands. Each prints
-// KEY=VALUE lines and a NEXT=<section> for the command markdown
-// (docs/command-protocol.md); lib/orchestrate runs them.
-func phaseCommands(e *env) []*cli.Command {
+// orchestrateCommands are the steps of the orchestrator commands. Each
+// prints KEY=VALUE lines and a NEXT=<section> for the command markdown
+// (docs/command-protocol.md); lib/orchestrate runs them. classify is the
+// offline classification a user may choose instead of the agent.
+func (e *env) orchestrateCommands() []*cli.Command {
 	return []*cli.Command{
 		{
 			Name:      "phase-start",
@@ -50,14 +52,8 @@ func phaseCommands(e *env) []*cli.Command {
 				"when agents are at work and nothing else is left, NEXT=verify; when the workflow is finished,\n" +
 				"WORKFLOW_ID, FINAL_STATE, ARTIFACTS_DIR, ARTIFACT_COUNT and NEXT=done.\n" +
 				"--supervisor (inside a sub-supervisor): plan the current state only, never delegate.",
-			Flags: []cli.Flag{&cli.BoolFlag{Name: "supervisor", Usage: "called by a sub-supervisor agent"}, workflowFlag()},
-			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
-				o, err := e.phaseOptions(c)
-				if err != nil {
-					return err
-				}
-				return e.printStep(w.P)(orchestrate.Plan(w, o))
-			}),
+			Flags:  []cli.Flag{&cli.BoolFlag{Name: "supervisor", Usage: "called by a sub-supervisor agent"}, workflowFlag()},
+			Action: e.onWorkflow(e.phasePlan),
 		},
 		{
 			Name:      "phase-verify",
@@ -73,14 +69,8 @@ func phaseCommands(e *env) []*cli.Command {
 				"it printed: nothing is checked twice. --supervisor: never stop; plan the next wave (NEXT=work),\n" +
 				"then print the SUPERVISOR_COMPLETE or SUPERVISOR_FAILED line with the workers' counts (the\n" +
 				"aggregate is in the checkpoint).",
-			Flags: []cli.Flag{&cli.BoolFlag{Name: "supervisor", Usage: "called by a sub-supervisor agent"}, waitFlag(), workflowFlag()},
-			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
-				o, err := e.phaseOptions(c)
-				if err != nil {
-					return err
-				}
-				return e.printStep(w.P)(orchestrate.Verify(w, o))
-			}),
+			Flags:  []cli.Flag{&cli.BoolFlag{Name: "supervisor", Usage: "called by a sub-supervisor agent"}, waitFlag(), workflowFlag()},
+			Action: e.onWorkflow(e.phaseVerify),
 		},
 		{
 			Name:      "resume",
@@ -92,6 +82,16 @@ func phaseCommands(e *env) []*cli.Command {
 				"(partial failure: enough others delivered), reopening the workflow if it had finished.",
 			Flags:  []cli.Flag{&cli.BoolFlag{Name: "retry-failed", Usage: "run again the workers whose failure was accepted"}},
 			Action: e.resume,
+		},
+		{
+			Name:      "classify",
+			Usage:     "classify a workflow description offline and print the classifier JSON",
+			UsageText: "flowstate classify DESCRIPTION",
+			Description: "Deterministic rules, no model and no network: for when the user chooses offline\n" +
+				"classification (FLOWSTATE_CLASSIFICATION=offline), never a silent fallback for the agent.\n" +
+				"Prints the same JSON as the workflow-classifier agent, ready for sm-init --classification;\n" +
+				fmt.Sprintf("a confidence below %g means no rule matched and the scope is a guess.", classify.MinConfidence),
+			Action: e.classify,
 		},
 	}
 }
@@ -118,11 +118,7 @@ func (e *env) phaseStart(c *cli.Context) error {
 	default:
 		return fail.Usagef("FLOWSTATE_APPROVE_PLAN=%q: use 1 (every plan waits for approval) or 0", v)
 	}
-	p, err := e.Project()
-	if err != nil {
-		return err
-	}
-	o, err := e.phaseOptions(c)
+	p, o, err := e.projectOptions(c)
 	if err != nil {
 		return err
 	}
@@ -131,38 +127,43 @@ func (e *env) phaseStart(c *cli.Context) error {
 		Session: e.Getenv("CLAUDE_CODE_SESSION_ID"), Mode: e.Getenv("FLOWSTATE_CLASSIFICATION")}))
 }
 
-func (e *env) resume(c *cli.Context) error {
-	if c.NArg() > 1 {
-		return fail.Usagef("resume takes at most one workflow ID")
-	}
-	id, retry := c.Args().First(), c.Bool("retry-failed")
-	if id == "-" {
-		// The command's arguments as typed: [--retry-failed] [ID].
-		raw, err := limit.ReadAll(e.Stdin, "workflow id")
-		if err != nil {
-			return err
-		}
-		id = ""
-		for _, f := range strings.Fields(string(raw)) {
-			switch {
-			case f == "--retry-failed":
-				retry = true
-			case id == "" && !strings.HasPrefix(f, "-"):
-				id = f
-			default:
-				return fail.Usagef("resume arguments %q: give [--retry-failed] [WORKFLOW_ID]", strings.TrimSpace(string(raw)))
-			}
-		}
-	}
-	p, err := e.Project()
-	if err != nil {
-		return err
-	}
+func (e *env) phasePlan(c *cli.Context, w *store.Workflow, _ []string) error {
 	o, err := e.phaseOptions(c)
 	if err != nil {
 		return err
 	}
-	return e.printStep(p)(orchestrate.Resume(p, orchestrate.ResumeRequest{ID: id, RetryFailed: retry, Actor: e.actor()}, e.selector(c), o))
+	return e.printStep(w.P)(orchestrate.Plan(w, o))
+}
+
+func (e *env) phaseVerify(c *cli.Context, w *store.Workflow, _ []string) error {
+	o, err := e.phaseOptions(c)
+	if err != nil {
+		return err
+	}
+	return e.printStep(w.P)(orchestrate.Verify(w, o))
+}
+
+func (e *env) resume(c *cli.Context) error {
+	if c.NArg() > 1 {
+		return fail.Usagef("resume takes at most one workflow ID")
+	}
+	r := orchestrate.ResumeRequest{ID: c.Args().First()}
+	if r.ID == "-" {
+		raw, err := limit.ReadAll(e.Stdin, "workflow id")
+		if err != nil {
+			return err
+		}
+		if r, err = orchestrate.ParseResumeArgs(string(raw)); err != nil {
+			return err
+		}
+	}
+	r.RetryFailed = r.RetryFailed || c.Bool("retry-failed")
+	r.Actor = e.actor()
+	p, o, err := e.projectOptions(c)
+	if err != nil {
+		return err
+	}
+	return e.printStep(p)(orchestrate.Resume(p, r, e.selector(c), o))
 }
 
 // waitFlag bounds how long a step waits for agents at work.
@@ -183,37 +184,22 @@ func (e *env) phaseOptions(c *cli.Context) (orchestrate.Options, error) {
 	return o, err
 }
 
-// duration is flag name of c if given, else the environment variable
-// env, else def.
-func (e *env) duration(c *cli.Context, name, env string, def time.Duration) (time.Duration, error) {
-	if c != nil && c.IsSet(name) {
-		if d := c.Duration(name); d >= 0 {
-			return d, nil
-		}
-		return 0, fail.Usagef("--%s must not be negative", name)
+// projectOptions are the project and a step's options, for the steps
+// that find their workflow themselves (phase-start, resume).
+func (e *env) projectOptions(c *cli.Context) (*store.Project, orchestrate.Options, error) {
+	p, err := e.Project()
+	if err != nil {
+		return nil, orchestrate.Options{}, err
 	}
-	s := e.Getenv(env)
-	if s == "" {
-		return def, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fail.Usagef("%s=%q is not a duration like 30s or 2m", env, s)
-	}
-	return d, nil
+	o, err := e.phaseOptions(c)
+	return p, o, err
 }
 
-// printStep prints a step's output and its warnings, or returns its
-// error after recording, for the hooks, that the session's command
-// stopped there.
+// printStep records how a step ended (orchestrate.StepEnded) and prints
+// its output and warnings.
 func (e *env) printStep(p *store.Project) func(orchestrate.Output, error) error {
 	return func(out orchestrate.Output, err error) error {
-		session := e.Getenv("CLAUDE_CODE_SESSION_ID")
-		if err != nil {
-			orchestrate.Halt(p, session, err)
-			return err
-		}
-		if err := orchestrate.Progress(p, session); err != nil {
+		if err := orchestrate.StepEnded(p, e.Getenv("CLAUDE_CODE_SESSION_ID"), err); err != nil {
 			return err
 		}
 		for _, w := range out.Warnings {
@@ -222,4 +208,12 @@ func (e *env) printStep(p *store.Project) func(orchestrate.Output, error) error 
 		e.printf("%s", out)
 		return nil
 	}
+}
+
+func (e *env) classify(c *cli.Context) error {
+	a, err := args(c, "DESCRIPTION")
+	if err != nil {
+		return err
+	}
+	return e.printJSON(intent.Classify(a[0]))
 }

@@ -1,19 +1,22 @@
 package app
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/classify"
 	"github.com/flowstate-dev/flowstate/lib/fail"
-	"github.com/flowstate-dev/flowstate/lib/kv"
+	"github.com/flowstate-dev/flowstate/lib/graph"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
-func smCommands(e *env) []*cli.Command {
+// smCommands create a workflow and move it through its state machine
+// (lib/sm), and draw the machine (lib/graph).
+func (e *env) smCommands() []*cli.Command {
 	return []*cli.Command{
 		{
 			Name:      "sm-init",
@@ -56,51 +59,14 @@ func smCommands(e *env) []*cli.Command {
 				&cli.StringFlag{Name: "checkpoint", Usage: "JSON object to merge into the checkpoint, or @FILE"},
 				workflowFlag(),
 			},
-			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, a []string) error {
-				var opts []sm.Option
-				if from := c.String("from"); from != "" {
-					opts = append(opts, sm.From(from))
-				}
-				if c.IsSet("checkpoint") {
-					patch := []byte(c.String("checkpoint"))
-					if name, ok := strings.CutPrefix(c.String("checkpoint"), "@"); ok {
-						b, err := readFile("--checkpoint", name)
-						if err != nil {
-							return err
-						}
-						patch = b
-					}
-					opts = append(opts, sm.WithCheckpoint(patch))
-				}
-				_, err := sm.Transition(w, a[0], c.String("reason"), opts...)
-				return err
-			}, "STATE"),
+			Action: e.onWorkflow(e.smTransition, "STATE"),
 		},
 		{
 			Name:      "sm-status",
 			Usage:     "print the workflow's state as KEY=VALUE lines (or JSON)",
 			UsageText: "flowstate sm-status [--json]",
 			Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}, workflowFlag()},
-			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
-				doc, err := w.ReadCheckpoint()
-				if err != nil {
-					return err
-				}
-				st := sm.StatusOf(w.ID, doc)
-				if c.Bool("json") {
-					return e.printJSON(st)
-				}
-				var out kv.Pairs
-				out.Add("WORKFLOW_ID", st.WorkflowID)
-				out.Add("COMMAND_NAME", st.Command)
-				out.Add("WORKFLOW_SCOPE", st.Scope)
-				out.Add("CURRENT_STATE", st.CurrentState)
-				out.Add("TERMINAL_STATE", st.TerminalState)
-				out.Add("COMPLETED_STATES", strings.Join(st.CompletedStates, " "))
-				out.Add("IS_TERMINAL", st.IsTerminal)
-				e.printf("%s", out)
-				return nil
-			}),
+			Action:    e.onWorkflow(e.smStatus),
 		},
 		{
 			Name:      "sm-next",
@@ -108,18 +74,8 @@ func smCommands(e *env) []*cli.Command {
 			UsageText: "flowstate sm-next [--failed]",
 			Description: "With --failed, print the state that recovers the current one (test -> debug).\n" +
 				"From a recovery state, print the state that failed. At the terminal state, print done.",
-			Flags: []cli.Flag{&cli.BoolFlag{Name: "failed", Usage: "the current state's phase failed"}, workflowFlag()},
-			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
-				next, err := sm.Next(w, c.Bool("failed"))
-				if err != nil {
-					return err
-				}
-				if next == "" {
-					next = "done"
-				}
-				e.printf("%s\n", next)
-				return nil
-			}),
+			Flags:  []cli.Flag{&cli.BoolFlag{Name: "failed", Usage: "the current state's phase failed"}, workflowFlag()},
+			Action: e.onWorkflow(e.smNext),
 		},
 		{
 			Name:      "sm-finish",
@@ -127,19 +83,15 @@ func smCommands(e *env) []*cli.Command {
 			UsageText: "flowstate sm-finish [--status complete|failed|abandoned]",
 			Description: "A workflow stays active in its terminal state while that last phase runs; finish it\n" +
 				"when the phase's work is done. Entering a state with no way out (complete) finishes it.",
-			Flags: []cli.Flag{&cli.StringFlag{Name: "status", Value: "complete", Usage: "complete, failed or abandoned"}, workflowFlag()},
-			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
-				return sm.Finish(w, c.String("status"))
-			}),
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "status", Value: "complete", Usage: "complete, failed or abandoned"}, workflowFlag()},
+			Action: e.onWorkflow(e.smFinish),
 		},
 		{
 			Name:      "sm-fail",
 			Usage:     "record an error for the current state in the checkpoint's error_state",
 			UsageText: "flowstate sm-fail --error TEXT",
 			Flags:     []cli.Flag{&cli.StringFlag{Name: "error", Usage: "what failed"}, workflowFlag()},
-			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
-				return sm.Fail(w, c.String("error"))
-			}),
+			Action:    e.onWorkflow(e.smFail),
 		},
 		{
 			Name:      "sm-retry",
@@ -149,14 +101,20 @@ func smCommands(e *env) []*cli.Command {
 				&cli.IntFlag{Name: "max", Value: sm.DefaultMaxRetries, Usage: "retries allowed per state"},
 				workflowFlag(),
 			},
-			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
-				used, err := sm.Retry(w, c.Int("max"))
-				if err != nil {
-					return err
-				}
-				e.printf("%d\n", used)
-				return nil
-			}),
+			Action: e.onWorkflow(e.smRetry),
+		},
+		{
+			Name:      "graph",
+			Usage:     "draw the state machine (default or --machine FILE) as a Mermaid or Graphviz dot diagram",
+			UsageText: "flowstate graph [--machine FILE] [--format mermaid|dot]",
+			Description: "States that end a scope are marked: in Mermaid an edge to [*] labelled with the scopes and\n" +
+				"a bold border, in dot a double border. Recovery transitions (test -> debug) are labelled\n" +
+				"\"on failure\". The output is deterministic, so docs can embed it and check it for drift.",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "machine", Usage: "custom state machine JSON `FILE` (default: the built-in machine)"},
+				&cli.StringFlag{Name: "format", Value: graph.Formats[0], Usage: strings.Join(graph.Formats, " or ")},
+			},
+			Action: e.graph,
 		},
 	}
 }
@@ -165,7 +123,7 @@ func (e *env) smInit(c *cli.Context) error {
 	if _, err := args(c); err != nil {
 		return err
 	}
-	m, machineJSON, err := loadMachine(c.String("machine"))
+	m, machineJSON, err := e.loadMachine(c.String("machine"))
 	if err != nil {
 		return err
 	}
@@ -173,13 +131,9 @@ func (e *env) smInit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	gates := map[string]machine.Gate{}
-	for _, spec := range c.StringSlice("gate") {
-		state, g, err := machine.ParseGate(spec)
-		if err != nil {
-			return err
-		}
-		gates[state] = g
+	gates, err := machine.ParseGates(c.StringSlice("gate"))
+	if err != nil {
+		return err
 	}
 	p, err := e.Project()
 	if err != nil {
@@ -215,13 +169,9 @@ func (e *env) classification(c *cli.Context) (classify.Classification, error) {
 		if c.IsSet("complexity") || c.IsSet("topics") {
 			return classify.Classification{}, fail.Usagef("sm-init: --complexity and --topics come from --classification; drop them")
 		}
-		data := []byte(raw)
-		if name, ok := strings.CutPrefix(raw, "@"); ok {
-			b, err := readFile("--classification", name)
-			if err != nil {
-				return classify.Classification{}, err
-			}
-			data = b
+		data, err := e.flagJSON(c, "classification")
+		if err != nil {
+			return classify.Classification{}, err
 		}
 		// classify's errors name the classification already.
 		return classify.Parse(data, c.Float64("min-confidence"))
@@ -230,4 +180,94 @@ func (e *env) classification(c *cli.Context) (classify.Classification, error) {
 	default:
 		return classify.Classification{}, fail.Usagef("sm-init needs --scope SCOPE or --classification JSON")
 	}
+}
+
+// loadMachine reads and validates a custom machine, or returns the
+// default one for an empty path.
+func (e *env) loadMachine(path string) (*machine.Machine, []byte, error) {
+	if path == "" {
+		return machine.Default(), nil, nil
+	}
+	b, err := e.readFile("--machine", path)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := machine.Parse(b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err) // machine's errors say "machine:"
+	}
+	return m, b, nil
+}
+
+func (e *env) smTransition(c *cli.Context, w *store.Workflow, a []string) error {
+	var opts []sm.Option
+	if from := c.String("from"); from != "" {
+		opts = append(opts, sm.From(from))
+	}
+	if c.IsSet("checkpoint") {
+		patch, err := e.flagJSON(c, "checkpoint")
+		if err != nil {
+			return err
+		}
+		opts = append(opts, sm.WithCheckpoint(patch))
+	}
+	_, err := sm.Transition(w, a[0], c.String("reason"), opts...)
+	return err
+}
+
+func (e *env) smStatus(c *cli.Context, w *store.Workflow, _ []string) error {
+	st, err := sm.Current(w)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return e.printJSON(st)
+	}
+	e.printf("%s", st.Pairs())
+	return nil
+}
+
+func (e *env) smNext(c *cli.Context, w *store.Workflow, _ []string) error {
+	next, err := sm.Next(w, c.Bool("failed"))
+	if err != nil {
+		return err
+	}
+	if next == "" {
+		next = "done"
+	}
+	e.printf("%s\n", next)
+	return nil
+}
+
+func (e *env) smFinish(c *cli.Context, w *store.Workflow, _ []string) error {
+	return sm.Finish(w, c.String("status"))
+}
+
+func (e *env) smFail(c *cli.Context, w *store.Workflow, _ []string) error {
+	return sm.Fail(w, c.String("error"))
+}
+
+func (e *env) smRetry(c *cli.Context, w *store.Workflow, _ []string) error {
+	used, err := sm.Retry(w, c.Int("max"))
+	if err != nil {
+		return err
+	}
+	e.printf("%d\n", used)
+	return nil
+}
+
+func (e *env) graph(c *cli.Context) error {
+	if _, err := args(c); err != nil {
+		return err
+	}
+	m, _, err := e.loadMachine(c.String("machine"))
+	if err != nil {
+		return err
+	}
+	out, err := graph.Render(m, c.String("format"))
+	if err != nil {
+		return err
+	}
+	e.printf("%s", out)
+	return nil
 }

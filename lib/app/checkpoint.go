@@ -1,23 +1,19 @@
 package app
 
 import (
-	"fmt"
-	"slices"
 	"strconv"
-	"strings"
-	"time"
 
-	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/compat"
 	"github.com/flowstate-dev/flowstate/lib/fail"
-	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
-func checkpointCommands(e *env) []*cli.Command {
+// checkpointCommands read and write a workflow's JSON checkpoint
+// (lib/checkpoint, written through lib/store; docs/checkpoint-schema.md).
+func (e *env) checkpointCommands() []*cli.Command {
 	return []*cli.Command{
 		{
 			Name:      "checkpoint-save",
@@ -42,43 +38,14 @@ func checkpointCommands(e *env) []*cli.Command {
 			Usage:     "print the workflow's checkpoint JSON",
 			UsageText: "flowstate checkpoint-load",
 			Flags:     []cli.Flag{workflowFlag()},
-			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, _ []string) error {
-				doc, err := w.ReadCheckpoint()
-				if err != nil {
-					return err
-				}
-				_, err = e.Stdout.Write(doc)
-				return err
-			}),
+			Action:    e.onWorkflow(e.checkpointLoad),
 		},
 		{
 			Name:      "checkpoint-get",
 			Usage:     "print the value at PATH: strings raw, numbers as 160, objects and arrays as JSON",
 			UsageText: "flowstate checkpoint-get PATH [--default VALUE]   (PATH like state_machine.current_state or phase_data.research.reports.0)",
 			Flags:     []cli.Flag{&cli.StringFlag{Name: "default", Usage: "print this when PATH is missing instead of failing"}, fromFlag(), workflowFlag()},
-			Action: func(c *cli.Context) error {
-				a, err := args(c, "PATH")
-				if err != nil {
-					return err
-				}
-				doc, name, err := e.checkpointDoc(c)
-				if err != nil {
-					return err
-				}
-				raw, ok, err := checkpoint.Get(doc, a[0])
-				if err != nil {
-					return err
-				}
-				switch {
-				case ok:
-					e.printf("%s\n", checkpoint.Display(raw))
-				case c.IsSet("default"):
-					e.printf("%s\n", c.String("default"))
-				default:
-					return fail.Usagef("%s has no value at %s; pass --default to accept that", name, a[0])
-				}
-				return nil
-			},
+			Action:    e.checkpointGet,
 		},
 		{
 			Name:      "checkpoint-set",
@@ -92,41 +59,6 @@ func checkpointCommands(e *env) []*cli.Command {
 				workflowFlag(),
 			},
 			Action: e.checkpointSet,
-		},
-		{
-			Name:      "checkpoint-replan",
-			Usage:     "record a replan of PHASE in the checkpoint's 1.x replan fields, in one locked write; print the new replanning_count",
-			UsageText: "flowstate checkpoint-replan PHASE REASON",
-			Description: "For checkpoint-utils.sh's checkpoint_increment_replan: adds 1 to replanning_count and\n" +
-				"replan_phase_counts.phase_PHASE, sets last_replan_reason and appends {phase, timestamp,\n" +
-				"reason} to replan_history. Concurrent calls all count.",
-			Flags: []cli.Flag{workflowFlag()},
-			Action: e.onWorkflow(func(c *cli.Context, w *store.Workflow, a []string) error {
-				count, err := compat.Replan(w, a[0], a[1])
-				if err == nil {
-					e.printf("%d\n", count)
-				}
-				return err
-			}, "PHASE", "REASON"),
-		},
-		{
-			Name:      "checkpoint-check",
-			Usage:     "check the checkpoint (or the object at --at) as checkpoint-utils.sh did; print errors and warnings, exit 3 on errors",
-			UsageText: "flowstate checkpoint-check " + strings.Join(compat.CheckKinds, "|") + " [--at PATH] [--from FILE|-] [--json]",
-			Description: "checkpoint: a valid checkpoint, after migration (validate_checkpoint).\n" +
-				"resume: safe to resume: tests not failing, no last error, status in_progress, updated at\n" +
-				"most 7 days ago, plan file unchanged since save_checkpoint (check_safe_resume_conditions).\n" +
-				"iteration: an iteration checkpoint (validate_iteration_checkpoint).\n" +
-				"operation: a parallel-operation checkpoint (validate_checkpoint_integrity).\n" +
-				"Prints one `error: TEXT` or `warning: TEXT` line per finding, or with --json\n" +
-				"{\"valid\": BOOL, \"errors\": [...], \"warnings\": [...]} (empty lists left out).\n" +
-				"Exit 0 without errors (warnings allowed), 3 with errors.",
-			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "at", Usage: "check the object at this PATH of the checkpoint, e.g. phase_data.named.NAME"},
-				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
-				fromFlag(), workflowFlag(),
-			},
-			Action: e.checkpointCheck,
 		},
 	}
 }
@@ -144,10 +76,7 @@ func (e *env) checkpointDoc(c *cli.Context) ([]byte, string, error) {
 	if name := c.String("from"); name != "" {
 		doc, err := e.readNamed("--from", name)
 		if err == nil {
-			err = limit.JSON(doc, "--from "+name)
-		}
-		if err == nil && !gjson.ValidBytes(doc) {
-			err = fail.Invalidf("--from %s: %w", name, checkpoint.ErrNotJSON)
+			err = checkpoint.CheckJSON(doc, "--from "+name)
 		}
 		return doc, name, err
 	}
@@ -186,44 +115,35 @@ func (e *env) checkpointSave(c *cli.Context) error {
 	return w.Replace(data, source, c.Bool("if-unchanged"))
 }
 
-func (e *env) checkpointCheck(c *cli.Context) error {
-	a, err := args(c, "KIND")
+func (e *env) checkpointLoad(_ *cli.Context, w *store.Workflow, _ []string) error {
+	doc, err := w.ReadCheckpoint()
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(compat.CheckKinds, a[0]) {
-		return fail.Usagef("checkpoint-check: unknown kind %q; use one of %s", a[0], strings.Join(compat.CheckKinds, ", "))
+	_, err = e.Stdout.Write(doc)
+	return err
+}
+
+func (e *env) checkpointGet(c *cli.Context) error {
+	a, err := args(c, "PATH")
+	if err != nil {
+		return err
 	}
 	doc, name, err := e.checkpointDoc(c)
 	if err != nil {
 		return err
 	}
-	if at := c.String("at"); at != "" {
-		raw, ok, err := checkpoint.Get(doc, at)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fail.Usagef("%s has no value at %s", name, at)
-		}
-		doc = []byte(raw)
-	}
-	errs, warns, err := compat.Check(a[0], doc, time.Now(), compat.FileStat(e.Cwd))
+	raw, ok, err := checkpoint.Get(doc, a[0])
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
-		e.printf("%s\n", compat.CheckJSON(errs, warns))
-	} else {
-		for _, t := range errs {
-			e.printf("error: %s\n", t)
-		}
-		for _, t := range warns {
-			e.printf("warning: %s\n", t)
-		}
-	}
-	if len(errs) > 0 {
-		return fail.Refusedf("checkpoint-check %s: %d error(s) in %s", a[0], len(errs), name)
+	switch {
+	case ok:
+		e.printf("%s\n", checkpoint.Display(raw))
+	case c.IsSet("default"):
+		e.printf("%s\n", c.String("default"))
+	default:
+		return fail.Usagef("%s has no value at %s; pass --default to accept that", name, a[0])
 	}
 	return nil
 }
@@ -251,31 +171,20 @@ func (e *env) checkpointSet(c *cli.Context) error {
 			return fail.Invalidf("checkpoint-set --increment: delta %q is not an integer", value)
 		}
 		delta = d
-	} else if err := checkpoint.CheckEdit(path, []byte(value), app); err != nil {
-		return err // before the lock: a bad value never makes others wait
 	}
 	w, err := e.workflow(c)
 	if err != nil {
 		return err
 	}
-	var result int64
-	err = w.Update(func(tx *store.Tx) error {
-		var err error
-		switch {
-		case inc:
-			tx.Checkpoint, result, err = checkpoint.Increment(tx.Checkpoint, path, delta, tx.Now)
-		case app:
-			tx.Checkpoint, err = checkpoint.Append(tx.Checkpoint, path, []byte(value), tx.Now)
-		default:
-			tx.Checkpoint, err = checkpoint.Set(tx.Checkpoint, path, []byte(value), tx.Now)
+	switch {
+	case inc:
+		n, err := w.IncrementCheckpoint(path, delta)
+		if err == nil {
+			e.printf("%d\n", n)
 		}
-		if err != nil {
-			return fmt.Errorf("workflow %s: %w", w.ID, err)
-		}
-		return nil
-	})
-	if err == nil && inc {
-		e.printf("%d\n", result)
+		return err
+	case app:
+		return w.AppendCheckpoint(path, []byte(value))
 	}
-	return err
+	return w.SetCheckpoint(path, []byte(value))
 }

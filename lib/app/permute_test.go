@@ -8,7 +8,7 @@ import (
 )
 
 func TestPermute(t *testing.T) {
-	app := &cli.App{Flags: []cli.Flag{workflowFlag()}, Commands: commands(&env{})}
+	app := &cli.App{Flags: []cli.Flag{workflowFlag()}, Commands: (&env{}).commands()}
 	tests := []struct{ in, want string }{
 		{"fs sm-transition plan --reason go", "fs sm-transition --reason go -- plan"},
 		{"fs --workflow w sm-transition plan", "fs --workflow w sm-transition -- plan"},
@@ -36,47 +36,6 @@ func TestPermute(t *testing.T) {
 		got := strings.Join(permute(app, strings.Fields(tt.in)), " ")
 		if got != tt.want {
 			t.Errorf("permute(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
-func TestVersionAtLeast(t *testing.T) {
-	tests := []struct {
-		have, want string
-		ok         bool
-	}{
-		{"1.2.0", "1.2.0", true}, {"1.2.0", "1.1.9", true}, {"1.2.0", "1.10", false},
-		{"v2.0.0", "1.9.9", true}, {"0.1.0-dev", "0.1.0", false}, {"0.1.0-dev", "0.0.9", true},
-		{"0.1.0", "0.1.0-rc1", true}, {"1.2", "1.2.0", true},
-	}
-	for _, tt := range tests {
-		got, err := versionAtLeast(tt.have, tt.want)
-		if err != nil || got != tt.ok {
-			t.Errorf("versionAtLeast(%s, %s) = %v, %v", tt.have, tt.want, got, err)
-		}
-	}
-	if _, err := versionAtLeast("1.0.0", "latest"); err == nil {
-		t.Error("non-version accepted")
-	}
-}
-
-func TestClosest(t *testing.T) {
-	commands := commandNames(commands(&env{}))
-	for _, c := range []struct {
-		typed      string
-		candidates []string
-		want       string
-	}{
-		{"sm-transiton", commands, "sm-transition"},
-		{"statsu", commands, "status"},
-		{"init", commands, "sm-init"}, // a part of one name
-		{"load", commands, ""},        // a part of two: no guess
-		{"xyzzy", commands, ""},       // nothing like any
-		{"reasn", []string{"reason", "workflow"}, "reason"},
-		{"bogus", []string{"reason", "workflow"}, ""},
-	} {
-		if got := closest(c.typed, c.candidates); got != c.want {
-			t.Errorf("closest(%q) = %q, want %q", c.typed, got, c.want)
 		}
 	}
 }

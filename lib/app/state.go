@@ -12,7 +12,9 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
-func stateCommands(e *env) []*cli.Command {
+// stateCommands keep a workflow's key/value state, which bash blocks
+// load with eval (lib/statefile), and its logs.
+func (e *env) stateCommands() []*cli.Command {
 	return []*cli.Command{
 		{
 			Name:      "state-append",
@@ -21,47 +23,15 @@ func stateCommands(e *env) []*cli.Command {
 			Description: "Any value without NUL is stored exactly; an empty value is a value. Keys match\n" +
 				"[A-Za-z_][A-Za-z0-9_]*. KEY and VALUE are taken as typed, even a VALUE like --stdin;\n" +
 				"flags go before KEY or after VALUE.",
-			Flags: []cli.Flag{&cli.BoolFlag{Name: "stdin", Usage: "read KEY=VALUE lines from stdin"}, workflowFlag()},
-			Action: func(c *cli.Context) error {
-				pairs, err := e.statePairs(c)
-				if err != nil {
-					return err
-				}
-				w, err := e.workflow(c)
-				if err != nil {
-					return err
-				}
-				return w.AppendState(pairs)
-			},
+			Flags:  []cli.Flag{&cli.BoolFlag{Name: "stdin", Usage: "read KEY=VALUE lines from stdin"}, workflowFlag()},
+			Action: e.stateAppend,
 		},
 		{
 			Name:      "state-get",
 			Usage:     "print the raw value of KEY",
 			UsageText: "flowstate state-get KEY [--default VALUE]",
 			Flags:     []cli.Flag{&cli.StringFlag{Name: "default", Usage: "print this when KEY is not set instead of failing"}, workflowFlag()},
-			Action: func(c *cli.Context) error {
-				a, err := args(c, "KEY")
-				if err != nil {
-					return err
-				}
-				if !statefile.ValidKey(a[0]) {
-					return fail.Invalidf("invalid key %q: keys must match [A-Za-z_][A-Za-z0-9_]*", a[0])
-				}
-				st, w, err := e.loadValues(c)
-				if err != nil {
-					return err
-				}
-				v, ok := st.Values[a[0]]
-				switch {
-				case ok:
-				case c.IsSet("default"):
-					v = c.String("default")
-				default:
-					return fail.Usagef("key %s is not set in workflow %s; set it with state-append or pass --default", a[0], w.ID)
-				}
-				_, err = e.Stdout.Write([]byte(v))
-				return err
-			},
+			Action:    e.stateGet,
 		},
 		{
 			Name:      "state-load",
@@ -80,28 +50,28 @@ func stateCommands(e *env) []*cli.Command {
 				&cli.BoolFlag{Name: "json", Usage: "print a JSON object of every stored and derived value instead"},
 				workflowFlag(),
 			},
-			Action: func(c *cli.Context) error {
-				if _, err := args(c); err != nil {
-					return err
-				}
-				if c.Bool("json") && c.Bool("export") {
-					return fail.Usagef("state-load: --json and --export exclude each other")
-				}
-				st, w, err := e.loadValues(c)
-				if err != nil {
-					return err
-				}
-				if c.Bool("json") {
-					return e.printJSON(st.Values)
-				}
-				warnings, err := st.WriteLoad(e.Stdout, statefile.LoadOptions{Export: c.Bool("export"), Getenv: e.Getenv, Own: sm.IsDerived})
-				for _, warning := range warnings {
-					e.warn("workflow %s state: %s", w.ID, warning)
-				}
-				return err
-			},
+			Action: e.stateLoad,
+		},
+		{
+			Name:      "log-append",
+			Usage:     "append one JSON value as a line of the workflow's log NAME (logs/NAME.jsonl)",
+			UsageText: "flowstate log-append NAME JSON",
+			Flags:     []cli.Flag{workflowFlag()},
+			Action:    e.onWorkflow(e.logAppend, "NAME", "JSON"),
 		},
 	}
+}
+
+func (e *env) stateAppend(c *cli.Context) error {
+	pairs, err := e.statePairs(c)
+	if err != nil {
+		return err
+	}
+	w, err := e.workflow(c)
+	if err != nil {
+		return err
+	}
+	return w.AppendState(pairs)
 }
 
 // statePairs collects the pairs to append from args or stdin, refusing
@@ -129,6 +99,51 @@ func (e *env) statePairs(c *cli.Context) ([][2]string, error) {
 	return pairs, sm.CheckPairs(pairs)
 }
 
+func (e *env) stateGet(c *cli.Context) error {
+	a, err := args(c, "KEY")
+	if err != nil {
+		return err
+	}
+	if !statefile.ValidKey(a[0]) {
+		return fail.Invalidf("invalid key %q: keys must match [A-Za-z_][A-Za-z0-9_]*", a[0])
+	}
+	st, w, err := e.loadValues(c)
+	if err != nil {
+		return err
+	}
+	v, ok := st.Values[a[0]]
+	switch {
+	case ok:
+	case c.IsSet("default"):
+		v = c.String("default")
+	default:
+		return fail.Usagef("key %s is not set in workflow %s; set it with state-append or pass --default", a[0], w.ID)
+	}
+	_, err = e.Stdout.Write([]byte(v))
+	return err
+}
+
+func (e *env) stateLoad(c *cli.Context) error {
+	if _, err := args(c); err != nil {
+		return err
+	}
+	if c.Bool("json") && c.Bool("export") {
+		return fail.Usagef("state-load: --json and --export exclude each other")
+	}
+	st, w, err := e.loadValues(c)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return e.printJSON(st.Values)
+	}
+	warnings, err := st.WriteLoad(e.Stdout, statefile.LoadOptions{Export: c.Bool("export"), Getenv: e.Getenv, Own: sm.IsDerived})
+	for _, warning := range warnings {
+		e.warn("workflow %s state: %s", w.ID, warning)
+	}
+	return err
+}
+
 // loadValues resolves the workflow and reads its values, reporting
 // damaged lines on stderr.
 func (e *env) loadValues(c *cli.Context) (statefile.State, *store.Workflow, error) {
@@ -144,4 +159,8 @@ func (e *env) loadValues(c *cli.Context) (statefile.State, *store.Workflow, erro
 		e.warn("workflow %s state: %s", w.ID, warning)
 	}
 	return st, w, nil
+}
+
+func (e *env) logAppend(_ *cli.Context, w *store.Workflow, a []string) error {
+	return w.AppendLog(a[0], []byte(a[1]))
 }

@@ -3,7 +3,11 @@ package app
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 )
+
+// Writing a command's result: machine output on stdout, messages for
+// people on stderr.
 
 func (e *env) printf(format string, a ...any) {
 	fmt.Fprintf(e.Stdout, format, a...)
@@ -18,10 +22,6 @@ func (e *env) printJSON(v any) error {
 	return err
 }
 
-func (e *env) warn(format string, a ...any) {
-	fmt.Fprintf(e.Stderr, "flowstate: warning: "+format+"\n", a...)
-}
-
 // printLine prints v as one line of compact JSON, for output that must fit
 // on one line (after SUPERVISOR_COMPLETE:, or a KEY=VALUE value).
 func (e *env) printLine(v any) error {
@@ -33,8 +33,26 @@ func (e *env) printLine(v any) error {
 	return nil
 }
 
+func (e *env) warn(format string, a ...any) {
+	fmt.Fprintf(e.Stderr, "flowstate: warning: "+format+"\n", a...)
+}
+
 // tell says to the person at the terminal what happened and what to do
 // next, on stderr.
 func (e *env) tell(format string, a ...any) {
 	fmt.Fprintf(e.Stderr, "flowstate: "+format+"\n", a...)
+}
+
+// colorful is true when stdout is a terminal and the user has not asked
+// for no colour (https://no-color.org).
+func (e *env) colorful() bool {
+	if e.Getenv("NO_COLOR") != "" || e.Getenv("TERM") == "dumb" {
+		return false
+	}
+	f, ok := e.Stdout.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

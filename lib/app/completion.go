@@ -2,54 +2,24 @@ package app
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/flowstate-dev/flowstate/lib/fail"
 )
 
-// Shell completion. The scripts hold no list of commands or flags: on
-// every TAB they ask the binary, through urfave/cli's hidden
-// --generate-bash-completion flag (EnableBashCompletion in Main), so they
-// never go stale when flowstate gains a command.
+// The shell completion scripts `flowstate completion` prints. They hold
+// no list of commands or flags: on every TAB they ask the binary, through
+// urfave/cli's hidden --generate-bash-completion flag
+// (EnableBashCompletion in Main), so they never go stale when flowstate
+// gains a command.
 
-func completionCommands(e *env) []*cli.Command {
-	return []*cli.Command{{
-		Name:      "completion",
-		Usage:     "print the shell completion script for bash or zsh",
-		UsageText: "flowstate completion bash|zsh",
-		Description: "bash: add `source <(flowstate completion bash)` to ~/.bashrc.\n" +
-			"zsh:  add `source <(flowstate completion zsh)` to ~/.zshrc (after compinit), or save the\n" +
-			"      output as _flowstate in a directory of $fpath.",
-		BashComplete: func(c *cli.Context) {
-			for _, sh := range shellNames() {
-				fmt.Fprintln(c.App.Writer, sh)
-			}
-		},
-		Action: func(c *cli.Context) error {
-			a, err := args(c, "SHELL")
-			if err != nil {
-				return err
-			}
-			script, ok := completionScripts[a[0]]
-			if !ok {
-				return fail.Usagef("completion: unknown shell %q; use one of: %s", a[0], strings.Join(shellNames(), ", "))
-			}
-			e.printf("%s", script)
-			return nil
-		},
-	}}
+// completeShells offers the shells `flowstate completion` knows.
+func completeShells(c *cli.Context) {
+	for _, sh := range shellNames() {
+		fmt.Fprintln(c.App.Writer, sh)
+	}
 }
 
 func shellNames() []string { return []string{"bash", "zsh"} }
-
-// Commands returns flowstate's command tree without running anything,
-// for tools that describe the CLI from the same definitions the binary
-// runs: docs/gen renders docs/cli.md from it.
-func Commands() []*cli.Command {
-	return commands(&env{IO: OS()})
-}
 
 var completionScripts = map[string]string{"bash": bashCompletion, "zsh": zshCompletion}
 

@@ -1,0 +1,181 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/limit"
+	"github.com/flowstate-dev/flowstate/lib/store"
+)
+
+// Reading what a command is given: its workflow, positional arguments,
+// files and stdin, and values from flags or the environment.
+
+func workflowFlag() cli.Flag {
+	return &cli.StringFlag{Name: "workflow", Usage: "workflow `ID` (default: FLOWSTATE_WORKFLOW, then the session's workflow, then the only active one)"}
+}
+
+// workflow resolves the workflow a command acts on (see selector), or
+// the only active workflow.
+func (e *env) workflow(c *cli.Context) (*store.Workflow, error) {
+	p, err := e.Project()
+	if err != nil {
+		return nil, err
+	}
+	return p.Resolve(e.selector(c))
+}
+
+// selector is how a command names its workflow: the command's
+// --workflow, the global --workflow, FLOWSTATE_WORKFLOW, the session's
+// current workflow.
+func (e *env) selector(c *cli.Context) store.Selector {
+	flag := ""
+	for _, ctx := range c.Lineage() {
+		if v := ctx.String("workflow"); v != "" {
+			flag = v
+			break
+		}
+	}
+	return store.Selector{
+		Flag:    flag,
+		Env:     e.Getenv("FLOWSTATE_WORKFLOW"),
+		Session: e.Getenv("CLAUDE_CODE_SESSION_ID"),
+	}
+}
+
+// args checks the positional argument count and names them in the error.
+func args(c *cli.Context, names ...string) ([]string, error) {
+	switch {
+	case c.NArg() == len(names):
+	case len(names) == 0:
+		return nil, fail.Usagef("%s takes no arguments; got %q (see `flowstate %s --help`)", c.Command.Name, c.Args().First(), c.Command.Name)
+	default:
+		return nil, fail.Usagef("%s takes %d argument(s): %s; got %d (see `flowstate %s --help`)", c.Command.Name, len(names), strings.Join(names, " "), c.NArg(), c.Command.Name)
+	}
+	return c.Args().Slice(), nil
+}
+
+// readInput reads a FILE argument, "-" or no argument meaning stdin.
+func (e *env) readInput(c *cli.Context, what string) ([]byte, error) {
+	if c.NArg() > 1 {
+		return nil, fail.Usagef("%s takes at most one FILE (or - for stdin)", c.Command.Name)
+	}
+	return e.readNamed(what, c.Args().First())
+}
+
+// readNamed reads the file name, "-" or "" meaning stdin.
+func (e *env) readNamed(what, name string) ([]byte, error) {
+	if name == "" || name == "-" {
+		return limit.ReadAll(e.Stdin, what)
+	}
+	return e.readFile(what, name)
+}
+
+// readFile reads whole, up to limit.Max, the file a person named for what
+// (an argument, or a flag such as --machine), relative to the working
+// directory. A missing file is a usage error (exit 2).
+func (e *env) readFile(what, name string) ([]byte, error) {
+	b, err := fsx.ReadNamed(e.path(name), limit.Max)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fail.Usagef("%s: file %s not found", what, name)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return b, nil
+}
+
+// flagJSON is the value of a flag that takes JSON or @FILE (sm-init
+// --classification, sm-transition --checkpoint).
+func (e *env) flagJSON(c *cli.Context, flag string) ([]byte, error) {
+	v := c.String(flag)
+	if name, ok := strings.CutPrefix(v, "@"); ok {
+		return e.readFile("--"+flag, name)
+	}
+	return []byte(v), nil
+}
+
+// text is the value of a text flag, "-" reading it from stdin (a slash
+// command passes what the user typed that way), trimmed.
+func (e *env) text(c *cli.Context, flag string) (string, error) {
+	v := c.String(flag)
+	if v == "-" {
+		b, err := limit.ReadAll(e.Stdin, "--"+flag)
+		if err != nil {
+			return "", err
+		}
+		v = string(b)
+	}
+	return strings.TrimSpace(v), nil
+}
+
+// duration is flag name of c if given, else the environment variable
+// env, else def.
+func (e *env) duration(c *cli.Context, name, env string, def time.Duration) (time.Duration, error) {
+	if c != nil && c.IsSet(name) {
+		if d := c.Duration(name); d >= 0 {
+			return d, nil
+		}
+		return 0, fail.Usagef("--%s must not be negative", name)
+	}
+	s := e.Getenv(env)
+	if s == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fail.Usagef("%s=%q is not a duration like 30s or 2m", env, s)
+	}
+	return d, nil
+}
+
+// path resolves a path a person typed from the working directory.
+func (e *env) path(name string) string {
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return filepath.Join(e.Cwd, name)
+}
+
+// onWorkflow wraps an action that takes exactly the named positional
+// arguments and acts on the resolved workflow.
+func (e *env) onWorkflow(fn func(c *cli.Context, w *store.Workflow, a []string) error, names ...string) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		a, err := args(c, names...)
+		if err != nil {
+			return err
+		}
+		w, err := e.workflow(c)
+		if err != nil {
+			return err
+		}
+		return fn(c, w, a)
+	}
+}
+
+// onHeld wraps an action that takes no arguments and acts on a workflow
+// that waits for a person with status (store's ResolveWaiting finds it).
+func (e *env) onHeld(status string, fn func(c *cli.Context, w *store.Workflow) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if _, err := args(c); err != nil {
+			return err
+		}
+		p, err := e.Project()
+		if err != nil {
+			return err
+		}
+		w, err := p.ResolveWaiting(e.selector(c), status)
+		if err != nil {
+			return err
+		}
+		return fn(c, w)
+	}
+}

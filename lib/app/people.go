@@ -1,0 +1,258 @@
+package app
+
+import (
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/history"
+	"github.com/flowstate-dev/flowstate/lib/orchestrate"
+	"github.com/flowstate-dev/flowstate/lib/phase"
+	"github.com/flowstate-dev/flowstate/lib/sm"
+	"github.com/flowstate-dev/flowstate/lib/status"
+	"github.com/flowstate-dev/flowstate/lib/store"
+)
+
+// peopleCommands are what a person does with workflows from any shell or
+// from Claude Code, whatever their commands are doing: look at them
+// (lib/status, lib/history), decide at a gate, pause, cancel, go back
+// (lib/sm).
+func (e *env) peopleCommands() []*cli.Command {
+	who := "Recorded with who (FLOWSTATE_USER, else USER), when, and from where (shell or claude-code)."
+	return []*cli.Command{
+		{
+			Name:      "list",
+			Usage:     "list the project's workflows, newest first, with their state and status (in_progress, awaiting_approval, paused, complete, failed, abandoned, cancelled)",
+			UsageText: "flowstate list [--json]",
+			Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+			Action:    e.list,
+		},
+		{
+			Name:      "status",
+			Usage:     "show the workflow for people: its route (✓ done, ▶ current, · pending), time per state, the agents at work, supervisors, errors",
+			UsageText: "flowstate status [--workflow ID]   (colour only on a terminal, never with NO_COLOR set)",
+			Flags:     []cli.Flag{workflowFlag()},
+			Action:    e.onWorkflow(e.status),
+		},
+		{
+			Name:      "history",
+			Usage:     "list the workflow's events in order: transitions, gates and decisions, pauses, errors, retries, agents and workers, with durations",
+			UsageText: "flowstate history [--json] [--workflow ID]",
+			Description: "A duration is the time in the state left (transition, rewind, finish), an agent's run (its stop),\n" +
+				"the wait for a person (approve, reject, unpause). --json prints {\"workflow_id\", \"events\": [{\"seq\",\n" +
+				"\"ts\", \"event\", \"summary\", \"duration_ms\", \"fields\"}]}, fields being the event as recorded.",
+			Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}, workflowFlag()},
+			Action: e.onWorkflow(e.history),
+		},
+		{
+			Name:      "approve",
+			Usage:     "let a workflow that waits at an approval gate enter the gated state (exit 3 when it waits for none)",
+			UsageText: "flowstate approve [--note TEXT|-] [--workflow ID]",
+			Description: who + " /flowstate:workflow-resume then continues the workflow.\n" +
+				"Approving again once the state was entered changes nothing. --note - reads the note from stdin.\n" +
+				"Without --workflow: this session's workflow, else the project's only one awaiting approval.",
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "note", Usage: "a note for the record"}, workflowFlag()},
+			Action: e.onHeld(checkpoint.AwaitingApproval, e.approve),
+		},
+		{
+			Name:      "reject",
+			Usage:     "send a workflow that waits at an approval gate back to the state the gate names (default: the one it waits in)",
+			UsageText: "flowstate reject --reason TEXT|- [--workflow ID]",
+			Description: who + " The reason is kept for the workers of the state the workflow goes back to\n" +
+				"(the planner of a rejected plan reads it); their earlier work is kept as history (flowstate history).\n" +
+				"Without --workflow: this session's workflow, else the project's only one awaiting approval.",
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why (required)"}, workflowFlag()},
+			Action: e.onHeld(checkpoint.AwaitingApproval, e.reject),
+		},
+		{
+			Name:      "pause",
+			Usage:     "hold an in-progress workflow: its command stops at its next step, transitions wait (exit 6) until unpause",
+			UsageText: "flowstate pause [--reason TEXT|-] [--workflow ID]",
+			Description: who + " Agents already at work finish and are recorded. /flowstate:workflow-resume or\n" +
+				"`flowstate unpause` lets it go on.",
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why, for the record and the running command"}, workflowFlag()},
+			Action: e.onWorkflow(e.pause),
+		},
+		{
+			Name:      "unpause",
+			Usage:     "let a paused workflow go on (nothing to do when it is not paused)",
+			UsageText: "flowstate unpause [--workflow ID]",
+			Description: who + " Its command then continues with /flowstate:workflow-resume. Without --workflow:\n" +
+				"this session's workflow, else the project's only paused one.",
+			Flags:  []cli.Flag{workflowFlag()},
+			Action: e.onHeld(checkpoint.Paused, e.unpause),
+		},
+		{
+			Name:      "cancel",
+			Usage:     "finish an unfinished workflow as cancelled: its command stops at its next step, and it refuses every change (exit 3)",
+			UsageText: "flowstate cancel --reason TEXT|- [--workflow ID]",
+			Description: who + " Agents already at work finish; their ends are recorded as events, their files\n" +
+				"stay. Cancelling again changes nothing.",
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why (required)"}, workflowFlag()},
+			Action: e.onWorkflow(e.cancel),
+		},
+		{
+			Name:      "rewind",
+			Usage:     "take the workflow back to STATE, a state it completed (or its current one), to do the work from there again",
+			UsageText: "flowstate rewind STATE [--reason TEXT|-] [--workflow ID]",
+			Description: "One locked write: the states from STATE on are no longer completed, and what was recorded for them\n" +
+				"(phase_data, worker records, retries, their error) moves to the checkpoint's rewinds history: kept,\n" +
+				"never re-used. Their workers run again, writing new files beside the old (name.v2.md, ...). The\n" +
+				"reason is kept for STATE's workers. " + who + " /flowstate:workflow-resume then runs from STATE.",
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why, for the record and for STATE's workers"}, workflowFlag()},
+			Action: e.onWorkflow(e.rewind, "STATE"),
+		},
+	}
+}
+
+func (e *env) list(c *cli.Context) error {
+	if _, err := args(c); err != nil {
+		return err
+	}
+	p, err := e.Project()
+	if err != nil {
+		return err
+	}
+	all, err := p.List()
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		return e.printJSON(all)
+	}
+	e.printf("%s", status.List(all))
+	return nil
+}
+
+func (e *env) status(_ *cli.Context, w *store.Workflow, _ []string) error {
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return err
+	}
+	m, err := sm.LoadMachine(w)
+	if err != nil {
+		return err
+	}
+	events, err := w.ReadEvents()
+	if err != nil {
+		return err
+	}
+	stuck, err := e.duration(nil, "", "FLOWSTATE_STUCK_AFTER", orchestrate.DefaultStuckAfter)
+	if err != nil {
+		return err
+	}
+	e.printf("%s", status.Render(status.Input{ID: w.ID, Checkpoint: doc, Events: events, Machine: m, Now: time.Now(), StuckAfter: stuck, Color: e.colorful()}))
+	return nil
+}
+
+func (e *env) history(c *cli.Context, w *store.Workflow, _ []string) error {
+	data, err := w.ReadEvents()
+	if err != nil {
+		return err
+	}
+	entries, skipped := history.Parse(data)
+	if skipped > 0 {
+		e.warn("workflow %s: %d damaged lines of %s skipped", w.ID, skipped, w.EventsPath())
+	}
+	if c.Bool("json") {
+		return e.printJSON(history.Document{WorkflowID: w.ID, Events: entries})
+	}
+	e.printf("%s", history.Render(entries))
+	return nil
+}
+
+func (e *env) approve(c *cli.Context, w *store.Workflow) error {
+	if err := e.userAsked(w, "workflow-approve", "approve"); err != nil {
+		return err
+	}
+	note, err := e.text(c, "note")
+	if err != nil {
+		return err
+	}
+	state, err := sm.Approve(w, e.actor(), note)
+	if err != nil {
+		return err
+	}
+	e.tell("workflow %s approved into %s; continue it with /flowstate:workflow-resume", w.ID, state)
+	return e.printOutcome(w)
+}
+
+func (e *env) reject(c *cli.Context, w *store.Workflow) error {
+	if err := e.userAsked(w, "workflow-reject", "reject"); err != nil {
+		return err
+	}
+	reason, err := e.text(c, "reason")
+	if err != nil {
+		return err
+	}
+	to, err := sm.Reject(w, e.actor(), reason, phase.RecordKeys)
+	if err != nil {
+		return err
+	}
+	e.tell("workflow %s sent back to %s; /flowstate:workflow-resume does %s again with your reason", w.ID, to, to)
+	return e.printOutcome(w)
+}
+
+func (e *env) pause(c *cli.Context, w *store.Workflow, _ []string) error {
+	reason, err := e.text(c, "reason")
+	if err != nil {
+		return err
+	}
+	if err := sm.Pause(w, e.actor(), reason); err != nil {
+		return err
+	}
+	return e.printOutcome(w)
+}
+
+func (e *env) unpause(_ *cli.Context, w *store.Workflow) error {
+	if err := e.userAsked(w, orchestrate.ResumeCommand, "unpause"); err != nil {
+		return err
+	}
+	if _, err := sm.Unpause(w, e.actor()); err != nil {
+		return err
+	}
+	return e.printOutcome(w)
+}
+
+func (e *env) cancel(c *cli.Context, w *store.Workflow, _ []string) error {
+	reason, err := e.text(c, "reason")
+	if err != nil {
+		return err
+	}
+	if err := sm.Cancel(w, e.actor(), reason); err != nil {
+		return err
+	}
+	return e.printOutcome(w)
+}
+
+func (e *env) rewind(c *cli.Context, w *store.Workflow, a []string) error {
+	reason, err := e.text(c, "reason")
+	if err != nil {
+		return err
+	}
+	if err := sm.Rewind(w, a[0], e.actor(), reason, phase.RecordKeys); err != nil {
+		return err
+	}
+	return e.printOutcome(w)
+}
+
+// userAsked refuses a person's decision (verb, asked for with the slash
+// command command) that a model runs on its own
+// (orchestrate.RefuseUnasked).
+func (e *env) userAsked(w *store.Workflow, command, verb string) error {
+	return orchestrate.RefuseUnasked(w, e.Getenv("CLAUDE_CODE_SESSION_ID"), command, verb)
+}
+
+// actor is the person running the command (sm.ActorFrom).
+func (e *env) actor() sm.Actor { return sm.ActorFrom(e.Getenv) }
+
+// printOutcome prints where the workflow stands after a person's command.
+func (e *env) printOutcome(w *store.Workflow) error {
+	st, err := sm.Current(w)
+	if err != nil {
+		return err
+	}
+	e.printf("%s", st.Outcome())
+	return nil
+}

@@ -1,0 +1,240 @@
+package app
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	flowstate "github.com/flowstate-dev/flowstate"
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/hook"
+	"github.com/flowstate-dev/flowstate/lib/install"
+	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/version"
+)
+
+// setupCommands put flowstate into a project and Claude Code
+// (lib/install, lib/hook), into the shell, and say which build it is and
+// how to use it.
+func (e *env) setupCommands() []*cli.Command {
+	return []*cli.Command{
+		{
+			Name:      "install",
+			Usage:     "install the commands, agents, this binary and the hooks into PROJECT_DIR/.claude",
+			UsageText: "flowstate install [--force] [--from PLUGIN_DIR] [PROJECT_DIR]   (default: the project the current directory is in)",
+			Description: "Commands go to .claude/commands (as /coordinate, not /flowstate:coordinate), agents\n" +
+				"to .claude/agents, the binary to .claude/bin/flowstate, the SessionStart and SessionEnd\n" +
+				"hooks into .claude/settings.json (merged; the original is kept once as\n" +
+				"settings.json.flowstate-backup), and .claude/state/ into .gitignore. A manifest with\n" +
+				"each file's hash (.claude/flowstate-manifest.json) lets `flowstate uninstall` remove\n" +
+				"exactly that. Files you changed are kept unless --force. Running it again changes nothing\n" +
+				"unless flowstate changed.",
+			Flags: []cli.Flag{
+				&cli.BoolFlag{Name: "force", Usage: "also replace installed files you changed"},
+				&cli.StringFlag{Name: "from", Usage: "install commands and agents from this plugin checkout instead of the ones built into the binary"},
+			},
+			Action: e.install,
+		},
+		{
+			Name:        "uninstall",
+			Usage:       "remove what `flowstate install` put into PROJECT_DIR/.claude",
+			UsageText:   "flowstate uninstall [PROJECT_DIR]   (default: the project the current directory is in)",
+			Description: "Files changed since the install are kept (and named). settings.json is restored\nbyte for byte when nothing else changed it; otherwise only flowstate's hooks are taken\nout. Workflow state in .claude/state/ is kept.",
+			Action:      e.uninstall,
+		},
+		{
+			Name:      "doctor",
+			Usage:     "say what is wrong with the installation in PROJECT_DIR (and a plugin checkout) and how to fix it",
+			UsageText: "flowstate doctor [--plugin-dir DIR] [PROJECT_DIR]   (exit 2 when something is wrong; WARN lines do not fail)",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "plugin-dir", Usage: "also check this plugin checkout (default: $CLAUDE_PLUGIN_ROOT)"},
+			},
+			Action: e.doctor,
+		},
+		{
+			Name:      "hook",
+			Usage:     "Claude Code hook handler (" + strings.Join(hook.Events(), ", ") + "); always exits 0",
+			UsageText: "flowstate hook EVENT < hook-payload.json",
+			Description: "session-start appends to $CLAUDE_ENV_FILE the exports later bash blocks need\n" +
+				"(PATH with this binary's directory, CLAUDE_PROJECT_DIR, FLOWSTATE_BIN), clears stale\n" +
+				"session pointers and stray temp files, and after a compaction tells the model where its\n" +
+				"command stands. session-end removes the session's pointer when its workflow is finished.\n" +
+				"pre-tool-use makes flowstate's agents run in the foreground and records each launch;\n" +
+				"subagent-start and subagent-stop record each agent's start and end in its workflow;\n" +
+				"stop sends a model that ends its turn before its command is done back to it (at most\n" +
+				"3 times in a row). Answers go to stdout as Claude Code's hook JSON. Problems go to\n" +
+				".claude/state/hooks.log (or ~/.claude/flowstate-hooks.log), never to the exit code: a\n" +
+				"hook must not break a Claude Code session.",
+			// Anything on the command line is the hook's business, reported
+			// in the log rather than as a usage error with a non-zero exit.
+			SkipFlagParsing: true,
+			Action:          e.hook,
+		},
+		{
+			Name:      "completion",
+			Usage:     "print the shell completion script for bash or zsh",
+			UsageText: "flowstate completion bash|zsh",
+			Description: "bash: add `source <(flowstate completion bash)` to ~/.bashrc.\n" +
+				"zsh:  add `source <(flowstate completion zsh)` to ~/.zshrc (after compinit), or save the\n" +
+				"      output as _flowstate in a directory of $fpath.",
+			BashComplete: completeShells,
+			Action:       e.completion,
+		},
+		{
+			Name:      "version",
+			Usage:     "print the version and commit; --at-least X fails (exit 2) when older than X",
+			UsageText: "flowstate version [--at-least X.Y.Z]",
+			Flags:     []cli.Flag{&cli.StringFlag{Name: "at-least", Usage: "minimum version required"}},
+			Action:    e.version,
+		},
+		{
+			Name:      "help",
+			Usage:     "show help for a command, or `flowstate help exit-codes`",
+			UsageText: "flowstate help [COMMAND|exit-codes]",
+			Action:    e.help,
+		},
+	}
+}
+
+func (e *env) install(c *cli.Context) error {
+	dir, err := e.projectArg(c)
+	if err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find this binary to install it: %w", err)
+	}
+	var assets fs.FS = flowstate.Plugin
+	if from := c.String("from"); from != "" {
+		assets = os.DirFS(e.path(from))
+	}
+	return install.Install(dir, install.Options{Assets: assets, Binary: exe, Version: version.Version, Force: c.Bool("force"), Log: e.Stderr})
+}
+
+func (e *env) uninstall(c *cli.Context) error {
+	dir, err := e.projectArg(c)
+	if err != nil {
+		return err
+	}
+	return install.Uninstall(dir, e.Stderr)
+}
+
+func (e *env) doctor(c *cli.Context) error {
+	dir, err := e.projectArg(c)
+	if err != nil {
+		return err
+	}
+	plugin := c.String("plugin-dir")
+	if plugin == "" {
+		plugin = e.Getenv("CLAUDE_PLUGIN_ROOT")
+	}
+	findings, err := install.Doctor(dir, install.DoctorOptions{Version: version.Line(), PluginDir: plugin, ClaudeConfig: install.ClaudeConfigDir(e.Getenv), Now: time.Now()})
+	if err != nil {
+		return err
+	}
+	report, problems := install.Report(findings)
+	e.printf("%s", report)
+	if problems > 0 {
+		return fail.Usagef("doctor found %d problem(s) in %s", problems, dir)
+	}
+	return nil
+}
+
+// projectArg is the project a command names: PROJECT_DIR as given, else
+// the project every other command finds from here (store.FindProject), so
+// that doctor checks where sm-init writes. store decides both, and refuses
+// $HOME and ~/.claude alike.
+func (e *env) projectArg(c *cli.Context) (string, error) {
+	switch c.NArg() {
+	case 0:
+		p, err := e.Project()
+		if err != nil {
+			return "", err
+		}
+		return p.Dir, nil
+	case 1:
+		p, err := store.ProjectAt(e.Getenv, e.path(c.Args().First()))
+		if err != nil {
+			return "", err
+		}
+		return p.Dir, nil
+	}
+	return "", fail.Usagef("%s takes at most one PROJECT_DIR; got %d arguments (see `flowstate %s --help`)", c.Command.Name, c.NArg(), c.Command.Name)
+}
+
+func (e *env) hook(c *cli.Context) error {
+	a := c.Args().Slice()
+	if len(a) > 0 && a[0] == "--" { // urfave keeps it with SkipFlagParsing
+		a = a[1:]
+	}
+	event := ""
+	if len(a) > 0 {
+		event = a[0]
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		exe = ""
+	}
+	hook.Run(event, hook.Env{Stdin: e.Stdin, Stdout: e.Stdout, Getenv: e.Getenv, Exe: exe, Now: time.Now()})
+	return nil
+}
+
+func (e *env) completion(c *cli.Context) error {
+	a, err := args(c, "SHELL")
+	if err != nil {
+		return err
+	}
+	script, ok := completionScripts[a[0]]
+	if !ok {
+		return fail.Usagef("completion: unknown shell %q; use one of: %s", a[0], strings.Join(shellNames(), ", "))
+	}
+	e.printf("%s", script)
+	return nil
+}
+
+func (e *env) version(c *cli.Context) error {
+	if _, err := args(c); err != nil {
+		return err
+	}
+	if min := c.String("at-least"); min != "" {
+		ok, err := version.AtLeast(version.Version, min)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fail.Usagef("flowstate %s is older than the required %s; rebuild it with ./install.sh", version.Version, min)
+		}
+	}
+	e.printf("%s\n", version.Line())
+	return nil
+}
+
+func (e *env) help(c *cli.Context) error {
+	topic := c.Args().First()
+	switch topic {
+	case "":
+		return cli.ShowAppHelp(c)
+	case "exit-codes":
+		tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "CODE\tMEANING")
+		for _, row := range fail.Table {
+			fmt.Fprintf(tw, "%d\t%s\n", row.Code, row.Meaning)
+		}
+		return tw.Flush()
+	}
+	if c.App.Command(topic) == nil {
+		hint := ""
+		if s := closest(topic, append(commandNames(c.App.Commands), "exit-codes")); s != "" {
+			hint = "; did you mean `flowstate help " + s + "`?"
+		}
+		return fail.Usagef("no help topic %q%s (run `flowstate help` for the commands)", topic, hint)
+	}
+	// The app's context, not help's own, knows the commands.
+	return cli.ShowCommandHelp(c.Lineage()[1], topic)
+}

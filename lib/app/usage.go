@@ -1,0 +1,96 @@
+package app
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+	"github.com/xrash/smetrics"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+)
+
+// usageError turns a flag error into one line that names the command,
+// spells the flag as typed (--name, not Go's -name), suggests the flag
+// that was probably meant, and points at that command's help.
+func usageError(c *cli.Context, err error, _ bool) error {
+	msg := err.Error()
+	var flags []cli.Flag
+	if c != nil {
+		flags = c.App.Flags
+		if c.Command != nil && !isRoot(c) {
+			flags = c.Command.Flags
+		}
+	}
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		msg = "unknown flag " + dashed(name)
+		if s := closest(name, flagNames(flags)); s != "" {
+			msg += "; did you mean " + dashed(s) + "?"
+		}
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		msg = "flag needs a value: " + dashed(name)
+	}
+	msg = strings.Replace(msg, "for flag -", "for flag --", 1) // invalid value "x" for flag -complexity
+	if c != nil && !isRoot(c) {
+		return fail.Usagef("%s: %s (see `flowstate %s --help`)", c.Command.Name, msg, c.Command.Name)
+	}
+	return fail.Usagef("%s (see `flowstate --help`)", msg)
+}
+
+// isRoot is true for flowstate's own flags, before any command.
+func isRoot(c *cli.Context) bool {
+	return c.Command == nil || c.Command.Name == "" || c.Command.Name == c.App.Name
+}
+
+// dashed spells a flag name as users type it: -h, --reason.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+func commandNames(cs []*cli.Command) []string {
+	var names []string
+	for _, c := range cs {
+		if !c.Hidden {
+			names = append(names, c.Names()...)
+		}
+	}
+	return names
+}
+
+func flagNames(fs []cli.Flag) []string {
+	var names []string
+	for _, f := range fs {
+		names = append(names, f.Names()...)
+	}
+	return names
+}
+
+// closest is the candidate typed most likely meant, or "" when none is
+// close enough to be a useful suggestion: the most similar by
+// Jaro-Winkler (as urfave/cli's own suggestions), above a floor, else the
+// one candidate that has typed as a dash-separated part (init: sm-init).
+func closest(typed string, candidates []string) string {
+	best, score := "", 0.0
+	for _, c := range candidates {
+		if s := smetrics.JaroWinkler(typed, c, 0.7, 4); s > score {
+			best, score = c, s
+		}
+	}
+	if score >= 0.8 {
+		return best
+	}
+	var parts []string
+	for _, c := range candidates {
+		if slices.Contains(strings.Split(c, "-"), typed) {
+			parts = append(parts, c)
+		}
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return ""
+}
