@@ -32,9 +32,8 @@ func TestScriptParses(t *testing.T) {
 	}
 }
 
-// reference lists the functions of the original libraries
-// (original-bash-libraries.md, sections 1.3, 2.2 and 3.4): compat
-// defines every one.
+// reference lists the functions of the original libraries (as
+// docs/migrating-from-bash.md lists them): compat defines every one.
 var reference = []string{
 	// state-persistence.sh
 	"init_workflow_state", "load_workflow_state", "append_workflow_state", "append_workflow_state_array",
