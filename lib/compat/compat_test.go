@@ -32,8 +32,9 @@ func TestScriptParses(t *testing.T) {
 	}
 }
 
-// reference lists the functions of the original libraries (as
-// docs/migrating-from-bash.md lists them): compat defines every one.
+// reference lists the functions of the original libraries
+// (state-persistence.sh, workflow-state-machine.sh, checkpoint-utils.sh;
+// see docs/migrating-from-bash.md): compat defines every one.
 var reference = []string{
 	// state-persistence.sh
 	"init_workflow_state", "load_workflow_state", "append_workflow_state", "append_workflow_state_array",
