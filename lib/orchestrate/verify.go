@@ -22,7 +22,6 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
-	"github.com/flowstate-dev/flowstate/lib/workers"
 )
 
 // Options steer a phase step.
@@ -496,9 +495,9 @@ func record(v *view, recs []supervisor.Record, agg []byte, verified string) erro
 	if len(recs) == 0 && agg == nil && verified == "" {
 		return nil
 	}
-	path := workers.Path(v.role.Key)
+	path := supervisor.WorkersPath(v.role.Key)
 	return v.w.Update(func(tx *store.Tx) error {
-		if err := workers.UpsertTx(tx, v.role.Key, recs...); err != nil {
+		if err := supervisor.UpsertTx(tx, v.role.Key, recs...); err != nil {
 			return fmt.Errorf("workflow %s: %w", v.w.ID, err)
 		}
 		for _, rec := range recs {
@@ -565,7 +564,7 @@ func aggregate(v *view, span time.Duration) (signal string, agg []byte, warnings
 		}
 		recs = append(recs, rec)
 	}
-	agg, warnings, err = workers.Aggregate(v.role.Kind, recs, workers.Dirs{Cwd: v.w.P.Dir, Project: v.w.P.Dir, SpanMs: span.Milliseconds()})
+	agg, warnings, err = supervisor.Aggregate(v.role.Kind, recs, supervisor.Dirs{Cwd: v.w.P.Dir, Project: v.w.P.Dir, SpanMs: span.Milliseconds()})
 	var failed *supervisor.FailedError
 	line := supervisor.SupervisorComplete
 	switch {

@@ -17,7 +17,6 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/phase"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
-	"github.com/flowstate-dev/flowstate/lib/workers"
 )
 
 // view is one read of a workflow: its current state and everything
@@ -118,7 +117,7 @@ func load(w *store.Workflow) (*view, error) {
 		v.facts.TopicNotes = append(v.facts.TopicNotes, kv.OneLine(note))
 	}
 	for _, role := range phase.Roles() {
-		recs, err := workers.Parse(doc, w.ID, role.Key)
+		recs, err := supervisor.Records(doc, w.ID, role.Key)
 		if err != nil {
 			return nil, err
 		}

@@ -19,8 +19,8 @@ var researchReports = []struct{ id, topic, path string }{
 
 // researchInputs returns four completed research records without metadata
 // and the reports they point to, keyed by output_path.
-func researchInputs(t *testing.T) ([]Record, Inputs) {
-	in := Inputs{Outputs: map[string][]byte{}}
+func researchInputs(t *testing.T) ([]Record, inputs) {
+	in := inputs{Outputs: map[string][]byte{}}
 	var recs []Record
 	for i, r := range researchReports {
 		p := ".claude/specs/042_auth/" + r.path
@@ -32,7 +32,7 @@ func researchInputs(t *testing.T) ([]Record, Inputs) {
 
 func TestAggregateResearchContextReduction(t *testing.T) {
 	recs, in := researchInputs(t)
-	out, err := Aggregate(Research, recs, in)
+	out, err := aggregate(Research, recs, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestAggregateResearchSeedExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := aggregateResearch(recs, Inputs{})
+	a, err := aggregateResearch(recs, inputs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,8 +130,8 @@ func TestAggregateAllFailed(t *testing.T) {
 		{WorkerID: "w2", Topic: "b", Status: Completed, OutputPath: "/r.md"},
 		{WorkerID: "w3", Topic: "c", Status: Failed},
 	}
-	in := Inputs{Outputs: map[string][]byte{"/r.md": fixture(t, "reports/no_h1.md")}}
-	_, err := Aggregate(Research, recs, in)
+	in := inputs{Outputs: map[string][]byte{"/r.md": fixture(t, "reports/no_h1.md")}}
+	_, err := aggregate(Research, recs, in)
 	var fe *FailedError
 	if !errors.As(err, &fe) {
 		t.Fatalf("want *FailedError, got %v", err)
@@ -163,11 +163,11 @@ func TestAggregateAllFailed(t *testing.T) {
 }
 
 func TestAggregateRejects(t *testing.T) {
-	_, err := Aggregate(Research, nil, Inputs{})
+	_, err := aggregate(Research, nil, inputs{})
 	wantCode(t, err, fail.Invalid)
-	_, err = Aggregate("docs", []Record{{WorkerID: "w", Status: Completed}}, Inputs{})
+	_, err = aggregate("docs", []Record{{WorkerID: "w", Status: Completed}}, inputs{})
 	wantCode(t, err, fail.Usage)
-	_, err = Aggregate(Testing, []Record{{WorkerID: "w", Status: "done"}}, Inputs{})
+	_, err = aggregate(Testing, []Record{{WorkerID: "w", Status: "done"}}, inputs{})
 	wantCode(t, err, fail.Invalid)
 }
 
@@ -176,7 +176,7 @@ func TestAggregateErrorIsCapped(t *testing.T) {
 		{WorkerID: "w1", Status: Failed, Error: strings.Repeat("stack frame ", 500)},
 		{WorkerID: "w2", Status: Completed, Metadata: json.RawMessage(`{"summary":"s","key_findings":["f"]}`)},
 	}
-	a, err := aggregateResearch(recs, Inputs{})
+	a, err := aggregateResearch(recs, inputs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestAggregateResearchBudget(t *testing.T) {
 		meta, _ := json.Marshal(map[string]any{"summary": strings.Repeat(id+" ", 60), "key_findings": []string{id + " " + long, id + " 2 " + long, id + " 3 " + long}})
 		recs = append(recs, Record{WorkerID: "worker_" + id, Topic: "topic " + id, Status: Completed, OutputPath: ".claude/specs/042/reports/" + id + ".md", Metadata: meta})
 	}
-	a, err := aggregateResearch(recs, Inputs{})
+	a, err := aggregateResearch(recs, inputs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestAggregateImplementation(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := map[string]int{"src/components/LoginForm.tsx": 200, "src/components/RegisterForm.tsx": 250, "src/hooks/useFormValidation.ts": 40}
-	in := Inputs{
+	in := inputs{
 		Outputs:   map[string][]byte{"s/frontend.md": fixture(t, "summaries/frontend.md"), "s/backend.md": fixture(t, "summaries/backend.md")},
 		FileLines: func(p string) (int, bool) { n, ok := lines[p]; return n, ok },
 	}
@@ -274,7 +274,7 @@ func TestAggregateTesting(t *testing.T) {
 		{WorkerID: "lint", Stage: "e2e", Status: Completed, Metadata: meta, DurationMs: 1000},
 		{WorkerID: "bad", Stage: "e2e", Status: Completed, OutputPath: "inconsistent.json"},
 	}
-	in := Inputs{Outputs: map[string][]byte{}}
+	in := inputs{Outputs: map[string][]byte{}}
 	for _, n := range []string{"unit", "integration", "e2e", "inconsistent"} {
 		in.Outputs[n+".json"] = fixture(t, "results/"+n+".json")
 	}

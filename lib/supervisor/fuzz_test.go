@@ -52,7 +52,7 @@ func FuzzParseReport(f *testing.F) {
 			}
 		}
 		// Whatever was parsed aggregates, and stays within the budget.
-		in := Inputs{Outputs: map[string][]byte{"r.md": md}}
+		in := inputs{Outputs: map[string][]byte{"r.md": md}}
 		a, err := aggregateResearch([]Record{{WorkerID: "w", Status: Completed, OutputPath: "r.md"}}, in)
 		if err != nil || a.ContextTokens > ContextBudget {
 			t.Fatalf("aggregate of a parsed report: %+v, %v", a, err)

@@ -194,15 +194,15 @@ func CheckName(name string) error {
 	return nil
 }
 
-// Upsert puts rec into workers, the JSON array stored at
+// upsert puts rec into workers, the JSON array stored at
 // supervisor_state.<name>.workers (empty or null for none): it replaces the
 // element with the same worker_id, else appends. Other elements are kept
 // byte for byte. A worker recorded running is stamped started_at (now, or
 // when it was first recorded running); when it ends without a duration_ms
 // of its own, the time since then is its duration. The caller holds the
-// workflow lock around read, Upsert and write, which is what makes
+// workflow lock around read, upsert and write (UpsertTx), which is what makes
 // simultaneous records safe.
-func Upsert(workers []byte, rec Record, now time.Time) ([]byte, error) {
+func upsert(workers []byte, rec Record, now time.Time) ([]byte, error) {
 	// A record parsed by ParseRecord is valid already, but phase-verify
 	// stores records built in Go: checking here keeps every stored record
 	// valid whoever built it.
@@ -321,9 +321,9 @@ func (p Progress) Pairs() kv.Pairs {
 	return out
 }
 
-// Status sorts the recorded workers, then any expected worker id not
+// progressOf sorts the recorded workers, then any expected worker id not
 // recorded, into a Progress, each list in record order.
-func Status(workers []Record, expected []string) Progress {
+func progressOf(workers []Record, expected []string) Progress {
 	p := Progress{Completed: []string{}, Failed: []string{}, Pending: []string{}}
 	seen := make(map[string]bool, len(workers))
 	for _, w := range workers {

@@ -76,34 +76,34 @@ func ids(t *testing.T, workers []byte) []string {
 }
 
 func TestUpsert(t *testing.T) {
-	w, err := Upsert(nil, Record{WorkerID: "a", Status: Pending}, t0)
+	w, err := upsert(nil, Record{WorkerID: "a", Status: Pending}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, _ = Upsert(w, Record{WorkerID: "b", Status: Pending}, t0)
-	w, _ = Upsert(w, Record{WorkerID: "a", Status: Completed, OutputPath: "/r.md"}, t0)
+	w, _ = upsert(w, Record{WorkerID: "b", Status: Pending}, t0)
+	w, _ = upsert(w, Record{WorkerID: "a", Status: Completed, OutputPath: "/r.md"}, t0)
 	if got := ids(t, w); !reflect.DeepEqual(got, []string{"a=completed", "b=pending"}) {
 		t.Errorf("got %v", got)
 	}
 	// Other elements are kept byte for byte, unknown fields included.
-	w, err = Upsert([]byte(`[{"worker_id":"x","status":"completed","note":"kept"}]`), Record{WorkerID: "y", Status: Running}, t0)
+	w, err = upsert([]byte(`[{"worker_id":"x","status":"completed","note":"kept"}]`), Record{WorkerID: "y", Status: Running}, t0)
 	if err != nil || !strings.Contains(string(w), `"note":"kept"`) {
 		t.Errorf("%s %v", w, err)
 	}
 	// A duplicate left by a hand edit is folded into the upserted record.
-	w, _ = Upsert([]byte(`[{"worker_id":"a","status":"pending"},{"worker_id":"a","status":"running"}]`), Record{WorkerID: "a", Status: Failed, Error: "e"}, t0)
+	w, _ = upsert([]byte(`[{"worker_id":"a","status":"pending"},{"worker_id":"a","status":"running"}]`), Record{WorkerID: "a", Status: Failed, Error: "e"}, t0)
 	if got := ids(t, w); !reflect.DeepEqual(got, []string{"a=failed"}) {
 		t.Errorf("got %v", got)
 	}
 	for _, bad := range []string{`{}`, `[1]`, `[{"worker_id":5}]`, `nope`} {
-		_, err := Upsert([]byte(bad), Record{WorkerID: "a", Status: Pending}, t0)
+		_, err := upsert([]byte(bad), Record{WorkerID: "a", Status: Pending}, t0)
 		wantCode(t, err, fail.Invalid)
 	}
-	_, err = Upsert([]byte(`null`), Record{WorkerID: "", Status: Pending}, t0)
+	_, err = upsert([]byte(`null`), Record{WorkerID: "", Status: Pending}, t0)
 	wantCode(t, err, fail.Invalid)
 }
 
-// Eight workers recording at the same moment: the app layer serialises them
+// Eight workers recording at the same moment: UpsertTx serialises them
 // with the workflow lock (simulated by the mutex); whatever order they win
 // the lock in, each record is there exactly once, and a later update of the
 // same worker replaces its earlier record.
@@ -119,7 +119,7 @@ func TestUpsertEightConcurrentWorkers(t *testing.T) {
 			defer wg.Done()
 			mu.Lock()
 			defer mu.Unlock()
-			next, err := Upsert(stored, r, t0)
+			next, err := upsert(stored, r, t0)
 			if err != nil {
 				errs <- err
 				return
@@ -161,12 +161,12 @@ func TestStatus(t *testing.T) {
 		{WorkerID: "c", Status: Running},
 		{WorkerID: "d", Status: Pending},
 	}
-	got := Status(workers, []string{"a", "e", "c", "e"})
+	got := progressOf(workers, []string{"a", "e", "c", "e"})
 	want := Progress{Completed: []string{"a"}, Failed: []string{"b"}, Pending: []string{"c", "d", "e"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
-	b, _ := json.Marshal(Status(nil, nil))
+	b, _ := json.Marshal(progressOf(nil, nil))
 	if string(b) != `{"completed":[],"failed":[],"pending":[]}` {
 		t.Errorf("empty lists print as [], not null: %s", b)
 	}
@@ -283,7 +283,7 @@ func TestUpsertMeasuresDuration(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, err := Upsert([]byte(tt.stored), tt.rec, t0)
+			out, err := upsert([]byte(tt.stored), tt.rec, t0)
 			if err != nil {
 				t.Fatal(err)
 			}
