@@ -11,7 +11,6 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
-	"github.com/flowstate-dev/flowstate/lib/phase"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
@@ -31,7 +30,7 @@ func (h handler) preToolUse() {
 		return
 	}
 	fields := gjson.GetManyBytes(in, "subagent_type", "prompt", "run_in_background")
-	agent, ours := phase.OwnAgent(fields[0].String())
+	agent, ours := orchestrate.OwnAgent(fields[0].String())
 	if !ours {
 		return
 	}
@@ -53,7 +52,7 @@ func (h handler) preToolUse() {
 // stop is attributed to the worker whose artifact path the agent's prompt
 // gives, read from the agent's transcript.
 func (h handler) subagent(kind string) {
-	agent, ours := phase.OwnAgent(h.pl.AgentType)
+	agent, ours := orchestrate.OwnAgent(h.pl.AgentType)
 	if !ours {
 		return
 	}
@@ -71,7 +70,7 @@ func (h handler) record(kind, agent, prompt string) {
 	if h.p == nil || h.session == "" || store.ValidID(h.session) != nil {
 		return
 	}
-	if agent == phase.Classifier {
+	if agent == orchestrate.Classifier {
 		now := h.env.Now
 		err := orchestrate.UpdateRun(h.p, h.session, func(r *orchestrate.Run) bool {
 			switch {

@@ -42,34 +42,6 @@ func TestOutputString(t *testing.T) {
 	}
 }
 
-func TestParseArgs(t *testing.T) {
-	tests := []struct {
-		raw          string
-		requireScope bool
-		scope, desc  string
-		msg          string // error contains
-	}{
-		{"fix the bug", false, "", "fix the bug", ""},
-		{"--scope research-only fix it", true, "research-only", "fix it", ""},
-		{"fix the bug", true, "", "", "give the scope first: /flowstate:orchestrate --scope SCOPE DESCRIPTION, SCOPE one of "},
-		{"", false, "", "", "no workflow description given"},
-		{"", true, "", "", "no workflow description given"},
-	}
-	for _, tt := range tests {
-		a, err := ParseArgs("orchestrate", tt.raw, tt.requireScope)
-		scope, desc := a.Scope, a.Description
-		if tt.msg != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.msg) || fail.Code(err) != fail.Usage {
-				t.Errorf("ParseArgs(%q, %t): err %v, want usage error with %q", tt.raw, tt.requireScope, err, tt.msg)
-			}
-			continue
-		}
-		if err != nil || scope != tt.scope || desc != tt.desc {
-			t.Errorf("ParseArgs(%q, %t) = %q, %q, %v", tt.raw, tt.requireScope, scope, desc, err)
-		}
-	}
-}
-
 func TestOutputsAndArtifacts(t *testing.T) {
 	rec := func(path, status string) supervisor.Record {
 		return supervisor.Record{WorkerID: path, OutputPath: path, Status: status}

@@ -14,21 +14,20 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/limit"
-	"github.com/flowstate-dev/flowstate/lib/phase"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
 
 // view is one read of a workflow: its current state and everything
-// lib/phase needs to plan or verify that state's workers.
+// the role, worker and brief files need to plan or verify that state's workers.
 type view struct {
 	w          *store.Workflow
 	state      string
 	terminal   string
-	role       phase.Role
+	role       Role
 	hasRole    bool
-	facts      phase.Facts
-	workers    []phase.Worker
+	facts      Facts
+	workers    []Worker
 	records    map[string]map[string]supervisor.Record // role key -> worker id -> record
 	sequential bool
 	session    string  // the Claude Code session the workflow belongs to
@@ -95,14 +94,14 @@ func load(w *store.Workflow) (*view, error) {
 			v.plans[i].known = true
 		}
 	}
-	v.facts = phase.Facts{SpecDir: specDir(w.P, w.ID), Description: r[2].String(),
-		Loop: phase.Loop{FailedState: r[5].String(), Retries: int(r[6].Int())}, Version: int(r[8].Int()) + 1}
+	v.facts = Facts{SpecDir: specDir(w.P, w.ID), Description: r[2].String(),
+		Loop: Loop{FailedState: r[5].String(), Retries: int(r[6].Int())}, Version: int(r[8].Int()) + 1}
 	if fb := gjson.GetBytes(doc, "phase_data."+gjson.Escape(v.state)+".feedback"); fb.IsObject() {
 		var earlier []string
 		for _, a := range fb.Get("earlier").Array() {
 			earlier = append(earlier, a.String())
 		}
-		v.facts.Feedback = phase.Feedback(fb.Get("kind").String(), fb.Get("by").String(), fb.Get("reason").String(), earlier)
+		v.facts.Feedback = Feedback(fb.Get("kind").String(), fb.Get("by").String(), fb.Get("reason").String(), earlier)
 	}
 	for _, t := range r[3].Array() {
 		v.facts.Topics = append(v.facts.Topics, t.String())
@@ -116,7 +115,7 @@ func load(w *store.Workflow) (*view, error) {
 		}
 		v.facts.TopicNotes = append(v.facts.TopicNotes, kv.OneLine(note))
 	}
-	for _, role := range phase.Roles() {
+	for _, role := range Roles() {
 		recs, err := supervisor.Records(doc, w.ID, role.Key)
 		if err != nil {
 			return nil, err
@@ -128,10 +127,10 @@ func load(w *store.Workflow) (*view, error) {
 		v.records[role.Key] = byID
 	}
 	// Debug attempts run one after another, so the completed ones are 1..n.
-	for v.completed("debug", phase.DebugID(v.facts.Loop.DebugDone+1)) {
+	for v.completed("debug", DebugID(v.facts.Loop.DebugDone+1)) {
 		v.facts.Loop.DebugDone++
 	}
-	if rec := v.record("plan", phase.PlanID); rec.Status == supervisor.Completed {
+	if rec := v.record("plan", PlanID); rec.Status == supervisor.Completed {
 		md, err := fsx.ReadFile(rec.OutputPath, limit.Max)
 		if err != nil {
 			return nil, fail.Usagef("the plan %s recorded for workflow %s is gone (%v); restore it or re-run the plan phase", rec.OutputPath, w.ID, err)
@@ -142,12 +141,12 @@ func load(w *store.Workflow) (*view, error) {
 	}
 	// The debug analyst works on the failures of the run it follows.
 	failedRun := v.facts
-	failedRun.Loop = phase.Loop{Retries: v.facts.Loop.DebugAttempt() - 1}
+	failedRun.Loop = Loop{Retries: v.facts.Loop.DebugAttempt() - 1}
 	if n, fs := v.testResults(failedRun); n > 0 {
-		v.facts.Failures = phase.FailureLine(n, fs)
+		v.facts.Failures = FailureLine(n, fs)
 	}
-	v.role, v.hasRole = phase.RoleOf(v.state)
-	if v.workers, err = phase.Workers(v.state, v.facts); err != nil {
+	v.role, v.hasRole = RoleOf(v.state)
+	if v.workers, err = Workers(v.state, v.facts); err != nil {
 		return nil, fmt.Errorf("workflow %s, state %s: %w", w.ID, v.state, err)
 	}
 	return v, nil
@@ -155,7 +154,7 @@ func load(w *store.Workflow) (*view, error) {
 
 // record is the stored record of worker id of state; zero if none.
 func (v *view) record(state, id string) supervisor.Record {
-	r, _ := phase.RoleOf(state)
+	r, _ := RoleOf(state)
 	return v.records[r.Key][id]
 }
 
@@ -179,8 +178,8 @@ func (v *view) retrying() bool {
 }
 
 // testResults sums the failing tests of the test run f's loop points at.
-func (v *view) testResults(f phase.Facts) (int64, []supervisor.Failing) {
-	ws, _ := phase.Workers("test", f)
+func (v *view) testResults(f Facts) (int64, []supervisor.Failing) {
+	ws, _ := Workers("test", f)
 	var failed int64
 	var all []supervisor.Failing
 	for _, w := range ws {
@@ -200,7 +199,7 @@ func (v *view) complete() bool {
 	if !v.hasRole {
 		return true
 	}
-	if _, remaining := phase.Pending(v.workers, v.done, v.sequential); remaining > 0 {
+	if _, remaining := Pending(v.workers, v.done, v.sequential); remaining > 0 {
 		return false
 	}
 	if v.state == "test" {
@@ -216,7 +215,7 @@ func (v *view) finished() bool { return v.state == v.terminal && v.complete() }
 // outputs lists the completed workers' artifacts per state, in worker order.
 func outputs(records map[string]map[string]supervisor.Record) map[string][]string {
 	out := map[string][]string{}
-	for _, role := range phase.Roles() {
+	for _, role := range Roles() {
 		for _, rec := range sortedRecords(records[role.Key]) {
 			if rec.Status == supervisor.Completed {
 				out[role.State] = append(out[role.State], rec.OutputPath)

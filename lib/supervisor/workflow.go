@@ -1,11 +1,5 @@
 package supervisor
 
-// The I/O of supervision: a supervisor's worker records in a stored
-// workflow's checkpoint (read, and upserted under the workflow lock) and
-// what aggregation reads from disk (each worker's output, the line counts
-// of modified files). It never touches a checkpoint outside
-// supervisor_state.
-
 import (
 	"bufio"
 	"encoding/json"
@@ -17,6 +11,12 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
+
+// The I/O of supervision: a supervisor's worker records in a stored
+// workflow's checkpoint (read, and upserted under the workflow lock) and
+// what aggregation reads from disk (each worker's output, the line counts
+// of modified files). It never touches a checkpoint outside
+// supervisor_state.
 
 // WorkersPath is where supervisor name keeps its worker records in the
 // checkpoint.
