@@ -118,7 +118,7 @@ const requiredTop = 13
 
 var (
 	statuses       = []string{InProgress, AwaitingApproval, Paused, Complete, Failed, Abandoned, Cancelled}
-	workerStatuses = []string{"completed", "failed", "pending", "running", "in_progress"}
+	workerStatuses = []string{WorkerCompleted, WorkerFailed, WorkerPending, WorkerRunning, WorkerInProgress}
 	holdKinds      = []string{"approval", "pause", "cancel"}
 )
 

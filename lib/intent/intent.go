@@ -18,6 +18,7 @@ import (
 	"unicode"
 
 	"github.com/flowstate-dev/flowstate/lib/classify"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 )
 
 // The offline classifier reads a description the way the classifier agent is
@@ -139,7 +140,7 @@ func closingQuote(rs []rune, i int) int {
 	return -1
 }
 
-func isScope(s string) bool { return slices.Contains(classify.Scopes, s) }
+func isScope(s string) bool { return slices.Contains(machine.DefaultScopes(), s) }
 
 func isPath(s string) bool {
 	if strings.Contains(strings.TrimPrefix(s, "/"), "/") {

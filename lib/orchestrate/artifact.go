@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
@@ -58,7 +59,7 @@ func CheckArtifact(r Role, data []byte) (Checked, error) {
 // WorkerRecord builds the worker record kept in supervisor_state.<key>.workers:
 // the label goes to topic, track or stage by the role's kind (docs/supervisors.md).
 func WorkerRecord(r Role, w Worker, c Checked, problem error) supervisor.Record {
-	rec := supervisor.Record{WorkerID: w.ID, Status: supervisor.Completed, OutputPath: w.Output,
+	rec := supervisor.Record{WorkerID: w.ID, Status: checkpoint.WorkerCompleted, OutputPath: w.Output,
 		Metadata: c.Metadata, FilesModified: c.FilesModified}
 	switch r.Kind {
 	case supervisor.Implementation:
@@ -69,7 +70,7 @@ func WorkerRecord(r Role, w Worker, c Checked, problem error) supervisor.Record 
 		rec.Topic = w.Label
 	}
 	if problem != nil {
-		rec.Status, rec.Metadata, rec.FilesModified = supervisor.Failed, nil, nil
+		rec.Status, rec.Metadata, rec.FilesModified = checkpoint.WorkerFailed, nil, nil
 		rec.Error = problem.Error()
 	}
 	return rec

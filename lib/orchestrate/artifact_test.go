@@ -4,8 +4,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
-	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
 
 func TestCheckArtifactAndWorkerRecord(t *testing.T) {
@@ -16,7 +16,7 @@ func TestCheckArtifactAndWorkerRecord(t *testing.T) {
 		t.Fatalf("CheckArtifact(summary) = %+v, %v", c, err)
 	}
 	rec := WorkerRecord(implement, Worker{ID: "phase_1", Label: "Phase 1", Output: "/o.md"}, c, nil)
-	if rec.Track != "Phase 1" || rec.Status != supervisor.Completed || rec.Validate() != nil {
+	if rec.Track != "Phase 1" || rec.Status != checkpoint.WorkerCompleted || rec.Validate() != nil {
 		t.Errorf("WorkerRecord = %+v", rec)
 	}
 	test, _ := RoleOf("test")
@@ -31,7 +31,7 @@ func TestCheckArtifactAndWorkerRecord(t *testing.T) {
 			t.Errorf("CheckArtifact(%s, %q): %v, want invalid data", role.State, bad, err)
 		}
 		rec := WorkerRecord(role, Worker{ID: "w"}, Checked{}, err)
-		if rec.Status != supervisor.Failed || rec.Error == "" {
+		if rec.Status != checkpoint.WorkerFailed || rec.Error == "" {
 			t.Errorf("WorkerRecord of a failure = %+v", rec)
 		}
 	}

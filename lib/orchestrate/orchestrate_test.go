@@ -11,6 +11,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/sm"
@@ -47,10 +48,10 @@ func TestOutputsAndArtifacts(t *testing.T) {
 		return supervisor.Record{WorkerID: path, OutputPath: path, Status: status}
 	}
 	records := map[string]map[string]supervisor.Record{
-		"research_supervisor": {"b": rec("/r/002.md", supervisor.Completed), "a": rec("/r/001.md", supervisor.Completed), "c": rec("/r/003.md", supervisor.Failed)},
-		"plan_architect":      {"p": rec("/p/001.md", supervisor.Completed)},
+		"research_supervisor": {"b": rec("/r/002.md", checkpoint.WorkerCompleted), "a": rec("/r/001.md", checkpoint.WorkerCompleted), "c": rec("/r/003.md", checkpoint.WorkerFailed)},
+		"plan_architect":      {"p": rec("/p/001.md", checkpoint.WorkerCompleted)},
 		"debug_analyst":       {},
-		"doc_writer":          {"d": rec("/s/sum.md", supervisor.Pending)},
+		"doc_writer":          {"d": rec("/s/sum.md", checkpoint.WorkerPending)},
 	}
 	got := outputs(records)
 	want := map[string][]string{"research": {"/r/001.md", "/r/002.md"}, "plan": {"/p/001.md"}}

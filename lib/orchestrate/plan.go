@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/flowstate-dev/flowstate/lib/agentrun"
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
@@ -228,7 +229,7 @@ func reconcile(w *store.Workflow, o Options) error {
 	recs, _ := check(v, runs, ready)
 	var good []supervisor.Record
 	for _, rec := range recs {
-		if rec.Status == supervisor.Completed {
+		if rec.Status == checkpoint.WorkerCompleted {
 			good = append(good, rec)
 		}
 	}
@@ -246,7 +247,7 @@ func numbered(key string, i int) string { return key + "_" + strconv.Itoa(i+1) }
 // its artifacts are, with NEXT=done (flowstate status lists them).
 func finish(v *view, o Options) (Output, error) {
 	var out Output
-	if err := sm.Finish(v.w, "complete"); err != nil {
+	if err := sm.Finish(v.w, checkpoint.Complete); err != nil {
 		return out, err
 	}
 	doc, err := v.w.ReadCheckpoint()

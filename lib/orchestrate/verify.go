@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/flowstate-dev/flowstate/lib/agentrun"
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/limit"
@@ -392,7 +393,7 @@ func (v *view) partialOK(recs []supervisor.Record) bool {
 	}
 	delivered, failed := 0, map[string]bool{}
 	for _, rec := range recs {
-		if rec.Status == supervisor.Failed {
+		if rec.Status == checkpoint.WorkerFailed {
 			failed[rec.WorkerID] = true
 		}
 	}
@@ -428,14 +429,14 @@ func settle(v *view, runs agentrun.Runs, recs []supervisor.Record, how settleMod
 	}
 	if how == acceptPartial {
 		for _, rec := range recs {
-			if rec.Status == supervisor.Failed {
+			if rec.Status == checkpoint.WorkerFailed {
 				v.accepted[rec.WorkerID] = true
 			}
 		}
 		// Already failed and recorded (a sub-supervisor's workers, or a
 		// verify run again): their failures are this batch's too.
 		for id, rec := range v.records[v.role.Key] {
-			if rec.Status == supervisor.Failed && slices.ContainsFunc(v.workers, func(w Worker) bool { return w.ID == id }) {
+			if rec.Status == checkpoint.WorkerFailed && slices.ContainsFunc(v.workers, func(w Worker) bool { return w.ID == id }) {
 				v.accepted[id] = true
 			}
 		}
@@ -504,7 +505,7 @@ func record(v *view, recs []supervisor.Record, agg []byte, verified string) erro
 		}
 		var artifacts []string
 		for _, rec := range gjson.GetBytes(tx.Checkpoint, path).Array() {
-			if rec.Get("status").String() == supervisor.Completed {
+			if rec.Get("status").String() == checkpoint.WorkerCompleted {
 				artifacts = append(artifacts, rec.Get("output_path").String())
 			}
 		}
@@ -554,9 +555,9 @@ func aggregate(v *view, span time.Duration) (signal string, agg []byte, warnings
 	for _, wk := range v.workers {
 		rec, ok := v.records[v.role.Key][wk.ID]
 		if !ok {
-			rec = supervisor.Record{WorkerID: wk.ID, Status: supervisor.Pending, OutputPath: wk.Output}
+			rec = supervisor.Record{WorkerID: wk.ID, Status: checkpoint.WorkerPending, OutputPath: wk.Output}
 		}
-		if rec.Status == supervisor.Completed {
+		if rec.Status == checkpoint.WorkerCompleted {
 			counts.Completed++
 		} else {
 			counts.Failed++

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/kv"
@@ -130,7 +131,7 @@ func load(w *store.Workflow) (*view, error) {
 	for v.completed("debug", DebugID(v.facts.Loop.DebugDone+1)) {
 		v.facts.Loop.DebugDone++
 	}
-	if rec := v.record("plan", PlanID); rec.Status == supervisor.Completed {
+	if rec := v.record("plan", PlanID); rec.Status == checkpoint.WorkerCompleted {
 		md, err := fsx.ReadFile(rec.OutputPath, limit.Max)
 		if err != nil {
 			return nil, fail.Usagef("the plan %s recorded for workflow %s is gone (%v); restore it or re-run the plan phase", rec.OutputPath, w.ID, err)
@@ -159,7 +160,7 @@ func (v *view) record(state, id string) supervisor.Record {
 }
 
 func (v *view) completed(state, id string) bool {
-	return v.record(state, id).Status == supervisor.Completed
+	return v.record(state, id).Status == checkpoint.WorkerCompleted
 }
 
 // done reports whether worker id of the current state completed, or
@@ -170,7 +171,7 @@ func (v *view) done(id string) bool { return v.completed(v.state, id) || v.accep
 // those failures is accepted: a retry (or the first run) is under way.
 func (v *view) retrying() bool {
 	for _, wk := range v.workers {
-		if v.record(v.state, wk.ID).Status == supervisor.Failed {
+		if v.record(v.state, wk.ID).Status == checkpoint.WorkerFailed {
 			return true
 		}
 	}
@@ -217,7 +218,7 @@ func outputs(records map[string]map[string]supervisor.Record) map[string][]strin
 	out := map[string][]string{}
 	for _, role := range Roles() {
 		for _, rec := range sortedRecords(records[role.Key]) {
-			if rec.Status == supervisor.Completed {
+			if rec.Status == checkpoint.WorkerCompleted {
 				out[role.State] = append(out[role.State], rec.OutputPath)
 			}
 		}

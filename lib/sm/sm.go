@@ -317,10 +317,10 @@ func Finish(w *store.Workflow, status string) error {
 		if err := refuseFinished(w, doc); err != nil {
 			return err
 		}
-		if status == "complete" && cur != terminal {
+		if status == checkpoint.Complete && cur != terminal {
 			return fail.Refusedf("workflow %s is in %q, not its terminal state %q; it can only be finished as complete there (or as failed or abandoned)", w.ID, cur, terminal)
 		}
-		if status == "complete" {
+		if status == checkpoint.Complete {
 			if err := refuseHeld(w, doc); err != nil {
 				return err
 			}
@@ -328,7 +328,7 @@ func Finish(w *store.Workflow, status string) error {
 		ed := editor{doc: doc}
 		ed.set(pStatus, status)
 		ed.delete(pHold) // a person's hold ends with the workflow
-		if status == "complete" {
+		if status == checkpoint.Complete {
 			ed.addCompleted(cur)
 			// Its work is done, so an error of the terminal state is over, as
 			// when a failed state is left forward; the retry counts stay.
@@ -352,14 +352,14 @@ func Finish(w *store.Workflow, status string) error {
 func Reopen(w *store.Workflow, reason string) error {
 	return w.Update(func(tx *store.Tx) error {
 		switch status := gjson.GetBytes(tx.Checkpoint, pStatus).String(); status {
-		case "in_progress":
+		case checkpoint.InProgress:
 			return nil
-		case "complete":
+		case checkpoint.Complete:
 		default:
 			return fail.Refusedf("workflow %s is %s; only a complete workflow can be reopened", w.ID, status)
 		}
 		ed := editor{doc: tx.Checkpoint}
-		ed.set(pStatus, "in_progress")
+		ed.set(pStatus, checkpoint.InProgress)
 		ed.touch(tx.Now)
 		tx.Checkpoint = ed.doc
 		tx.Event("reopen", map[string]any{"state": gjson.GetBytes(tx.Checkpoint, pCurrent).String(), "reason": reason})

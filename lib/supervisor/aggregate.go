@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 )
 
@@ -203,12 +204,12 @@ func settle(r kindRules, recs []Record, in inputs) ([]worker, []Failure, error) 
 // deliver returns the worker's filled metadata, or why it did not deliver.
 func deliver(r kindRules, rec Record, in inputs) (metadata, string) {
 	switch rec.Status {
-	case Failed:
+	case checkpoint.WorkerFailed:
 		if rec.Error == "" {
 			return metadata{}, "failed without an error message"
 		}
 		return metadata{}, rec.Error
-	case Pending, Running, InProgress:
+	case checkpoint.WorkerPending, checkpoint.WorkerRunning, checkpoint.WorkerInProgress:
 		return metadata{}, "no result recorded: the worker is still " + rec.Status
 	}
 	m, _ := rec.meta() // Validate checked it decodes

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 )
 
@@ -25,7 +26,7 @@ func researchInputs(t *testing.T) ([]Record, inputs) {
 	for i, r := range researchReports {
 		p := ".claude/specs/042_auth/" + r.path
 		in.Outputs[p] = fixture(t, r.path)
-		recs = append(recs, Record{WorkerID: r.id, Topic: r.topic, Status: Completed, OutputPath: p, DurationMs: int64(10000 + 500*i)})
+		recs = append(recs, Record{WorkerID: r.id, Topic: r.topic, Status: checkpoint.WorkerCompleted, OutputPath: p, DurationMs: int64(10000 + 500*i)})
 	}
 	return recs, in
 }
@@ -104,9 +105,9 @@ func TestAggregateResearchSeedExample(t *testing.T) {
 
 func TestAggregatePartialFailure(t *testing.T) {
 	recs, in := researchInputs(t)
-	recs[1] = Record{WorkerID: "research_specialist_2", Topic: "authorization patterns", Status: Failed, Error: "timeout after 300s"}
+	recs[1] = Record{WorkerID: "research_specialist_2", Topic: "authorization patterns", Status: checkpoint.WorkerFailed, Error: "timeout after 300s"}
 	recs[2].OutputPath = "/gone.md" // completed, but its report vanished
-	recs = append(recs, Record{WorkerID: "research_specialist_5", Topic: "audit logging", Status: Running})
+	recs = append(recs, Record{WorkerID: "research_specialist_5", Topic: "audit logging", Status: checkpoint.WorkerRunning})
 	a, err := aggregateResearch(recs, in)
 	if err != nil {
 		t.Fatal(err)
@@ -126,9 +127,9 @@ func TestAggregatePartialFailure(t *testing.T) {
 
 func TestAggregateAllFailed(t *testing.T) {
 	recs := []Record{
-		{WorkerID: "w1", Topic: "a", Status: Failed, Error: "model refused"},
-		{WorkerID: "w2", Topic: "b", Status: Completed, OutputPath: "/r.md"},
-		{WorkerID: "w3", Topic: "c", Status: Failed},
+		{WorkerID: "w1", Topic: "a", Status: checkpoint.WorkerFailed, Error: "model refused"},
+		{WorkerID: "w2", Topic: "b", Status: checkpoint.WorkerCompleted, OutputPath: "/r.md"},
+		{WorkerID: "w3", Topic: "c", Status: checkpoint.WorkerFailed},
 	}
 	in := inputs{Outputs: map[string][]byte{"/r.md": fixture(t, "reports/no_h1.md")}}
 	_, err := aggregate(Research, recs, in)
@@ -165,7 +166,7 @@ func TestAggregateAllFailed(t *testing.T) {
 func TestAggregateRejects(t *testing.T) {
 	_, err := aggregate(Research, nil, inputs{})
 	wantCode(t, err, fail.Invalid)
-	_, err = aggregate("docs", []Record{{WorkerID: "w", Status: Completed}}, inputs{})
+	_, err = aggregate("docs", []Record{{WorkerID: "w", Status: checkpoint.WorkerCompleted}}, inputs{})
 	wantCode(t, err, fail.Usage)
 	_, err = aggregate(Testing, []Record{{WorkerID: "w", Status: "done"}}, inputs{})
 	wantCode(t, err, fail.Invalid)
@@ -173,8 +174,8 @@ func TestAggregateRejects(t *testing.T) {
 
 func TestAggregateErrorIsCapped(t *testing.T) {
 	recs := []Record{
-		{WorkerID: "w1", Status: Failed, Error: strings.Repeat("stack frame ", 500)},
-		{WorkerID: "w2", Status: Completed, Metadata: json.RawMessage(`{"summary":"s","key_findings":["f"]}`)},
+		{WorkerID: "w1", Status: checkpoint.WorkerFailed, Error: strings.Repeat("stack frame ", 500)},
+		{WorkerID: "w2", Status: checkpoint.WorkerCompleted, Metadata: json.RawMessage(`{"summary":"s","key_findings":["f"]}`)},
 	}
 	a, err := aggregateResearch(recs, inputs{})
 	if err != nil {
@@ -191,7 +192,7 @@ func TestAggregateResearchBudget(t *testing.T) {
 	var recs []Record
 	for _, id := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p"} {
 		meta, _ := json.Marshal(map[string]any{"summary": strings.Repeat(id+" ", 60), "key_findings": []string{id + " " + long, id + " 2 " + long, id + " 3 " + long}})
-		recs = append(recs, Record{WorkerID: "worker_" + id, Topic: "topic " + id, Status: Completed, OutputPath: ".claude/specs/042/reports/" + id + ".md", Metadata: meta})
+		recs = append(recs, Record{WorkerID: "worker_" + id, Topic: "topic " + id, Status: checkpoint.WorkerCompleted, OutputPath: ".claude/specs/042/reports/" + id + ".md", Metadata: meta})
 	}
 	a, err := aggregateResearch(recs, inputs{})
 	if err != nil {
@@ -268,11 +269,11 @@ func TestAggregateTesting(t *testing.T) {
 	cov := 90.0
 	meta, _ := json.Marshal(map[string]any{"total_tests": 4, "tests_passed": 4, "tests_failed": 0, "coverage_percent": cov})
 	recs := []Record{
-		{WorkerID: "unit", Stage: "execution", Status: Completed, OutputPath: "unit.json", DurationMs: 8000},
-		{WorkerID: "integration", Stage: "execution", Status: Completed, OutputPath: "integration.json", DurationMs: 12000},
-		{WorkerID: "e2e", Stage: "e2e", Status: Completed, OutputPath: "e2e.json", DurationMs: 5000},
-		{WorkerID: "lint", Stage: "e2e", Status: Completed, Metadata: meta, DurationMs: 1000},
-		{WorkerID: "bad", Stage: "e2e", Status: Completed, OutputPath: "inconsistent.json"},
+		{WorkerID: "unit", Stage: "execution", Status: checkpoint.WorkerCompleted, OutputPath: "unit.json", DurationMs: 8000},
+		{WorkerID: "integration", Stage: "execution", Status: checkpoint.WorkerCompleted, OutputPath: "integration.json", DurationMs: 12000},
+		{WorkerID: "e2e", Stage: "e2e", Status: checkpoint.WorkerCompleted, OutputPath: "e2e.json", DurationMs: 5000},
+		{WorkerID: "lint", Stage: "e2e", Status: checkpoint.WorkerCompleted, Metadata: meta, DurationMs: 1000},
+		{WorkerID: "bad", Stage: "e2e", Status: checkpoint.WorkerCompleted, OutputPath: "inconsistent.json"},
 	}
 	in := inputs{Outputs: map[string][]byte{}}
 	for _, n := range []string{"unit", "integration", "e2e", "inconsistent"} {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/classify"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/machine"
@@ -59,9 +60,9 @@ func workflow(t *testing.T) *store.Workflow {
 func TestUpsertStatus(t *testing.T) {
 	w := workflow(t)
 	for _, r := range []Record{
-		{WorkerID: "a", Status: Pending},
-		{WorkerID: "b", Status: Failed, Error: "x"},
-		{WorkerID: "a", Status: Completed},
+		{WorkerID: "a", Status: checkpoint.WorkerPending},
+		{WorkerID: "b", Status: checkpoint.WorkerFailed, Error: "x"},
+		{WorkerID: "a", Status: checkpoint.WorkerCompleted},
 	} {
 		if err := Upsert(w, "research_supervisor", r); err != nil {
 			t.Fatal(err)
@@ -91,9 +92,9 @@ func TestUpsertTx(t *testing.T) {
 			return err
 		}
 		return UpsertTx(tx, "research_supervisor",
-			Record{WorkerID: "a", Status: Pending},
-			Record{WorkerID: "b", Status: Completed},
-			Record{WorkerID: "a", Status: Failed, Error: "x"})
+			Record{WorkerID: "a", Status: checkpoint.WorkerPending},
+			Record{WorkerID: "b", Status: checkpoint.WorkerCompleted},
+			Record{WorkerID: "a", Status: checkpoint.WorkerFailed, Error: "x"})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -130,8 +131,8 @@ func TestAggregate(t *testing.T) {
 		t.Fatal(err)
 	}
 	recs := []Record{
-		{WorkerID: "w1", Track: "one", Status: Completed, OutputPath: "r1.md"},
-		{WorkerID: "w2", Track: "two", Status: Failed, Error: "timeout"},
+		{WorkerID: "w1", Track: "one", Status: checkpoint.WorkerCompleted, OutputPath: "r1.md"},
+		{WorkerID: "w2", Track: "two", Status: checkpoint.WorkerFailed, Error: "timeout"},
 	}
 	out, warnings, err := Aggregate(Implementation, recs, Dirs{Cwd: cwd, Project: project})
 	if err != nil {
@@ -143,7 +144,7 @@ func TestAggregate(t *testing.T) {
 	if want := []string{"worker w2 failed: timeout"}; !reflect.DeepEqual(warnings, want) {
 		t.Errorf("warnings %q, want %q", warnings, want)
 	}
-	recs[0].Status, recs[0].Error = Failed, "gone"
+	recs[0].Status, recs[0].Error = checkpoint.WorkerFailed, "gone"
 	_, warnings, err = Aggregate(Research, recs, Dirs{Cwd: cwd})
 	if fail.Code(err) != fail.Refused || len(warnings) != 0 {
 		t.Errorf("all failed: %v, warnings %q; want refused and no warnings", err, warnings)
