@@ -29,12 +29,11 @@ func (h handler) preToolUse() {
 	if !gjson.ValidBytes(in) || !gjson.ParseBytes(in).IsObject() {
 		return
 	}
-	fields := gjson.GetManyBytes(in, "subagent_type", "prompt", "run_in_background")
-	agent, ours := orchestrate.OwnAgent(fields[0].String())
+	agent, ours := orchestrate.OwnAgent(gjson.GetBytes(in, "subagent_type").String())
 	if !ours {
 		return
 	}
-	if fields[2].Type != gjson.False {
+	if gjson.GetBytes(in, "run_in_background").Type != gjson.False {
 		updated, err := sjson.SetBytes(in, "run_in_background", false)
 		if err != nil {
 			h.l.printf("pre-tool-use: %v", err)
@@ -45,7 +44,7 @@ func (h handler) preToolUse() {
 			}})
 		}
 	}
-	h.record(agentrun.Launch, agent, fields[1].String())
+	h.record(agentrun.Launch, agent, gjson.GetBytes(in, "prompt").String())
 }
 
 // subagent records an agent's start or stop (kind) in its workflow; a

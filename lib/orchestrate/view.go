@@ -80,11 +80,15 @@ func load(w *store.Workflow) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := gjson.GetManyBytes(doc, "state_machine.current_state", "state_machine.workflow_config.terminal_state",
-		"workflow_description", "state_machine.classification.research_topics", "phase_data.initialize.coordination",
-		"error_state.failed_state", "error_state.retries.test", "session_id", "rewinds.#")
-	v := &view{w: w, state: r[0].String(), terminal: r[1].String(), sequential: r[4].String() == sequential,
-		records: map[string]map[string]supervisor.Record{}, session: r[7].String()}
+	get := func(path string) gjson.Result { return gjson.GetBytes(doc, path) }
+	v := &view{
+		w:          w,
+		state:      get("state_machine.current_state").String(),
+		terminal:   get("state_machine.workflow_config.terminal_state").String(),
+		sequential: get("phase_data.initialize.coordination").String() == sequential,
+		records:    map[string]map[string]supervisor.Record{},
+		session:    get("session_id").String(),
+	}
 	v.accepted = map[string]bool{}
 	for _, id := range gjson.GetBytes(doc, "phase_data."+v.state+"."+acceptedKey).Array() {
 		v.accepted[id.String()] = true
@@ -95,8 +99,12 @@ func load(w *store.Workflow) (*view, error) {
 			v.plans[i].known = true
 		}
 	}
-	v.facts = Facts{SpecDir: specDir(w.P, w.ID), Description: r[2].String(),
-		Loop: Loop{FailedState: r[5].String(), Retries: int(r[6].Int())}, Version: int(r[8].Int()) + 1}
+	v.facts = Facts{
+		SpecDir:     specDir(w.P, w.ID),
+		Description: get("workflow_description").String(),
+		Loop:        Loop{FailedState: get("error_state.failed_state").String(), Retries: int(get("error_state.retries.test").Int())},
+		Version:     int(get("rewinds.#").Int()) + 1,
+	}
 	if fb := gjson.GetBytes(doc, "phase_data."+gjson.Escape(v.state)+".feedback"); fb.IsObject() {
 		var earlier []string
 		for _, a := range fb.Get("earlier").Array() {
@@ -104,7 +112,7 @@ func load(w *store.Workflow) (*view, error) {
 		}
 		v.facts.Feedback = Feedback(fb.Get("kind").String(), fb.Get("by").String(), fb.Get("reason").String(), earlier)
 	}
-	for _, t := range r[3].Array() {
+	for _, t := range get("state_machine.classification.research_topics").Array() {
 		v.facts.Topics = append(v.facts.Topics, t.String())
 	}
 	for _, d := range gjson.GetBytes(doc, "state_machine.classification.research_topic_details").Array() {
