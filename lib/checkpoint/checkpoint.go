@@ -126,6 +126,8 @@ const (
 	Cancelled        = "cancelled"
 )
 
+var statuses = []string{InProgress, AwaitingApproval, Paused, Complete, Failed, Abandoned, Cancelled}
+
 // Worker statuses, of the records in supervisor_state.<name>.workers
 // (lib/supervisor writes them). A worker is recorded pending before it
 // starts, running (or in_progress, the original design's word) while it
@@ -141,6 +143,8 @@ const (
 // WorkerStatuses lists the worker statuses, in the order messages name
 // them.
 func WorkerStatuses() []string { return slices.Clone(workerStatuses) }
+
+var workerStatuses = []string{WorkerCompleted, WorkerFailed, WorkerPending, WorkerRunning, WorkerInProgress}
 
 // Active reports whether a workflow with this status is unfinished: in
 // progress, or waiting for a person (Held). A workflow in its terminal

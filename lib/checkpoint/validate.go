@@ -134,11 +134,7 @@ var topNames = [nTop]string{
 	topMetadata: "metadata", topHold: "hold", topRewinds: "rewinds",
 }
 
-var (
-	statuses       = []string{InProgress, AwaitingApproval, Paused, Complete, Failed, Abandoned, Cancelled}
-	workerStatuses = []string{WorkerCompleted, WorkerFailed, WorkerPending, WorkerRunning, WorkerInProgress}
-	holdKinds      = []string{"approval", "pause", "cancel"}
-)
+var holdKinds = []string{"approval", "pause", "cancel"}
 
 func checkVersion(v gjson.Result) error {
 	switch {

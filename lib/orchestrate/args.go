@@ -7,6 +7,8 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/machine"
 )
 
+// A command's arguments as typed. Pure: no I/O.
+
 // Arguments are a command's arguments as the user typed them: options
 // first, then the description.
 type Arguments struct {
