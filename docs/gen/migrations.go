@@ -87,7 +87,7 @@ func addedBy(from, to string) ([][2]string, error) {
 		return nil, nil // a document relabelled 2.1 is not migrated at all
 	}
 	base, err := checkpoint.New(checkpoint.Params{
-		WorkflowID: "w", Command: "c", Scope: "full-implementation",
+		WorkflowID: "w", Command: "c", Scope: machine.FullImplementation,
 		InitialState: "initialize", TerminalState: "complete",
 		Transitions: machine.Default().Transitions,
 		Now:         time.Date(2025, 11, 7, 14, 30, 22, 0, time.UTC),

@@ -8,7 +8,6 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/history"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
-	"github.com/flowstate-dev/flowstate/lib/phase"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/status"
 	"github.com/flowstate-dev/flowstate/lib/store"
@@ -186,7 +185,7 @@ func (e *env) reject(c *cli.Context, w *store.Workflow) error {
 	if err != nil {
 		return err
 	}
-	to, err := sm.Reject(w, e.actor(), reason, phase.RecordKeys)
+	to, err := sm.Reject(w, e.actor(), reason, orchestrate.RecordKeys)
 	if err != nil {
 		return err
 	}
@@ -231,7 +230,7 @@ func (e *env) rewind(c *cli.Context, w *store.Workflow, a []string) error {
 	if err != nil {
 		return err
 	}
-	if err := sm.Rewind(w, a[0], e.actor(), reason, phase.RecordKeys); err != nil {
+	if err := sm.Rewind(w, a[0], e.actor(), reason, orchestrate.RecordKeys); err != nil {
 		return err
 	}
 	return e.printOutcome(w)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/classify"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/graph"
@@ -83,7 +84,7 @@ func (e *env) smCommands() []*cli.Command {
 			UsageText: "flowstate sm-finish [--status complete|failed|abandoned]",
 			Description: "A workflow stays active in its terminal state while that last phase runs; finish it\n" +
 				"when the phase's work is done. Entering a state with no way out (complete) finishes it.",
-			Flags:  []cli.Flag{&cli.StringFlag{Name: "status", Value: "complete", Usage: "complete, failed or abandoned"}, workflowFlag()},
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "status", Value: checkpoint.Complete, Usage: "complete, failed or abandoned"}, workflowFlag()},
 			Action: e.onWorkflow(e.smFinish),
 		},
 		{

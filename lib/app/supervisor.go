@@ -9,7 +9,6 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
-	"github.com/flowstate-dev/flowstate/lib/workers"
 )
 
 // supervisorCommands serve the supervisor agents (lib/supervisor;
@@ -197,7 +196,7 @@ func (e *env) supervisorRecord(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return workers.Upsert(w, name, rec)
+	return supervisor.Upsert(w, name, rec)
 }
 
 func (e *env) supervisorStatus(c *cli.Context) error {
@@ -218,7 +217,7 @@ func (e *env) supervisorStatus(c *cli.Context) error {
 			expected = append(expected, id)
 		}
 	}
-	p, err := workers.Status(w, a[0], expected)
+	p, err := supervisor.Status(w, a[0], expected)
 	if err != nil {
 		return err
 	}
@@ -245,11 +244,11 @@ func (e *env) aggregate(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("aggregate: %w", err)
 	}
-	dirs := workers.Dirs{Cwd: e.Cwd, Project: e.Cwd}
+	dirs := supervisor.Dirs{Cwd: e.Cwd, Project: e.Cwd}
 	if p, err := e.Project(); err == nil {
 		dirs.Project = p.Dir
 	}
-	out, warnings, err := workers.Aggregate(kind, recs, dirs)
+	out, warnings, err := supervisor.Aggregate(kind, recs, dirs)
 	for _, w := range warnings {
 		e.warn("%s", w)
 	}

@@ -14,6 +14,7 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
@@ -124,6 +125,26 @@ const (
 	Abandoned        = "abandoned"
 	Cancelled        = "cancelled"
 )
+
+var statuses = []string{InProgress, AwaitingApproval, Paused, Complete, Failed, Abandoned, Cancelled}
+
+// Worker statuses, of the records in supervisor_state.<name>.workers
+// (lib/supervisor writes them). A worker is recorded pending before it
+// starts, running (or in_progress, the original design's word) while it
+// works, and completed or failed when it returns.
+const (
+	WorkerCompleted  = "completed"
+	WorkerFailed     = "failed"
+	WorkerPending    = "pending"
+	WorkerRunning    = "running"
+	WorkerInProgress = "in_progress"
+)
+
+// WorkerStatuses lists the worker statuses, in the order messages name
+// them.
+func WorkerStatuses() []string { return slices.Clone(workerStatuses) }
+
+var workerStatuses = []string{WorkerCompleted, WorkerFailed, WorkerPending, WorkerRunning, WorkerInProgress}
 
 // Active reports whether a workflow with this status is unfinished: in
 // progress, or waiting for a person (Held). A workflow in its terminal

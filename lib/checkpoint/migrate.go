@@ -421,7 +421,7 @@ func guessScope(desc, current string) string {
 	scope := intent.Classify(desc).WorkflowType
 	m := machine.Default()
 	if sc, ok := m.Scopes[scope]; ok && m.HasState(current) && !slices.Contains(m.Reach(sc), current) {
-		return "full-implementation"
+		return machine.FullImplementation
 	}
 	return scope
 }
@@ -566,26 +566,28 @@ func NormalizeComplexity(v any) json.Number {
 	return "4"
 }
 
-// migrateStatus maps the statuses found in the wild to the four of 2.1.
-// An unknown one becomes in_progress and is kept as legacy_status.
+// migrateStatus maps the statuses found in the wild (the case labels) to
+// four of 2.1's. An unknown one becomes in_progress and is kept as
+// legacy_status.
 func migrateStatus(m map[string]any) {
 	s, _ := m["status"].(string)
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "", "in_progress", "in-progress", "running", "pending", "paused", "pre_execution":
-		m["status"] = "in_progress"
+		m["status"] = InProgress
 	case "complete", "completed", "done", "success", "succeeded":
-		m["status"] = "complete"
+		m["status"] = Complete
 	case "failed", "failure", "error":
-		m["status"] = "failed"
+		m["status"] = Failed
 	case "abandoned", "cancelled", "canceled", "aborted":
-		m["status"] = "abandoned"
+		m["status"] = Abandoned
 	default:
 		m["legacy_status"] = m["status"]
-		m["status"] = "in_progress"
+		m["status"] = InProgress
 	}
 }
 
-// migrateWorkers maps the bash libraries' worker statuses onto 2.1's.
+// migrateWorkers maps the bash libraries' worker statuses (the case
+// labels) onto 2.1's.
 func migrateWorkers(ss any) {
 	sups, _ := ss.(map[string]any)
 	for _, sup := range sups {
@@ -596,13 +598,13 @@ func migrateWorkers(ss any) {
 			if st, ok := wm["status"].(string); ok {
 				switch st {
 				case "in_progress", "in-progress", "started":
-					wm["status"] = "running"
+					wm["status"] = WorkerRunning
 				case "complete", "done", "success":
-					wm["status"] = "completed"
+					wm["status"] = WorkerCompleted
 				case "error":
-					wm["status"] = "failed"
+					wm["status"] = WorkerFailed
 				case "queued":
-					wm["status"] = "pending"
+					wm["status"] = WorkerPending
 				}
 			}
 		}

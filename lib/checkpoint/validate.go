@@ -60,67 +60,81 @@ func (vd *validator) document(root gjson.Result) error {
 	vd.collect(root, "", topNames[:], top[:])
 	// Version first: a 2.0 or 3.0 document fails here with advice, not on
 	// whatever field happens to differ.
-	if err := checkVersion(top[0]); err != nil {
+	if err := checkVersion(top[topVersion]); err != nil {
 		return err
 	}
-	for i, name := range topNames[:requiredTop] {
-		if !top[i].Exists() {
-			return invalidf(name, "required field is missing")
-		}
-	}
-	if err := wantNonEmptyString(top[1], "workflow_id"); err != nil {
+	if err := required("", topNames[:requiredTop], top[:requiredTop]); err != nil {
 		return err
 	}
-	for i := 2; i <= 4; i++ { // command, project_name, workflow_description
+	if err := wantNonEmptyString(top[topWorkflowID], "workflow_id"); err != nil {
+		return err
+	}
+	for _, i := range [...]int{topCommand, topProjectName, topDescription} {
 		if err := wantString(top[i], topNames[i]); err != nil {
 			return err
 		}
 	}
-	if err := wantEnum(top[5], "status", statuses); err != nil {
+	if err := wantEnum(top[topStatus], "status", statuses); err != nil {
 		return err
 	}
-	for i := 6; i <= 7; i++ { // created_at, updated_at
+	for _, i := range [...]int{topCreatedAt, topUpdatedAt} {
 		if err := wantTimestamp(top[i], topNames[i]); err != nil {
 			return err
 		}
 	}
-	states, err := vd.checkStateMachine(top[8])
+	states, err := vd.checkStateMachine(top[topStateMachine])
 	if err != nil {
 		return err
 	}
-	if err := vd.checkPhaseData(top[9]); err != nil {
+	if err := vd.checkPhaseData(top[topPhaseData]); err != nil {
 		return err
 	}
-	if err := vd.checkSupervisorState(top[10]); err != nil {
+	if err := vd.checkSupervisorState(top[topSupervisorState]); err != nil {
 		return err
 	}
-	if err := vd.checkErrorState(top[11], states); err != nil {
+	if err := vd.checkErrorState(top[topErrorState], states); err != nil {
 		return err
 	}
-	if err := vd.checkMetadata(top[12]); err != nil {
+	if err := vd.checkMetadata(top[topMetadata]); err != nil {
 		return err
 	}
-	if err := vd.checkHold(top[13], states); err != nil {
+	if err := vd.checkHold(top[topHold], states); err != nil {
 		return err
 	}
-	return vd.checkRewinds(top[14])
+	return vd.checkRewinds(top[topRewinds])
 }
 
-// Order matters: Validate addresses these by index. The first requiredTop
-// are required.
-var topNames = [...]string{
-	"schema_version", "workflow_id", "command", "project_name", "workflow_description",
-	"status", "created_at", "updated_at", "state_machine", "phase_data",
-	"supervisor_state", "error_state", "metadata", "hold", "rewinds",
-}
-
-const requiredTop = 13
-
-var (
-	statuses       = []string{InProgress, AwaitingApproval, Paused, Complete, Failed, Abandoned, Cancelled}
-	workerStatuses = []string{"completed", "failed", "pending", "running", "in_progress"}
-	holdKinds      = []string{"approval", "pause", "cancel"}
+// The top-level fields, in the order New writes them; the fields before
+// requiredTop are required.
+const (
+	topVersion = iota
+	topWorkflowID
+	topCommand
+	topProjectName
+	topDescription
+	topStatus
+	topCreatedAt
+	topUpdatedAt
+	topStateMachine
+	topPhaseData
+	topSupervisorState
+	topErrorState
+	topMetadata
+	topHold
+	topRewinds
+	nTop
+	requiredTop = topHold
 )
+
+var topNames = [nTop]string{
+	topVersion: "schema_version", topWorkflowID: "workflow_id", topCommand: "command",
+	topProjectName: "project_name", topDescription: "workflow_description", topStatus: "status",
+	topCreatedAt: "created_at", topUpdatedAt: "updated_at", topStateMachine: "state_machine",
+	topPhaseData: "phase_data", topSupervisorState: "supervisor_state", topErrorState: "error_state",
+	topMetadata: "metadata", topHold: "hold", topRewinds: "rewinds",
+}
+
+var holdKinds = []string{"approval", "pause", "cancel"}
 
 func checkVersion(v gjson.Result) error {
 	switch {
@@ -137,7 +151,21 @@ func checkVersion(v gjson.Result) error {
 	return nil
 }
 
-var smNames = [...]string{"current_state", "completed_states", "transition_table", "workflow_config", "classification", "gates"}
+// The fields of state_machine; those before smGates are required.
+const (
+	smCurrent = iota
+	smCompleted
+	smTable
+	smConfig
+	smClassification
+	smGates
+	nSM
+)
+
+var smNames = [nSM]string{
+	smCurrent: "current_state", smCompleted: "completed_states", smTable: "transition_table",
+	smConfig: "workflow_config", smClassification: "classification", smGates: "gates",
+}
 
 // checkStateMachine returns the states of the transition table, which the
 // rest of the document refers to.
@@ -148,29 +176,36 @@ func (vd *validator) checkStateMachine(sm gjson.Result) ([]string, error) {
 	}
 	var f [len(smNames)]gjson.Result
 	vd.collect(sm, p, smNames[:], f[:])
-	if err := required(p, smNames[:5], f[:5]); err != nil { // gates is optional
+	if err := required(p, smNames[:smGates], f[:smGates]); err != nil {
 		return nil, err
 	}
-	states, err := vd.checkTable(f[2])
+	states, err := vd.checkTable(f[smTable])
 	if err != nil {
 		return nil, err
 	}
-	if err := vd.wantState(f[0], p+".current_state", states); err != nil {
+	if err := vd.wantState(f[smCurrent], p+".current_state", states); err != nil {
 		return nil, err
 	}
-	if err := vd.checkStateList(f[1], p+".completed_states", states); err != nil {
+	if err := vd.checkStateList(f[smCompleted], p+".completed_states", states); err != nil {
 		return nil, err
 	}
-	if err := vd.checkWorkflowConfig(f[3], states); err != nil {
+	if err := vd.checkWorkflowConfig(f[smConfig], states); err != nil {
 		return nil, err
 	}
-	if err := vd.checkClassification(f[4]); err != nil {
+	if err := vd.checkClassification(f[smClassification]); err != nil {
 		return nil, err
 	}
-	return states, vd.checkGates(f[5], states)
+	return states, vd.checkGates(f[smGates], states)
 }
 
-var gateNames = []string{"message", "reject_to"}
+// The fields of a gate; message is required.
+const (
+	gateMessage = iota
+	gateRejectTo
+	nGate
+)
+
+var gateNames = [nGate]string{gateMessage: "message", gateRejectTo: "reject_to"}
 
 // checkGates: state -> {message, reject_to}, the states a person must
 // approve before the workflow enters them.
@@ -191,23 +226,40 @@ func (vd *validator) checkGates(g gjson.Result, states []string) error {
 		if err = wantObject(v, gp); err != nil {
 			return false
 		}
-		var f [2]gjson.Result
-		vd.collect(v, gp, gateNames, f[:])
-		if err = required(gp, gateNames[:1], f[:1]); err != nil {
+		var f [nGate]gjson.Result
+		vd.collect(v, gp, gateNames[:], f[:])
+		if err = required(gp, gateNames[:gateRejectTo], f[:gateRejectTo]); err != nil {
 			return false
 		}
-		if err = wantString(f[0], gp+".message"); err != nil {
+		if err = wantString(f[gateMessage], gp+".message"); err != nil {
 			return false
 		}
-		if f[1].Exists() {
-			err = vd.wantState(f[1], gp+".reject_to", states)
+		if f[gateRejectTo].Exists() {
+			err = vd.wantState(f[gateRejectTo], gp+".reject_to", states)
 		}
 		return err == nil
 	})
 	return err
 }
 
-var holdNames = [...]string{"kind", "since", "state", "from", "message", "reason", "by", "via"}
+// The fields of hold: kind and since are required, state and from name
+// states, the rest are text.
+const (
+	holdKind = iota
+	holdSince
+	holdState
+	holdFrom
+	holdMessage
+	holdReason
+	holdBy
+	holdVia
+	nHold
+)
+
+var holdNames = [nHold]string{
+	holdKind: "kind", holdSince: "since", holdState: "state", holdFrom: "from",
+	holdMessage: "message", holdReason: "reason", holdBy: "by", holdVia: "via",
+}
 
 // checkHold: what a person holds the workflow for (optional).
 func (vd *validator) checkHold(h gjson.Result, states []string) error {
@@ -220,20 +272,20 @@ func (vd *validator) checkHold(h gjson.Result, states []string) error {
 	}
 	var f [len(holdNames)]gjson.Result
 	vd.collect(h, p, holdNames[:], f[:])
-	if err := required(p, holdNames[:2], f[:2]); err != nil {
+	if err := required(p, holdNames[:holdState], f[:holdState]); err != nil {
 		return err
 	}
-	if err := wantEnum(f[0], p+".kind", holdKinds); err != nil {
+	if err := wantEnum(f[holdKind], p+".kind", holdKinds); err != nil {
 		return err
 	}
-	if err := wantTimestamp(f[1], p+".since"); err != nil {
+	if err := wantTimestamp(f[holdSince], p+".since"); err != nil {
 		return err
 	}
-	for i := 2; i < len(holdNames); i++ {
+	for i := holdState; i < nHold; i++ {
 		if !f[i].Exists() {
 			continue
 		}
-		if i < 4 { // state, from
+		if i == holdState || i == holdFrom {
 			if err := vd.wantState(f[i], p+"."+holdNames[i], states); err != nil {
 				return err
 			}
@@ -244,7 +296,15 @@ func (vd *validator) checkHold(h gjson.Result, states []string) error {
 	return nil
 }
 
-var rewindNames = []string{"at", "from", "to"}
+// The fields of a rewind, all required.
+const (
+	rewindAt = iota
+	rewindFrom
+	rewindTo
+	nRewind
+)
+
+var rewindNames = [nRewind]string{rewindAt: "at", rewindFrom: "from", rewindTo: "to"}
 
 // checkRewinds: the history of rewinds, each with what it took back.
 func (vd *validator) checkRewinds(r gjson.Result) error {
@@ -263,18 +323,18 @@ func (vd *validator) checkRewinds(r gjson.Result) error {
 		if err = wantObject(rw, rp); err != nil {
 			return false
 		}
-		var f [3]gjson.Result
-		vd.collect(rw, rp, rewindNames, f[:])
-		if err = required(rp, rewindNames, f[:]); err != nil {
+		var f [nRewind]gjson.Result
+		vd.collect(rw, rp, rewindNames[:], f[:])
+		if err = required(rp, rewindNames[:], f[:]); err != nil {
 			return false
 		}
-		if err = wantTimestamp(f[0], rp+".at"); err != nil {
+		if err = wantTimestamp(f[rewindAt], rp+".at"); err != nil {
 			return false
 		}
-		if err = wantString(f[1], rp+".from"); err != nil {
+		if err = wantString(f[rewindFrom], rp+".from"); err != nil {
 			return false
 		}
-		err = wantString(f[2], rp+".to")
+		err = wantString(f[rewindTo], rp+".to")
 		return err == nil
 	})
 	return err
@@ -338,7 +398,16 @@ func (vd *validator) checkStateList(v gjson.Result, p string, states []string) e
 	return err
 }
 
-var wcNames = [...]string{"scope", "description", "command", "terminal_state"}
+// The fields of workflow_config, all required.
+const (
+	wcScope = iota
+	wcDescription
+	wcCommand
+	wcTerminal
+	nWC
+)
+
+var wcNames = [nWC]string{wcScope: "scope", wcDescription: "description", wcCommand: "command", wcTerminal: "terminal_state"}
 
 func (vd *validator) checkWorkflowConfig(wc gjson.Result, states []string) error {
 	const p = "state_machine.workflow_config"
@@ -350,15 +419,31 @@ func (vd *validator) checkWorkflowConfig(wc gjson.Result, states []string) error
 	if err := required(p, wcNames[:], f[:]); err != nil {
 		return err
 	}
-	for i := 0; i < 3; i++ {
+	for _, i := range [...]int{wcScope, wcDescription, wcCommand} {
 		if err := wantString(f[i], p+"."+wcNames[i]); err != nil {
 			return err
 		}
 	}
-	return vd.wantState(f[3], p+".terminal_state", states)
+	return vd.wantState(f[wcTerminal], p+".terminal_state", states)
 }
 
-var clNames = [...]string{"workflow_type", "research_complexity", "research_topics", "confidence", "reasoning", "classified_at", "research_topic_details"}
+// The fields of classification; those before clClassifiedAt are required.
+const (
+	clType = iota
+	clComplexity
+	clTopics
+	clConfidence
+	clReasoning
+	clClassifiedAt
+	clTopicDetails
+	nCl
+)
+
+var clNames = [nCl]string{
+	clType: "workflow_type", clComplexity: "research_complexity", clTopics: "research_topics",
+	clConfidence: "confidence", clReasoning: "reasoning", clClassifiedAt: "classified_at",
+	clTopicDetails: "research_topic_details",
+}
 
 func (vd *validator) checkClassification(c gjson.Result) error {
 	const p = "state_machine.classification"
@@ -367,23 +452,24 @@ func (vd *validator) checkClassification(c gjson.Result) error {
 	}
 	var f [len(clNames)]gjson.Result
 	vd.collect(c, p, clNames[:], f[:])
-	if err := required(p, clNames[:5], f[:5]); err != nil { // classified_at and research_topic_details are optional
+	if err := required(p, clNames[:clClassifiedAt], f[:clClassifiedAt]); err != nil {
 		return err
 	}
-	if err := wantString(f[0], p+".workflow_type"); err != nil {
+	if err := wantString(f[clType], p+".workflow_type"); err != nil {
 		return err
 	}
-	if n, err := wantInteger(f[1], p+".research_complexity"); err != nil {
+	if n, err := wantInteger(f[clComplexity], p+".research_complexity"); err != nil {
 		return err
 	} else if n < 1 || n > 4 {
-		return invalidf(p+".research_complexity", "must be 1, 2, 3 or 4, got %s", f[1].Raw)
+		return invalidf(p+".research_complexity", "must be 1, 2, 3 or 4, got %s", f[clComplexity].Raw)
 	}
-	if !f[2].IsArray() {
-		return invalidf(p+".research_topics", "must be an array of strings, got %s", describe(f[2]))
+	topics := f[clTopics]
+	if !topics.IsArray() {
+		return invalidf(p+".research_topics", "must be an array of strings, got %s", describe(topics))
 	}
 	var err error
 	i := 0
-	f[2].ForEach(func(_, t gjson.Result) bool {
+	topics.ForEach(func(_, t gjson.Result) bool {
 		err = wantString(t, p+".research_topics."+strconv.Itoa(i))
 		i++
 		return err == nil
@@ -391,20 +477,20 @@ func (vd *validator) checkClassification(c gjson.Result) error {
 	if err != nil {
 		return err
 	}
-	if f[3].Type != gjson.Number {
-		return invalidf(p+".confidence", "must be a number from 0 to 1, got %s", describe(f[3]))
-	} else if !(f[3].Num >= 0 && f[3].Num <= 1) {
-		return invalidf(p+".confidence", "must be from 0 to 1, got %s", f[3].Raw)
+	if conf := f[clConfidence]; conf.Type != gjson.Number {
+		return invalidf(p+".confidence", "must be a number from 0 to 1, got %s", describe(conf))
+	} else if !(conf.Num >= 0 && conf.Num <= 1) {
+		return invalidf(p+".confidence", "must be from 0 to 1, got %s", conf.Raw)
 	}
-	if err := wantString(f[4], p+".reasoning"); err != nil {
+	if err := wantString(f[clReasoning], p+".reasoning"); err != nil {
 		return err
 	}
-	if f[5].Exists() && f[5].Type != gjson.Null {
-		if err := wantTimestamp(f[5], p+".classified_at"); err != nil {
-			return invalidf(p+".classified_at", "must be null or an RFC 3339 UTC time like 2025-11-14T14:30:00Z, got %s", describe(f[5]))
+	if at := f[clClassifiedAt]; at.Exists() && at.Type != gjson.Null {
+		if err := wantTimestamp(at, p+".classified_at"); err != nil {
+			return invalidf(p+".classified_at", "must be null or an RFC 3339 UTC time like 2025-11-14T14:30:00Z, got %s", describe(at))
 		}
 	}
-	if d := f[6]; d.Exists() {
+	if d := f[clTopicDetails]; d.Exists() {
 		if !d.IsArray() {
 			return invalidf(p+".research_topic_details", "must be an array of objects, got %s", describe(d))
 		}
@@ -441,18 +527,25 @@ func (vd *validator) checkSupervisorState(ss gjson.Result) error {
 		if err = wantObject(sup, p); err != nil {
 			return false
 		}
-		var f [1]gjson.Result
-		vd.collect(sup, p, []string{"workers"}, f[:])
-		if !f[0].Exists() {
+		var workers [1]gjson.Result
+		vd.collect(sup, p, []string{"workers"}, workers[:])
+		if !workers[0].Exists() {
 			return true
 		}
-		err = vd.checkWorkers(f[0], p+".workers")
+		err = vd.checkWorkers(workers[0], p+".workers")
 		return err == nil
 	})
 	return err
 }
 
-var workerNames = []string{"worker_id", "status"}
+// The fields of a worker record this package checks, both required.
+const (
+	wkID = iota
+	wkStatus
+	nWk
+)
+
+var workerNames = [nWk]string{wkID: "worker_id", wkStatus: "status"}
 
 func (vd *validator) checkWorkers(ws gjson.Result, p string) error {
 	if !ws.IsArray() {
@@ -466,21 +559,30 @@ func (vd *validator) checkWorkers(ws gjson.Result, p string) error {
 		if err = wantObject(w, wp); err != nil {
 			return false
 		}
-		var f [2]gjson.Result
-		vd.collect(w, wp, workerNames, f[:])
-		if err = required(wp, workerNames, f[:]); err != nil {
+		var f [nWk]gjson.Result
+		vd.collect(w, wp, workerNames[:], f[:])
+		if err = required(wp, workerNames[:], f[:]); err != nil {
 			return false
 		}
-		if err = wantNonEmptyString(f[0], wp+".worker_id"); err != nil {
+		if err = wantNonEmptyString(f[wkID], wp+".worker_id"); err != nil {
 			return false
 		}
-		err = wantEnum(f[1], wp+".status", workerStatuses)
+		err = wantEnum(f[wkStatus], wp+".status", workerStatuses)
 		return err == nil
 	})
 	return err
 }
 
-var esNames = [...]string{"last_error", "retry_count", "failed_state", "retries"}
+// The fields of error_state; those before esRetries are required.
+const (
+	esLastError = iota
+	esRetryCount
+	esFailedState
+	esRetries
+	nES
+)
+
+var esNames = [nES]string{esLastError: "last_error", esRetryCount: "retry_count", esFailedState: "failed_state", esRetries: "retries"}
 
 func (vd *validator) checkErrorState(es gjson.Result, states []string) error {
 	const p = "error_state"
@@ -489,33 +591,34 @@ func (vd *validator) checkErrorState(es gjson.Result, states []string) error {
 	}
 	var f [len(esNames)]gjson.Result
 	vd.collect(es, p, esNames[:], f[:])
-	if err := required(p, esNames[:3], f[:3]); err != nil { // retries is optional
+	if err := required(p, esNames[:esRetries], f[:esRetries]); err != nil {
 		return err
 	}
-	if f[0].Type != gjson.Null && f[0].Type != gjson.String {
-		return invalidf(p+".last_error", "must be a string or null, got %s", describe(f[0]))
+	if last := f[esLastError]; last.Type != gjson.Null && last.Type != gjson.String {
+		return invalidf(p+".last_error", "must be a string or null, got %s", describe(last))
 	}
-	if n, err := wantInteger(f[1], p+".retry_count"); err != nil {
+	if n, err := wantInteger(f[esRetryCount], p+".retry_count"); err != nil {
 		return err
 	} else if n < 0 {
-		return invalidf(p+".retry_count", "must not be negative, got %s", f[1].Raw)
+		return invalidf(p+".retry_count", "must not be negative, got %s", f[esRetryCount].Raw)
 	}
-	if f[2].Type != gjson.Null {
-		if f[2].Type != gjson.String {
-			return invalidf(p+".failed_state", "must be a state or null, got %s", describe(f[2]))
+	if failed := f[esFailedState]; failed.Type != gjson.Null {
+		if failed.Type != gjson.String {
+			return invalidf(p+".failed_state", "must be a state or null, got %s", describe(failed))
 		}
-		if err := vd.wantState(f[2], p+".failed_state", states); err != nil {
+		if err := vd.wantState(failed, p+".failed_state", states); err != nil {
 			return err
 		}
 	}
-	if !f[3].Exists() {
+	retries := f[esRetries]
+	if !retries.Exists() {
 		return nil
 	}
-	if err := wantObject(f[3], p+".retries"); err != nil {
+	if err := wantObject(retries, p+".retries"); err != nil {
 		return err
 	}
 	var err error
-	f[3].ForEach(func(k, v gjson.Result) bool {
+	retries.ForEach(func(k, v gjson.Result) bool {
 		rp := p + ".retries." + k.Str
 		var n float64
 		if n, err = wantInteger(v, rp); err != nil {
@@ -531,7 +634,20 @@ func (vd *validator) checkErrorState(es gjson.Result, states []string) error {
 	return err
 }
 
-var mdNames = [...]string{"checkpoint_id", "project_name", "created_at", "updated_at", "revision"}
+// The fields of metadata; those before mdRevision are required.
+const (
+	mdCheckpointID = iota
+	mdProjectName
+	mdCreatedAt
+	mdUpdatedAt
+	mdRevision
+	nMD
+)
+
+var mdNames = [nMD]string{
+	mdCheckpointID: "checkpoint_id", mdProjectName: "project_name", mdCreatedAt: "created_at",
+	mdUpdatedAt: "updated_at", mdRevision: "revision",
+}
 
 func (vd *validator) checkMetadata(md gjson.Result) error {
 	const p = "metadata"
@@ -540,26 +656,26 @@ func (vd *validator) checkMetadata(md gjson.Result) error {
 	}
 	var f [len(mdNames)]gjson.Result
 	vd.collect(md, p, mdNames[:], f[:])
-	if err := required(p, mdNames[:4], f[:4]); err != nil {
+	if err := required(p, mdNames[:mdRevision], f[:mdRevision]); err != nil {
 		return err
 	}
-	if f[4].Exists() {
-		if n, err := wantInteger(f[4], p+".revision"); err != nil {
+	if rev := f[mdRevision]; rev.Exists() {
+		if n, err := wantInteger(rev, p+".revision"); err != nil {
 			return err
 		} else if n < 0 {
-			return invalidf(p+".revision", "must not be negative, got %s", f[4].Raw)
+			return invalidf(p+".revision", "must not be negative, got %s", rev.Raw)
 		}
 	}
-	if err := wantNonEmptyString(f[0], p+".checkpoint_id"); err != nil {
+	if err := wantNonEmptyString(f[mdCheckpointID], p+".checkpoint_id"); err != nil {
 		return err
 	}
-	if err := wantString(f[1], p+".project_name"); err != nil {
+	if err := wantString(f[mdProjectName], p+".project_name"); err != nil {
 		return err
 	}
-	if err := wantTimestamp(f[2], p+".created_at"); err != nil {
+	if err := wantTimestamp(f[mdCreatedAt], p+".created_at"); err != nil {
 		return err
 	}
-	return wantTimestamp(f[3], p+".updated_at")
+	return wantTimestamp(f[mdUpdatedAt], p+".updated_at")
 }
 
 // collect stores the members of obj named in names into out (same index)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/limit"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 )
 
 // Classification is the classifier agent's answer, as documented in
@@ -42,18 +43,6 @@ type Topic struct {
 
 // signal is how the original design's classifier began its answer.
 const signal = "CLASSIFICATION_COMPLETE:"
-
-// Scopes are the seven workflow types of the default machine, in the order
-// of its routes (docs/architecture.md, "The state machine").
-var Scopes = []string{
-	"research-only",
-	"research-and-plan",
-	"research-and-revise",
-	"full-implementation",
-	"debug-only",
-	"implement-only",
-	"test-and-debug",
-}
 
 // MaxComplexity is the largest research_complexity: at most four research
 // workers run in parallel.
@@ -92,9 +81,9 @@ func Parse(data []byte, minConfidence float64) (Classification, error) {
 	}
 
 	wt, ok := stringField(raw, "workflow_type")
-	if !ok || !slices.Contains(Scopes, wt) {
+	if !ok || !slices.Contains(machine.DefaultScopes(), wt) {
 		return c, fail.Invalidf("classification: workflow_type %s is not one of %s; the classifier must return one of them",
-			show(raw, "workflow_type"), strings.Join(Scopes, ", "))
+			show(raw, "workflow_type"), strings.Join(machine.DefaultScopes(), ", "))
 	}
 	c.WorkflowType = wt
 

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flowstate-dev/flowstate/lib/machine"
 )
 
 // FuzzParse checks that Parse never panics and that whatever it accepts
@@ -15,7 +17,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !slices.Contains(Scopes, c.WorkflowType) {
+		if !slices.Contains(machine.DefaultScopes(), c.WorkflowType) {
 			t.Errorf("accepted workflow_type %q", c.WorkflowType)
 		}
 		if c.Confidence < 0 || c.Confidence > 1 || c.Confidence < min {

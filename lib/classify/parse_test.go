@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 )
 
 const good = `{"workflow_type": "research-and-plan", "confidence": 0.92, "research_complexity": 2,
@@ -120,7 +121,7 @@ func TestParseRejects(t *testing.T) {
 		{"double fence", "```json\n```json\n" + good + "\n```\n```", 0, []string{"not valid JSON"}},
 
 		{"unknown workflow_type", field(`"research-and-plan"`, `"research"`), 0,
-			[]string{`workflow_type "research"`, strings.Join(Scopes, ", ")}},
+			[]string{`workflow_type "research"`, strings.Join(machine.DefaultScopes(), ", ")}},
 		{"workflow_type wrong case", field(`"research-and-plan"`, `"Research-And-Plan"`), 0, []string{"workflow_type"}},
 		{"workflow_type padded", field(`"research-and-plan"`, `" research-and-plan"`), 0, []string{"workflow_type"}},
 		{"workflow_type missing", field(`"workflow_type": "research-and-plan", `, ``), 0, []string{"workflow_type (missing)"}},

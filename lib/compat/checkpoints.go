@@ -124,8 +124,7 @@ func (c *call) saved(typ, project string) (*store.Workflow, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	r := gjson.GetManyBytes(doc, "workflow_type", "project_name")
-	if r[0].String() != typ || project != "" && r[1].String() != project {
+	if gjson.GetBytes(doc, "workflow_type").String() != typ || project != "" && gjson.GetBytes(doc, "project_name").String() != project {
 		suffix := ""
 		if project != "" {
 			suffix = " of project " + project
@@ -554,16 +553,16 @@ func saveIterationCheckpoint(c *call) int {
 	if !gjson.Valid(doc) || !gjson.Parse(doc).IsObject() {
 		return c.fail(1, "the iteration checkpoint must be a JSON object")
 	}
-	r := gjson.GetMany(doc, "iteration", "workflow_id", "version", "timestamp")
-	n := checkpoint.Display(r[0].Raw)
-	if !r[0].Exists() || !isDigits(n) {
+	iteration, id := gjson.Get(doc, "iteration"), gjson.Get(doc, "workflow_id").String()
+	n := checkpoint.Display(iteration.Raw)
+	if !iteration.Exists() || !isDigits(n) {
 		return c.fail(1, "the checkpoint needs an integer \"iteration\"")
 	}
 	var add []string
-	if !r[2].Exists() {
+	if !gjson.Get(doc, "version").Exists() {
 		add = append(add, `"version": "2.1"`)
 	}
-	if !r[3].Exists() {
+	if !gjson.Get(doc, "timestamp").Exists() {
 		add = append(add, `"timestamp": `+jsonText(checkpoint.Timestamp(c.Now())))
 	}
 	if len(add) > 0 {
@@ -574,7 +573,7 @@ func saveIterationCheckpoint(c *call) int {
 		}
 		doc = "{" + strings.Join(add, ", ") + sep + body
 	}
-	if id := r[1].String(); id != "" {
+	if id != "" {
 		c.shellID = id
 	}
 	name := "iteration_" + n

@@ -273,7 +273,7 @@ func checkResume(root gjson.Result, now time.Time, stat Stat) []string {
 	if notNull(root.Get("last_error")) || notNull(root.Get("error_state.last_error")) {
 		errs = append(errs, "Last run had errors")
 	}
-	if s := root.Get("status").String(); s != "in_progress" {
+	if s := root.Get("status").String(); s != checkpoint.InProgress {
 		errs = append(errs, fmt.Sprintf("Checkpoint status: %s (expected: in_progress)", s))
 	}
 	// The bash library wrote a new file per save, so its created_at was

@@ -126,7 +126,7 @@ func (c *call) again(p *store.Project, ip sm.InitParams) (*store.Workflow, error
 	}
 	st := sm.StatusOf(w.ID, doc)
 	desc := gjson.GetBytes(doc, "state_machine.workflow_config.description").String()
-	if st.Command != ip.Command || st.Scope != ip.Scope || desc != ip.Description || st.CurrentState != ip.Machine.Initial || st.Status != "in_progress" {
+	if st.Command != ip.Command || st.Scope != ip.Scope || desc != ip.Description || st.CurrentState != ip.Machine.Initial || st.Status != checkpoint.InProgress {
 		return nil, fmt.Errorf("workflow %s exists already (%s, %s, in state %s); choose a new id with generate_unique_workflow_id", w.ID, st.Command, st.Scope, st.CurrentState)
 	}
 	if ip.Session != "" {
@@ -229,7 +229,7 @@ func finishing(st sm.Status, m *machine.Machine, to string) bool {
 	if f == "" || to != f || st.CurrentState == f {
 		return false
 	}
-	return st.Status == "complete" || checkpoint.Active(st.Status) && st.CurrentState == st.TerminalState
+	return st.Status == checkpoint.Complete || checkpoint.Active(st.Status) && st.CurrentState == st.TerminalState
 }
 
 // finish is that last transition: FROM checked as sm-transition --from
@@ -244,10 +244,10 @@ func (c *call) finish(w *store.Workflow, st sm.Status, m *machine.Machine, from,
 			return err
 		}
 	}
-	if st.Status == "complete" {
+	if st.Status == checkpoint.Complete {
 		return nil
 	}
-	return sm.Finish(w, "complete")
+	return sm.Finish(w, checkpoint.Complete)
 }
 
 // final is the machine's one state with no way out (complete), or "".
@@ -268,7 +268,7 @@ func final(m *machine.Machine) string {
 // complete short of the final state is in the final state, where the
 // original's last transition took it.
 func shown(st sm.Status, m *machine.Machine) string {
-	if f := final(m); f != "" && st.Status == "complete" {
+	if f := final(m); f != "" && st.Status == checkpoint.Complete {
 		return f
 	}
 	return st.CurrentState
@@ -289,7 +289,7 @@ func smFinish(c *call) int {
 	if err != nil {
 		return c.failErr(err)
 	}
-	if err := sm.Finish(w, firstNonEmpty(c.arg(0), "complete")); err != nil {
+	if err := sm.Finish(w, firstNonEmpty(c.arg(0), checkpoint.Complete)); err != nil {
 		return c.failErr(err)
 	}
 	return c.answerMachineOf(w)

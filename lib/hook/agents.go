@@ -11,7 +11,6 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
-	"github.com/flowstate-dev/flowstate/lib/phase"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
@@ -30,12 +29,11 @@ func (h handler) preToolUse() {
 	if !gjson.ValidBytes(in) || !gjson.ParseBytes(in).IsObject() {
 		return
 	}
-	fields := gjson.GetManyBytes(in, "subagent_type", "prompt", "run_in_background")
-	agent, ours := phase.OwnAgent(fields[0].String())
+	agent, ours := orchestrate.OwnAgent(gjson.GetBytes(in, "subagent_type").String())
 	if !ours {
 		return
 	}
-	if fields[2].Type != gjson.False {
+	if gjson.GetBytes(in, "run_in_background").Type != gjson.False {
 		updated, err := sjson.SetBytes(in, "run_in_background", false)
 		if err != nil {
 			h.l.printf("pre-tool-use: %v", err)
@@ -46,14 +44,14 @@ func (h handler) preToolUse() {
 			}})
 		}
 	}
-	h.record(agentrun.Launch, agent, fields[1].String())
+	h.record(agentrun.Launch, agent, gjson.GetBytes(in, "prompt").String())
 }
 
 // subagent records an agent's start or stop (kind) in its workflow; a
 // stop is attributed to the worker whose artifact path the agent's prompt
 // gives, read from the agent's transcript.
 func (h handler) subagent(kind string) {
-	agent, ours := phase.OwnAgent(h.pl.AgentType)
+	agent, ours := orchestrate.OwnAgent(h.pl.AgentType)
 	if !ours {
 		return
 	}
@@ -71,7 +69,7 @@ func (h handler) record(kind, agent, prompt string) {
 	if h.p == nil || h.session == "" || store.ValidID(h.session) != nil {
 		return
 	}
-	if agent == phase.Classifier {
+	if agent == orchestrate.Classifier {
 		now := h.env.Now
 		err := orchestrate.UpdateRun(h.p, h.session, func(r *orchestrate.Run) bool {
 			switch {

@@ -18,6 +18,7 @@ import (
 	"unicode"
 
 	"github.com/flowstate-dev/flowstate/lib/classify"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 )
 
 // The offline classifier reads a description the way the classifier agent is
@@ -139,7 +140,7 @@ func closingQuote(rs []rune, i int) int {
 	return -1
 }
 
-func isScope(s string) bool { return slices.Contains(classify.Scopes, s) }
+func isScope(s string) bool { return slices.Contains(machine.DefaultScopes(), s) }
 
 func isPath(s string) bool {
 	if strings.Contains(strings.TrimPrefix(s, "/"), "/") {
@@ -443,7 +444,7 @@ func mentionsPlan(toks []token) bool {
 		switch {
 		case t.planRef, t.kind == kindWord && (t.text == "plan" || t.text == "plans"):
 			return true
-		case t.scope == "research-and-plan" || t.scope == "research-and-revise":
+		case t.scope == machine.ResearchAndPlan || t.scope == machine.ResearchAndRevise:
 			if i+1 == len(toks) || !toks[i+1].is(featureNouns) {
 				return true
 			}
@@ -577,12 +578,12 @@ type rule struct {
 // carrying out an existing plan names its object, building something new
 // subsumes research, planning and tests, and so on down to plain research.
 var rules = []rule{
-	{"revise-plan", "research-and-revise", 0.9,
+	{"revise-plan", machine.ResearchAndRevise, 0.9,
 		func(s *signals) bool { return s.pos[intentRevise] },
 		func(s *signals) string {
 			return fmt.Sprintf("the verb %q acts on an existing plan%s", s.verb[intentRevise], pronounNote(s))
 		}},
-	{"implement-existing-plan", "implement-only", 0.9,
+	{"implement-existing-plan", machine.ImplementOnly, 0.9,
 		func(s *signals) bool {
 			return s.pos[intentExecutePlan] && !s.pos[intentResearch] && !s.pos[intentImplement]
 		},
@@ -590,7 +591,7 @@ var rules = []rule{
 			return fmt.Sprintf("the verb %q carries out an existing plan with no research asked for%s",
 				s.verb[intentExecutePlan], pronounNote(s))
 		}},
-	{"build-feature", "full-implementation", 0.9,
+	{"build-feature", machine.FullImplementation, 0.9,
 		func(s *signals) bool { return s.pos[intentImplement] || s.pos[intentExecutePlan] },
 		func(s *signals) string {
 			v := s.verb[intentImplement]
@@ -599,44 +600,44 @@ var rules = []rule{
 			}
 			return fmt.Sprintf("the verb %q asks to build something, which includes research, plan, tests and docs", v)
 		}},
-	{"plan-requested", "research-and-plan", 0.9,
+	{"plan-requested", machine.ResearchAndPlan, 0.9,
 		func(s *signals) bool { return s.pos[intentPlan] },
 		func(s *signals) string {
 			return fmt.Sprintf("%q asks for a plan, design or proposal and nothing is to be built yet", s.verb[intentPlan])
 		}},
-	{"test-then-fix", "test-and-debug", 0.9,
+	{"test-then-fix", machine.TestAndDebug, 0.9,
 		func(s *signals) bool { return s.pos[intentTest] },
 		func(s *signals) string {
 			return fmt.Sprintf("%q asks to write or run tests and fix what fails", s.verb[intentTest])
 		}},
-	{"fix-failing-tests", "test-and-debug", 0.8,
+	{"fix-failing-tests", machine.TestAndDebug, 0.8,
 		func(s *signals) bool { return s.pos[intentFix] && s.testsMentioned },
 		func(s *signals) string { return fmt.Sprintf("%q is aimed at failing tests", s.verb[intentFix]) }},
-	{"fix-failure", "debug-only", 0.9,
+	{"fix-failure", machine.DebugOnly, 0.9,
 		func(s *signals) bool { return s.pos[intentFix] },
 		func(s *signals) string {
 			return fmt.Sprintf("the verb %q asks to repair a failure, with nothing new to build", s.verb[intentFix])
 		}},
-	{"investigate-failure", "debug-only", 0.8,
+	{"investigate-failure", machine.DebugOnly, 0.8,
 		func(s *signals) bool { return s.failureResearch && !s.neg[intentFix] },
 		func(s *signals) string {
 			return fmt.Sprintf("%q is aimed at a failure (why it happens), which is debugging", s.verb[intentResearch])
 		}},
-	{"report-failure", "debug-only", 0.75,
+	{"report-failure", machine.DebugOnly, 0.75,
 		func(s *signals) bool { return s.failureStatement && !s.neg[intentFix] },
 		func(*signals) string { return "the description reports a failure without asking for anything else" }},
-	{"research-workflow-by-name", "research-and-plan", 0.75,
+	{"research-workflow-by-name", machine.ResearchAndPlan, 0.75,
 		func(s *signals) bool { return s.pos[intentResearch] && s.meta && !s.neg[intentPlan] },
 		func(s *signals) string {
 			return fmt.Sprintf("%q takes a workflow or command by name as its object, so the name is the topic, not the intent, and research on a workflow feeds a plan",
 				s.verb[intentResearch])
 		}},
-	{"research", "research-only", 0.9,
+	{"research", machine.ResearchOnly, 0.9,
 		func(s *signals) bool { return s.pos[intentResearch] },
 		func(s *signals) string {
 			return fmt.Sprintf("%q asks to learn about something, with no plan or change asked for", s.verb[intentResearch])
 		}},
-	{"no-rule", "full-implementation", 0.5,
+	{"no-rule", machine.FullImplementation, 0.5,
 		func(*signals) bool { return true },
 		func(*signals) string {
 			return "no leading verb or failure report was recognised, so this guesses a feature request"
@@ -652,13 +653,13 @@ func pronounNote(s *signals) string {
 
 func (lx *lexicon) buildRules() {
 	lx.implied = map[string][]intent{
-		"research-only":       {intentResearch},
-		"research-and-plan":   {intentResearch, intentPlan},
-		"research-and-revise": {intentResearch, intentRevise},
-		"full-implementation": {intentResearch, intentPlan, intentImplement, intentExecutePlan, intentTest, intentFix},
-		"debug-only":          {intentResearch, intentFix},
-		"implement-only":      {intentExecutePlan},
-		"test-and-debug":      {intentTest, intentFix},
+		machine.ResearchOnly:       {intentResearch},
+		machine.ResearchAndPlan:    {intentResearch, intentPlan},
+		machine.ResearchAndRevise:  {intentResearch, intentRevise},
+		machine.FullImplementation: {intentResearch, intentPlan, intentImplement, intentExecutePlan, intentTest, intentFix},
+		machine.DebugOnly:          {intentResearch, intentFix},
+		machine.ImplementOnly:      {intentExecutePlan},
+		machine.TestAndDebug:       {intentTest, intentFix},
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/flowstate-dev/flowstate/lib/classify"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 )
 
 type labelled struct {
@@ -36,7 +37,7 @@ func loadSet(t *testing.T, name string) []labelled {
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			t.Fatalf("%s:%d: %v", name, line, err)
 		}
-		if !slices.Contains(classify.Scopes, l.WorkflowType) {
+		if !slices.Contains(machine.DefaultScopes(), l.WorkflowType) {
 			t.Fatalf("%s:%d: unknown workflow_type %q", name, line, l.WorkflowType)
 		}
 		out = append(out, l)
@@ -64,7 +65,7 @@ func TestLabelledSetShape(t *testing.T) {
 		if len(set) < 70 {
 			t.Errorf("%s: %d labelled descriptions, want at least 70", name, len(set))
 		}
-		for _, s := range classify.Scopes {
+		for _, s := range machine.DefaultScopes() {
 			if perScope[s] < 8 {
 				t.Errorf("%s: %d labelled descriptions for %s, want at least 8", name, perScope[s], s)
 			}

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/flowstate-dev/flowstate/lib/classify"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 )
 
 // Research complexity and topics.
@@ -35,13 +36,13 @@ func (lx *lexicon) buildTopicWords() {
 	lx.add(headPreps, "in", "of", "for", "on", "with", "about")
 	lx.add(phraseSplitters, "across", "between", "or", "vs", "versus")
 	lx.defaultSubjects = map[string]string{
-		"research-only":       "Research subject",
-		"research-and-plan":   "Planning subject",
-		"research-and-revise": "Existing plan",
-		"full-implementation": "Requested change",
-		"debug-only":          "Reported failure",
-		"implement-only":      "Plan implementation",
-		"test-and-debug":      "Test failures",
+		machine.ResearchOnly:       "Research subject",
+		machine.ResearchAndPlan:    "Planning subject",
+		machine.ResearchAndRevise:  "Existing plan",
+		machine.FullImplementation: "Requested change",
+		machine.DebugOnly:          "Reported failure",
+		machine.ImplementOnly:      "Plan implementation",
+		machine.TestAndDebug:       "Test failures",
 	}
 }
 

@@ -1,6 +1,11 @@
 // Package machine owns state machines as data: states, the transition
 // table, the initial state and, per scope, the terminal state and the happy
 // route to it. It is pure: no I/O, so every rule is table-tested.
+//
+// lib/sm applies these rules to a stored workflow. The two are separate
+// packages, not two halves of one, because the rules sit below the
+// document: lib/checkpoint's migrations need the default machine, and
+// lib/sm needs lib/checkpoint and lib/store.
 package machine
 
 import (
@@ -104,6 +109,24 @@ func (m *Machine) CheckGates(gates map[string]Gate) error {
 	return nil
 }
 
+// The default machine's scopes: the seven workflow types a classifier
+// chooses from.
+const (
+	ResearchOnly       = "research-only"
+	ResearchAndPlan    = "research-and-plan"
+	ResearchAndRevise  = "research-and-revise"
+	FullImplementation = "full-implementation"
+	DebugOnly          = "debug-only"
+	ImplementOnly      = "implement-only"
+	TestAndDebug       = "test-and-debug"
+)
+
+// DefaultScopes lists the default machine's scopes in the original state
+// machine's order, the order messages name them in.
+func DefaultScopes() []string {
+	return []string{ResearchOnly, ResearchAndPlan, ResearchAndRevise, FullImplementation, DebugOnly, ImplementOnly, TestAndDebug}
+}
+
 // Default is the bash libraries' eight-state machine with the newest
 // transition table of the original library and its seven scopes
 // (docs/architecture.md, "The state machine").
@@ -122,13 +145,13 @@ func Default() *Machine {
 			"complete":   {},
 		},
 		Scopes: map[string]Scope{
-			"research-only":       {Terminal: "research", Route: []string{"initialize", "research"}},
-			"research-and-plan":   {Terminal: "plan", Route: []string{"initialize", "research", "plan"}},
-			"research-and-revise": {Terminal: "plan", Route: []string{"initialize", "research", "plan"}},
-			"full-implementation": {Terminal: "complete", Route: []string{"initialize", "research", "plan", "implement", "test", "document", "complete"}},
-			"debug-only":          {Terminal: "debug", Route: []string{"initialize", "research", "plan", "debug"}},
-			"implement-only":      {Terminal: "implement", Route: []string{"initialize", "implement"}},
-			"test-and-debug":      {Terminal: "complete", Route: []string{"initialize", "implement", "test", "complete"}},
+			ResearchOnly:       {Terminal: "research", Route: []string{"initialize", "research"}},
+			ResearchAndPlan:    {Terminal: "plan", Route: []string{"initialize", "research", "plan"}},
+			ResearchAndRevise:  {Terminal: "plan", Route: []string{"initialize", "research", "plan"}},
+			FullImplementation: {Terminal: "complete", Route: []string{"initialize", "research", "plan", "implement", "test", "document", "complete"}},
+			DebugOnly:          {Terminal: "debug", Route: []string{"initialize", "research", "plan", "debug"}},
+			ImplementOnly:      {Terminal: "implement", Route: []string{"initialize", "implement"}},
+			TestAndDebug:       {Terminal: "complete", Route: []string{"initialize", "implement", "test", "complete"}},
 		},
 		Recovery: map[string]string{"test": "debug"},
 	}

@@ -33,6 +33,19 @@ func TestDefaultScopesTerminals(t *testing.T) {
 	}
 }
 
+// DefaultScopes and Default's scopes are one list: the classifier offers
+// exactly the scopes the machine runs.
+func TestDefaultScopesList(t *testing.T) {
+	got := DefaultScopes()
+	if want := Default().ScopeNames(); !slices.Equal(slices.Sorted(slices.Values(got)), want) {
+		t.Errorf("DefaultScopes() = %v, want the scopes of Default: %v", got, want)
+	}
+	got[0] = "changed"
+	if DefaultScopes()[0] != ResearchOnly {
+		t.Error("DefaultScopes shares its slice with callers")
+	}
+}
+
 // Every ordered pair of default states, checked against the table itself.
 func TestCheckEveryPair(t *testing.T) {
 	m := Default()

@@ -132,9 +132,8 @@ func rewound(w *store.Workflow, o Options) (out Output, ok bool, err error) {
 	if err != nil {
 		return out, false, err
 	}
-	r := gjson.GetManyBytes(doc, "state_machine.current_state", "rewinds.@reverse.0.to")
-	state := r[0].String()
-	if r[1].String() != state || gjson.GetBytes(doc, "phase_data."+gjson.Escape(state)+"."+planKeys[0]).Exists() {
+	state := gjson.GetBytes(doc, "state_machine.current_state").String()
+	if gjson.GetBytes(doc, "rewinds.@reverse.0.to").String() != state || gjson.GetBytes(doc, "phase_data."+gjson.Escape(state)+"."+planKeys[0]).Exists() {
 		return out, false, nil
 	}
 	why := fmt.Sprintf("workflow %s was rewound to %s; its work is handed out again", w.ID, state)

@@ -6,10 +6,17 @@
 // states, planning the next batch of workers, verifying and recording
 // their artifacts, aggregating a sub-supervisor's workers, and resuming.
 //
-// lib/phase makes the decisions; this package reads the checkpoint and the
-// artifacts, writes through lib/store and lib/sm, and returns what a step
-// prints as an Output. It prints nothing and parses no flags; it never
-// touches state files, hooks or installs.
+// The decisions are pure files, table-tested without a project: roles.go
+// (which agents a state needs), workers.go (its workers, their batches,
+// the test/debug loop), brief.go (what the workers read first),
+// artifact.go (what an artifact proves, the record kept of it) and
+// args.go (a command's arguments). The other files read the checkpoint
+// and the artifacts, write through lib/store and lib/sm, and return what
+// a step prints as an Output. The package prints nothing and parses no
+// flags; it never touches state files, hooks or installs. Keeping the
+// decisions here keeps the command markdown small: a command runs
+// `flowstate phase-plan`, the agents it names and `flowstate
+// phase-verify`, in a loop.
 package orchestrate
 
 import "github.com/flowstate-dev/flowstate/lib/kv"

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/sm"
@@ -42,43 +43,15 @@ func TestOutputString(t *testing.T) {
 	}
 }
 
-func TestParseArgs(t *testing.T) {
-	tests := []struct {
-		raw          string
-		requireScope bool
-		scope, desc  string
-		msg          string // error contains
-	}{
-		{"fix the bug", false, "", "fix the bug", ""},
-		{"--scope research-only fix it", true, "research-only", "fix it", ""},
-		{"fix the bug", true, "", "", "give the scope first: /flowstate:orchestrate --scope SCOPE DESCRIPTION, SCOPE one of "},
-		{"", false, "", "", "no workflow description given"},
-		{"", true, "", "", "no workflow description given"},
-	}
-	for _, tt := range tests {
-		a, err := ParseArgs("orchestrate", tt.raw, tt.requireScope)
-		scope, desc := a.Scope, a.Description
-		if tt.msg != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.msg) || fail.Code(err) != fail.Usage {
-				t.Errorf("ParseArgs(%q, %t): err %v, want usage error with %q", tt.raw, tt.requireScope, err, tt.msg)
-			}
-			continue
-		}
-		if err != nil || scope != tt.scope || desc != tt.desc {
-			t.Errorf("ParseArgs(%q, %t) = %q, %q, %v", tt.raw, tt.requireScope, scope, desc, err)
-		}
-	}
-}
-
 func TestOutputsAndArtifacts(t *testing.T) {
 	rec := func(path, status string) supervisor.Record {
 		return supervisor.Record{WorkerID: path, OutputPath: path, Status: status}
 	}
 	records := map[string]map[string]supervisor.Record{
-		"research_supervisor": {"b": rec("/r/002.md", supervisor.Completed), "a": rec("/r/001.md", supervisor.Completed), "c": rec("/r/003.md", supervisor.Failed)},
-		"plan_architect":      {"p": rec("/p/001.md", supervisor.Completed)},
+		"research_supervisor": {"b": rec("/r/002.md", checkpoint.WorkerCompleted), "a": rec("/r/001.md", checkpoint.WorkerCompleted), "c": rec("/r/003.md", checkpoint.WorkerFailed)},
+		"plan_architect":      {"p": rec("/p/001.md", checkpoint.WorkerCompleted)},
 		"debug_analyst":       {},
-		"doc_writer":          {"d": rec("/s/sum.md", supervisor.Pending)},
+		"doc_writer":          {"d": rec("/s/sum.md", checkpoint.WorkerPending)},
 	}
 	got := outputs(records)
 	want := map[string][]string{"research": {"/r/001.md", "/r/002.md"}, "plan": {"/p/001.md"}}

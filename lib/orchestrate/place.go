@@ -7,7 +7,6 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/agentrun"
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
-	"github.com/flowstate-dev/flowstate/lib/phase"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
@@ -69,7 +68,7 @@ func launched(w *store.Workflow) bool {
 	}
 	now := w.P.Now()
 	if plan.Supervised {
-		_, left := phase.Pending(v.workers, v.done, false)
+		_, left := Pending(v.workers, v.done, false)
 		return left > 0 && runs.Launched(v.role.Supervisor, plan.At)
 	}
 	open := 0

@@ -12,11 +12,11 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/flowstate-dev/flowstate/lib/agentrun"
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/limit"
-	"github.com/flowstate-dev/flowstate/lib/phase"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
@@ -80,13 +80,13 @@ func planStep(w *store.Workflow, o Options) (Output, error) {
 	if err != nil {
 		return out, err
 	}
-	pending, remaining := phase.Pending(v.workers, v.done, v.sequential)
-	supervise, err := phase.Supervise(v.role, v.workers, v.sequential)
+	pending, remaining := Pending(v.workers, v.done, v.sequential)
+	supervise, err := Supervise(v.role, v.workers, v.sequential)
 	if err != nil {
 		return out, err
 	}
 	now, stuck := w.P.Now(), o.Waiting.stuckAfter()
-	var batch []phase.Worker
+	var batch []Worker
 	atWork := false
 	for _, wk := range pending {
 		if st, _ := runs.Worker(wk.ID, now, stuck); st == agentrun.Running {
@@ -140,11 +140,11 @@ func planStep(w *store.Workflow, o Options) (Output, error) {
 
 // writeBrief writes the brief the state's workers read first.
 func writeBrief(v *view) error {
-	path := phase.BriefPath(v.facts.SpecDir, v.role)
+	path := BriefPath(v.facts.SpecDir, v.role)
 	if err := ensureSpecDir(v.w.P, filepath.Dir(path)); err != nil {
 		return err
 	}
-	brief := phase.Brief(v.state, v.facts, phase.ContextOf(v.state, outputs(v.records)))
+	brief := Brief(v.state, v.facts, ContextOf(v.state, outputs(v.records)))
 	if old, err := fsx.ReadFile(path, limit.Max); err == nil && string(old) == brief {
 		return nil
 	}
@@ -220,7 +220,7 @@ func reconcile(w *store.Workflow, o Options) error {
 		return err
 	}
 	now, stuck := w.P.Now(), o.Waiting.stuckAfter()
-	var ready []phase.Worker
+	var ready []Worker
 	for _, wk := range v.targets(runs, false) {
 		if st, _ := runs.Worker(wk.ID, now, stuck); st != agentrun.Running && delivered(wk) {
 			ready = append(ready, wk)
@@ -229,7 +229,7 @@ func reconcile(w *store.Workflow, o Options) error {
 	recs, _ := check(v, runs, ready)
 	var good []supervisor.Record
 	for _, rec := range recs {
-		if rec.Status == supervisor.Completed {
+		if rec.Status == checkpoint.WorkerCompleted {
 			good = append(good, rec)
 		}
 	}
@@ -247,7 +247,7 @@ func numbered(key string, i int) string { return key + "_" + strconv.Itoa(i+1) }
 // its artifacts are, with NEXT=done (flowstate status lists them).
 func finish(v *view, o Options) (Output, error) {
 	var out Output
-	if err := sm.Finish(v.w, "complete"); err != nil {
+	if err := sm.Finish(v.w, checkpoint.Complete); err != nil {
 		return out, err
 	}
 	doc, err := v.w.ReadCheckpoint()
@@ -276,7 +276,7 @@ func finish(v *view, o Options) (Output, error) {
 // artifacts flattens the outputs per state in workflow order.
 func artifacts(outputs map[string][]string) []string {
 	var all []string
-	for _, role := range phase.Roles() {
+	for _, role := range Roles() {
 		all = append(all, outputs[role.State]...)
 	}
 	return all

@@ -146,7 +146,7 @@ func retryFailed(w *store.Workflow) error {
 		}
 		return fail.Refusedf("workflow %s has no accepted failures in its state %s to run again", w.ID, v.state)
 	}
-	if gjson.GetBytes(doc, "status").String() == "complete" {
+	if gjson.GetBytes(doc, "status").String() == checkpoint.Complete {
 		if err := sm.Reopen(w, "run the workers whose failure was accepted again"); err != nil {
 			return err
 		}

@@ -18,7 +18,6 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/intent"
 	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/machine"
-	"github.com/flowstate-dev/flowstate/lib/phase"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
@@ -28,17 +27,6 @@ const (
 	adaptive   = "adaptive"
 	sequential = "sequential"
 )
-
-// ParseArgs splits a command's arguments as typed into its options and
-// the description; a command that requires a scope refuses arguments
-// without one, naming the scopes.
-func ParseArgs(command, raw string, requireScope bool) (phase.Arguments, error) {
-	a, err := phase.Args(raw)
-	if err == nil && a.Scope == "" && requireScope {
-		err = fail.Usagef("give the scope first: /flowstate:%s --scope SCOPE DESCRIPTION, SCOPE one of %s", command, strings.Join(machine.Default().ScopeNames(), ", "))
-	}
-	return a, err
-}
 
 // Request is one phase-start.
 type Request struct {
@@ -288,7 +276,7 @@ func started(p *store.Project, id string, o Options) (Output, error) {
 	return Plan(w, o)
 }
 
-func specDir(p *store.Project, id string) string { return filepath.Join(p.Dir, phase.SpecsDir, id) }
+func specDir(p *store.Project, id string) string { return filepath.Join(p.Dir, SpecsDir, id) }
 
 // ensureSpecDir creates dir, a directory under the project's spec
 // directory, refusing a symlink on the way: the agents' artifacts and the

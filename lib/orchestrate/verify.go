@@ -15,14 +15,13 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/flowstate-dev/flowstate/lib/agentrun"
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/limit"
-	"github.com/flowstate-dev/flowstate/lib/phase"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
-	"github.com/flowstate-dev/flowstate/lib/workers"
 )
 
 // Options steer a phase step.
@@ -67,7 +66,7 @@ func verifyStep(w *store.Workflow, o Options) (Output, error) {
 	var out Output
 	var v *view
 	var runs agentrun.Runs
-	var targets []phase.Worker
+	var targets []Worker
 	var h handout
 	var err error
 	busy := o.Waiting.wait(func() bool {
@@ -179,13 +178,13 @@ func agentRuns(w *store.Workflow, session string) (agentrun.Runs, error) {
 // other an agent was launched for, that are not recorded completed yet.
 // Without a recorded plan (a checkpoint from before plans were recorded),
 // the unfinished workers of the first batch.
-func (v *view) targets(runs agentrun.Runs, inSupervisor bool) []phase.Worker {
+func (v *view) targets(runs agentrun.Runs, inSupervisor bool) []Worker {
 	plan := v.planned(inSupervisor)
 	if !plan.known {
-		batch, _ := phase.Pending(v.workers, v.done, v.sequential)
+		batch, _ := Pending(v.workers, v.done, v.sequential)
 		return batch
 	}
-	var out []phase.Worker
+	var out []Worker
 	for _, wk := range v.workers {
 		if v.done(wk.ID) {
 			continue
@@ -203,7 +202,7 @@ func (v *view) targets(runs agentrun.Runs, inSupervisor bool) []phase.Worker {
 // agents of the state's kinds at work (a model that rewrote a prompt
 // leaves its agent unattributed). A sub-supervisor does not wait for
 // itself.
-func (v *view) busy(runs agentrun.Runs, targets []phase.Worker, o Options) []string {
+func (v *view) busy(runs agentrun.Runs, targets []Worker, o Options) []string {
 	now, stuck := v.w.P.Now(), o.Waiting.stuckAfter()
 	var ids []string
 	undelivered := false
@@ -297,7 +296,7 @@ const rejectedSuffix = ".rejected"
 
 // delivered reports whether a worker's artifact is there (valid or not:
 // check decides that).
-func delivered(wk phase.Worker) bool {
+func delivered(wk Worker) bool {
 	_, err := os.Lstat(wk.Output)
 	return err == nil
 }
@@ -305,11 +304,11 @@ func delivered(wk phase.Worker) bool {
 // check reads each worker's artifact and returns the record of every
 // worker, completed or failed, and one error per worker that did not
 // deliver; each names the file.
-func check(v *view, runs agentrun.Runs, batch []phase.Worker) ([]supervisor.Record, []error) {
+func check(v *view, runs agentrun.Runs, batch []Worker) ([]supervisor.Record, []error) {
 	var problems []error
 	recs := make([]supervisor.Record, len(batch))
 	for i, wk := range batch {
-		var checked phase.Checked
+		var checked Checked
 		data, err := fsx.ReadFile(wk.Output, limit.Max)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -317,14 +316,14 @@ func check(v *view, runs agentrun.Runs, batch []phase.Worker) ([]supervisor.Reco
 		case err != nil:
 			err = fmt.Errorf("%s %s: %w", v.role.Agent, wk.ID, err)
 		default:
-			if checked, err = phase.Check(v.role, data); err != nil {
+			if checked, err = CheckArtifact(v.role, data); err != nil {
 				err = fmt.Errorf("%s %s: %s is not a valid %s: %w%s", v.role.Agent, wk.ID, wk.Output, v.role.Artifact, err, setAside(wk.Output))
 			}
 		}
 		if err != nil {
 			problems = append(problems, err)
 		}
-		recs[i] = phase.Record(v.role, wk, checked, err)
+		recs[i] = WorkerRecord(v.role, wk, checked, err)
 		recs[i].DurationMs = runs.Duration(wk.ID).Milliseconds()
 	}
 	return recs, problems
@@ -332,7 +331,7 @@ func check(v *view, runs agentrun.Runs, batch []phase.Worker) ([]supervisor.Reco
 
 // notLaunched explains a missing artifact whose worker no Agent call was
 // seen for, when the hooks did see the state's other workers launched.
-func notLaunched(runs agentrun.Runs, v *view, wk phase.Worker) string {
+func notLaunched(runs agentrun.Runs, v *view, wk Worker) string {
 	now := v.w.P.Now()
 	if st, _ := runs.Worker(wk.ID, now, time.Hour); st != agentrun.NotLaunched {
 		return ""
@@ -394,7 +393,7 @@ func (v *view) partialOK(recs []supervisor.Record) bool {
 	}
 	delivered, failed := 0, map[string]bool{}
 	for _, rec := range recs {
-		if rec.Status == supervisor.Failed {
+		if rec.Status == checkpoint.WorkerFailed {
 			failed[rec.WorkerID] = true
 		}
 	}
@@ -430,20 +429,20 @@ func settle(v *view, runs agentrun.Runs, recs []supervisor.Record, how settleMod
 	}
 	if how == acceptPartial {
 		for _, rec := range recs {
-			if rec.Status == supervisor.Failed {
+			if rec.Status == checkpoint.WorkerFailed {
 				v.accepted[rec.WorkerID] = true
 			}
 		}
 		// Already failed and recorded (a sub-supervisor's workers, or a
 		// verify run again): their failures are this batch's too.
 		for id, rec := range v.records[v.role.Key] {
-			if rec.Status == supervisor.Failed && slices.ContainsFunc(v.workers, func(w phase.Worker) bool { return w.ID == id }) {
+			if rec.Status == checkpoint.WorkerFailed && slices.ContainsFunc(v.workers, func(w Worker) bool { return w.ID == id }) {
 				v.accepted[id] = true
 			}
 		}
 		how = conclude
 	}
-	_, res.left = phase.Pending(v.workers, v.done, false)
+	_, res.left = Pending(v.workers, v.done, false)
 	complete := how == conclude && res.left == 0
 	var agg []byte
 	var aggErr error
@@ -459,7 +458,7 @@ func settle(v *view, runs agentrun.Runs, recs []supervisor.Record, how settleMod
 	failed, fs := v.testResults(v.facts)
 	res.testsFailed = failed
 	if failed > 0 && !v.facts.Loop.OwesDebug() {
-		if err := sm.Fail(v.w, phase.FailureLine(failed, fs)); err != nil {
+		if err := sm.Fail(v.w, FailureLine(failed, fs)); err != nil {
 			return res, err
 		}
 		if _, err := sm.Retry(v.w, sm.DefaultMaxRetries); err != nil {
@@ -481,7 +480,7 @@ func changed(v *view, recs []supervisor.Record) []supervisor.Record {
 	return out
 }
 
-func workerIDs(ws []phase.Worker) []string {
+func workerIDs(ws []Worker) []string {
 	ids := make([]string, len(ws))
 	for i, w := range ws {
 		ids[i] = w.ID
@@ -496,9 +495,9 @@ func record(v *view, recs []supervisor.Record, agg []byte, verified string) erro
 	if len(recs) == 0 && agg == nil && verified == "" {
 		return nil
 	}
-	path := workers.Path(v.role.Key)
+	path := supervisor.WorkersPath(v.role.Key)
 	return v.w.Update(func(tx *store.Tx) error {
-		if err := workers.UpsertTx(tx, v.role.Key, recs...); err != nil {
+		if err := supervisor.UpsertTx(tx, v.role.Key, recs...); err != nil {
 			return fmt.Errorf("workflow %s: %w", v.w.ID, err)
 		}
 		for _, rec := range recs {
@@ -506,7 +505,7 @@ func record(v *view, recs []supervisor.Record, agg []byte, verified string) erro
 		}
 		var artifacts []string
 		for _, rec := range gjson.GetBytes(tx.Checkpoint, path).Array() {
-			if rec.Get("status").String() == supervisor.Completed {
+			if rec.Get("status").String() == checkpoint.WorkerCompleted {
 				artifacts = append(artifacts, rec.Get("output_path").String())
 			}
 		}
@@ -556,16 +555,16 @@ func aggregate(v *view, span time.Duration) (signal string, agg []byte, warnings
 	for _, wk := range v.workers {
 		rec, ok := v.records[v.role.Key][wk.ID]
 		if !ok {
-			rec = supervisor.Record{WorkerID: wk.ID, Status: supervisor.Pending, OutputPath: wk.Output}
+			rec = supervisor.Record{WorkerID: wk.ID, Status: checkpoint.WorkerPending, OutputPath: wk.Output}
 		}
-		if rec.Status == supervisor.Completed {
+		if rec.Status == checkpoint.WorkerCompleted {
 			counts.Completed++
 		} else {
 			counts.Failed++
 		}
 		recs = append(recs, rec)
 	}
-	agg, warnings, err = workers.Aggregate(v.role.Kind, recs, workers.Dirs{Cwd: v.w.P.Dir, Project: v.w.P.Dir, SpanMs: span.Milliseconds()})
+	agg, warnings, err = supervisor.Aggregate(v.role.Kind, recs, supervisor.Dirs{Cwd: v.w.P.Dir, Project: v.w.P.Dir, SpanMs: span.Milliseconds()})
 	var failed *supervisor.FailedError
 	line := supervisor.SupervisorComplete
 	switch {

@@ -10,26 +10,25 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/limit"
-	"github.com/flowstate-dev/flowstate/lib/phase"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
-	"github.com/flowstate-dev/flowstate/lib/workers"
 )
 
 // view is one read of a workflow: its current state and everything
-// lib/phase needs to plan or verify that state's workers.
+// the role, worker and brief files need to plan or verify that state's workers.
 type view struct {
 	w          *store.Workflow
 	state      string
 	terminal   string
-	role       phase.Role
+	role       Role
 	hasRole    bool
-	facts      phase.Facts
-	workers    []phase.Worker
+	facts      Facts
+	workers    []Worker
 	records    map[string]map[string]supervisor.Record // role key -> worker id -> record
 	sequential bool
 	session    string  // the Claude Code session the workflow belongs to
@@ -81,11 +80,15 @@ func load(w *store.Workflow) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := gjson.GetManyBytes(doc, "state_machine.current_state", "state_machine.workflow_config.terminal_state",
-		"workflow_description", "state_machine.classification.research_topics", "phase_data.initialize.coordination",
-		"error_state.failed_state", "error_state.retries.test", "session_id", "rewinds.#")
-	v := &view{w: w, state: r[0].String(), terminal: r[1].String(), sequential: r[4].String() == sequential,
-		records: map[string]map[string]supervisor.Record{}, session: r[7].String()}
+	get := func(path string) gjson.Result { return gjson.GetBytes(doc, path) }
+	v := &view{
+		w:          w,
+		state:      get("state_machine.current_state").String(),
+		terminal:   get("state_machine.workflow_config.terminal_state").String(),
+		sequential: get("phase_data.initialize.coordination").String() == sequential,
+		records:    map[string]map[string]supervisor.Record{},
+		session:    get("session_id").String(),
+	}
 	v.accepted = map[string]bool{}
 	for _, id := range gjson.GetBytes(doc, "phase_data."+v.state+"."+acceptedKey).Array() {
 		v.accepted[id.String()] = true
@@ -96,16 +99,20 @@ func load(w *store.Workflow) (*view, error) {
 			v.plans[i].known = true
 		}
 	}
-	v.facts = phase.Facts{SpecDir: specDir(w.P, w.ID), Description: r[2].String(),
-		Loop: phase.Loop{FailedState: r[5].String(), Retries: int(r[6].Int())}, Version: int(r[8].Int()) + 1}
+	v.facts = Facts{
+		SpecDir:     specDir(w.P, w.ID),
+		Description: get("workflow_description").String(),
+		Loop:        Loop{FailedState: get("error_state.failed_state").String(), Retries: int(get("error_state.retries.test").Int())},
+		Version:     int(get("rewinds.#").Int()) + 1,
+	}
 	if fb := gjson.GetBytes(doc, "phase_data."+gjson.Escape(v.state)+".feedback"); fb.IsObject() {
 		var earlier []string
 		for _, a := range fb.Get("earlier").Array() {
 			earlier = append(earlier, a.String())
 		}
-		v.facts.Feedback = phase.Feedback(fb.Get("kind").String(), fb.Get("by").String(), fb.Get("reason").String(), earlier)
+		v.facts.Feedback = Feedback(fb.Get("kind").String(), fb.Get("by").String(), fb.Get("reason").String(), earlier)
 	}
-	for _, t := range r[3].Array() {
+	for _, t := range get("state_machine.classification.research_topics").Array() {
 		v.facts.Topics = append(v.facts.Topics, t.String())
 	}
 	for _, d := range gjson.GetBytes(doc, "state_machine.classification.research_topic_details").Array() {
@@ -117,8 +124,8 @@ func load(w *store.Workflow) (*view, error) {
 		}
 		v.facts.TopicNotes = append(v.facts.TopicNotes, kv.OneLine(note))
 	}
-	for _, role := range phase.Roles() {
-		recs, err := workers.Parse(doc, w.ID, role.Key)
+	for _, role := range Roles() {
+		recs, err := supervisor.Records(doc, w.ID, role.Key)
 		if err != nil {
 			return nil, err
 		}
@@ -129,10 +136,10 @@ func load(w *store.Workflow) (*view, error) {
 		v.records[role.Key] = byID
 	}
 	// Debug attempts run one after another, so the completed ones are 1..n.
-	for v.completed("debug", phase.DebugID(v.facts.Loop.DebugDone+1)) {
+	for v.completed("debug", DebugID(v.facts.Loop.DebugDone+1)) {
 		v.facts.Loop.DebugDone++
 	}
-	if rec := v.record("plan", phase.PlanID); rec.Status == supervisor.Completed {
+	if rec := v.record("plan", PlanID); rec.Status == checkpoint.WorkerCompleted {
 		md, err := fsx.ReadFile(rec.OutputPath, limit.Max)
 		if err != nil {
 			return nil, fail.Usagef("the plan %s recorded for workflow %s is gone (%v); restore it or re-run the plan phase", rec.OutputPath, w.ID, err)
@@ -143,12 +150,12 @@ func load(w *store.Workflow) (*view, error) {
 	}
 	// The debug analyst works on the failures of the run it follows.
 	failedRun := v.facts
-	failedRun.Loop = phase.Loop{Retries: v.facts.Loop.DebugAttempt() - 1}
+	failedRun.Loop = Loop{Retries: v.facts.Loop.DebugAttempt() - 1}
 	if n, fs := v.testResults(failedRun); n > 0 {
-		v.facts.Failures = phase.FailureLine(n, fs)
+		v.facts.Failures = FailureLine(n, fs)
 	}
-	v.role, v.hasRole = phase.RoleOf(v.state)
-	if v.workers, err = phase.Workers(v.state, v.facts); err != nil {
+	v.role, v.hasRole = RoleOf(v.state)
+	if v.workers, err = Workers(v.state, v.facts); err != nil {
 		return nil, fmt.Errorf("workflow %s, state %s: %w", w.ID, v.state, err)
 	}
 	return v, nil
@@ -156,12 +163,12 @@ func load(w *store.Workflow) (*view, error) {
 
 // record is the stored record of worker id of state; zero if none.
 func (v *view) record(state, id string) supervisor.Record {
-	r, _ := phase.RoleOf(state)
+	r, _ := RoleOf(state)
 	return v.records[r.Key][id]
 }
 
 func (v *view) completed(state, id string) bool {
-	return v.record(state, id).Status == supervisor.Completed
+	return v.record(state, id).Status == checkpoint.WorkerCompleted
 }
 
 // done reports whether worker id of the current state completed, or
@@ -172,7 +179,7 @@ func (v *view) done(id string) bool { return v.completed(v.state, id) || v.accep
 // those failures is accepted: a retry (or the first run) is under way.
 func (v *view) retrying() bool {
 	for _, wk := range v.workers {
-		if v.record(v.state, wk.ID).Status == supervisor.Failed {
+		if v.record(v.state, wk.ID).Status == checkpoint.WorkerFailed {
 			return true
 		}
 	}
@@ -180,8 +187,8 @@ func (v *view) retrying() bool {
 }
 
 // testResults sums the failing tests of the test run f's loop points at.
-func (v *view) testResults(f phase.Facts) (int64, []supervisor.Failing) {
-	ws, _ := phase.Workers("test", f)
+func (v *view) testResults(f Facts) (int64, []supervisor.Failing) {
+	ws, _ := Workers("test", f)
 	var failed int64
 	var all []supervisor.Failing
 	for _, w := range ws {
@@ -201,7 +208,7 @@ func (v *view) complete() bool {
 	if !v.hasRole {
 		return true
 	}
-	if _, remaining := phase.Pending(v.workers, v.done, v.sequential); remaining > 0 {
+	if _, remaining := Pending(v.workers, v.done, v.sequential); remaining > 0 {
 		return false
 	}
 	if v.state == "test" {
@@ -217,9 +224,9 @@ func (v *view) finished() bool { return v.state == v.terminal && v.complete() }
 // outputs lists the completed workers' artifacts per state, in worker order.
 func outputs(records map[string]map[string]supervisor.Record) map[string][]string {
 	out := map[string][]string{}
-	for _, role := range phase.Roles() {
+	for _, role := range Roles() {
 		for _, rec := range sortedRecords(records[role.Key]) {
-			if rec.Status == supervisor.Completed {
+			if rec.Status == checkpoint.WorkerCompleted {
 				out[role.State] = append(out[role.State], rec.OutputPath)
 			}
 		}

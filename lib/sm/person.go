@@ -332,7 +332,7 @@ func Cancel(w *store.Workflow, a Actor, reason string) error {
 }
 
 // RecordKeys names the supervisor_state keys under which a state's workers
-// are recorded (lib/phase knows them for the plugin's states); a rewind
+// are recorded (orchestrate.RecordKeys knows them for the plugin's states); a rewind
 // takes those records back with the state.
 type RecordKeys func(state string) []string
 

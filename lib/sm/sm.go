@@ -317,10 +317,10 @@ func Finish(w *store.Workflow, status string) error {
 		if err := refuseFinished(w, doc); err != nil {
 			return err
 		}
-		if status == "complete" && cur != terminal {
+		if status == checkpoint.Complete && cur != terminal {
 			return fail.Refusedf("workflow %s is in %q, not its terminal state %q; it can only be finished as complete there (or as failed or abandoned)", w.ID, cur, terminal)
 		}
-		if status == "complete" {
+		if status == checkpoint.Complete {
 			if err := refuseHeld(w, doc); err != nil {
 				return err
 			}
@@ -328,7 +328,7 @@ func Finish(w *store.Workflow, status string) error {
 		ed := editor{doc: doc}
 		ed.set(pStatus, status)
 		ed.delete(pHold) // a person's hold ends with the workflow
-		if status == "complete" {
+		if status == checkpoint.Complete {
 			ed.addCompleted(cur)
 			// Its work is done, so an error of the terminal state is over, as
 			// when a failed state is left forward; the retry counts stay.
@@ -352,14 +352,14 @@ func Finish(w *store.Workflow, status string) error {
 func Reopen(w *store.Workflow, reason string) error {
 	return w.Update(func(tx *store.Tx) error {
 		switch status := gjson.GetBytes(tx.Checkpoint, pStatus).String(); status {
-		case "in_progress":
+		case checkpoint.InProgress:
 			return nil
-		case "complete":
+		case checkpoint.Complete:
 		default:
 			return fail.Refusedf("workflow %s is %s; only a complete workflow can be reopened", w.ID, status)
 		}
 		ed := editor{doc: tx.Checkpoint}
-		ed.set(pStatus, "in_progress")
+		ed.set(pStatus, checkpoint.InProgress)
 		ed.touch(tx.Now)
 		tx.Checkpoint = ed.doc
 		tx.Event("reopen", map[string]any{"state": gjson.GetBytes(tx.Checkpoint, pCurrent).String(), "reason": reason})
@@ -379,7 +379,7 @@ func Fail(w *store.Workflow, message string) error {
 		}
 		state := gjson.GetBytes(tx.Checkpoint, pCurrent).String()
 		// The same error again (a block run twice) is already recorded.
-		if r := gjson.GetManyBytes(tx.Checkpoint, pLastError, pFailed); r[0].String() == message && r[1].String() == state {
+		if gjson.GetBytes(tx.Checkpoint, pLastError).String() == message && gjson.GetBytes(tx.Checkpoint, pFailed).String() == state {
 			return nil
 		}
 		ed := editor{doc: tx.Checkpoint}
@@ -460,31 +460,29 @@ type Status struct {
 
 // StatusOf reads the status from a checkpoint document.
 func StatusOf(id string, doc []byte) Status {
-	r := gjson.GetManyBytes(doc, "command", pScope, pCurrent, pTerminal, pCompleted, pStatus)
-	// error_state once, then its fields within it: each full path would
-	// scan past phase_data again (it comes first in the file), three
-	// passes over what may be 10,000 keys of phase data.
-	errState := gjson.GetBytes(doc, "error_state").Raw
-	r = append(r, gjson.GetMany(errState, "last_error", "failed_state", "retry_count")...)
+	get := func(path string) gjson.Result { return gjson.GetBytes(doc, path) }
 	s := Status{
-		WorkflowID: id, Command: r[0].String(), Scope: r[1].String(), CurrentState: r[2].String(),
-		TerminalState: r[3].String(), Status: r[5].String(), RetryCount: r[8].Int(),
-		CompletedStates: []string{},
+		WorkflowID: id, Command: get("command").String(), Scope: get(pScope).String(),
+		CurrentState: get(pCurrent).String(), TerminalState: get(pTerminal).String(),
+		Status: get(pStatus).String(), CompletedStates: []string{},
 	}
-	for _, c := range r[4].Array() {
+	for _, c := range get(pCompleted).Array() {
 		s.CompletedStates = append(s.CompletedStates, c.String())
 	}
 	s.IsTerminal = s.CurrentState == s.TerminalState
 	if s.Status != "" && !checkpoint.Running(s.Status) {
 		s.Hold = HoldOf(doc)
 	}
-	if r[6].Type == gjson.String {
-		v := r[6].String()
-		s.LastError = &v
+	// error_state once, then its fields within it: each full path would
+	// scan past phase_data again (it comes first in the file), three
+	// passes over what may be 10,000 keys of phase data.
+	errState := get("error_state").Raw
+	s.RetryCount = gjson.Get(errState, "retry_count").Int()
+	if last := gjson.Get(errState, "last_error"); last.Type == gjson.String {
+		s.LastError = &last.Str
 	}
-	if r[7].Type == gjson.String {
-		v := r[7].String()
-		s.FailedState = &v
+	if failed := gjson.Get(errState, "failed_state"); failed.Type == gjson.String {
+		s.FailedState = &failed.Str
 	}
 	return s
 }
@@ -587,30 +585,28 @@ func IsDerived(key string) bool { return slices.Contains(derivedKeys, key) }
 // a transition is one atomic write. The compat layer and state-load
 // export them under the original libraries' names.
 func Derived(w *store.Workflow, doc []byte) map[string]string {
-	// One pass for every field, none of them in error_state: StatusOf
+	// Only the fields it needs, none of them in error_state: StatusOf
 	// would also scan past phase_data (maybe 10,000 keys) for that.
-	r := gjson.GetManyBytes(doc, "command", pScope, pCurrent, pTerminal, pCompleted,
-		"state_machine.workflow_config.description",
-		"state_machine.classification.research_complexity", "state_machine.classification.research_topics")
+	get := func(path string) gjson.Result { return gjson.GetBytes(doc, path) }
 	completed := []string{}
-	for _, c := range r[4].Array() {
+	for _, c := range get(pCompleted).Array() {
 		completed = append(completed, c.String())
 	}
-	topics := r[7].Raw
+	topics := get("state_machine.classification.research_topics").Raw
 	if topics == "" {
 		topics = "[]"
 	}
 	return map[string]string{
 		"WORKFLOW_ID":            w.ID,
 		"CLAUDE_PROJECT_DIR":     w.P.Dir,
-		"COMMAND_NAME":           r[0].String(),
-		"WORKFLOW_DESCRIPTION":   r[5].String(),
-		"WORKFLOW_SCOPE":         r[1].String(),
-		"CURRENT_STATE":          r[2].String(),
-		"TERMINAL_STATE":         r[3].String(),
+		"COMMAND_NAME":           get("command").String(),
+		"WORKFLOW_DESCRIPTION":   get("state_machine.workflow_config.description").String(),
+		"WORKFLOW_SCOPE":         get(pScope).String(),
+		"CURRENT_STATE":          get(pCurrent).String(),
+		"TERMINAL_STATE":         get(pTerminal).String(),
 		"COMPLETED_STATES":       strings.Join(completed, " "),
 		"COMPLETED_STATES_COUNT": fmt.Sprint(len(completed)),
-		"RESEARCH_COMPLEXITY":    r[6].String(),
+		"RESEARCH_COMPLEXITY":    get("state_machine.classification.research_complexity").String(),
 		"RESEARCH_TOPICS_JSON":   topics,
 	}
 }

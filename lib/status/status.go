@@ -176,9 +176,9 @@ func agentSection(b *strings.Builder, in Input, doc gjson.Result, current string
 		case e.Status == agentrun.Stuck:
 			mark, color, what = markFailed, red, fmt.Sprintf("stuck: at work for %s, more than %s", Duration(in.Now.Sub(e.Launched)), Duration(in.StuckAfter))
 		case e.Status == agentrun.Running:
-		case st == "completed":
+		case st == checkpoint.WorkerCompleted:
 			mark, color, what = markDone, green, "done"
-		case st == "failed":
+		case st == checkpoint.WorkerFailed:
 			mark, color, what = markFailed, red, "failed"
 		default:
 			mark, color, what = markPending, dim, "stopped, not checked yet"
@@ -270,7 +270,7 @@ func supervisorSection(b *strings.Builder, ss gjson.Result, p painter) {
 			counts[w.Get("status").String()]++
 		}
 		var parts []string
-		for _, st := range []string{"completed", "failed", "running", "in_progress", "pending"} {
+		for _, st := range []string{checkpoint.WorkerCompleted, checkpoint.WorkerFailed, checkpoint.WorkerRunning, checkpoint.WorkerInProgress, checkpoint.WorkerPending} {
 			if counts[st] > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 			}
@@ -287,11 +287,11 @@ func supervisorSection(b *strings.Builder, ss gjson.Result, p painter) {
 		for _, w := range workers {
 			mark, color := markPending, dim
 			switch w.Get("status").String() {
-			case "completed":
+			case checkpoint.WorkerCompleted:
 				mark, color = markDone, green
-			case "failed":
+			case checkpoint.WorkerFailed:
 				mark, color = markFailed, red
-			case "running", "in_progress":
+			case checkpoint.WorkerRunning, checkpoint.WorkerInProgress:
 				mark, color = markCurrent, yellow
 			}
 			l := label(w)

@@ -2,7 +2,7 @@
 // finding the project, workflow ids, session pointers, resolving which
 // workflow a bash block means, and the locked read-modify-write of each
 // workflow's files. It never interprets checkpoint fields beyond what
-// resolution and listing need; lib/sm, lib/orchestrate, lib/workers and
+// resolution and listing need; lib/sm, lib/orchestrate, lib/supervisor and
 // lib/app decide what to write.
 package store
 

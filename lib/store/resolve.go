@@ -257,9 +257,9 @@ func (p *Project) summarize(id string) Summary {
 		s.CurrentState, s.Status = Unreadable, Unreadable
 		return s
 	}
-	r := gjson.GetManyBytes(data, "command", "state_machine.workflow_config.scope", "state_machine.current_state",
-		"state_machine.workflow_config.terminal_state", "status", "session_id", "updated_at")
-	s.Command, s.Scope, s.CurrentState, s.Terminal = r[0].String(), r[1].String(), r[2].String(), r[3].String()
-	s.Status, s.Session, s.UpdatedAt = r[4].String(), r[5].String(), r[6].String()
+	get := func(path string) string { return gjson.GetBytes(data, path).String() }
+	s.Command, s.Scope = get("command"), get("state_machine.workflow_config.scope")
+	s.CurrentState, s.Terminal = get("state_machine.current_state"), get("state_machine.workflow_config.terminal_state")
+	s.Status, s.Session, s.UpdatedAt = get("status"), get("session_id"), get("updated_at")
 	return s
 }

@@ -247,8 +247,8 @@ func (w *Workflow) readCheckpointFile() ([]byte, error) {
 // The bash libraries also wrote "2.1", without our workflow_id: those
 // still go through Migrate.
 func current(data []byte) bool {
-	r := gjson.GetManyBytes(data, "schema_version", "workflow_id")
-	return r[0].String() == checkpoint.SchemaVersion && r[1].String() != "" && gjson.ValidBytes(data)
+	return gjson.GetBytes(data, "schema_version").String() == checkpoint.SchemaVersion &&
+		gjson.GetBytes(data, "workflow_id").String() != "" && gjson.ValidBytes(data)
 }
 
 // readLocked reads the checkpoint while the lock is held, migrating it
@@ -374,10 +374,10 @@ func refuseCancelled(id string, doc []byte) error {
 		return nil
 	}
 	how := ""
-	if r := gjson.GetManyBytes(doc, "hold.by", "hold.reason"); r[0].String() != "" {
-		how = " by " + r[0].String()
-		if r[1].String() != "" {
-			how += ": " + r[1].String()
+	if by := gjson.GetBytes(doc, "hold.by").String(); by != "" {
+		how = " by " + by
+		if reason := gjson.GetBytes(doc, "hold.reason").String(); reason != "" {
+			how += ": " + reason
 		}
 	}
 	return fail.Refusedf("workflow %s was cancelled%s; it refuses every change: start a new one with sm-init", id, how)

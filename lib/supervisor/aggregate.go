@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 )
 
@@ -42,11 +43,11 @@ const (
 	ContextBudget = 500
 )
 
-// Inputs is what the app layer read for Aggregate. Outputs maps a worker's
+// inputs is what Aggregate read for aggregate. Outputs maps a worker's
 // output_path to the file's bytes; a path that could not be read is absent.
 // FileLines counts the lines of a modified file for implementation tracks
 // that do not report total_lines; nil means unknown.
-type Inputs struct {
+type inputs struct {
 	Outputs   map[string][]byte
 	FileLines func(path string) (int, bool)
 	// SpanMs is how long the workers took together, from the first start
@@ -132,13 +133,13 @@ type TestingAggregate struct {
 	PartialFailures []Failure `json:"partial_failures,omitempty"`
 }
 
-// Aggregate builds the aggregated_metadata of kind from the worker records
+// aggregate builds the aggregated_metadata of kind from the worker records
 // as one line of compact JSON. Completed workers are aggregated, with
 // missing metadata filled from their output files; failed, pending and
 // running workers, and completed ones whose output is missing or unusable,
 // are listed in partial_failures. When no worker delivered the error is a
 // *FailedError.
-func Aggregate(kind Kind, recs []Record, in Inputs) ([]byte, error) {
+func aggregate(kind Kind, recs []Record, in inputs) ([]byte, error) {
 	var v any
 	var err error
 	switch kind {
@@ -173,7 +174,7 @@ type kindRules struct {
 }
 
 // settle splits recs into delivered workers and failures.
-func settle(r kindRules, recs []Record, in Inputs) ([]worker, []Failure, error) {
+func settle(r kindRules, recs []Record, in inputs) ([]worker, []Failure, error) {
 	if len(recs) == 0 {
 		return nil, nil, fail.Invalidf("no worker records to aggregate: record each worker (status, output_path) first")
 	}
@@ -201,14 +202,14 @@ func settle(r kindRules, recs []Record, in Inputs) ([]worker, []Failure, error) 
 }
 
 // deliver returns the worker's filled metadata, or why it did not deliver.
-func deliver(r kindRules, rec Record, in Inputs) (metadata, string) {
+func deliver(r kindRules, rec Record, in inputs) (metadata, string) {
 	switch rec.Status {
-	case Failed:
+	case checkpoint.WorkerFailed:
 		if rec.Error == "" {
 			return metadata{}, "failed without an error message"
 		}
 		return metadata{}, rec.Error
-	case Pending, Running, InProgress:
+	case checkpoint.WorkerPending, checkpoint.WorkerRunning, checkpoint.WorkerInProgress:
 		return metadata{}, "no result recorded: the worker is still " + rec.Status
 	}
 	m, _ := rec.meta() // Validate checked it decodes
@@ -260,7 +261,7 @@ var researchRules = kindRules{
 }
 
 // aggregateResearch aggregates research workers (see Aggregate).
-func aggregateResearch(recs []Record, in Inputs) (ResearchAggregate, error) {
+func aggregateResearch(recs []Record, in inputs) (ResearchAggregate, error) {
 	done, failed, err := settle(researchRules, recs, in)
 	if err != nil {
 		return ResearchAggregate{}, err
@@ -367,7 +368,7 @@ var implementationRules = kindRules{
 // aggregateImplementation aggregates implementation tracks (see Aggregate).
 // A track's lines are its metadata total_lines, else the lines of its
 // modified files as in.FileLines counts them.
-func aggregateImplementation(recs []Record, in Inputs) (ImplementationAggregate, error) {
+func aggregateImplementation(recs []Record, in inputs) (ImplementationAggregate, error) {
 	done, failed, err := settle(implementationRules, recs, in)
 	if err != nil {
 		return ImplementationAggregate{}, err
@@ -429,7 +430,7 @@ const failingShown = 3
 // aggregateTesting aggregates testing workers (see Aggregate). Workers of
 // one stage run in parallel and stages run one after another, so the total
 // duration is the sum over stages of the longest worker of each stage.
-func aggregateTesting(recs []Record, in Inputs) (TestingAggregate, error) {
+func aggregateTesting(recs []Record, in inputs) (TestingAggregate, error) {
 	done, failed, err := settle(testingRules, recs, in)
 	if err != nil {
 		return TestingAggregate{}, err

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 )
 
@@ -19,20 +20,20 @@ var researchReports = []struct{ id, topic, path string }{
 
 // researchInputs returns four completed research records without metadata
 // and the reports they point to, keyed by output_path.
-func researchInputs(t *testing.T) ([]Record, Inputs) {
-	in := Inputs{Outputs: map[string][]byte{}}
+func researchInputs(t *testing.T) ([]Record, inputs) {
+	in := inputs{Outputs: map[string][]byte{}}
 	var recs []Record
 	for i, r := range researchReports {
 		p := ".claude/specs/042_auth/" + r.path
 		in.Outputs[p] = fixture(t, r.path)
-		recs = append(recs, Record{WorkerID: r.id, Topic: r.topic, Status: Completed, OutputPath: p, DurationMs: int64(10000 + 500*i)})
+		recs = append(recs, Record{WorkerID: r.id, Topic: r.topic, Status: checkpoint.WorkerCompleted, OutputPath: p, DurationMs: int64(10000 + 500*i)})
 	}
 	return recs, in
 }
 
 func TestAggregateResearchContextReduction(t *testing.T) {
 	recs, in := researchInputs(t)
-	out, err := Aggregate(Research, recs, in)
+	out, err := aggregate(Research, recs, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestAggregateResearchSeedExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := aggregateResearch(recs, Inputs{})
+	a, err := aggregateResearch(recs, inputs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,9 +105,9 @@ func TestAggregateResearchSeedExample(t *testing.T) {
 
 func TestAggregatePartialFailure(t *testing.T) {
 	recs, in := researchInputs(t)
-	recs[1] = Record{WorkerID: "research_specialist_2", Topic: "authorization patterns", Status: Failed, Error: "timeout after 300s"}
+	recs[1] = Record{WorkerID: "research_specialist_2", Topic: "authorization patterns", Status: checkpoint.WorkerFailed, Error: "timeout after 300s"}
 	recs[2].OutputPath = "/gone.md" // completed, but its report vanished
-	recs = append(recs, Record{WorkerID: "research_specialist_5", Topic: "audit logging", Status: Running})
+	recs = append(recs, Record{WorkerID: "research_specialist_5", Topic: "audit logging", Status: checkpoint.WorkerRunning})
 	a, err := aggregateResearch(recs, in)
 	if err != nil {
 		t.Fatal(err)
@@ -126,12 +127,12 @@ func TestAggregatePartialFailure(t *testing.T) {
 
 func TestAggregateAllFailed(t *testing.T) {
 	recs := []Record{
-		{WorkerID: "w1", Topic: "a", Status: Failed, Error: "model refused"},
-		{WorkerID: "w2", Topic: "b", Status: Completed, OutputPath: "/r.md"},
-		{WorkerID: "w3", Topic: "c", Status: Failed},
+		{WorkerID: "w1", Topic: "a", Status: checkpoint.WorkerFailed, Error: "model refused"},
+		{WorkerID: "w2", Topic: "b", Status: checkpoint.WorkerCompleted, OutputPath: "/r.md"},
+		{WorkerID: "w3", Topic: "c", Status: checkpoint.WorkerFailed},
 	}
-	in := Inputs{Outputs: map[string][]byte{"/r.md": fixture(t, "reports/no_h1.md")}}
-	_, err := Aggregate(Research, recs, in)
+	in := inputs{Outputs: map[string][]byte{"/r.md": fixture(t, "reports/no_h1.md")}}
+	_, err := aggregate(Research, recs, in)
 	var fe *FailedError
 	if !errors.As(err, &fe) {
 		t.Fatalf("want *FailedError, got %v", err)
@@ -163,20 +164,20 @@ func TestAggregateAllFailed(t *testing.T) {
 }
 
 func TestAggregateRejects(t *testing.T) {
-	_, err := Aggregate(Research, nil, Inputs{})
+	_, err := aggregate(Research, nil, inputs{})
 	wantCode(t, err, fail.Invalid)
-	_, err = Aggregate("docs", []Record{{WorkerID: "w", Status: Completed}}, Inputs{})
+	_, err = aggregate("docs", []Record{{WorkerID: "w", Status: checkpoint.WorkerCompleted}}, inputs{})
 	wantCode(t, err, fail.Usage)
-	_, err = Aggregate(Testing, []Record{{WorkerID: "w", Status: "done"}}, Inputs{})
+	_, err = aggregate(Testing, []Record{{WorkerID: "w", Status: "done"}}, inputs{})
 	wantCode(t, err, fail.Invalid)
 }
 
 func TestAggregateErrorIsCapped(t *testing.T) {
 	recs := []Record{
-		{WorkerID: "w1", Status: Failed, Error: strings.Repeat("stack frame ", 500)},
-		{WorkerID: "w2", Status: Completed, Metadata: json.RawMessage(`{"summary":"s","key_findings":["f"]}`)},
+		{WorkerID: "w1", Status: checkpoint.WorkerFailed, Error: strings.Repeat("stack frame ", 500)},
+		{WorkerID: "w2", Status: checkpoint.WorkerCompleted, Metadata: json.RawMessage(`{"summary":"s","key_findings":["f"]}`)},
 	}
-	a, err := aggregateResearch(recs, Inputs{})
+	a, err := aggregateResearch(recs, inputs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,9 +192,9 @@ func TestAggregateResearchBudget(t *testing.T) {
 	var recs []Record
 	for _, id := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p"} {
 		meta, _ := json.Marshal(map[string]any{"summary": strings.Repeat(id+" ", 60), "key_findings": []string{id + " " + long, id + " 2 " + long, id + " 3 " + long}})
-		recs = append(recs, Record{WorkerID: "worker_" + id, Topic: "topic " + id, Status: Completed, OutputPath: ".claude/specs/042/reports/" + id + ".md", Metadata: meta})
+		recs = append(recs, Record{WorkerID: "worker_" + id, Topic: "topic " + id, Status: checkpoint.WorkerCompleted, OutputPath: ".claude/specs/042/reports/" + id + ".md", Metadata: meta})
 	}
-	a, err := aggregateResearch(recs, Inputs{})
+	a, err := aggregateResearch(recs, inputs{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +241,7 @@ func TestAggregateImplementation(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := map[string]int{"src/components/LoginForm.tsx": 200, "src/components/RegisterForm.tsx": 250, "src/hooks/useFormValidation.ts": 40}
-	in := Inputs{
+	in := inputs{
 		Outputs:   map[string][]byte{"s/frontend.md": fixture(t, "summaries/frontend.md"), "s/backend.md": fixture(t, "summaries/backend.md")},
 		FileLines: func(p string) (int, bool) { n, ok := lines[p]; return n, ok },
 	}
@@ -268,13 +269,13 @@ func TestAggregateTesting(t *testing.T) {
 	cov := 90.0
 	meta, _ := json.Marshal(map[string]any{"total_tests": 4, "tests_passed": 4, "tests_failed": 0, "coverage_percent": cov})
 	recs := []Record{
-		{WorkerID: "unit", Stage: "execution", Status: Completed, OutputPath: "unit.json", DurationMs: 8000},
-		{WorkerID: "integration", Stage: "execution", Status: Completed, OutputPath: "integration.json", DurationMs: 12000},
-		{WorkerID: "e2e", Stage: "e2e", Status: Completed, OutputPath: "e2e.json", DurationMs: 5000},
-		{WorkerID: "lint", Stage: "e2e", Status: Completed, Metadata: meta, DurationMs: 1000},
-		{WorkerID: "bad", Stage: "e2e", Status: Completed, OutputPath: "inconsistent.json"},
+		{WorkerID: "unit", Stage: "execution", Status: checkpoint.WorkerCompleted, OutputPath: "unit.json", DurationMs: 8000},
+		{WorkerID: "integration", Stage: "execution", Status: checkpoint.WorkerCompleted, OutputPath: "integration.json", DurationMs: 12000},
+		{WorkerID: "e2e", Stage: "e2e", Status: checkpoint.WorkerCompleted, OutputPath: "e2e.json", DurationMs: 5000},
+		{WorkerID: "lint", Stage: "e2e", Status: checkpoint.WorkerCompleted, Metadata: meta, DurationMs: 1000},
+		{WorkerID: "bad", Stage: "e2e", Status: checkpoint.WorkerCompleted, OutputPath: "inconsistent.json"},
 	}
-	in := Inputs{Outputs: map[string][]byte{}}
+	in := inputs{Outputs: map[string][]byte{}}
 	for _, n := range []string{"unit", "integration", "e2e", "inconsistent"} {
 		in.Outputs[n+".json"] = fixture(t, "results/"+n+".json")
 	}

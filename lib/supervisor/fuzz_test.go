@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 )
 
@@ -52,8 +53,8 @@ func FuzzParseReport(f *testing.F) {
 			}
 		}
 		// Whatever was parsed aggregates, and stays within the budget.
-		in := Inputs{Outputs: map[string][]byte{"r.md": md}}
-		a, err := aggregateResearch([]Record{{WorkerID: "w", Status: Completed, OutputPath: "r.md"}}, in)
+		in := inputs{Outputs: map[string][]byte{"r.md": md}}
+		a, err := aggregateResearch([]Record{{WorkerID: "w", Status: checkpoint.WorkerCompleted, OutputPath: "r.md"}}, in)
 		if err != nil || a.ContextTokens > ContextBudget {
 			t.Fatalf("aggregate of a parsed report: %+v, %v", a, err)
 		}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/limit"
@@ -17,17 +19,6 @@ import (
 const (
 	maxMs    = 1e12
 	maxCount = 1e12
-)
-
-// Worker statuses. A worker is recorded pending before it starts, running
-// (or in_progress, the original design's word) while it works, and
-// completed or failed when it returns.
-const (
-	Completed  = "completed"
-	Failed     = "failed"
-	Pending    = "pending"
-	Running    = "running"
-	InProgress = "in_progress"
 )
 
 // Record is one worker of a supervisor, as stored in
@@ -100,8 +91,8 @@ func (r Record) Validate() error {
 	switch {
 	case strings.TrimSpace(r.WorkerID) == "" || !validText(r.WorkerID):
 		return fail.Invalidf("worker_id %q: must be non-empty text on one line, e.g. \"research_specialist_1\"", r.WorkerID)
-	case r.Status != Completed && r.Status != Failed && r.Status != Pending && r.Status != Running && r.Status != InProgress:
-		return fail.Invalidf("worker %s: status %q is not one of completed, failed, pending, running, in_progress", r.WorkerID, r.Status)
+	case !slices.Contains(checkpoint.WorkerStatuses(), r.Status):
+		return fail.Invalidf("worker %s: status %q is not one of %s", r.WorkerID, r.Status, strings.Join(checkpoint.WorkerStatuses(), ", "))
 	case r.DurationMs < 0 || r.DurationMs > maxMs:
 		return fail.Invalidf("worker %s: duration_ms %d is not within 0-%d", r.WorkerID, r.DurationMs, int64(maxMs))
 	case r.StartedAt != "" && !validTime(r.StartedAt):
@@ -194,15 +185,15 @@ func CheckName(name string) error {
 	return nil
 }
 
-// Upsert puts rec into workers, the JSON array stored at
+// upsert puts rec into workers, the JSON array stored at
 // supervisor_state.<name>.workers (empty or null for none): it replaces the
 // element with the same worker_id, else appends. Other elements are kept
 // byte for byte. A worker recorded running is stamped started_at (now, or
 // when it was first recorded running); when it ends without a duration_ms
 // of its own, the time since then is its duration. The caller holds the
-// workflow lock around read, Upsert and write, which is what makes
+// workflow lock around read, upsert and write (UpsertTx), which is what makes
 // simultaneous records safe.
-func Upsert(workers []byte, rec Record, now time.Time) ([]byte, error) {
+func upsert(workers []byte, rec Record, now time.Time) ([]byte, error) {
 	// A record parsed by ParseRecord is valid already, but phase-verify
 	// stores records built in Go: checking here keeps every stored record
 	// valid whoever built it.
@@ -231,7 +222,7 @@ func Upsert(workers []byte, rec Record, now time.Time) ([]byte, error) {
 			at, prev = i, s
 		}
 	}
-	if prev.Status != Running && prev.Status != InProgress {
+	if prev.Status != checkpoint.WorkerRunning && prev.Status != checkpoint.WorkerInProgress {
 		prev.StartedAt = "" // a new run of the worker, or none before
 	}
 	rec = timed(rec, prev.StartedAt, now)
@@ -270,12 +261,12 @@ func timed(rec Record, started string, now time.Time) Record {
 		started = rec.StartedAt
 	}
 	switch rec.Status {
-	case Running, InProgress:
+	case checkpoint.WorkerRunning, checkpoint.WorkerInProgress:
 		if started == "" {
 			started = now.UTC().Format(time.RFC3339Nano)
 		}
 		rec.StartedAt = started
-	case Completed, Failed:
+	case checkpoint.WorkerCompleted, checkpoint.WorkerFailed:
 		if started == "" {
 			break
 		}
@@ -321,17 +312,17 @@ func (p Progress) Pairs() kv.Pairs {
 	return out
 }
 
-// Status sorts the recorded workers, then any expected worker id not
+// progressOf sorts the recorded workers, then any expected worker id not
 // recorded, into a Progress, each list in record order.
-func Status(workers []Record, expected []string) Progress {
+func progressOf(workers []Record, expected []string) Progress {
 	p := Progress{Completed: []string{}, Failed: []string{}, Pending: []string{}}
 	seen := make(map[string]bool, len(workers))
 	for _, w := range workers {
 		seen[w.WorkerID] = true
 		switch w.Status {
-		case Completed:
+		case checkpoint.WorkerCompleted:
 			p.Completed = append(p.Completed, w.WorkerID)
-		case Failed:
+		case checkpoint.WorkerFailed:
 			p.Failed = append(p.Failed, w.WorkerID)
 		default:
 			p.Pending = append(p.Pending, w.WorkerID)

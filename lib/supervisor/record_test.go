@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 )
 
@@ -76,34 +77,34 @@ func ids(t *testing.T, workers []byte) []string {
 }
 
 func TestUpsert(t *testing.T) {
-	w, err := Upsert(nil, Record{WorkerID: "a", Status: Pending}, t0)
+	w, err := upsert(nil, Record{WorkerID: "a", Status: checkpoint.WorkerPending}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, _ = Upsert(w, Record{WorkerID: "b", Status: Pending}, t0)
-	w, _ = Upsert(w, Record{WorkerID: "a", Status: Completed, OutputPath: "/r.md"}, t0)
+	w, _ = upsert(w, Record{WorkerID: "b", Status: checkpoint.WorkerPending}, t0)
+	w, _ = upsert(w, Record{WorkerID: "a", Status: checkpoint.WorkerCompleted, OutputPath: "/r.md"}, t0)
 	if got := ids(t, w); !reflect.DeepEqual(got, []string{"a=completed", "b=pending"}) {
 		t.Errorf("got %v", got)
 	}
 	// Other elements are kept byte for byte, unknown fields included.
-	w, err = Upsert([]byte(`[{"worker_id":"x","status":"completed","note":"kept"}]`), Record{WorkerID: "y", Status: Running}, t0)
+	w, err = upsert([]byte(`[{"worker_id":"x","status":"completed","note":"kept"}]`), Record{WorkerID: "y", Status: checkpoint.WorkerRunning}, t0)
 	if err != nil || !strings.Contains(string(w), `"note":"kept"`) {
 		t.Errorf("%s %v", w, err)
 	}
 	// A duplicate left by a hand edit is folded into the upserted record.
-	w, _ = Upsert([]byte(`[{"worker_id":"a","status":"pending"},{"worker_id":"a","status":"running"}]`), Record{WorkerID: "a", Status: Failed, Error: "e"}, t0)
+	w, _ = upsert([]byte(`[{"worker_id":"a","status":"pending"},{"worker_id":"a","status":"running"}]`), Record{WorkerID: "a", Status: checkpoint.WorkerFailed, Error: "e"}, t0)
 	if got := ids(t, w); !reflect.DeepEqual(got, []string{"a=failed"}) {
 		t.Errorf("got %v", got)
 	}
 	for _, bad := range []string{`{}`, `[1]`, `[{"worker_id":5}]`, `nope`} {
-		_, err := Upsert([]byte(bad), Record{WorkerID: "a", Status: Pending}, t0)
+		_, err := upsert([]byte(bad), Record{WorkerID: "a", Status: checkpoint.WorkerPending}, t0)
 		wantCode(t, err, fail.Invalid)
 	}
-	_, err = Upsert([]byte(`null`), Record{WorkerID: "", Status: Pending}, t0)
+	_, err = upsert([]byte(`null`), Record{WorkerID: "", Status: checkpoint.WorkerPending}, t0)
 	wantCode(t, err, fail.Invalid)
 }
 
-// Eight workers recording at the same moment: the app layer serialises them
+// Eight workers recording at the same moment: UpsertTx serialises them
 // with the workflow lock (simulated by the mutex); whatever order they win
 // the lock in, each record is there exactly once, and a later update of the
 // same worker replaces its earlier record.
@@ -119,7 +120,7 @@ func TestUpsertEightConcurrentWorkers(t *testing.T) {
 			defer wg.Done()
 			mu.Lock()
 			defer mu.Unlock()
-			next, err := Upsert(stored, r, t0)
+			next, err := upsert(stored, r, t0)
 			if err != nil {
 				errs <- err
 				return
@@ -128,7 +129,7 @@ func TestUpsertEightConcurrentWorkers(t *testing.T) {
 		}
 		for i := rand.Perm(8); len(i) > 0; i = i[1:] {
 			wg.Add(1)
-			go record(Record{WorkerID: fmt.Sprintf("worker_%d", i[0]), Status: Completed, DurationMs: int64(i[0])})
+			go record(Record{WorkerID: fmt.Sprintf("worker_%d", i[0]), Status: checkpoint.WorkerCompleted, DurationMs: int64(i[0])})
 		}
 		wg.Wait()
 		close(errs)
@@ -156,17 +157,17 @@ func TestUpsertEightConcurrentWorkers(t *testing.T) {
 
 func TestStatus(t *testing.T) {
 	workers := []Record{
-		{WorkerID: "a", Status: Completed},
-		{WorkerID: "b", Status: Failed},
-		{WorkerID: "c", Status: Running},
-		{WorkerID: "d", Status: Pending},
+		{WorkerID: "a", Status: checkpoint.WorkerCompleted},
+		{WorkerID: "b", Status: checkpoint.WorkerFailed},
+		{WorkerID: "c", Status: checkpoint.WorkerRunning},
+		{WorkerID: "d", Status: checkpoint.WorkerPending},
 	}
-	got := Status(workers, []string{"a", "e", "c", "e"})
+	got := progressOf(workers, []string{"a", "e", "c", "e"})
 	want := Progress{Completed: []string{"a"}, Failed: []string{"b"}, Pending: []string{"c", "d", "e"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
-	b, _ := json.Marshal(Status(nil, nil))
+	b, _ := json.Marshal(progressOf(nil, nil))
 	if string(b) != `{"completed":[],"failed":[],"pending":[]}` {
 		t.Errorf("empty lists print as [], not null: %s", b)
 	}
@@ -264,26 +265,26 @@ func TestUpsertMeasuresDuration(t *testing.T) {
 		wantMs    int64
 		wantStart string
 	}{
-		{"running is stamped", ``, Record{WorkerID: "a", Status: Running}, 0, start},
-		{"in_progress is stamped", ``, Record{WorkerID: "a", Status: InProgress}, 0, start},
+		{"running is stamped", ``, Record{WorkerID: "a", Status: checkpoint.WorkerRunning}, 0, start},
+		{"in_progress is stamped", ``, Record{WorkerID: "a", Status: checkpoint.WorkerInProgress}, 0, start},
 		{"running again keeps the first start", `[{"worker_id":"a","status":"running","started_at":"2026-11-24T09:59:00Z"}]`,
-			Record{WorkerID: "a", Status: Running}, 0, "2026-11-24T09:59:00Z"},
+			Record{WorkerID: "a", Status: checkpoint.WorkerRunning}, 0, "2026-11-24T09:59:00Z"},
 		{"ended after running", `[{"worker_id":"a","status":"in_progress","started_at":"2026-11-24T09:59:58.5Z"}]`,
-			Record{WorkerID: "a", Status: Completed}, 1500, "2026-11-24T09:59:58.5Z"},
+			Record{WorkerID: "a", Status: checkpoint.WorkerCompleted}, 1500, "2026-11-24T09:59:58.5Z"},
 		{"a failure is timed too", `[{"worker_id":"a","status":"running","started_at":"2026-11-24T09:59:00Z"}]`,
-			Record{WorkerID: "a", Status: Failed, Error: "e"}, 60000, "2026-11-24T09:59:00Z"},
+			Record{WorkerID: "a", Status: checkpoint.WorkerFailed, Error: "e"}, 60000, "2026-11-24T09:59:00Z"},
 		{"its own duration wins", `[{"worker_id":"a","status":"running","started_at":"2026-11-24T09:59:00Z"}]`,
-			Record{WorkerID: "a", Status: Completed, DurationMs: 7}, 7, "2026-11-24T09:59:00Z"},
-		{"its own start", ``, Record{WorkerID: "a", Status: Completed, StartedAt: "2026-11-24T09:59:59Z"}, 1000, "2026-11-24T09:59:59Z"},
-		{"never recorded running", `[{"worker_id":"a","status":"pending"}]`, Record{WorkerID: "a", Status: Completed}, 0, ""},
+			Record{WorkerID: "a", Status: checkpoint.WorkerCompleted, DurationMs: 7}, 7, "2026-11-24T09:59:00Z"},
+		{"its own start", ``, Record{WorkerID: "a", Status: checkpoint.WorkerCompleted, StartedAt: "2026-11-24T09:59:59Z"}, 1000, "2026-11-24T09:59:59Z"},
+		{"never recorded running", `[{"worker_id":"a","status":"pending"}]`, Record{WorkerID: "a", Status: checkpoint.WorkerCompleted}, 0, ""},
 		{"a finished run is not a start", `[{"worker_id":"a","status":"completed","started_at":"2026-11-24T09:00:00Z","duration_ms":5}]`,
-			Record{WorkerID: "a", Status: Completed}, 0, ""},
+			Record{WorkerID: "a", Status: checkpoint.WorkerCompleted}, 0, ""},
 		{"a clock that went back", `[{"worker_id":"a","status":"running","started_at":"2026-11-24T11:00:00Z"}]`,
-			Record{WorkerID: "a", Status: Completed}, 0, "2026-11-24T11:00:00Z"},
+			Record{WorkerID: "a", Status: checkpoint.WorkerCompleted}, 0, "2026-11-24T11:00:00Z"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, err := Upsert([]byte(tt.stored), tt.rec, t0)
+			out, err := upsert([]byte(tt.stored), tt.rec, t0)
 			if err != nil {
 				t.Fatal(err)
 			}

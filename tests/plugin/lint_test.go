@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flowstate-dev/flowstate/lib/phase"
+	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/tests/internal/protocol"
 )
 
@@ -279,10 +279,10 @@ func TestAgentsExist(t *testing.T) {
 			}
 		}
 	}
-	for _, r := range phase.Roles() {
-		use("lib/phase role "+r.State, r.Agent)
+	for _, r := range orchestrate.Roles() {
+		use("lib/orchestrate role "+r.State, r.Agent)
 		if r.Supervisor != "" {
-			use("lib/phase role "+r.State, r.Supervisor)
+			use("lib/orchestrate role "+r.State, r.Supervisor)
 		}
 	}
 	for name, used := range agents {
@@ -351,7 +351,7 @@ func TestSharedSectionsAgree(t *testing.T) {
 		t.Fatalf("commands/coordinate.md: ## phase must be a bash block, ## work the worker task")
 	}
 	worker := refSections["work"][0].Task
-	for _, r := range phase.Roles() {
+	for _, r := range orchestrate.Roles() {
 		if r.Supervisor == "" {
 			continue
 		}

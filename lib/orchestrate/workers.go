@@ -1,15 +1,4 @@
-// Package phase owns the pure decisions of the orchestrator commands
-// (/coordinate, /supervise, /orchestrate, /workflow-resume): which agents a
-// workflow state needs, where each writes its artifact, which workers still
-// have to run and in which batch, whether a sub-supervisor coordinates them,
-// and what the test/debug loop owes next.
-//
-// It does no I/O: lib/orchestrate reads the checkpoint and the artifacts,
-// calls these functions and writes through lib/store; lib/app prints.
-// Keeping the decisions here is what keeps the command markdown small: a
-// command only runs `flowstate phase-plan`, the agents it names, and
-// `flowstate phase-verify`, in a loop.
-package phase
+package orchestrate
 
 import (
 	"fmt"
@@ -17,10 +6,12 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
+
+// The workers a state needs, in which batch, and whether a sub-supervisor
+// coordinates them. Pure: no I/O.
 
 // SpecsDir is where agents write a workflow's artifacts, relative to the
 // project: <project>/.flowstate/specs/<workflow-id>/{reports,plans,...}.
@@ -29,64 +20,6 @@ import (
 // it, whatever --allowedTools, Write(...) rules or acceptEdits say, so
 // agents could never write their reports there without a person.
 const SpecsDir = ".flowstate/specs"
-
-// Role is what one workflow state asks of agents.
-type Role struct {
-	State      string
-	Agent      string          // the worker agent, e.g. research-specialist
-	Supervisor string          // its sub-supervisor agent; "" when the state is always flat
-	Kind       supervisor.Kind // aggregation kind; "" for single-agent states
-	Key        string          // supervisor_state key that holds the workers
-	Artifact   string          // what a worker writes, as its prompt names it
-}
-
-// roles lists the states that need agents. Other states (initialize,
-// complete, states of custom machines) have no work and are passed through.
-var roles = []Role{
-	{"research", "research-specialist", "research-sub-supervisor", supervisor.Research, "research_supervisor", "research report"},
-	{"plan", "plan-architect", "", "", "plan_architect", "plan"},
-	{"implement", "implementation-executor", "implementation-sub-supervisor", supervisor.Implementation, "implementation_supervisor", "implementation summary"},
-	{"test", "test-specialist", "testing-sub-supervisor", supervisor.Testing, "testing_supervisor", "test results JSON"},
-	{"debug", "debug-analyst", "", "", "debug_analyst", "debug report"},
-	{"document", "doc-writer", "", "", "doc_writer", "documentation summary"},
-}
-
-// Roles returns every state's role, in workflow order.
-func Roles() []Role { return append([]Role(nil), roles...) }
-
-// Classifier is the agent that classifies a request before its workflow
-// exists.
-const Classifier = "workflow-classifier"
-
-// pluginPrefix is how Claude Code names a plugin's agents: the plugin's
-// name, a colon, the agent's name.
-const pluginPrefix = "flowstate:"
-
-// OwnAgent reports whether an Agent call's subagent_type is one of
-// flowstate's agents (flowstate:NAME from the plugin, NAME from a project
-// install), and returns its NAME.
-func OwnAgent(subagentType string) (string, bool) {
-	name := strings.TrimPrefix(subagentType, pluginPrefix)
-	if name == Classifier {
-		return name, true
-	}
-	for _, r := range roles {
-		if name == r.Agent || name != "" && name == r.Supervisor {
-			return name, true
-		}
-	}
-	return "", false
-}
-
-// RoleOf returns the role of state; ok is false for a state without work.
-func RoleOf(state string) (Role, bool) {
-	for _, r := range roles {
-		if r.State == state {
-			return r, true
-		}
-	}
-	return Role{}, false
-}
 
 // PlanID is the plan-architect's worker id; the plan it wrote is the one
 // the later states build on.
@@ -104,7 +37,7 @@ type Worker struct {
 	Batch  int    // 1-based; implementation waves, 1 for every other state
 }
 
-// Facts is what the app layer read for planning a state.
+// Facts is what load read from the checkpoint for planning a state.
 type Facts struct {
 	SpecDir     string             // absolute <project>/SpecsDir/<workflow-id>
 	Description string             // the workflow description
@@ -275,135 +208,6 @@ func (l Loop) DebugAttempt() int { return max(1, l.Retries) }
 // but not yet debugged: the workflow must go to the recovery state next.
 func (l Loop) OwesDebug() bool { return l.FailedState == "test" && l.Retries > l.DebugDone }
 
-// ContextOf lists the artifacts of earlier states that state builds on,
-// from the completed workers' outputs per state, in the order to read
-// them.
-func ContextOf(state string, outputs map[string][]string) []string {
-	var from []string
-	switch state {
-	case "plan":
-		from = []string{"research"}
-	case "implement":
-		from = []string{"plan"}
-	case "test":
-		from = []string{"plan", "implement"}
-	case "debug":
-		from = []string{"test", "plan", "implement"}
-	case "document":
-		from = []string{"plan", "implement", "test", "debug", "research"}
-	}
-	var paths []string
-	for _, s := range from {
-		paths = append(paths, outputs[s]...)
-	}
-	return paths
-}
-
-// Brief is the file a state's workers read first, so that their prompts
-// carry only what differs between them: the workflow's request, what a
-// person said sending the state's earlier work back (a rejection, a rewind
-// with a reason), what a debug attempt works on, and the earlier artifacts
-// to read.
-func Brief(state string, f Facts, context []string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Brief: %s\n\n## Workflow request\n\n%s\n", state, f.Description)
-	if f.Feedback != "" {
-		fmt.Fprintf(&b, "\n## Sent back\n\n%s\n", f.Feedback)
-	}
-	if state == "debug" && f.Failures != "" {
-		fmt.Fprintf(&b, "\n## Failing tests\n\n%s\n", f.Failures)
-	}
-	if state == "research" && len(f.TopicNotes) > 0 {
-		b.WriteString("\n## Topics\n\n")
-		for _, n := range f.TopicNotes {
-			fmt.Fprintf(&b, "- %s\n", n)
-		}
-	}
-	b.WriteString("\n## Read first\n\n")
-	if len(context) == 0 {
-		b.WriteString("Nothing yet: start from the workflow request.\n")
-	}
-	for _, p := range context {
-		fmt.Fprintf(&b, "- %s\n", p)
-	}
-	return b.String()
-}
-
-// BriefPath is where the brief of a role's workers is written, under the
-// workflow's spec directory.
-func BriefPath(specDir string, r Role) string {
-	return filepath.Join(specDir, "briefs", r.Agent+".md")
-}
-
-// Feedback is what a person said when sending a state's work back, as
-// its workers read it: who, what they sent back (the earlier artifacts,
-// kept) and why.
-func Feedback(kind, by, reason string, earlier []string) string {
-	if reason == "" {
-		return ""
-	}
-	what := "the earlier work"
-	if len(earlier) > 0 {
-		what = strings.Join(earlier, " ")
-	}
-	verb := "sent back"
-	if kind == "reject" {
-		verb = "rejected"
-	}
-	return fmt.Sprintf("%s %s %s; do it again, addressing: %s", by, verb, what, reason)
-}
-
-// Arguments are a command's arguments as the user typed them: options
-// first, then the description.
-type Arguments struct {
-	Scope       string // --scope SCOPE (or --scope=SCOPE)
-	ApprovePlan bool   // --approve-plan: a person approves the plan before the work built on it
-	Description string
-}
-
-// Args splits a command's arguments into the options before the
-// description (--scope SCOPE, --approve-plan, in any order) and the
-// description. One pair of quotes around the whole description is
-// dropped.
-func Args(raw string) (Arguments, error) {
-	var a Arguments
-	s := strings.TrimSpace(raw)
-	for {
-		if rest, ok := option(s, "--approve-plan"); ok {
-			a.ApprovePlan, s = true, rest
-			continue
-		}
-		rest, ok := option(s, "--scope")
-		if !ok {
-			break
-		}
-		rest = strings.TrimLeft(rest, " \t=")
-		a.Scope, s, _ = strings.Cut(rest, " ")
-		if a.Scope == "" {
-			return a, fail.Usagef("--scope needs a value, e.g. --scope research-only DESCRIPTION")
-		}
-		s = strings.TrimSpace(s)
-	}
-	if q := s[:min(1, len(s))]; len(s) >= 2 && (q == `"` || q == "'") && !strings.Contains(s[1:len(s)-1], q) && strings.HasSuffix(s, q) {
-		s = strings.TrimSpace(s[1 : len(s)-1])
-	}
-	if s == "" {
-		return a, fail.Usagef("no workflow description given; pass one after the command, e.g. /flowstate:coordinate research auth patterns")
-	}
-	a.Description = s
-	return a, nil
-}
-
-// option cuts the option name off the start of s, where it stands as a
-// word of its own (or before =), and returns the rest, trimmed.
-func option(s, name string) (string, bool) {
-	rest, ok := strings.CutPrefix(s, name)
-	if !ok || rest != "" && !strings.ContainsRune(" \t\n=", rune(rest[0])) {
-		return s, false
-	}
-	return strings.TrimLeft(rest, " \t\n"), true
-}
-
 // slug makes a short file-name part from text: lower-case letters and
 // digits joined by single underscores, at most 40 bytes, "untitled" if empty.
 func slug(s string) string {
@@ -427,13 +231,4 @@ func slug(s string) string {
 		return "untitled"
 	}
 	return strings.TrimRight(b.String(), "_")
-}
-
-// RecordKeys names the supervisor_state keys a state's workers are
-// recorded under: what a rewind past the state takes back with it.
-func RecordKeys(state string) []string {
-	if r, ok := RoleOf(state); ok {
-		return []string{r.Key}
-	}
-	return nil
 }

@@ -1,12 +1,4 @@
-// Package workers owns the I/O of hierarchical supervision: a supervisor's
-// worker records in a stored workflow's checkpoint (read, and upserted
-// under the workflow lock) and what aggregation reads from disk (each
-// worker's output, the line counts of modified files).
-//
-// lib/supervisor decides (parsing, upsert, aggregation, status); this
-// package only reads and writes around it. It prints nothing and parses no
-// flags, and it never touches a checkpoint outside supervisor_state.
-package workers
+package supervisor
 
 import (
 	"bufio"
@@ -18,22 +10,28 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/store"
-	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
 
-// Path is where supervisor name keeps its worker records in the checkpoint.
-func Path(name string) string { return "supervisor_state." + name + ".workers" }
+// The I/O of supervision: a supervisor's worker records in a stored
+// workflow's checkpoint (read, and upserted under the workflow lock) and
+// what aggregation reads from disk (each worker's output, the line counts
+// of modified files). It never touches a checkpoint outside
+// supervisor_state.
 
-// Parse returns the worker records supervisor name keeps in doc, the
+// WorkersPath is where supervisor name keeps its worker records in the
+// checkpoint.
+func WorkersPath(name string) string { return "supervisor_state." + name + ".workers" }
+
+// Records returns the worker records supervisor name keeps in doc, the
 // checkpoint of workflow id; none when it has none.
-func Parse(doc []byte, id, name string) ([]supervisor.Record, error) {
-	raw, ok, err := checkpoint.Get(doc, Path(name))
+func Records(doc []byte, id, name string) ([]Record, error) {
+	raw, ok, err := checkpoint.Get(doc, WorkersPath(name))
 	if err != nil || !ok {
 		return nil, err
 	}
-	recs, err := supervisor.ParseRecords([]byte(raw))
+	recs, err := ParseRecords([]byte(raw))
 	if err != nil {
-		return nil, fmt.Errorf("workflow %s, %s: %w", id, Path(name), err)
+		return nil, fmt.Errorf("workflow %s, %s: %w", id, WorkersPath(name), err)
 	}
 	return recs, nil
 }
@@ -41,7 +39,7 @@ func Parse(doc []byte, id, name string) ([]supervisor.Record, error) {
 // Upsert stores rec among supervisor name's workers, replacing the record
 // with its worker_id. Workers may record at the same moment: the read,
 // the upsert and the write all hold the workflow lock.
-func Upsert(w *store.Workflow, name string, rec supervisor.Record) error {
+func Upsert(w *store.Workflow, name string, rec Record) error {
 	return w.Update(func(tx *store.Tx) error {
 		if err := UpsertTx(tx, name, rec); err != nil {
 			return fmt.Errorf("workflow %s: %w", w.ID, err)
@@ -54,18 +52,18 @@ func Upsert(w *store.Workflow, name string, rec supervisor.Record) error {
 // UpsertTx stores recs among supervisor name's workers in the checkpoint
 // of tx, each replacing the record with its worker_id, for a caller that
 // writes more in the same locked update. The caller records its events.
-func UpsertTx(tx *store.Tx, name string, recs ...supervisor.Record) error {
+func UpsertTx(tx *store.Tx, name string, recs ...Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	path := Path(name)
+	path := WorkersPath(name)
 	raw, _, err := checkpoint.Get(tx.Checkpoint, path)
 	if err != nil {
 		return err
 	}
 	list := []byte(raw)
 	for _, rec := range recs {
-		if list, err = supervisor.Upsert(list, rec, tx.Now); err != nil {
+		if list, err = upsert(list, rec, tx.Now); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
@@ -79,16 +77,16 @@ func UpsertTx(tx *store.Tx, name string, recs ...supervisor.Record) error {
 
 // Status sorts supervisor name's recorded workers, and the expected ids
 // never recorded, for a resumed phase.
-func Status(w *store.Workflow, name string, expected []string) (supervisor.Progress, error) {
+func Status(w *store.Workflow, name string, expected []string) (Progress, error) {
 	doc, err := w.ReadCheckpoint()
 	if err != nil {
-		return supervisor.Progress{}, err
+		return Progress{}, err
 	}
-	recs, err := Parse(doc, w.ID, name)
+	recs, err := Records(doc, w.ID, name)
 	if err != nil {
-		return supervisor.Progress{}, err
+		return Progress{}, err
 	}
-	return supervisor.Status(recs, expected), nil
+	return progressOf(recs, expected), nil
 }
 
 // Dirs anchor the relative paths in worker records: output_path is
@@ -96,25 +94,25 @@ func Status(w *store.Workflow, name string, expected []string) (supervisor.Progr
 // (protocol section 6).
 type Dirs struct {
 	Cwd, Project string
-	SpanMs       int64 // how long the workers took together, when measured (supervisor.Inputs)
+	SpanMs       int64 // how long the workers took together, when measured (inputs)
 }
 
 // Aggregate reads what the records point to and returns the
 // aggregated_metadata of kind. The warnings, set even with an error, name
 // outputs that could not be read and then workers that failed.
-func Aggregate(kind supervisor.Kind, recs []supervisor.Record, d Dirs) ([]byte, []string, error) {
-	in := supervisor.Inputs{SpanMs: d.SpanMs}
+func Aggregate(kind Kind, recs []Record, d Dirs) ([]byte, []string, error) {
+	in := inputs{SpanMs: d.SpanMs}
 	var warnings []string
 	in.Outputs, warnings = readOutputs(recs, d.Cwd)
-	if kind == supervisor.Implementation {
+	if kind == Implementation {
 		in.FileLines = fileLines(d.Project)
 	}
-	out, err := supervisor.Aggregate(kind, recs, in)
+	out, err := aggregate(kind, recs, in)
 	if err != nil {
 		return nil, warnings, err
 	}
 	var partial struct {
-		Failures []supervisor.Failure `json:"partial_failures"`
+		Failures []Failure `json:"partial_failures"`
 	}
 	_ = json.Unmarshal(out, &partial) // out was just marshalled
 	for _, f := range partial.Failures {
@@ -124,9 +122,9 @@ func Aggregate(kind supervisor.Kind, recs []supervisor.Record, d Dirs) ([]byte, 
 }
 
 // readOutputs reads each record's output_path. A file that cannot be read
-// is left out: Aggregate then lists its worker among the failures, with
+// is left out: aggregate then lists its worker among the failures, with
 // the path; one too large is also a warning.
-func readOutputs(recs []supervisor.Record, cwd string) (map[string][]byte, []string) {
+func readOutputs(recs []Record, cwd string) (map[string][]byte, []string) {
 	out := map[string][]byte{}
 	var warnings []string
 	for _, r := range recs {

@@ -1,12 +1,16 @@
-package phase
+package orchestrate
 
 import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
+
+// What an artifact proves about its worker, and the record kept of it.
+// Pure: no I/O.
 
 // Checked is what an artifact proved about its worker.
 type Checked struct {
@@ -16,11 +20,11 @@ type Checked struct {
 	Failures      []supervisor.Failing
 }
 
-// Check reads the artifact a worker of r wrote, in the protocol's format
+// CheckArtifact reads the artifact a worker of r wrote, in the protocol's format
 // for r (section 6): a plan for plan-architect, test results JSON for
 // test-specialist, a report for every other agent. A file that is not one
 // is an error naming what is wrong, so a placeholder never passes.
-func Check(r Role, data []byte) (Checked, error) {
+func CheckArtifact(r Role, data []byte) (Checked, error) {
 	var v any
 	var c Checked
 	switch r.State {
@@ -52,10 +56,10 @@ func Check(r Role, data []byte) (Checked, error) {
 	return c, err
 }
 
-// Record builds the worker record kept in supervisor_state.<key>.workers:
+// WorkerRecord builds the worker record kept in supervisor_state.<key>.workers:
 // the label goes to topic, track or stage by the role's kind (docs/supervisors.md).
-func Record(r Role, w Worker, c Checked, problem error) supervisor.Record {
-	rec := supervisor.Record{WorkerID: w.ID, Status: supervisor.Completed, OutputPath: w.Output,
+func WorkerRecord(r Role, w Worker, c Checked, problem error) supervisor.Record {
+	rec := supervisor.Record{WorkerID: w.ID, Status: checkpoint.WorkerCompleted, OutputPath: w.Output,
 		Metadata: c.Metadata, FilesModified: c.FilesModified}
 	switch r.Kind {
 	case supervisor.Implementation:
@@ -66,7 +70,7 @@ func Record(r Role, w Worker, c Checked, problem error) supervisor.Record {
 		rec.Topic = w.Label
 	}
 	if problem != nil {
-		rec.Status, rec.Metadata, rec.FilesModified = supervisor.Failed, nil, nil
+		rec.Status, rec.Metadata, rec.FilesModified = checkpoint.WorkerFailed, nil, nil
 		rec.Error = problem.Error()
 	}
 	return rec

@@ -1,8 +1,7 @@
-package phase
+package orchestrate
 
 import (
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -171,90 +170,6 @@ func TestLoop(t *testing.T) {
 	}
 }
 
-func TestContextOf(t *testing.T) {
-	out := map[string][]string{"research": {"r1", "r2"}, "plan": {"p"}, "implement": {"i1"}, "test": {"t1"}}
-	for state, want := range map[string]string{
-		"research": "[]",
-		"plan":     "[r1 r2]",
-		"test":     "[p i1]",
-		"debug":    "[t1 p i1]",
-		"document": "[p i1 t1 r1 r2]",
-	} {
-		if got := fmt.Sprint(ContextOf(state, out)); got != want {
-			t.Errorf("ContextOf(%s) = %s, want %s", state, got, want)
-		}
-	}
-}
-
-func TestBrief(t *testing.T) {
-	f := Facts{Description: "Add login", Failures: "1 failing tests; TestLogin"}
-	if got, want := Brief("research", f, nil), "# Brief: research\n\n## Workflow request\n\nAdd login\n\n## Read first\n\nNothing yet: start from the workflow request.\n"; got != want {
-		t.Errorf("research brief:\n%s\nwant\n%s", got, want)
-	}
-	f.TopicNotes = []string{"Auth: how logins work"}
-	if got := Brief("research", f, nil); !strings.Contains(got, "## Topics\n\n- Auth: how logins work\n") {
-		t.Errorf("research brief without the classifier's topic notes:\n%s", got)
-	}
-	got := Brief("debug", f, []string{"a/r1_unit.json", "a/plan.md"})
-	for _, want := range []string{"## Failing tests\n\n1 failing tests; TestLogin\n", "## Read first\n\n- a/r1_unit.json\n- a/plan.md\n"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("debug brief lacks %q:\n%s", want, got)
-		}
-	}
-}
-
-func TestBriefFeedback(t *testing.T) {
-	fb := Feedback("reject", "ann", "cover the\naudit log", []string{"/s/plans/001_x.md"})
-	if want := "ann rejected /s/plans/001_x.md; do it again, addressing: cover the\naudit log"; fb != want {
-		t.Errorf("Feedback = %q, want %q", fb, want)
-	}
-	if got := Brief("plan", Facts{Description: "d", Feedback: fb}, []string{"r1"}); !strings.Contains(got, "## Sent back\n\n"+fb+"\n") {
-		t.Errorf("brief without the feedback:\n%s", got)
-	}
-	if got := Feedback("rewind", "bob", "", nil); got != "" {
-		t.Errorf("Feedback without a reason = %q, want none", got)
-	}
-	if got, want := Feedback("rewind", "bob", "simpler", nil), "bob sent back the earlier work; do it again, addressing: simpler"; got != want {
-		t.Errorf("Feedback = %q, want %q", got, want)
-	}
-}
-
-func TestArgs(t *testing.T) {
-	tests := []struct {
-		raw, scope, desc string
-		approve          bool
-		err              string
-	}{
-		{"  research auth\n", "", "research auth", false, ""},
-		{"--scope research-only study X", "research-only", "study X", false, ""},
-		{"--scope=debug-only fix it", "debug-only", "fix it", false, ""},
-		{`--scope research-only "quoted text"`, "research-only", "quoted text", false, ""},
-		{"--approve-plan add login", "", "add login", true, ""},
-		{"--scope full-implementation --approve-plan add login", "full-implementation", "add login", true, ""},
-		{"--approve-plan --scope=full-implementation add login", "full-implementation", "add login", true, ""},
-		{"--approve-planning add login", "", "--approve-planning add login", false, ""},
-		{"add login --approve-plan", "", "add login --approve-plan", false, ""},
-		{"'a' and 'b'", "", "'a' and 'b'", false, ""},
-		{`"`, "", `"`, false, ""},
-		{"--scope research-only", "", "", false, "no workflow description"},
-		{"--approve-plan", "", "", false, "no workflow description"},
-		{"--scope", "", "", false, "--scope needs a value"},
-		{"\n", "", "", false, "no workflow description"},
-	}
-	for _, tt := range tests {
-		a, err := Args(tt.raw)
-		if tt.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.err) || fail.Code(err) != fail.Usage {
-				t.Errorf("Args(%q): err %v, want usage error %q", tt.raw, err, tt.err)
-			}
-			continue
-		}
-		if want := (Arguments{Scope: tt.scope, Description: tt.desc, ApprovePlan: tt.approve}); err != nil || a != want {
-			t.Errorf("Args(%q) = %+v, %v; want %+v", tt.raw, a, err, want)
-		}
-	}
-}
-
 func TestSlug(t *testing.T) {
 	for in, want := range map[string]string{
 		"Auth Patterns (JWT/OAuth2)!": "auth_patterns_jwt_oauth2",
@@ -265,45 +180,5 @@ func TestSlug(t *testing.T) {
 		if got := slug(in); got != want {
 			t.Errorf("slug(%q) = %q, want %q", in, got, want)
 		}
-	}
-}
-
-func TestCheckAndRecord(t *testing.T) {
-	report := []byte("# T\n\n## Executive Summary\n\nShort.\n\n## Key Findings\n\n- k\n\n## Files Modified\n\n- src/a.go\n")
-	implement, _ := RoleOf("implement")
-	c, err := Check(implement, report)
-	if err != nil || !reflect.DeepEqual(c.FilesModified, []string{"src/a.go"}) {
-		t.Fatalf("Check(summary) = %+v, %v", c, err)
-	}
-	rec := Record(implement, Worker{ID: "phase_1", Label: "Phase 1", Output: "/o.md"}, c, nil)
-	if rec.Track != "Phase 1" || rec.Status != supervisor.Completed || rec.Validate() != nil {
-		t.Errorf("Record = %+v", rec)
-	}
-	test, _ := RoleOf("test")
-	c, err = Check(test, []byte(`{"total_tests": 2, "tests_passed": 1, "tests_failed": 1, "failures": [{"name": "TestA"}]}`))
-	if err != nil || c.TestsFailed != 1 || FailureLine(c.TestsFailed, c.Failures) != "1 failing tests; TestA" {
-		t.Errorf("Check(results) = %+v, %v", c, err)
-	}
-	plan, _ := RoleOf("plan")
-	for role, bad := range map[Role]string{plan: "# Plan\n\nno phases\n", test: "{}", implement: "placeholder"} {
-		_, err := Check(role, []byte(bad))
-		if fail.Code(err) != fail.Invalid {
-			t.Errorf("Check(%s, %q): %v, want invalid data", role.State, bad, err)
-		}
-		rec := Record(role, Worker{ID: "w"}, Checked{}, err)
-		if rec.Status != supervisor.Failed || rec.Error == "" {
-			t.Errorf("Record of a failure = %+v", rec)
-		}
-	}
-}
-
-func TestRolesHaveAgents(t *testing.T) {
-	for _, r := range Roles() {
-		if r.Agent == "" || r.Key == "" || r.Artifact == "" || (r.Supervisor == "") != (r.Kind == "") {
-			t.Errorf("incomplete role %+v", r)
-		}
-	}
-	if _, ok := RoleOf("initialize"); ok {
-		t.Error("initialize has no agents")
 	}
 }

@@ -1,4 +1,4 @@
-package workers
+package supervisor
 
 import (
 	"os"
@@ -10,15 +10,15 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/classify"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
-	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
 
-func TestParse(t *testing.T) {
+func TestRecords(t *testing.T) {
 	tests := []struct {
 		doc  string
 		ids  []string
@@ -33,13 +33,13 @@ func TestParse(t *testing.T) {
 		{`{"supervisor_state":{"r":{"workers":[{"worker_id":"a","status":"done"}]}}}`, nil, fail.Invalid, "workflow wf, supervisor_state.r.workers: worker record 1:"},
 	}
 	for _, tt := range tests {
-		recs, err := Parse([]byte(tt.doc), "wf", "r")
+		recs, err := Records([]byte(tt.doc), "wf", "r")
 		var ids []string
 		for _, r := range recs {
 			ids = append(ids, r.WorkerID)
 		}
 		if fail.Code(err) != tt.code || !reflect.DeepEqual(ids, tt.ids) || err != nil && !strings.HasPrefix(err.Error(), tt.msg) {
-			t.Errorf("Parse(%s) = %v, %v; want %v, exit %d, %q", tt.doc, ids, err, tt.ids, tt.code, tt.msg)
+			t.Errorf("Records(%s) = %v, %v; want %v, exit %d, %q", tt.doc, ids, err, tt.ids, tt.code, tt.msg)
 		}
 	}
 }
@@ -59,10 +59,10 @@ func workflow(t *testing.T) *store.Workflow {
 
 func TestUpsertStatus(t *testing.T) {
 	w := workflow(t)
-	for _, r := range []supervisor.Record{
-		{WorkerID: "a", Status: supervisor.Pending},
-		{WorkerID: "b", Status: supervisor.Failed, Error: "x"},
-		{WorkerID: "a", Status: supervisor.Completed},
+	for _, r := range []Record{
+		{WorkerID: "a", Status: checkpoint.WorkerPending},
+		{WorkerID: "b", Status: checkpoint.WorkerFailed, Error: "x"},
+		{WorkerID: "a", Status: checkpoint.WorkerCompleted},
 	} {
 		if err := Upsert(w, "research_supervisor", r); err != nil {
 			t.Fatal(err)
@@ -72,7 +72,7 @@ func TestUpsertStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := supervisor.Progress{Completed: []string{"a"}, Failed: []string{"b"}, Pending: []string{"c"}}
+	want := Progress{Completed: []string{"a"}, Failed: []string{"b"}, Pending: []string{"c"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Status = %+v, want %+v", got, want)
 	}
@@ -92,15 +92,15 @@ func TestUpsertTx(t *testing.T) {
 			return err
 		}
 		return UpsertTx(tx, "research_supervisor",
-			supervisor.Record{WorkerID: "a", Status: supervisor.Pending},
-			supervisor.Record{WorkerID: "b", Status: supervisor.Completed},
-			supervisor.Record{WorkerID: "a", Status: supervisor.Failed, Error: "x"})
+			Record{WorkerID: "a", Status: checkpoint.WorkerPending},
+			Record{WorkerID: "b", Status: checkpoint.WorkerCompleted},
+			Record{WorkerID: "a", Status: checkpoint.WorkerFailed, Error: "x"})
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := Status(w, "research_supervisor", nil)
-	if want := (supervisor.Progress{Completed: []string{"b"}, Failed: []string{"a"}, Pending: []string{}}); err != nil || !reflect.DeepEqual(got, want) {
+	if want := (Progress{Completed: []string{"b"}, Failed: []string{"a"}, Pending: []string{}}); err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("Status = %+v, %v; want %+v", got, err, want)
 	}
 	doc, err := w.ReadCheckpoint()
@@ -111,7 +111,7 @@ func TestUpsertTx(t *testing.T) {
 		t.Errorf("updated_at = %q, want the time of the upsert", got)
 	}
 	err = w.Update(func(tx *store.Tx) error {
-		return UpsertTx(tx, "research_supervisor", supervisor.Record{WorkerID: "c", Status: "done"})
+		return UpsertTx(tx, "research_supervisor", Record{WorkerID: "c", Status: "done"})
 	})
 	if fail.Code(err) != fail.Invalid || !strings.Contains(err.Error(), "supervisor_state.research_supervisor.workers: ") {
 		t.Errorf("an invalid record: %v, want invalid naming the path", err)
@@ -130,11 +130,11 @@ func TestAggregate(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(project, "src", "a.go"), []byte("package a\n\nfunc A() {}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	recs := []supervisor.Record{
-		{WorkerID: "w1", Track: "one", Status: supervisor.Completed, OutputPath: "r1.md"},
-		{WorkerID: "w2", Track: "two", Status: supervisor.Failed, Error: "timeout"},
+	recs := []Record{
+		{WorkerID: "w1", Track: "one", Status: checkpoint.WorkerCompleted, OutputPath: "r1.md"},
+		{WorkerID: "w2", Track: "two", Status: checkpoint.WorkerFailed, Error: "timeout"},
 	}
-	out, warnings, err := Aggregate(supervisor.Implementation, recs, Dirs{Cwd: cwd, Project: project})
+	out, warnings, err := Aggregate(Implementation, recs, Dirs{Cwd: cwd, Project: project})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,8 +144,8 @@ func TestAggregate(t *testing.T) {
 	if want := []string{"worker w2 failed: timeout"}; !reflect.DeepEqual(warnings, want) {
 		t.Errorf("warnings %q, want %q", warnings, want)
 	}
-	recs[0].Status, recs[0].Error = supervisor.Failed, "gone"
-	_, warnings, err = Aggregate(supervisor.Research, recs, Dirs{Cwd: cwd})
+	recs[0].Status, recs[0].Error = checkpoint.WorkerFailed, "gone"
+	_, warnings, err = Aggregate(Research, recs, Dirs{Cwd: cwd})
 	if fail.Code(err) != fail.Refused || len(warnings) != 0 {
 		t.Errorf("all failed: %v, warnings %q; want refused and no warnings", err, warnings)
 	}

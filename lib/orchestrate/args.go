@@ -1,0 +1,65 @@
+package orchestrate
+
+import (
+	"strings"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/machine"
+)
+
+// A command's arguments as typed. Pure: no I/O.
+
+// Arguments are a command's arguments as the user typed them: options
+// first, then the description.
+type Arguments struct {
+	Scope       string // --scope SCOPE (or --scope=SCOPE)
+	ApprovePlan bool   // --approve-plan: a person approves the plan before the work built on it
+	Description string
+}
+
+// ParseArgs splits a command's arguments as typed into the options before
+// the description (--scope SCOPE, --approve-plan, in any order) and the
+// description. One pair of quotes around the whole description is
+// dropped. A command that requires a scope refuses arguments without one,
+// naming the scopes.
+func ParseArgs(command, raw string, requireScope bool) (Arguments, error) {
+	var a Arguments
+	s := strings.TrimSpace(raw)
+	for {
+		if rest, ok := option(s, "--approve-plan"); ok {
+			a.ApprovePlan, s = true, rest
+			continue
+		}
+		rest, ok := option(s, "--scope")
+		if !ok {
+			break
+		}
+		rest = strings.TrimLeft(rest, " \t=")
+		a.Scope, s, _ = strings.Cut(rest, " ")
+		if a.Scope == "" {
+			return a, fail.Usagef("--scope needs a value, e.g. --scope research-only DESCRIPTION")
+		}
+		s = strings.TrimSpace(s)
+	}
+	if q := s[:min(1, len(s))]; len(s) >= 2 && (q == `"` || q == "'") && !strings.Contains(s[1:len(s)-1], q) && strings.HasSuffix(s, q) {
+		s = strings.TrimSpace(s[1 : len(s)-1])
+	}
+	if s == "" {
+		return a, fail.Usagef("no workflow description given; pass one after the command, e.g. /flowstate:coordinate research auth patterns")
+	}
+	a.Description = s
+	if a.Scope == "" && requireScope {
+		return a, fail.Usagef("give the scope first: /flowstate:%s --scope SCOPE DESCRIPTION, SCOPE one of %s", command, strings.Join(machine.Default().ScopeNames(), ", "))
+	}
+	return a, nil
+}
+
+// option cuts the option name off the start of s, where it stands as a
+// word of its own (or before =), and returns the rest, trimmed.
+func option(s, name string) (string, bool) {
+	rest, ok := strings.CutPrefix(s, name)
+	if !ok || rest != "" && !strings.ContainsRune(" \t\n=", rune(rest[0])) {
+		return s, false
+	}
+	return strings.TrimLeft(rest, " \t\n"), true
+}
