@@ -13,10 +13,7 @@
 // args.go (a command's arguments). The other files read the checkpoint
 // and the artifacts, write through lib/store and lib/sm, and return what
 // a step prints as an Output. The package prints nothing and parses no
-// flags; it never touches state files, hooks or installs. Keeping the
-// decisions here keeps the command markdown small: a command runs
-// `flowstate phase-plan`, the agents it names and `flowstate
-// phase-verify`, in a loop.
+// flags; it never touches state files, hooks or installs.
 package orchestrate
 
 import "github.com/flowstate-dev/flowstate/lib/kv"
