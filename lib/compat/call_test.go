@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -400,6 +401,12 @@ func TestStateEdges(t *testing.T) {
 	b.call("validate_state_file", empty).must(t, 0)
 	b.call("validate_state_file", dir).must(t, 1)
 	b.call("validate_state_file", filepath.Join(dir, "none")).must(t, 1)
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b.call("validate_state_file", fifo).must(t, 1)    // at once: a FIFO is no state file
+	b.call("validate_state_file", "empty").must(t, 0) // from the shell's directory
 	b.vars = map[string]string{"STATE_FILE": filepath.Join(dir, ".claude/state/workflows", b.shellID, "state")}
 	b.call("validate_state_file_path", b.shellID).must(t, 0)
 	b.call("validate_state_file_path", "other").must(t, 1)

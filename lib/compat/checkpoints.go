@@ -3,7 +3,6 @@ package compat
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
@@ -91,7 +91,7 @@ func (r ref) doc() ([]byte, error) {
 // whole is the file, or the workflow's whole checkpoint.
 func (r ref) whole() ([]byte, error) {
 	if r.file != "" {
-		b, err := os.ReadFile(r.file)
+		b, err := fsx.ReadNamed(r.file, limit.Max)
 		if err == nil {
 			err = checkpoint.CheckJSON(b, r.file)
 		}

@@ -2,7 +2,6 @@ package compat
 
 import (
 	"errors"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/sm"
@@ -523,13 +523,10 @@ func blockVarNames() []string {
 // original also wanted 50 bytes, a guess at corruption for a script it
 // sourced; flowstate's state is data, and an empty one is valid.
 func validateStateFile(c *call) int {
-	f, err := os.Open(c.arg(0))
-	if err == nil {
-		st, serr := f.Stat()
+	// OpenRegular: a FIFO named here must not hang the call.
+	if f, err := fsx.OpenRegular(c.abs(c.arg(0))); err == nil {
 		f.Close()
-		if serr == nil && st.Mode().IsRegular() {
-			return 0
-		}
+		return 0
 	}
 	return c.fail(1, "state file %q is missing or unreadable", c.arg(0))
 }

@@ -444,10 +444,14 @@ func (w *Workflow) AppendState(pairs [][2]string) error {
 	defer l.Release()
 	// The checkpoint holds the status; a read of it is a few microseconds
 	// of the append's millisecond.
-	if cp, err := os.ReadFile(w.path(checkpointFile)); err == nil {
+	cp, err := fsx.ReadFile(w.path(checkpointFile), limit.Max)
+	switch {
+	case err == nil:
 		if err := refuseCancelled(w.ID, cp); err != nil {
 			return err
 		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("workflow %s: read checkpoint: %w", w.ID, err)
 	}
 	path := w.path(stateFile)
 	if len(pairs) == 1 {

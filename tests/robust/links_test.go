@@ -303,3 +303,60 @@ func TestNamedFilesNeverHang(t *testing.T) {
 		}
 	}
 }
+
+// TestNoCommandHangsOnSpecialFiles: whatever special file sits where
+// flowstate keeps one of a workflow's files, every workflow command ends
+// at once: it succeeds (it does not need that file) or refuses in one
+// line (exit 2 for the file, or 3 or 6 for a reason of its own), and
+// nothing outside the project changes. The table
+// of TestSpecialFilesNeverHang names the expected refusals; this one
+// sweeps every command over every file, so a command that learns to read
+// a new file cannot skip the check (state-append reading the checkpoint
+// for its status once hung on a FIFO).
+func TestNoCommandHangsOnSpecialFiles(t *testing.T) {
+	cmds := [][]string{
+		{"state-load"}, {"state-get", "KEPT"}, {"state-append", "K", "v"},
+		{"sm-status"}, {"sm-status", "--json"}, {"sm-next"}, {"sm-transition", "plan"}, {"sm-fail", "--error", "x"},
+		{"sm-retry"}, {"rewind", "research"}, {"checkpoint-load"}, {"checkpoint-get", "workflow_id"},
+		{"checkpoint-set", "phase_data.x.n", "1"}, {"log-append", "metrics", `{"ms":1}`}, {"status"}, {"history"},
+		{"list"}, {"phase-plan"}, {"phase-verify"}, {"resume"}, {"supervisor-status", "s"},
+		{"pause", "--reason", "r"}, {"unpause"}, {"approve"}, {"reject", "--reason", "r"}, {"cancel", "--reason", "r"},
+	}
+	for _, file := range []string{"checkpoint.json", "state", "events.jsonl", "lock", "machine.json", "logs/metrics.jsonl"} {
+		for _, kind := range []string{"fifo", "/dev/zero", "dir"} {
+			t.Run(file+"/"+kind, func(t *testing.T) {
+				t.Parallel()
+				p, id := victim(t)
+				path := filepath.Join(p.wfDir(id), file)
+				if err := os.RemoveAll(path); err != nil {
+					t.Fatal(err)
+				}
+				var err error
+				switch kind {
+				case "fifo":
+					err = syscall.Mkfifo(path, 0o600)
+				case "dir":
+					err = os.Mkdir(path, 0o700)
+				default:
+					err = os.Symlink(kind, path)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				outsideBefore := snapshot(t, p.Root, "project")
+				for _, c := range cmds {
+					what := strings.Join(c, " ")
+					r := p.runWithin(args(c...))
+					switch r.Code {
+					case 0:
+					case 2, 3, 6: // the file, or a reason of its own
+						wantRefusal(t, what, r, r.Code)
+					default:
+						t.Errorf("%s: %s", what, r)
+					}
+				}
+				sameTree(t, "outside the project", outsideBefore, snapshot(t, p.Root, "project"))
+			})
+		}
+	}
+}
