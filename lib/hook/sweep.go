@@ -4,9 +4,11 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
@@ -33,7 +35,24 @@ type Pointer struct {
 // workflow is finished or gone. Doctor reports them; SessionStart clears
 // them. Only the checkpoints of those old pointers' workflows are read.
 func StalePointers(p *store.Project, now time.Time) ([]Pointer, error) {
-	entries, err := os.ReadDir(p.SessionsDir())
+	found, err := sessionFiles(p.SessionsDir())
+	if err != nil {
+		return nil, err
+	}
+	return stale(found, p, now), nil
+}
+
+// pointerFile is a session pointer, or another file named by its
+// session, as found on disk.
+type pointerFile struct {
+	Session  string    // the file name: the session id
+	Modified time.Time // last written: when the session last pointed here
+}
+
+// sessionFiles lists the regular files of dir, a directory of one file
+// per session; a missing dir has none.
+func sessionFiles(dir string) ([]pointerFile, error) {
+	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -48,13 +67,7 @@ func StalePointers(p *store.Project, now time.Time) ([]Pointer, error) {
 		}
 		found = append(found, pointerFile{Session: e.Name(), Modified: info.ModTime()})
 	}
-	return stale(found, p, now), nil
-}
-
-// pointerFile is a session pointer as found on disk.
-type pointerFile struct {
-	Session  string    // the file name: the session id
-	Modified time.Time // last written: when the session last pointed here
+	return found, nil
 }
 
 // lookup is what judging a pointer reads from the project
@@ -96,6 +109,68 @@ func stale(ptrs []pointerFile, lk lookup, now time.Time) []Pointer {
 	return out
 }
 
+// recordLookup is what judging a session's records reads: lookup, and
+// the workflow of the session's run record ("" for none).
+type recordLookup interface {
+	lookup
+	RunWorkflow(session string) string
+}
+
+// staleRecord decides whether a session's records (orchestrate's run and
+// prompt records) serve nothing: last written more than StaleAfter ago,
+// no session pointer left (the sweep clears stale ones first), and no run
+// of a workflow still active. A live session keeps its prompt record, and
+// with it the guard on a person's decisions, as long as it has a pointer
+// or a running command.
+func staleRecord(pf pointerFile, lk recordLookup, now time.Time) bool {
+	if !isPointerName(pf.Session) || fresh(pf, now) {
+		return false
+	}
+	if id, err := lk.SessionWorkflow(pf.Session); err != nil || id != "" {
+		return false
+	}
+	id := lk.RunWorkflow(pf.Session)
+	if id == "" {
+		return true
+	}
+	s, ok := lk.Summary(id)
+	return !ok || s.Finished()
+}
+
+// projectRecords is the recordLookup of a project on disk.
+type projectRecords struct{ *store.Project }
+
+func (p projectRecords) RunWorkflow(session string) string {
+	r, _ := orchestrate.ReadRun(p.Project, session)
+	return r.Workflow
+}
+
+// sweepRecords removes the session records that serve nothing, one small
+// file per session that would otherwise pile up; under the project lock,
+// which the steps writing them take.
+func sweepRecords(p *store.Project, now time.Time, l *logger) {
+	err := p.Locked(func() error {
+		for _, dir := range orchestrate.SessionRecordDirs(p) {
+			found, err := sessionFiles(dir)
+			if err != nil {
+				return err
+			}
+			for _, pf := range found {
+				if !staleRecord(pf, projectRecords{p}, now) {
+					continue
+				}
+				if err := os.Remove(filepath.Join(dir, pf.Session)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		l.printf("sweep: session records: %v", err)
+	}
+}
+
 // sweep clears stale session pointers and stray temp files of every
 // workflow. It runs at session start, when no block of the new session
 // is writing yet.
@@ -113,6 +188,7 @@ func sweep(p *store.Project, now time.Time, l *logger) {
 			l.printf("sweep: clear session pointer %s: %v", sp.Session, err)
 		}
 	}
+	sweepRecords(p, now, l)
 	if err := p.ClearHalfCreated(); err != nil {
 		l.printf("sweep: %v", err)
 	}

@@ -64,8 +64,10 @@ func TestStale(t *testing.T) {
 	}
 }
 
-// fakeProject answers lookup from pointers and workflows.
-type fakeProject struct{ pointers map[string]string }
+// fakeProject answers recordLookup from pointers, runs and workflows.
+type fakeProject struct{ pointers, runs map[string]string }
+
+func (f fakeProject) RunWorkflow(session string) string { return f.runs[session] }
 
 func (f fakeProject) SessionWorkflow(session string) (string, error) { return f.pointers[session], nil }
 
@@ -93,5 +95,35 @@ func TestAtEnd(t *testing.T) {
 		if pointer != c.pointer || temps != c.temps {
 			t.Errorf("atEnd(%s) = pointer %v, temps %v; want %v, %v", c.workflow, pointer, temps, c.pointer, c.temps)
 		}
+	}
+}
+
+// TestStaleRecord: a session's run and prompt records go only when old,
+// with no pointer left and no run of an active workflow.
+func TestStaleRecord(t *testing.T) {
+	old := 2 * StaleAfter
+	for _, c := range []struct {
+		name    string
+		session string
+		age     time.Duration
+		pointer string // the workflow the session points at
+		run     string // the workflow of its run record
+		stale   bool
+	}{
+		{"old, no pointer, no run", "s1", old, "", "", true},
+		{"old, run of a complete workflow", "s1", old, "", "wf-complete", true},
+		{"old, run of a missing workflow", "s1", old, "", "wf-gone", true},
+		{"old, run of a running workflow", "s1", old, "", "wf-running", false},
+		{"old, run of an unreadable workflow", "s1", old, "", "wf-damaged", false},
+		{"old, a pointer left", "s1", old, "wf-complete", "", false},
+		{"fresh, nothing else", "s1", time.Hour, "", "", false},
+		{"hidden temp", ".s1123", old, "", "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			lk := fakeProject{pointers: map[string]string{c.session: c.pointer}, runs: map[string]string{c.session: c.run}}
+			if got := staleRecord(pointerFile{Session: c.session, Modified: now.Add(-c.age)}, lk, now); got != c.stale {
+				t.Errorf("staleRecord = %v, want %v", got, c.stale)
+			}
+		})
 	}
 }

@@ -69,7 +69,7 @@ func UserAsked(p *store.Project, session, command string) (asked, known bool) {
 	if session == "" || store.ValidID(session) != nil {
 		return false, false
 	}
-	b, err := fsx.ReadRegular(promptPath(p, session), 4<<10)
+	b, err := fsx.ReadFile(promptPath(p, session), 4<<10)
 	var pr prompt
 	if err != nil || json.Unmarshal(b, &pr) != nil {
 		return false, false

@@ -47,6 +47,13 @@ func runPath(p *store.Project, session string) string {
 	return filepath.Join(p.StateDir, "runs", session)
 }
 
+// SessionRecordDirs are the directories where orchestrate keeps one
+// small file per Claude Code session (run records, the user's last
+// prompt), for the session-start sweep.
+func SessionRecordDirs(p *store.Project) []string {
+	return []string{filepath.Dir(runPath(p, noSession)), filepath.Dir(promptPath(p, noSession))}
+}
+
 // ReadRun returns the session's run record; ok is false when there is none
 // or it cannot be read (a damaged record is as good as none: the next
 // start writes a new one).

@@ -286,12 +286,35 @@ func TestSessionStartSweepsStaleEphemera(t *testing.T) {
 	pointer := func(s string) string { return filepath.Join(state, "sessions", s) }
 	finishedOld := workflow(t, project, "finished-old", true)
 	workflow(t, project, "finished-new", true)
-	workflow(t, project, "active-old", false)
+	activeOld := workflow(t, project, "active-old", false)
 	if err := os.WriteFile(pointer("dangling-old"), []byte("no-such-workflow\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"finished-old", "active-old", "dangling-old"} {
 		age(t, pointer(s), 48*time.Hour)
+	}
+	// The per-session records of orchestrate's steps and the prompt hook.
+	record := func(dir, session, json string, old bool) string {
+		path := filepath.Join(state, dir, session)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(json), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if old {
+			age(t, path, 48*time.Hour)
+		}
+		return path
+	}
+	records := map[string]bool{ // path: kept
+		record("runs", "finished-old", `{"command":"coordinate","workflow":"`+finishedOld+`"}`, true): false,
+		record("runs", "active-old", `{"command":"coordinate","workflow":"`+activeOld+`"}`, true):     true,
+		record("runs", "quiet-new", `{"command":"coordinate","workflow":"`+finishedOld+`"}`, false):   true,
+		record("prompts", "finished-old", `{"command":"coordinate"}`, true):                           false,
+		record("prompts", "quiet-old", `{"command":""}`, true):                                        false,
+		record("prompts", "active-old", `{"command":"coordinate"}`, true):                             true,
+		record("prompts", "quiet-new", `{"command":""}`, false):                                       true,
 	}
 	wdir := filepath.Join(state, "workflows", finishedOld)
 	oldTemp, newTemp := filepath.Join(wdir, ".state123"), filepath.Join(wdir, ".checkpoint.json456")
@@ -322,6 +345,11 @@ func TestSessionStartSweepsStaleEphemera(t *testing.T) {
 	for s, want := range map[string]bool{"finished-old": false, "dangling-old": false, "finished-new": true, "active-old": true} {
 		if exists(pointer(s)) != want {
 			t.Errorf("session pointer %s: exists=%v, want %v", s, !want, want)
+		}
+	}
+	for path, kept := range records {
+		if exists(path) != kept {
+			t.Errorf("session record %s: exists=%v, want %v", path, !kept, kept)
 		}
 	}
 	if exists(oldTemp) || !exists(newTemp) {
