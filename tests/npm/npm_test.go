@@ -195,6 +195,8 @@ func TestNPMPackages(t *testing.T) {
 		t.Errorf("flowstate install from npm installed no commands: %v", err)
 	}
 
+	globalInstall(t, run, pkgs, strings.TrimSpace(version))
+
 	// The launcher's mistakes: another platform, and the platform package
 	// left out (npm --omit=optional).
 	fake := filepath.Join(t.TempDir(), "win32.js")
@@ -213,5 +215,40 @@ func TestNPMPackages(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "the package "+scope+"flowstate-"+platform()+", which holds the binary for this machine, is not installed") ||
 		!strings.Contains(errs, "npm install -g "+scope+"flowstate@") || strings.Count(errs, "\n") != 1 {
 		t.Errorf("without the platform package: exit %d, %q", code, errs)
+	}
+}
+
+// globalInstall follows the README's route without Go: `npm install -g`
+// of the wrapper's and this platform's .tgz, as the README names them,
+// into a scratch prefix; `flowstate` is then on PATH. Offline: the test
+// has no registry, and needs none.
+func globalInstall(t *testing.T, run func(dir, name string, args ...string) (string, string, int), pkgs map[string]string, version string) {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(readme)), " ")
+	v := strings.Fields(version)[1]
+	named := map[string]string{scope + "flowstate": "flowstate-dev-flowstate-" + v + ".tgz"}
+	if platform() == "linux-x64" { // the README's example
+		named[scope+"flowstate-linux-x64"] = "flowstate-dev-flowstate-linux-x64-" + v + ".tgz"
+	}
+	for pkg, file := range named {
+		if filepath.Base(pkgs[pkg]) != file {
+			t.Errorf("scripts/npm-pack names %s %s", pkg, filepath.Base(pkgs[pkg]))
+		}
+		if !strings.Contains(text, "/tmp/flowstate-npm/"+file) {
+			t.Errorf("the README's install without Go does not name %s (the package of this version)", file)
+		}
+	}
+	prefix := t.TempDir()
+	out, errs, code := run(t.TempDir(), "npm", "install", "-g", "--prefix", prefix, "--offline", "--no-audit", "--no-fund",
+		pkgs[scope+"flowstate"], pkgs[scope+"flowstate-"+platform()])
+	if code != 0 {
+		t.Fatalf("npm install -g: exit %d\n%s%s", code, out, errs)
+	}
+	if got, errs, code := run(t.TempDir(), filepath.Join(prefix, "bin", "flowstate"), "version"); code != 0 || strings.TrimSpace(got) != version {
+		t.Errorf("flowstate version after npm install -g: exit %d, %q%s; want %q", code, got, errs, version)
 	}
 }
