@@ -11,8 +11,8 @@
 # Options go before or after PROJECT_DIR. A thin wrapper: the logic lives in
 # `flowstate install`, `uninstall` and `doctor`. The binary comes from
 # `go build` (scripts/build) when Go is installed, else from a flowstate of
-# this checkout's version in bin/ or on PATH (npm install -g
-# @flowstate-dev/flowstate installs one without Go); --uninstall uses the
+# this checkout's version in bin/ or on PATH (the npm packages install
+# one without Go: README, "Install and run"); --uninstall uses the
 # project's .claude/bin/flowstate when it runs.
 set -eu
 
@@ -82,7 +82,7 @@ flowstate_bin() {
 		fi
 		printf 'install.sh: %s is %s, but this checkout is %s; not using it\n' "$candidate" "$have" "$want" >&2
 	done
-	die "Go is not installed, and there is no $want in $repo/bin or on PATH: install the prebuilt binary with \`npm install -g @flowstate-dev/flowstate@${want#flowstate }\`, or Go 1.25+ (https://go.dev/dl/), and run this again"
+	die "Go is not installed, and there is no $want in $repo/bin or on PATH: install Go 1.25+ (https://go.dev/dl/), or $want from the npm packages (README.md, \"Install and run\": without Go), and run this again"
 }
 
 case $mode in

@@ -337,7 +337,7 @@ func (d *doctor) plugin() {
 	bin := filepath.Join(dir, "bin", "flowstate")
 	rebuild := "run ./install.sh --plugin in " + dir
 	if st, err := os.Stat(bin); err != nil || st.Mode()&0o111 == 0 {
-		d.bad("plugin "+dir+" has no bin/flowstate: bash blocks find flowstate only if the SessionStart hook finds one of the plugin's version on PATH (npm install -g @flowstate-dev/flowstate) or can build one (Go)", rebuild)
+		d.bad("plugin "+dir+" has no bin/flowstate: bash blocks find flowstate only if the SessionStart hook finds one of the plugin's version on PATH (the npm packages: README, \"Install and run\") or can build one (Go)", rebuild)
 		return
 	}
 	have, err := versionOf(bin)

@@ -256,7 +256,7 @@ func TestRunHookUsesFlowstateOnPath(t *testing.T) {
 	var msg struct{ SystemMessage string }
 	if json.Unmarshal([]byte(out), &msg) != nil || log != "go build\n" ||
 		!strings.Contains(msg.SystemMessage, "no flowstate binary of the plugin's version on PATH, and it could not be built (see "+filepath.Join(data, "bin", "build.log")+")") ||
-		!strings.Contains(msg.SystemMessage, "install flowstate 9.9.9 with `npm install -g @flowstate-dev/flowstate@9.9.9`") {
+		!strings.Contains(msg.SystemMessage, "or put flowstate 9.9.9 on PATH (without Go: the npm packages") {
 		t.Errorf("another version on PATH, no Go that works: stdout %q, log %q", out, log)
 	}
 	if out, log := h.run(t, "session-start", path); out != "" || log != "go build\n"+bin+" session-start\n" {

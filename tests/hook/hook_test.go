@@ -412,12 +412,12 @@ func TestRunHookScript(t *testing.T) {
 		SystemMessage      string
 		HookSpecificOutput struct{ HookEventName, AdditionalContext string }
 	}
-	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &msg) != nil || !strings.Contains(msg.SystemMessage, "npm install -g @flowstate-dev/flowstate@") ||
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &msg) != nil || !strings.Contains(msg.SystemMessage, "install Go 1.25+ to build flowstate, or put flowstate") ||
 		strings.Count(r.stderr, "\n") != 1 {
 		t.Errorf("no binary: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	if ctx := msg.HookSpecificOutput; ctx.HookEventName != "SessionStart" || !strings.Contains(ctx.AdditionalContext, "do not look for, build, install or imitate flowstate") ||
-		!strings.Contains(ctx.AdditionalContext, "npm install -g @flowstate-dev/flowstate@") {
+		!strings.Contains(ctx.AdditionalContext, "the npm packages, see the README of the plugin") {
 		t.Errorf("no binary: the model is not told: %+v", ctx)
 	}
 	if r := exe(t, env, endPayload("s", project), script, "session-end"); r.code != 0 || r.stdout != "" {

@@ -574,7 +574,7 @@ func TestInstallScriptWithoutGo(t *testing.T) {
 	}
 	out, code = run("0.0.1")
 	if code != 1 || !strings.Contains(out, "is flowstate 0.0.1 (commit abc1234), but this checkout is flowstate "+version+"; not using it") ||
-		!strings.Contains(out, "npm install -g @flowstate-dev/flowstate@"+version) {
+		!strings.Contains(out, "install Go 1.25+ (https://go.dev/dl/), or flowstate "+version+" from the npm packages (README.md") {
 		t.Errorf("a flowstate of another version on PATH: exit %d\n%s", code, out)
 	}
 }
