@@ -45,6 +45,27 @@ func plant(t *testing.T, path, target string) {
 	}
 }
 
+// plantSpecial replaces path with a special file of kind: "fifo", "dir",
+// or a device path such as /dev/zero, linked to.
+func plantSpecial(t *testing.T, path, kind string) {
+	t.Helper()
+	if err := os.RemoveAll(path); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	switch kind {
+	case "fifo":
+		err = syscall.Mkfifo(path, 0o600)
+	case "dir":
+		err = os.Mkdir(path, 0o700)
+	default:
+		err = os.Symlink(kind, path)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestWritesNeverFollowLinks: a symlink where flowstate keeps a file of
 // a workflow or of the project makes every command that would read or
 // write it refuse (exit 2, naming the link), and the file the link names
@@ -130,21 +151,7 @@ func TestSpecialFilesNeverHang(t *testing.T) {
 		t.Run(tt.file+"/"+tt.kind, func(t *testing.T) {
 			p, id := victim(t)
 			path := filepath.Join(p.wfDir(id), tt.file)
-			if err := os.RemoveAll(path); err != nil {
-				t.Fatal(err)
-			}
-			var err error
-			switch tt.kind {
-			case "fifo":
-				err = syscall.Mkfifo(path, 0o600)
-			case "dir":
-				err = os.Mkdir(path, 0o700)
-			default:
-				err = os.Symlink(tt.kind, path)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			plantSpecial(t, path, tt.kind)
 			for _, c := range tt.cmds {
 				r := p.runWithin(args(c...))
 				wantRefusal(t, strings.Join(c, " "), r, 2, path)
@@ -328,21 +335,7 @@ func TestNoCommandHangsOnSpecialFiles(t *testing.T) {
 				t.Parallel()
 				p, id := victim(t)
 				path := filepath.Join(p.wfDir(id), file)
-				if err := os.RemoveAll(path); err != nil {
-					t.Fatal(err)
-				}
-				var err error
-				switch kind {
-				case "fifo":
-					err = syscall.Mkfifo(path, 0o600)
-				case "dir":
-					err = os.Mkdir(path, 0o700)
-				default:
-					err = os.Symlink(kind, path)
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
+				plantSpecial(t, path, kind)
 				outsideBefore := snapshot(t, p.Root, "project")
 				for _, c := range cmds {
 					what := strings.Join(c, " ")
