@@ -28,9 +28,9 @@ func (e *env) setupCommands() []*cli.Command {
 			Usage:     "install the commands, agents, this binary and the hooks into PROJECT_DIR/.claude",
 			UsageText: "flowstate install [--force] [--from PLUGIN_DIR] [PROJECT_DIR]   (default: the project the current directory is in)",
 			Description: "Commands go to .claude/commands (as /coordinate, not /flowstate:coordinate), agents\n" +
-				"to .claude/agents, the binary to .claude/bin/flowstate, the SessionStart and SessionEnd\n" +
-				"hooks into .claude/settings.json (merged; the original is kept once as\n" +
-				"settings.json.flowstate-backup), and .claude/state/ into .gitignore. A manifest with\n" +
+				"to .claude/agents, the binary to .claude/bin/flowstate, and flowstate's hooks into\n" +
+				".claude/settings.json (merged; the original is kept once as settings.json.flowstate-backup).\n" +
+				"The workflow state in .claude/state/ keeps itself out of git (its own .gitignore). A manifest with\n" +
 				"each file's hash (.claude/flowstate-manifest.json) lets `flowstate uninstall` remove\n" +
 				"exactly that. Files you changed are kept unless --force. Running it again changes nothing\n" +
 				"unless flowstate changed.",

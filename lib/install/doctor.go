@@ -161,7 +161,7 @@ func (d *doctor) settings() {
 		d.bad(fmt.Sprintf("%s lacks flowstate's %s hook(s): bash blocks will not find flowstate or the project", settingsRel, strings.Join(missing, " and ")), d.reinstall())
 		return
 	}
-	d.ok(settingsRel + ": SessionStart and SessionEnd hooks present")
+	d.ok(settingsRel + ": flowstate's hooks present (" + hookNames() + ")")
 }
 
 // files reports installed files that are missing or changed since.

@@ -139,7 +139,7 @@ func Install(dir string, o Options) error {
 	if err := writeManifest(dir, m); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Log, "flowstate: %s/.claude has flowstate %s: %d files, SessionStart and SessionEnd hooks in settings.json\n", dir, o.Version, len(m.Files))
+	fmt.Fprintf(o.Log, "flowstate: %s/.claude has flowstate %s: %d files, hooks in settings.json (%s)\n", dir, o.Version, len(m.Files), hookNames())
 	nextSteps(o.Log, dir)
 	return nil
 }

@@ -18,6 +18,15 @@ import (
 // them and says how each is run).
 var hookEvents = hook.Registrations()
 
+// hookNames names the hooked events for messages: "SessionStart, ...".
+func hookNames() string {
+	names := make([]string, len(hookEvents))
+	for i, ev := range hookEvents {
+		names[i] = ev.Event
+	}
+	return strings.Join(names, ", ")
+}
+
 // binRel is where a project install puts the binary.
 const binRel = ".claude/bin/flowstate"
 
