@@ -81,7 +81,7 @@ func (s *scenario) expectSelfWritesRefused(models []*standin.Server) {
 		s.t.Errorf("drift self-write: the main thread never wrote a worker's file")
 	}
 	for id, r := range main {
-		if !r.IsError || !strings.Contains(r.Text, "only its worker writes it") {
+		if !r.IsError || !strings.Contains(r.Text, "; do not write it yourself.") {
 			s.t.Errorf("the main thread's Write %s was not refused by flowstate: %q", id, r.Text)
 		}
 	}
@@ -96,7 +96,6 @@ func (s *scenario) expectSelfWritesRefused(models []*standin.Server) {
 			s.t.Fatal(err)
 		}
 		pl := gjson.ParseBytes(b)
-		s.t.Logf("PreToolUse(Write) payload: %s", pl.Get("@this|@pretty:{\"width\":9999}").String()[:min(600, len(b))])
 		_, byMain := main[pl.Get("tool_use_id").String()]
 		seen[byMain]++
 		agentID, agentType := pl.Get("agent_id").Exists(), pl.Get("agent_type").Exists()
