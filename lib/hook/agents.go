@@ -14,14 +14,24 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
-// preToolUse runs before every Agent call. Claude Code 2.1.328 runs a
+// preToolUse runs before every Agent call and every file write (see
+// guardWrite).
+func (h handler) preToolUse() {
+	if field, ok := fileTools[h.pl.ToolName]; ok {
+		h.guardWrite(field)
+		return
+	}
+	h.foreground()
+}
+
+// foreground runs before every Agent call. Claude Code 2.1.328 runs a
 // subagent in the background unless the call passes run_in_background:
 // false, and a model that copies a task block as written leaves it out;
 // the next bash block would then check files no worker has written yet.
 // So for flowstate's own agents it answers with the call's input,
 // run_in_background set to false (updatedInput replaces the whole
 // input), and records the launch and the worker it is for.
-func (h handler) preToolUse() {
+func (h handler) foreground() {
 	if h.pl.ToolName != "Agent" && h.pl.ToolName != "Task" { // Task: the tool's name before 2.1.63
 		return
 	}

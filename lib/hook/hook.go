@@ -4,7 +4,8 @@
 // command stands; SessionEnd drops what is ephemeral for the session's
 // finished workflows. The others keep a running workflow on its rails
 // whatever the model does: PreToolUse makes flowstate's agents run in the
-// foreground and records each launch, SubagentStart and SubagentStop
+// foreground and records each launch, and refuses the main thread's write
+// of a file only an agent writes (guardWrite), SubagentStart and SubagentStop
 // record each agent's start and end, Stop sends a model that ends its
 // turn before its command is done back to the step where it stands, and
 // UserPromptSubmit notes which command the user typed, so that only the
@@ -160,7 +161,7 @@ func Registrations() []Registration {
 	return []Registration{
 		{"SessionStart", "", SessionStart, 30},
 		{"SessionEnd", "", SessionEnd, 0},
-		{"PreToolUse", "Agent|Task", PreToolUse, 10},
+		{"PreToolUse", "Agent|Task|Write|Edit|MultiEdit|NotebookEdit", PreToolUse, 10},
 		{"SubagentStart", "", SubagentStart, 10},
 		{"SubagentStop", "", SubagentStop, 10},
 		{"Stop", "", Stop, 10},

@@ -4,7 +4,8 @@
 // the pending-classification file that carries its id between two bash
 // blocks), the view of a workflow's current phase, advancing past finished
 // states, planning the next batch of workers, verifying and recording
-// their artifacts, aggregating a sub-supervisor's workers, and resuming.
+// their artifacts, aggregating a sub-supervisor's workers, resuming, and
+// which files only its agents may write.
 //
 // The decisions are pure files, table-tested without a project: roles.go
 // (which agents a state needs), workers.go (its workers, their batches,

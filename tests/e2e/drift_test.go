@@ -3,9 +3,13 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/flowstate-dev/flowstate/tests/e2e/standin"
 )
@@ -46,4 +50,63 @@ func TestBackgroundAgentsWithoutTheForegroundHook(t *testing.T) {
 		t.Errorf("phase-verify never waited for the slow research workers")
 	}
 	expectOutput(t, r, "FINAL_STATE=complete")
+}
+
+// TestSelfWrittenArtifact: a worker writes nothing, and the main thread
+// writes the worker's report itself with the Write tool before its next
+// block. The PreToolUse hook refuses the write, so the worker counts as
+// missing all the same: the command stops naming the file, and
+// /workflow-resume runs that worker again (TestTooFewWorkersDeliver's
+// assertions, under the drift).
+func TestSelfWrittenArtifact(t *testing.T) {
+	for _, d := range []standin.Drift{{SelfWrite: true}, {SelfWrite: true, Twice: true}} {
+		t.Run(d.String(), func(t *testing.T) { testTooFewWorkersDeliver(t, d) })
+	}
+}
+
+// expectSelfWritesRefused checks the SelfWrite drift: the main thread
+// wrote a worker's file, and every such write was refused by flowstate's
+// hook while the workers' own writes went through. It checks, too, what
+// the hook tells them apart by: the PreToolUse payload of a Write in a
+// subagent carries agent_id and agent_type, the main thread's neither.
+func (s *scenario) expectSelfWritesRefused(models []*standin.Server) {
+	s.t.Helper()
+	main := map[string]standin.ToolResult{}
+	for _, m := range models {
+		for id, r := range m.MainWrites() {
+			main[id] = r
+		}
+	}
+	if len(main) == 0 {
+		s.t.Errorf("drift self-write: the main thread never wrote a worker's file")
+	}
+	for id, r := range main {
+		if !r.IsError || !strings.Contains(r.Text, "; do not write it yourself.") {
+			s.t.Errorf("the main thread's Write %s was not refused by flowstate: %q", id, r.Text)
+		}
+	}
+	files, err := os.ReadDir(s.payloads)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	seen := map[bool]int{}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(s.payloads, f.Name()))
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		pl := gjson.ParseBytes(b)
+		_, byMain := main[pl.Get("tool_use_id").String()]
+		seen[byMain]++
+		agentID, agentType := pl.Get("agent_id").Exists(), pl.Get("agent_type").Exists()
+		switch {
+		case byMain && (agentID || agentType):
+			s.t.Errorf("a main-thread Write's PreToolUse payload carries agent_id or agent_type: %s", b)
+		case !byMain && (pl.Get("agent_id").String() == "" || !strings.Contains(pl.Get("agent_type").String(), ":")):
+			s.t.Errorf("a subagent's Write's PreToolUse payload lacks agent_id or agent_type: %s", b)
+		}
+	}
+	if seen[true] == 0 || seen[false] == 0 {
+		s.t.Errorf("logged %d main-thread and %d subagent Write payloads, want both", seen[true], seen[false])
+	}
 }

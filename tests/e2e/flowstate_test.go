@@ -46,6 +46,9 @@ func flowstateScenario(t *testing.T, d standin.Drift, knobs standin.Knobs) *scen
 	start := time.Now()
 	knobs.Drift = d
 	s := newScenario(t, repoRoot, map[string]string{"flowstate": flowstateBin(t)}, knobs)
+	if d.SelfWrite {
+		s.payloads = s.logPayloads("Write")
+	}
 	t.Cleanup(func() {
 		if !t.Failed() {
 			s.expectDriftHandled(d)
@@ -174,6 +177,9 @@ func (s *scenario) expectDriftHandled(d standin.Drift) {
 	}
 	if d.CompactAfter > 0 && len(contexts) == 0 {
 		s.t.Errorf("drift %s: no compaction happened, or no hook told the model where its command stands", d)
+	}
+	if d.SelfWrite {
+		s.expectSelfWritesRefused(models)
 	}
 	if d.StopEvery == 0 && len(reasons) > 0 {
 		s.t.Errorf("a model that followed the protocol was sent back by the Stop hook: %q", reasons)

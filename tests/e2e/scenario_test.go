@@ -30,6 +30,8 @@ type scenario struct {
 	Env []string
 	// removed are the plugin's hook events taken out of its hooks.json.
 	removed []string
+	// payloads is where logPayloads keeps the hook payloads it logs.
+	payloads string
 
 	mu      sync.Mutex
 	runs    []result // every finished CLI run, printed when the test fails
@@ -177,6 +179,32 @@ func (s *scenario) removeHook(event string) {
 		s.t.Fatal(err)
 	}
 	s.removed = append(s.removed, event)
+}
+
+// logPayloads adds a hook to the scratch plugin that keeps the payload
+// of every PreToolUse of the tools matcher matches, one file each in
+// the returned directory: what Claude Code really sends, for a test to
+// check what flowstate relies on.
+func (s *scenario) logPayloads(matcher string) string {
+	s.t.Helper()
+	dir := filepath.Join(s.Home, "payloads")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		s.t.Fatal(err)
+	}
+	path := filepath.Join(s.Plugin, "hooks", "hooks.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	logger := map[string]any{"matcher": matcher, "hooks": []map[string]any{{"type": "command",
+		"command": "cat > \"$(mktemp -p '" + dir + "')\""}}}
+	if b, err = sjson.SetBytes(b, "hooks.PreToolUse.-1", logger); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	return dir
 }
 
 // path is a project file's absolute path (rel may already be absolute).

@@ -379,8 +379,11 @@ func TestHookLatency(t *testing.T) {
 	agent := payload(map[string]any{"session_id": "s1", "cwd": project, "tool_name": "Agent",
 		"tool_input": map[string]any{"subagent_type": "flowstate:research-specialist", "description": "d", "prompt": "Write the research report to: " + output}})
 	sub := payload(map[string]any{"session_id": "s1", "cwd": project, "agent_id": "a1", "agent_type": "flowstate:research-specialist", "last_assistant_message": "REPORT_CREATED: " + output})
+	write := payload(map[string]any{"session_id": "s1", "cwd": project, "tool_name": "Write",
+		"tool_input": map[string]any{"file_path": output, "content": "# report\n"}})
 	for _, c := range []struct{ event, stdin string }{
 		{"pre-tool-use", agent},
+		{"pre-tool-use", write},
 		{"subagent-start", sub},
 		{"subagent-stop", sub},
 		{"stop", payload(map[string]any{"session_id": "s1", "cwd": project})},
@@ -397,7 +400,7 @@ func TestHookLatency(t *testing.T) {
 			took = append(took, r.took)
 		}
 		slices.Sort(took)
-		t.Logf("%s: median %v, max %v (process start included)", c.event, took[n/2], took[n-1])
+		t.Logf("%s %s: median %v, max %v (process start included)", c.event, gjson.Get(c.stdin, "tool_name"), took[n/2], took[n-1])
 		if took[n/2] > 2*time.Second {
 			t.Errorf("%s: median %v", c.event, took[n/2])
 		}

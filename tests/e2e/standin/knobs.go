@@ -52,6 +52,11 @@ type Drift struct {
 	// compacted conversation holds and goes to the section the hooks'
 	// context names.
 	CompactAfter int
+	// SelfWrite: after a task block, the main thread writes with the
+	// Write tool the files of each worker it launched that wrote nothing
+	// (Knobs.MissingWorker), "to finish the job", before its next bash
+	// block; a refusal does not stop it.
+	SelfWrite bool
 }
 
 // String names the drift for test names and logs.
@@ -68,6 +73,9 @@ func (d Drift) String() string {
 	}
 	if d.CompactAfter > 0 {
 		parts = append(parts, fmt.Sprintf("compact-after-%d", d.CompactAfter))
+	}
+	if d.SelfWrite {
+		parts = append(parts, "self-write")
 	}
 	if len(parts) == 0 {
 		return "protocol"

@@ -191,6 +191,20 @@ func decide(th thread) turn {
 				since++
 			}
 			pc++
+			if !drift.SelfWrite {
+				continue
+			}
+			for _, wr := range th.selfWrites(calls) {
+				if h == len(c.Calls) {
+					return issue(turn{Tools: []toolUse{{"Write", wr}}}, true)
+				}
+				// Refused or not, the model goes on to its next block.
+				if call := c.Calls[h]; call.Name != "Write" || !call.HasResult {
+					return turn{Text: fmt.Sprintf("stand-in lost its place: expected a Write result, the conversation has %s", call.Name)}
+				}
+				h++
+				since++
+			}
 		case stepWrite:
 			if skipWrites {
 				pc++
@@ -301,6 +315,27 @@ func (th thread) write(prog program, pc int, env map[string]string) writeInput {
 		w.Classification = th.Classification()
 	}
 	return writeInput{FilePath: absolute(th.Conv.Cwd, path), Content: w.content()}
+}
+
+// selfWrites are the files the workers of calls were to write and, by
+// Knobs.MissingWorker, did not: what a main thread that does a missing
+// worker's job itself writes, as the worker would have.
+func (th thread) selfWrites(calls []invocation) []writeInput {
+	var out []writeInput
+	for _, inv := range calls {
+		if th.Knobs.MissingWorker == "" || !strings.Contains(inv.Prompt, th.Knobs.MissingWorker) {
+			continue
+		}
+		paths := protocol.WriteTargets(inv.Prompt)
+		for i, path := range paths {
+			paths[i] = projectRelative(th.Conv.Cwd, path)
+		}
+		for _, path := range paths {
+			w := writeContext{Persona: personaOf(inv.SubagentType), Path: path, Prompt: inv.Prompt, Siblings: paths, Knobs: th.Knobs}
+			out = append(out, writeInput{FilePath: absolute(th.Conv.Cwd, path), Content: w.content()})
+		}
+	}
+	return out
 }
 
 // final is the answer when the program is finished.

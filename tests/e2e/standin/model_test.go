@@ -143,3 +143,33 @@ func TestDecideImplementationSummary(t *testing.T) {
 		t.Errorf("summary = %s", sum.Content)
 	}
 }
+
+// TestDecideSelfWrite: after the agents, a main thread with the SelfWrite
+// drift writes the missing worker's report itself, and goes on to its
+// next block whether the write was refused or not.
+func TestDecideSelfWrite(t *testing.T) {
+	planned := bash("N=2\nTOPIC_1=Auth\nP_1=r/1.md\nTOPIC_2=Cache\nP_2=r/2.md\nNEXT=research", false)
+	th := func(calls ...toolCall) thread {
+		x := mainThread(calls...)
+		x.Knobs = Knobs{MissingWorker: "Cache", Drift: Drift{SelfWrite: true}}
+		return x
+	}
+	got := decide(th(planned, agent(), agent()))
+	if len(got.Tools) != 1 || got.Tools[0].Name != "Write" {
+		t.Fatalf("after the agents: %+v, want one Write", got)
+	}
+	if w := got.Tools[0].Input.(writeInput); w.FilePath != "/p/r/2.md" || !strings.HasPrefix(w.Content, "# Cache\n") {
+		t.Errorf("write = %+v, want Cache's report at /p/r/2.md", w)
+	}
+	for _, refused := range []bool{true, false} {
+		write := toolCall{Name: "Write", Result: "PreToolUse:Write hook error: no", IsError: refused, HasResult: true}
+		if got := decide(th(planned, agent(), agent(), write)); len(got.Tools) != 1 || got.Tools[0].Name != "Bash" {
+			t.Errorf("after the write (refused %v): %+v, want the next block", refused, got)
+		}
+	}
+	x := th(planned, agent(), agent())
+	x.Knobs.MissingWorker = ""
+	if got := decide(x); len(got.Tools) != 1 || got.Tools[0].Name != "Bash" {
+		t.Errorf("every worker delivered: %+v, want the next block", got)
+	}
+}

@@ -25,7 +25,6 @@ type Server struct {
 	logDir string
 	http   *httptest.Server
 	seq    atomic.Int64 // numbers requests, and so the log files
-	tools  atomic.Int64 // numbers tool_use ids
 
 	mu sync.Mutex
 	// agentTypes maps the prompt of every Agent call the stand-in made to its
@@ -44,6 +43,10 @@ type Server struct {
 	feedback   []string            // every Stop hook reason the main thread was sent back with
 	contexts   []string            // every hooks' context a compacted main thread got
 }
+
+// toolIDs numbers tool_use ids across every server of the process, so
+// that a test can tell the calls of one run from another's.
+var toolIDs atomic.Int64
 
 // Exchange is one answered Messages request, for assertions and reports.
 type Exchange struct {
@@ -156,7 +159,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 	t := decide(thread{Conv: conv, Agent: agent, Knobs: s.knobs, TestRun: s.nextTestRun, Classification: s.nextClassification, Compact: s.compactOnce})
 	msg := t.message(fmt.Sprintf("msg_standin_%04d", seq), func() string {
-		return fmt.Sprintf("toolu_standin_%d", s.tools.Add(1))
+		return fmt.Sprintf("toolu_standin_%d", toolIDs.Add(1))
 	})
 	s.record(seq, conv, agent, t)
 	reply, _ := json.MarshalIndent(msg, "", "  ")
@@ -224,6 +227,26 @@ func (s *Server) BashResults() []string {
 		out = append(out, r)
 	}
 	return out
+}
+
+// MainWrites returns the main thread's Write calls that have a result,
+// by tool id: the result, and whether it is an error (a hook's refusal).
+func (s *Server) MainWrites() map[string]ToolResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]ToolResult{}
+	for id, call := range s.main {
+		if call.Name == "Write" {
+			out[id] = ToolResult{Text: call.Result, IsError: call.IsError}
+		}
+	}
+	return out
+}
+
+// ToolResult is what Claude Code answered a tool call.
+type ToolResult struct {
+	Text    string
+	IsError bool
 }
 
 // StopFeedback returns the Stop hook reasons the main thread got, and
