@@ -50,12 +50,9 @@ type pointerFile struct {
 }
 
 // sessionFiles lists the regular files of dir, a directory of one file
-// per session; a missing dir has none.
+// per session; a missing dir has none, a linked one is refused.
 func sessionFiles(dir string) ([]pointerFile, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	entries, err := fsx.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -177,6 +174,12 @@ func sweepRecords(p *store.Project, now time.Time, l *logger) {
 func sweep(p *store.Project, now time.Time, l *logger) {
 	if _, err := os.Stat(p.StateDir); err != nil {
 		return // flowstate never ran here: nothing to sweep, nothing to create
+	}
+	// A linked state directory is not the project's: nothing in it is
+	// flowstate's to remove (the directories below are checked as read).
+	if err := fsx.RefuseSymlinks(p.StateDir); err != nil {
+		l.printf("sweep: %v", err)
+		return
 	}
 	stale, err := StalePointers(p, now)
 	if err != nil {

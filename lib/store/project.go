@@ -135,6 +135,19 @@ func (p *Project) ensure() error {
 	return p.ensureGitignore()
 }
 
+// RecordDir is the directory name of the state directory, where
+// orchestrate keeps a record per session (runs/, prompts/), created like
+// the state directory's own (ensure): a link at the state directory or
+// at name is refused, since a record written through one would land
+// outside the project.
+func (p *Project) RecordDir(name string) (string, error) {
+	if err := p.ensure(); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(p.StateDir, name)
+	return dir, fsx.EnsureDir(dir)
+}
+
 // StateGitignore is the .gitignore inside the state directory: all of it.
 const StateGitignore = "*\n# flowstate's workflow state (locks, session pointers, checkpoints): never committed\n"
 

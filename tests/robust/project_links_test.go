@@ -1,0 +1,85 @@
+package robust
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The project-level directories flowstate keeps beside workflows/
+// (sessions/, runs/, prompts/) and the state directory itself can be
+// links in a cloned repository too. The hooks reach them without any
+// workflow command in between, so they are attacked here through the
+// hooks: a link there must never make a hook delete or write anything
+// outside the project.
+
+// planted is a directory outside the project holding files a sweep
+// would take for its own stale ones: names that are valid session ids,
+// a name shaped like a writer's temp file, all a week old.
+func planted(t *testing.T, p *project) string {
+	t.Helper()
+	dir := outside(t, p, "victim-dir/x", "")
+	dir = filepath.Dir(dir)
+	old := time.Now().Add(-7 * 24 * time.Hour)
+	for _, name := range []string{"notes", "s1", ".gtkrc-2.0", ".profile1"} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte("the user's "+name+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func hook(p *project, event, payload string) result {
+	return p.runWithin(call{Args: []string{"hook", event}, Stdin: strings.NewReader(payload), Env: []string{"CLAUDE_ENV_FILE="}})
+}
+
+// TestSweepNeverFollowsLinkedDirs: session start sweeps sessions/,
+// runs/ and prompts/ for stale files; when one of them is a link to a
+// directory outside the project, nothing there is removed.
+func TestSweepNeverFollowsLinkedDirs(t *testing.T) {
+	for _, dir := range []string{"sessions", "runs", "prompts"} {
+		t.Run(dir, func(t *testing.T) {
+			p, _ := victim(t)
+			target := planted(t, p)
+			plant(t, filepath.Join(p.stateDir(), dir), target)
+			before := snapshot(t, filepath.Join(p.Root, "outside"))
+			for _, event := range []string{"session-start", "session-end", "user-prompt-submit", "stop"} {
+				if r := hook(p, event, `{"session_id":"s1","cwd":"`+p.Dir+`","prompt":"/flowstate:workflow-approve"}`); r.Code != 0 {
+					t.Fatalf("hook %s: %s", event, r)
+				}
+			}
+			sameTree(t, "outside the project", before, snapshot(t, filepath.Join(p.Root, "outside")))
+		})
+	}
+}
+
+// TestHooksNeverWriteThroughLinkedStateDir: a state directory that is a
+// link (or whose runs/ or prompts/ is) takes no record from any hook.
+func TestHooksNeverWriteThroughLinkedStateDir(t *testing.T) {
+	for _, link := range []string{".claude/state", ".claude/state/prompts", ".claude/state/runs"} {
+		t.Run(link, func(t *testing.T) {
+			p, _ := victim(t)
+			target := filepath.Dir(outside(t, p, "elsewhere/x", ""))
+			if link == ".claude/state" {
+				if err := os.RemoveAll(p.stateDir()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			plant(t, filepath.Join(p.Dir, link), target)
+			before := snapshot(t, filepath.Join(p.Root, "outside"))
+			for _, event := range []string{"session-start", "user-prompt-submit", "pre-tool-use", "subagent-start", "subagent-stop", "stop", "session-end"} {
+				payload := `{"session_id":"s1","cwd":"` + p.Dir + `","prompt":"/flowstate:coordinate x","tool_name":"Agent","tool_input":{"subagent_type":"flowstate:workflow-classifier","prompt":"p"},"agent_type":"flowstate:workflow-classifier"}`
+				if r := hook(p, event, payload); r.Code != 0 {
+					t.Fatalf("hook %s: %s", event, r)
+				}
+			}
+			sameTree(t, "outside the project", before, snapshot(t, filepath.Join(p.Root, "outside")))
+		})
+	}
+}
