@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -81,5 +82,83 @@ func TestHooksNeverWriteThroughLinkedStateDir(t *testing.T) {
 			}
 			sameTree(t, "outside the project", before, snapshot(t, filepath.Join(p.Root, "outside")))
 		})
+	}
+}
+
+// TestNoCommandMisbehavesOnProjectEntries: whatever sits where flowstate
+// keeps a project-level directory or file (the state directory,
+// workflows/, sessions/, runs/, prompts/, the project lock, hooks.log,
+// .gitignore) -- a link to a directory outside, a FIFO, a device, a
+// file where a directory belongs -- every command and hook ends at once,
+// a command succeeds or refuses in one line with a documented code, and
+// nothing outside the project changes.
+func TestNoCommandMisbehavesOnProjectEntries(t *testing.T) {
+	cmds := [][]string{
+		{"state-load"}, {"state-append", "K", "v"}, {"sm-status"}, {"sm-transition", "plan"},
+		{"checkpoint-set", "phase_data.x.n", "1"}, {"status"}, {"history"}, {"list"}, {"list", "--json"},
+		{"phase-plan"}, {"resume"},
+		{"sm-init", "--workflow", "new", "--description", "d", "--command", "c", "--scope", "research-only"},
+	}
+	events := []string{"session-start", "user-prompt-submit", "pre-tool-use", "subagent-stop", "stop", "session-end"}
+	for _, entry := range []string{"", "workflows", "sessions", "runs", "prompts", "lock", "hooks.log", ".gitignore", "sessions/s1", "runs/s1", "prompts/s1"} {
+		for _, kind := range []string{"link", "fifo", "/dev/zero", "file"} {
+			if kind == "file" && strings.Contains(entry, "/") {
+				continue // a file is what belongs there
+			}
+			t.Run(entry+"/"+kind, func(t *testing.T) {
+				t.Parallel()
+				p, _ := victim(t)
+				p.setenv("CLAUDE_CODE_SESSION_ID=s1")
+				target := planted(t, p)
+				path := filepath.Join(p.stateDir(), entry)
+				if entry == "" {
+					// Move the state outside and link to it: the victim's
+					// data is what a link would reach.
+					if err := os.Rename(path, filepath.Join(target, "state")); err != nil {
+						t.Fatal(err)
+					}
+					target = filepath.Join(target, "state")
+				} else if err := os.RemoveAll(path); err != nil {
+					t.Fatal(err)
+				} else if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				var err error
+				switch kind {
+				case "link":
+					err = os.Symlink(target, path)
+				case "fifo":
+					err = syscall.Mkfifo(path, 0o600)
+				case "file":
+					err = os.WriteFile(path, []byte("x\n"), 0o600)
+				default:
+					err = os.Symlink(kind, path)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				// A hook that cannot log in the project logs to
+				// ~/.claude/flowstate-hooks.log, by design.
+				before := snapshot(t, p.Root, "project", "home/.claude")
+				for _, c := range cmds {
+					what := strings.Join(c, " ")
+					r := p.runWithin(args(c...))
+					switch r.Code {
+					case 0:
+					case 2, 3, 4, 6:
+						wantRefusal(t, what, r, r.Code)
+					default:
+						t.Errorf("%s: %s", what, r)
+					}
+				}
+				for _, event := range events {
+					payload := `{"session_id":"s1","cwd":"` + p.Dir + `","prompt":"/flowstate:coordinate x","tool_name":"Agent","tool_input":{"subagent_type":"flowstate:workflow-classifier","prompt":"p"},"agent_type":"flowstate:workflow-classifier"}`
+					if r := hook(p, event, payload); r.Code != 0 || r.Stdout != "" && !strings.HasPrefix(r.Stdout, "{") {
+						t.Errorf("hook %s: %s", event, r)
+					}
+				}
+				sameTree(t, "outside the project", before, snapshot(t, p.Root, "project", "home/.claude"))
+			})
+		}
 	}
 }
