@@ -249,12 +249,18 @@ func readPayload(r io.Reader, wait time.Duration) (payload, error) {
 // (store.FindProject). A session started in a subdirectory must export
 // and sweep that project, not the subdirectory. nil when neither is
 // known, since guessing from the process's cwd could sweep a wrong
-// directory.
+// directory, and when the state directory is behind a link.
 func project(env Env, pl payload, l *logger) *store.Project {
 	if env.Getenv("CLAUDE_PROJECT_DIR") == "" && pl.Cwd == "" {
 		return nil
 	}
 	p, err := store.FindProject(env.Getenv, pl.Cwd)
+	if err == nil {
+		// A linked state directory is not the project's: no hook reads,
+		// sweeps or logs through it (the directories below it are
+		// checked as they are used).
+		err = p.RefuseLinkedState()
+	}
 	if err != nil {
 		l.printf("%v", err)
 		return nil

@@ -175,12 +175,6 @@ func sweep(p *store.Project, now time.Time, l *logger) {
 	if _, err := os.Stat(p.StateDir); err != nil {
 		return // flowstate never ran here: nothing to sweep, nothing to create
 	}
-	// A linked state directory is not the project's: nothing in it is
-	// flowstate's to remove (the directories below are checked as read).
-	if err := fsx.RefuseSymlinks(p.StateDir); err != nil {
-		l.printf("sweep: %v", err)
-		return
-	}
 	stale, err := StalePointers(p, now)
 	if err != nil {
 		l.printf("sweep: %v", err)

@@ -218,7 +218,7 @@ func (p *Project) List() ([]Summary, error) {
 // A linked state or workflows directory, or a file there, is refused
 // (exit 2), as every workflow in it would be.
 func (p *Project) WorkflowIDs() ([]string, error) {
-	if err := fsx.RefuseSymlinks(p.StateDir); err != nil {
+	if err := p.RefuseLinkedState(); err != nil {
 		return nil, err
 	}
 	entries, err := fsx.ReadDir(p.workflowsDir())

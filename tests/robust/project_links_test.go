@@ -162,3 +162,30 @@ func TestNoCommandMisbehavesOnProjectEntries(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkedClaudeDir: a project whose .claude is a link to a directory
+// outside (a cloned repository can carry one) would have its state
+// directory outside too: every command that writes state, and every
+// hook, leaves the place it points to alone.
+func TestLinkedClaudeDir(t *testing.T) {
+	p := newProject(t)
+	target := filepath.Dir(outside(t, p, "dotclaude/x", ""))
+	if err := os.Symlink(target, filepath.Join(p.Dir, ".claude")); err != nil {
+		t.Fatal(err)
+	}
+	p.setenv("CLAUDE_CODE_SESSION_ID=s1")
+	before := snapshot(t, filepath.Join(p.Root, "outside"))
+	r := p.run(args(initArgs("w1")...))
+	wantRefusal(t, "sm-init", r, 2, "symlink")
+	for _, c := range [][]string{{"state-load"}, {"list"}, {"resume"}} {
+		if r := p.runWithin(args(c...)); r.Code != 2 {
+			t.Errorf("%s: %s", c[0], r)
+		}
+	}
+	for _, event := range []string{"session-start", "user-prompt-submit", "stop", "session-end"} {
+		if r := hook(p, event, `{"session_id":"s1","cwd":"`+p.Dir+`","prompt":"/flowstate:coordinate x"}`); r.Code != 0 {
+			t.Errorf("hook %s: %s", event, r)
+		}
+	}
+	sameTree(t, "where .claude points", before, snapshot(t, filepath.Join(p.Root, "outside")))
+}
