@@ -189,3 +189,37 @@ func TestLinkedClaudeDir(t *testing.T) {
 	}
 	sameTree(t, "where .claude points", before, snapshot(t, filepath.Join(p.Root, "outside")))
 }
+
+// TestArtifactsNeverThroughLinks: the spec directory where agents write
+// their artifacts can be planted too. With a directory on the way to an
+// artifact linked outside the project, phase-verify and phase-plan
+// refuse (exit 2) before reading, and never set a bad artifact aside
+// (a rename) where the link points.
+func TestArtifactsNeverThroughLinks(t *testing.T) {
+	for _, link := range []string{".flowstate", ".flowstate/specs/w1", ".flowstate/specs/w1/reports"} {
+		t.Run(link, func(t *testing.T) {
+			p := newProject(t)
+			p.setenv("FLOWSTATE_WORKFLOW=w1")
+			p.ok("sm-init", "--workflow", "w1", "--description", "the thing", "--command", "coordinate", "--scope", "research-only")
+			p.ok("phase-plan")
+			// The same tree outside, holding an artifact that is no report.
+			target := filepath.Join(p.Root, "outside", "tree")
+			rest, _ := filepath.Rel(link, ".flowstate/specs/w1/reports")
+			if err := os.MkdirAll(filepath.Join(target, rest), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(target, rest, "001_the_thing.md"), []byte("the user's file\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.RemoveAll(filepath.Join(p.Dir, link)); err != nil {
+				t.Fatal(err)
+			}
+			plant(t, filepath.Join(p.Dir, link), target)
+			before := snapshot(t, filepath.Join(p.Root, "outside"))
+			for _, c := range []string{"phase-verify", "phase-plan"} {
+				wantRefusal(t, c, p.runWithin(args(c)), 2, "symlink")
+			}
+			sameTree(t, "where the link points", before, snapshot(t, filepath.Join(p.Root, "outside")))
+		})
+	}
+}
