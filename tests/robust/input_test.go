@@ -242,3 +242,41 @@ func TestReportMetaIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestPlantedCheckpointNeverRunsInBash: the values state-load and the
+// compat functions derive from a checkpoint (description, command, scope,
+// completed states, topics, the last error) reach bash through eval too.
+// A planted checkpoint holding command substitutions, backticks, quotes
+// and newlines in each has none of them run, and the block goes on.
+func TestPlantedCheckpointNeverRunsInBash(t *testing.T) {
+	p, id := victim(t)
+	pwned := filepath.Join(p.Root, "tmp", "pwned")
+	evil := "$(touch " + pwned + ")`touch " + pwned + "`'\"\n; touch " + pwned + " #"
+	path := filepath.Join(p.wfDir(id), "checkpoint.json")
+	doc := p.readFile(path)
+	for _, key := range []string{"command", "workflow_description", "state_machine.workflow_config.description",
+		"state_machine.workflow_config.command", "state_machine.workflow_config.scope", "error_state.last_error",
+		"state_machine.classification.research_topics.0", "state_machine.completed_states.0", "phase_data.research." + "x"} {
+		var err error
+		if doc, err = sjson.SetBytes(doc, key, evil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(path, doc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bp := bashProject(p)
+	for _, block := range []string{
+		`eval "$("$FS" state-load)"; eval "$("$FS" state-load --export)"; printf '%s' "$WORKFLOW_DESCRIPTION"`,
+		`eval "$("$FS" compat)"; load_workflow_state victim; printf '%s' "$WORKFLOW_DESCRIPTION"`,
+		`eval "$("$FS" compat)"; WORKFLOW_ID=victim; sm_load "` + path + `"; printf '%s' "$WORKFLOW_DESCRIPTION"`,
+	} {
+		r := bp.run(call{Args: []string{"-c", block}, Env: []string{"FS=" + bin, "FLOWSTATE_BIN=" + bin}})
+		if r.Code != 0 || r.Stdout != evil {
+			t.Errorf("%s: %s", block, r)
+		}
+		if _, err := os.Stat(pwned); err == nil {
+			t.Fatalf("%s: a value from the checkpoint ran", block)
+		}
+	}
+}
