@@ -120,6 +120,13 @@ func Install(dir string, o Options) error {
 	if err != nil {
 		return err
 	}
+	rels := []string{settingsRel, manifestRel}
+	for _, f := range want {
+		rels = append(rels, f.rel)
+	}
+	if err := refuseLinks(dir, rels); err != nil {
+		return err
+	}
 	for _, f := range want {
 		if err := m.mkdirs(dir, path.Dir(f.rel)); err != nil {
 			return err
@@ -350,7 +357,11 @@ func Uninstall(dir string, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	for _, rel := range slices.Sorted(maps.Keys(m.Files)) {
+	files := slices.Sorted(maps.Keys(m.Files))
+	if err := refuseLinks(dir, append(files, settingsRel)); err != nil {
+		return err
+	}
+	for _, rel := range files {
 		removeFile(dir, rel, m.Files[rel], log)
 	}
 	if err := m.uninstallSettings(dir, log); err != nil {
@@ -446,7 +457,39 @@ func readManifest(dir string) (*Manifest, error) {
 	if m.Files == nil {
 		m.Files = map[string]string{}
 	}
+	// A cloned project can carry the manifest: uninstall must not be
+	// made to delete what it names outside .claude.
+	for _, rel := range slices.Concat(slices.Collect(maps.Keys(m.Files)), m.Dirs, m.Kept) {
+		if !inClaude(rel) {
+			return nil, fail.Invalidf("%s lists %q, which is not a path inside .claude, so flowstate did not write it; restore the manifest from version control or delete it and install again", manifestRel, rel)
+		}
+	}
 	return m, nil
+}
+
+// inClaude reports whether rel, a manifest's slash-separated path, is a
+// clean path inside the project's .claude.
+func inClaude(rel string) bool {
+	return rel == path.Clean(rel) && (rel == ".claude" || strings.HasPrefix(rel, ".claude/"))
+}
+
+// refuseLinks fails (exit 2) when a directory on the way from the
+// project dir to the file rel (.claude, .claude/commands, ...) is a
+// link: installing or removing through one would write or delete
+// outside the project. settings.json and .gitignore themselves may be
+// links (dotfiles); their directories may not.
+func refuseLinks(dir string, rels []string) error {
+	for _, rel := range rels {
+		var chain []string
+		for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+			chain = append(chain, filepath.Join(dir, filepath.FromSlash(d)))
+		}
+		slices.Reverse(chain)
+		if err := fsx.RefuseSymlinks(chain...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func writeManifest(dir string, m *Manifest) error {
