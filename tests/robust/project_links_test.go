@@ -100,7 +100,7 @@ func TestNoCommandMisbehavesOnProjectEntries(t *testing.T) {
 		{"sm-init", "--workflow", "new", "--description", "d", "--command", "c", "--scope", "research-only"},
 	}
 	events := []string{"session-start", "user-prompt-submit", "pre-tool-use", "subagent-stop", "stop", "session-end"}
-	for _, entry := range []string{"", "workflows", "sessions", "runs", "prompts", "lock", "hooks.log", ".gitignore", "sessions/s1", "runs/s1", "prompts/s1"} {
+	for _, entry := range []string{"", "workflows", "sessions", "runs", "prompts", "lock", "hooks.log", ".gitignore", "sessions/s1", "runs/s1", "prompts/s1", "workflows/.creating", "workflows/victim/logs"} {
 		for _, kind := range []string{"link", "fifo", "/dev/zero", "file"} {
 			if kind == "file" && strings.Contains(entry, "/") {
 				continue // a file is what belongs there
