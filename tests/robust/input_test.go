@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/tidwall/sjson"
@@ -277,6 +278,73 @@ func TestPlantedCheckpointNeverRunsInBash(t *testing.T) {
 		}
 		if _, err := os.Stat(pwned); err == nil {
 			t.Fatalf("%s: a value from the checkpoint ran", block)
+		}
+	}
+}
+
+// TestPlantedTextNeverReachesTheTerminal: what status, list and history
+// print for people comes from a checkpoint and an event log a cloned
+// repository can carry. With every string in both holding terminal
+// escapes (clear the screen, set the title, a C1 CSI), the output holds
+// no control character but newlines: no field can draw on the terminal.
+func TestPlantedTextNeverReachesTheTerminal(t *testing.T) {
+	p, id := victim(t)
+	const esc = "A\x1b[2J\x1b]0;pwn\x07B\u009b31m\rC"
+	path := filepath.Join(p.wfDir(id), "checkpoint.json")
+	var doc map[string]any
+	if err := json.Unmarshal(p.readFile(path), &doc); err != nil {
+		t.Fatal(err)
+	}
+	keep := map[string]bool{"schema_version": true, "workflow_id": true, "status": true, "checkpoint_id": true, "created_at": true, "classified_at": true}
+	var poison func(v any) any
+	poison = func(v any) any {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if !keep[k] {
+					v[k] = poison(x)
+				}
+			}
+			v[esc] = esc
+			return v
+		case []any:
+			for i := range v {
+				v[i] = poison(v[i])
+			}
+			return append(v, esc)
+		case string:
+			return esc
+		}
+		return v
+	}
+	doc = poison(doc).(map[string]any)
+	delete(doc, esc) // no unknown top-level key: the schema refuses one
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var events strings.Builder
+	for _, kind := range []string{"init", "transition", "error", "retry", "rewind", "gate", "approve", "reject", "pause", "unpause", "cancel", "finish", "worker", "agent_launch", "agent_start", "agent_stop", esc} {
+		ev := map[string]any{"ts": "2026-01-02T03:04:05Z", "event": kind, "states": []string{esc}, "retry": 1, "max": 2}
+		for _, k := range []string{"from", "to", "state", "error", "reason", "by", "note", "message", "status", "worker_id", "agent_type", "agent_id", "supervisor", "backup", "session_id"} {
+			ev[k] = esc
+		}
+		line, _ := json.Marshal(ev)
+		events.Write(append(line, '\n'))
+	}
+	appendRaw(t, filepath.Join(p.wfDir(id), "events.jsonl"), events.String())
+	for _, c := range [][]string{{"status"}, {"list"}, {"history"}, {"sm-status"}} {
+		r := p.run(args(c...))
+		if r.Code != 0 {
+			t.Errorf("%s: %s", c[0], r)
+		}
+		for _, out := range []string{r.Stdout, r.Stderr} {
+			if i := strings.IndexFunc(out, func(r rune) bool { return r != '\n' && unicode.IsControl(r) }); i >= 0 {
+				t.Errorf("%s (exit %d) prints a control character: %q", c[0], r.Code, out[max(0, i-40):min(len(out), i+40)])
+			}
 		}
 	}
 }
