@@ -83,6 +83,7 @@ func Render(in Input) string {
 	spent, running := timeIn(evs, in.Machine.Initial, current, active, in.Now)
 	failed := oneLine(doc.Get("error_state.failed_state").String())
 	rows := route(in.Machine, scope, completed, current)
+	done := set(completed)
 	width := 0
 	for _, s := range rows {
 		width = max(width, len(s))
@@ -96,7 +97,7 @@ func Render(in Input) string {
 			mark, color = markFailed, red
 		case s == current && active:
 			mark, color = markCurrent, yellow
-		case slices.Contains(completed, s):
+		case done[s]:
 			mark, color = markDone, green
 		case s == current:
 			mark, color = markCurrent, yellow
@@ -196,17 +197,31 @@ func agentSection(b *strings.Builder, in Input, doc gjson.Result, current string
 // happened.
 func route(m *machine.Machine, scope string, completed []string, current string) []string {
 	rows := slices.Clone(completed)
-	if !slices.Contains(rows, current) {
-		rows = append(rows, current)
+	shown := set(rows)
+	add := func(s string) {
+		if !shown[s] {
+			shown[s] = true
+			rows = append(rows, s)
+		}
 	}
+	add(current)
 	if sc, err := m.Scope(scope); err == nil {
 		for _, s := range sc.Route {
-			if !slices.Contains(rows, s) {
-				rows = append(rows, s)
-			}
+			add(s)
 		}
 	}
 	return rows
+}
+
+// set is the strings of ss as a set: a checkpoint or machine a cloned
+// repository carries can list a hundred thousand states, which
+// slices.Contains in a loop would make minutes.
+func set(ss []string) map[string]bool {
+	m := make(map[string]bool, len(ss))
+	for _, s := range ss {
+		m[s] = true
+	}
+	return m
 }
 
 type event struct {

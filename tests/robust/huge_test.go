@@ -134,3 +134,63 @@ func plantJSON(t *testing.T, file, path string, write func(w *bufio.Writer)) int
 	}
 	return st.Size()
 }
+
+// TestHugeMachineCostsLinearTime: a workflow's machine and checkpoint
+// can name 100,000 states (a custom machine a repository carries, a
+// transition table and completed states to match). Writing and reading
+// it costs time in proportion: checking every state against the table
+// with slices.Contains, in the checkpoint's validation, the machine's
+// state list, status and the compat functions, took minutes per command.
+func TestHugeMachineCostsLinearTime(t *testing.T) {
+	const n = 100_000
+	p := newProject(t)
+	p.setenv("FLOWSTATE_WORKFLOW=w1")
+	machine := filepath.Join(p.Root, "tmp", "machine.json")
+	f, err := os.Create(machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	w.WriteString(`{"name":"big","initial":"s0","transitions":{"s0":["s1"`)
+	for i := 2; i < n; i++ { // the initial state may go anywhere
+		fmt.Fprintf(w, `,"s%d"`, i)
+	}
+	w.WriteString("]")
+	for i := 1; i < n; i++ {
+		next := ""
+		if i+1 < n {
+			next = fmt.Sprintf(`"s%d"`, i+1)
+		}
+		fmt.Fprintf(w, `,"s%d":[%s]`, i, next)
+	}
+	fmt.Fprintf(w, `},"scopes":{"all":{"terminal":"s%d","route":["s0"`, n-1)
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(w, `,"s%d"`, i)
+	}
+	w.WriteString("]}}}")
+	if err := w.Flush(); err != nil || f.Close() != nil {
+		t.Fatal(err)
+	}
+	r := p.runWithin(args("sm-init", "--workflow", "w1", "--description", "d", "--command", "c", "--scope", "all", "--machine", machine))
+	if r.Code != 0 {
+		t.Fatalf("sm-init: %s", r)
+	}
+	plantJSON(t, filepath.Join(p.wfDir("w1"), "checkpoint.json"), "state_machine.completed_states", func(w *bufio.Writer) {
+		w.WriteString(`["s0"`)
+		for i := 2; i < n-1; i++ {
+			fmt.Fprintf(w, `,"s%d"`, i)
+		}
+		w.WriteString("]")
+	})
+	for _, c := range [][]string{{"sm-transition", "s1"}, {"checkpoint-set", "phase_data.x.n", "1"}, {"status"}, {"sm-status"}, {"state-load"}, {"sm-transition", "nowhere"}} {
+		r := p.runWithin(args(c...))
+		if r.Code != 0 && r.Code != 3 {
+			t.Errorf("%s: %s", c[0], r)
+		}
+		t.Logf("%s: exit %d in %v", c[0], r.Code, r.Elapsed.Round(time.Millisecond))
+	}
+	r = bashProject(p).run(call{Args: []string{"-c", `eval "$("$FS" compat)" && load_workflow_state w1 && echo "$COMPLETED_STATES_COUNT"`}, Env: []string{"FS=" + bin, "FLOWSTATE_BIN=" + bin}})
+	if r.Code != 0 || r.Elapsed > hangLimit {
+		t.Errorf("compat load_workflow_state: %s after %v", r, r.Elapsed)
+	}
+}
