@@ -40,6 +40,23 @@ func hook(p *project, event, payload string) result {
 	return p.runWithin(call{Args: []string{"hook", event}, Stdin: strings.NewReader(payload), Env: []string{"CLAUDE_ENV_FILE="}})
 }
 
+// hookEvents are every hook flowstate installs.
+var hookEvents = []string{"session-start", "user-prompt-submit", "pre-tool-use", "subagent-start", "subagent-stop", "stop", "session-end"}
+
+// runHooks runs every hook on session s1's payload, one that gives each
+// something to act on (a prompt, an Agent call of flowstate's
+// classifier), and fails the test unless each exits 0 at once, answering
+// on stdout in JSON if at all.
+func runHooks(t *testing.T, p *project) {
+	t.Helper()
+	payload := `{"session_id":"s1","cwd":"` + p.Dir + `","prompt":"/flowstate:workflow-approve","tool_name":"Agent","tool_input":{"subagent_type":"flowstate:workflow-classifier","prompt":"p"},"agent_type":"flowstate:workflow-classifier"}`
+	for _, event := range hookEvents {
+		if r := hook(p, event, payload); r.Code != 0 || r.Stdout != "" && !strings.HasPrefix(r.Stdout, "{") {
+			t.Errorf("hook %s: %s", event, r)
+		}
+	}
+}
+
 // TestSweepNeverFollowsLinkedDirs: session start sweeps sessions/,
 // runs/ and prompts/ for stale files; when one of them is a link to a
 // directory outside the project, nothing there is removed.
@@ -50,11 +67,7 @@ func TestSweepNeverFollowsLinkedDirs(t *testing.T) {
 			target := planted(t, p)
 			plant(t, filepath.Join(p.stateDir(), dir), target)
 			before := snapshot(t, filepath.Join(p.Root, "outside"))
-			for _, event := range []string{"session-start", "session-end", "user-prompt-submit", "stop"} {
-				if r := hook(p, event, `{"session_id":"s1","cwd":"`+p.Dir+`","prompt":"/flowstate:workflow-approve"}`); r.Code != 0 {
-					t.Fatalf("hook %s: %s", event, r)
-				}
-			}
+			runHooks(t, p)
 			sameTree(t, "outside the project", before, snapshot(t, filepath.Join(p.Root, "outside")))
 		})
 	}
@@ -74,12 +87,7 @@ func TestHooksNeverWriteThroughLinkedStateDir(t *testing.T) {
 			}
 			plant(t, filepath.Join(p.Dir, link), target)
 			before := snapshot(t, filepath.Join(p.Root, "outside"))
-			for _, event := range []string{"session-start", "user-prompt-submit", "pre-tool-use", "subagent-start", "subagent-stop", "stop", "session-end"} {
-				payload := `{"session_id":"s1","cwd":"` + p.Dir + `","prompt":"/flowstate:coordinate x","tool_name":"Agent","tool_input":{"subagent_type":"flowstate:workflow-classifier","prompt":"p"},"agent_type":"flowstate:workflow-classifier"}`
-				if r := hook(p, event, payload); r.Code != 0 {
-					t.Fatalf("hook %s: %s", event, r)
-				}
-			}
+			runHooks(t, p)
 			sameTree(t, "outside the project", before, snapshot(t, filepath.Join(p.Root, "outside")))
 		})
 	}
@@ -99,7 +107,6 @@ func TestNoCommandMisbehavesOnProjectEntries(t *testing.T) {
 		{"phase-plan"}, {"resume"},
 		{"sm-init", "--workflow", "new", "--description", "d", "--command", "c", "--scope", "research-only"},
 	}
-	events := []string{"session-start", "user-prompt-submit", "pre-tool-use", "subagent-stop", "stop", "session-end"}
 	for _, entry := range []string{"", "workflows", "sessions", "runs", "prompts", "lock", "hooks.log", ".gitignore", "sessions/s1", "runs/s1", "prompts/s1", "workflows/.creating", "workflows/victim/logs"} {
 		for _, kind := range []string{"link", "fifo", "/dev/zero", "file"} {
 			if kind == "file" && strings.Contains(entry, "/") {
@@ -151,12 +158,7 @@ func TestNoCommandMisbehavesOnProjectEntries(t *testing.T) {
 						t.Errorf("%s: %s", what, r)
 					}
 				}
-				for _, event := range events {
-					payload := `{"session_id":"s1","cwd":"` + p.Dir + `","prompt":"/flowstate:coordinate x","tool_name":"Agent","tool_input":{"subagent_type":"flowstate:workflow-classifier","prompt":"p"},"agent_type":"flowstate:workflow-classifier"}`
-					if r := hook(p, event, payload); r.Code != 0 || r.Stdout != "" && !strings.HasPrefix(r.Stdout, "{") {
-						t.Errorf("hook %s: %s", event, r)
-					}
-				}
+				runHooks(t, p)
 				sameTree(t, "outside the project", before, snapshot(t, p.Root, "project", "home/.claude"))
 			})
 		}
@@ -182,11 +184,7 @@ func TestLinkedClaudeDir(t *testing.T) {
 			t.Errorf("%s: %s", c[0], r)
 		}
 	}
-	for _, event := range []string{"session-start", "user-prompt-submit", "stop", "session-end"} {
-		if r := hook(p, event, `{"session_id":"s1","cwd":"`+p.Dir+`","prompt":"/flowstate:coordinate x"}`); r.Code != 0 {
-			t.Errorf("hook %s: %s", event, r)
-		}
-	}
+	runHooks(t, p)
 	sameTree(t, "where .claude points", before, snapshot(t, filepath.Join(p.Root, "outside")))
 }
 
