@@ -379,7 +379,11 @@ func appendLog(path, line string) error {
 		return err
 	}
 	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() && st.Size() > maxLog {
-		_ = os.Rename(path, path+".1")
+		// A log that cannot be rotated (a directory planted at
+		// hooks.log.1) is not written on: it would grow without bound.
+		if err := os.Rename(path, path+".1"); err != nil {
+			return fmt.Errorf("rotate %s: %w", path, err)
+		}
 	}
 	f, err := fsx.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND)
 	if err != nil {

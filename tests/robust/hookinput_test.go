@@ -58,3 +58,30 @@ func TestHookInputsNeverBlock(t *testing.T) {
 	}
 	sameTree(t, "outside the project", before, snapshot(t, p.Root, "project", "tmp"))
 }
+
+// TestHooksLogStaysBounded: hooks.log is rotated to hooks.log.1 past
+// its bound; with a directory planted at hooks.log.1, the log is not
+// written on (the hook logs to ~/.claude instead), so it cannot grow
+// without bound.
+func TestHooksLogStaysBounded(t *testing.T) {
+	p, _ := victim(t)
+	log := filepath.Join(p.stateDir(), "hooks.log")
+	if err := os.WriteFile(log, []byte(strings.Repeat("an old line\n", 50_000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(log+".1", "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(log)
+	for range 3 {
+		if r := hook(p, "stop", "not json"); r.Code != 0 {
+			t.Fatalf("hook stop: %s", r)
+		}
+	}
+	if after, _ := os.Stat(log); after.Size() != before.Size() {
+		t.Errorf("hooks.log grew from %d to %d bytes past its bound", before.Size(), after.Size())
+	}
+	if b, err := os.ReadFile(filepath.Join(p.Root, "home", ".claude", "flowstate-hooks.log")); err != nil || !strings.Contains(string(b), "stop: hook payload") {
+		t.Errorf("the hook did not log to the fallback log: %v %q", err, b)
+	}
+}
