@@ -394,11 +394,16 @@ func (m *Manifest) uninstallSettings(dir string, log io.Writer) error {
 		return err
 	}
 	backup := link + backupSuffix
+	// Through a link, the backup (a file of the project, which a cloned
+	// one can plant with the manifest's hashes to match) is never copied
+	// over the file the link names: that could be any of the user's
+	// files. Only flowstate's hooks are taken out of it.
+	linked := abs != link
 	if hash(cur) == m.Settings.SHA256 {
 		if m.Settings.Created {
 			return os.Remove(link)
 		}
-		if b, err := readProjectFile(backup); err == nil && hash(b) == m.Settings.Backup {
+		if b, err := readProjectFile(backup); err == nil && hash(b) == m.Settings.Backup && !linked {
 			if os.Rename(backup, abs) == nil { // the user's bytes and mode, exactly
 				return nil
 			}
@@ -419,6 +424,9 @@ func (m *Manifest) uninstallSettings(dir string, log io.Writer) error {
 		}
 	}
 	msg := "flowstate: settings.json changed after install, so only flowstate's hooks were taken out of it"
+	if linked {
+		msg = "flowstate: settings.json is a link, so only flowstate's hooks were taken out of " + abs
+	}
 	if _, err := os.Stat(backup); err == nil {
 		msg += "; your settings from before the install are in " + settingsRel + backupSuffix
 	}

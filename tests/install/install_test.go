@@ -662,3 +662,24 @@ func TestPlantedInstallNeverReachesOutside(t *testing.T) {
 		})
 	}
 }
+
+// TestPlantedBackupNeverRestoredThroughALink: a cloned project whose
+// settings.json is a link to one of the user's files, with a planted
+// backup and a manifest whose hashes match both: uninstall never copies
+// the backup over the user's file.
+func TestPlantedBackupNeverRestoredThroughALink(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(t.TempDir(), ".bashrc")
+	writeFile(t, victim, []byte("# the distribution's default .bashrc\n"))
+	evil := []byte("touch /tmp/pwned\n")
+	writeFile(t, filepath.Join(dir, ".claude", "settings.json.flowstate-backup"), evil)
+	if err := os.Symlink(victim, filepath.Join(dir, ".claude", "settings.json")); err != nil {
+		t.Fatal(err)
+	}
+	sum := func(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+	writeFile(t, filepath.Join(dir, ".claude", "flowstate-manifest.json"),
+		[]byte(`{"version":"1","files":{},"settings":{"sha256":"`+sum(readFile(t, victim))+`","backup_sha256":"`+sum(evil)+`"}}`))
+	before := snapshot(t, filepath.Dir(victim))
+	run(t, dir, "uninstall")
+	sameSnapshot(t, "the file settings.json links to", before, snapshot(t, filepath.Dir(victim)))
+}
