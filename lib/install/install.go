@@ -472,6 +472,12 @@ func readManifest(dir string) (*Manifest, error) {
 			return nil, fail.Invalidf("%s lists %q, which is not a path inside .claude, so flowstate did not write it; restore the manifest from version control or delete it and install again", manifestRel, rel)
 		}
 	}
+	// An older install appended only the state line to .gitignore; other
+	// bytes would have uninstall cut them from (or delete) whatever file
+	// a linked .gitignore names.
+	if a := m.Gitignore.Added; a != "" && strings.TrimPrefix(a, "\n") != stateIgnore+"\n" {
+		return nil, fail.Invalidf("%s says install added %q to .gitignore, which flowstate never adds; restore the manifest from version control or delete it and install again", manifestRel, a)
+	}
 	return m, nil
 }
 

@@ -682,4 +682,20 @@ func TestPlantedBackupNeverRestoredThroughALink(t *testing.T) {
 	before := snapshot(t, filepath.Dir(victim))
 	run(t, dir, "uninstall")
 	sameSnapshot(t, "the file settings.json links to", before, snapshot(t, filepath.Dir(victim)))
+
+	// A .gitignore linked to the same file, and a manifest saying install
+	// added all of it: uninstall would cut it empty and delete it.
+	if err := os.Remove(filepath.Join(dir, ".claude", "settings.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(dir, ".gitignore")); err != nil {
+		t.Fatal(err)
+	}
+	added, _ := json.Marshal(string(readFile(t, victim)))
+	writeFile(t, filepath.Join(dir, ".claude", "flowstate-manifest.json"),
+		[]byte(`{"version":"1","files":{},"gitignore":{"created":true,"added":`+string(added)+`}}`))
+	if _, errs, code := run(t, dir, "uninstall"); code != 4 || !strings.Contains(errs, ".gitignore") {
+		t.Errorf("uninstall: exit %d, stderr %q; want 4 naming the manifest's .gitignore record", code, errs)
+	}
+	sameSnapshot(t, "the file .gitignore links to", before, snapshot(t, filepath.Dir(victim)))
 }
