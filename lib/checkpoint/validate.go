@@ -47,11 +47,25 @@ func Validate(doc []byte) error {
 // validator holds the first semantic finding (see semanticError) while the
 // structural checks go on: a structural error, which the JSON Schema also
 // reports, always wins, so both validators agree on every document.
-type validator struct{ semantic error }
+type validator struct {
+	semantic error
+	// known is the set of the transition table's states. A checkpoint a
+	// cloned repository carries can name hundreds of thousands of them,
+	// each checked against it: slices.Contains made that hours.
+	known map[string]bool
+}
 
 func (vd *validator) note(err error) {
 	if vd.semantic == nil {
 		vd.semantic = err
+	}
+}
+
+// notState notes that s at p is not one of states; the message (which
+// lists them) is built only for the first such note.
+func (vd *validator) notState(p, s string, states []string) {
+	if vd.semantic == nil {
+		vd.semantic = notAState(p, s, states)
 	}
 }
 
@@ -220,8 +234,8 @@ func (vd *validator) checkGates(g gjson.Result, states []string) error {
 	var err error
 	g.ForEach(func(k, v gjson.Result) bool {
 		gp := p + "." + k.Str
-		if !slices.Contains(states, k.Str) {
-			vd.note(notAState(gp, k.Str, states))
+		if !vd.known[k.Str] {
+			vd.notState(gp, k.Str, states)
 		}
 		if err = wantObject(v, gp); err != nil {
 			return false
@@ -346,14 +360,16 @@ func (vd *validator) checkTable(t gjson.Result) ([]string, error) {
 		return nil, err
 	}
 	states := make([]string, 0, 8)
+	vd.known = map[string]bool{}
 	var err error
 	t.ForEach(func(k, _ gjson.Result) bool {
 		switch {
 		case k.Str == "":
 			err = invalidf(p, "a state name must not be empty")
-		case slices.Contains(states, k.Str):
+		case vd.known[k.Str]:
 			vd.note(semanticf(p+"."+k.Str, "appears twice; remove one of them"))
 		default:
+			vd.known[k.Str] = true
 			states = append(states, k.Str)
 		}
 		return err == nil
@@ -381,18 +397,17 @@ func (vd *validator) checkStateList(v gjson.Result, p string, states []string) e
 	}
 	var err error
 	i := 0
-	seen := make([]string, 0, 8)
+	seen := map[string]bool{}
 	v.ForEach(func(_, s gjson.Result) bool {
-		ip := p + "." + strconv.Itoa(i)
-		i++
 		if s.Type != gjson.String {
-			err = invalidf(ip, "must be a string, got %s", describe(s))
-		} else if slices.Contains(seen, s.Str) {
-			err = invalidf(ip, "%q is listed twice", s.Str)
-		} else if !slices.Contains(states, s.Str) {
-			vd.note(notAState(ip, s.Str, states))
+			err = invalidf(p+"."+strconv.Itoa(i), "must be a string, got %s", describe(s))
+		} else if seen[s.Str] {
+			err = invalidf(p+"."+strconv.Itoa(i), "%q is listed twice", s.Str)
+		} else if !vd.known[s.Str] {
+			vd.notState(p+"."+strconv.Itoa(i), s.Str, states)
 		}
-		seen = append(seen, s.Str)
+		seen[s.Str] = true
+		i++
 		return err == nil
 	})
 	return err
@@ -626,8 +641,8 @@ func (vd *validator) checkErrorState(es gjson.Result, states []string) error {
 		}
 		if n < 0 {
 			err = invalidf(rp, "must not be negative, got %s", v.Raw)
-		} else if !slices.Contains(states, k.Str) {
-			vd.note(notAState(rp, k.Str, states))
+		} else if !vd.known[k.Str] {
+			vd.notState(rp, k.Str, states)
 		}
 		return err == nil
 	})
@@ -742,8 +757,8 @@ func (vd *validator) wantState(v gjson.Result, p string, states []string) error 
 	if err := wantString(v, p); err != nil {
 		return err
 	}
-	if !slices.Contains(states, v.Str) {
-		vd.note(notAState(p, v.Str, states))
+	if !vd.known[v.Str] {
+		vd.notState(p, v.Str, states)
 	}
 	return nil
 }
@@ -798,7 +813,12 @@ func isUTCTimestamp(s string) bool {
 }
 
 func notAState(p, s string, states []string) error {
-	return semanticf(p, "%q is not a state of state_machine.transition_table (states: %s)", s, strings.Join(states, ", "))
+	const shown = 20
+	list := strings.Join(states[:min(len(states), shown)], ", ")
+	if len(states) > shown {
+		list += fmt.Sprintf(" and %d more", len(states)-shown)
+	}
+	return semanticf(p, "%q is not a state of state_machine.transition_table (states: %s)", s, list)
 }
 
 func join(p, name string) string {

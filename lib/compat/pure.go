@@ -71,8 +71,10 @@ func statePhase(state string) string {
 // differ by the initial state and the current one.
 func entered(completed []string, current, initial string) []string {
 	out := []string{}
+	seen := map[string]bool{"": true, initial: true} // a checkpoint can list any number
 	for _, s := range append(slices.Clone(completed), current) {
-		if s != "" && s != initial && !slices.Contains(out, s) {
+		if !seen[s] {
+			seen[s] = true
 			out = append(out, s)
 		}
 	}

@@ -253,14 +253,11 @@ func AppendLineDurable(path string, line, head []byte, bound int64) (size int64,
 // for a workflow nobody writes to any more, since no writer is in flight.
 // Others (the session-start sweep) pass a cutoff older than any write
 // could take. It costs a directory read, so callers run it on rare paths.
-// A missing dir has nothing to remove.
+// A missing dir has nothing to remove; a linked one is refused (ReadDir).
 func RemoveStrayTemps(dir string, cutoff time.Time) error {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
+	entries, err := ReadDir(dir)
 	if err != nil {
-		return fmt.Errorf("remove stray temp files in %s: %w", dir, err)
+		return fmt.Errorf("remove stray temp files: %w", err)
 	}
 	var errs []error
 	for _, e := range entries {
@@ -335,6 +332,22 @@ func cutTornTail(f *os.File) (int64, error) {
 		end = start
 	}
 	return 0, f.Truncate(0)
+}
+
+// ReadDir lists one of flowstate's own directories, refusing (exit 2) a
+// link or anything but a directory there: a sweep that lists a linked
+// sessions/ or runs/ would delete what it finds in the directory the
+// link names, outside the project. Callers check the directories above
+// dir (the state directory) the same way. A missing dir has no entries.
+func ReadDir(dir string) ([]fs.DirEntry, error) {
+	if exists, err := realDir(dir); err != nil || !exists {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	return entries, nil
 }
 
 // EnsureDir creates dir (and parents) with 0700 and refuses a directory

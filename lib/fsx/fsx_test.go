@@ -43,6 +43,17 @@ func TestRemoveStrayTemps(t *testing.T) {
 	if err := RemoveStrayTemps(filepath.Join(dir, "missing"), time.Time{}); err != nil {
 		t.Errorf("a missing dir: %v", err)
 	}
+	// A link to a directory is refused, and nothing where it points goes.
+	link := filepath.Join(t.TempDir(), "sessions")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".state7"), nil, FilePerm); err != nil {
+		t.Fatal(err)
+	}
+	if err := RemoveStrayTemps(link, time.Time{}); fail.Code(err) != fail.Usage || !slices.Contains(names(dir), ".state7") {
+		t.Errorf("through a link: %v, left %q", err, names(dir))
+	}
 }
 
 func names(dir string) []string {

@@ -250,12 +250,18 @@ func readPayload(r io.Reader, wait time.Duration) (payload, error) {
 // (store.FindProject). A session started in a subdirectory must export
 // and sweep that project, not the subdirectory. nil when neither is
 // known, since guessing from the process's cwd could sweep a wrong
-// directory.
+// directory, and when the state directory is behind a link.
 func project(env Env, pl payload, l *logger) *store.Project {
 	if env.Getenv("CLAUDE_PROJECT_DIR") == "" && pl.Cwd == "" {
 		return nil
 	}
 	p, err := store.FindProject(env.Getenv, pl.Cwd)
+	if err == nil {
+		// A linked state directory is not the project's: no hook reads,
+		// sweeps or logs through it (the directories below it are
+		// checked as they are used).
+		err = p.RefuseLinkedState()
+	}
 	if err != nil {
 		l.printf("%v", err)
 		return nil
@@ -374,7 +380,11 @@ func appendLog(path, line string) error {
 		return err
 	}
 	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() && st.Size() > maxLog {
-		_ = os.Rename(path, path+".1")
+		// A log that cannot be rotated (a directory planted at
+		// hooks.log.1) is not written on: it would grow without bound.
+		if err := os.Rename(path, path+".1"); err != nil {
+			return fmt.Errorf("rotate %s: %w", path, err)
+		}
 	}
 	f, err := fsx.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND)
 	if err != nil {

@@ -39,7 +39,34 @@ func StalePointers(p *store.Project, now time.Time) ([]Pointer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return stale(found, p, now), nil
+	return stale(found, newSummaries(p), now), nil
+}
+
+// summaries is a project whose workflow summaries are read once per
+// sweep: any number of pointers and records may name one workflow, whose
+// checkpoint can be megabytes (2,000 old pointers to one workflow once
+// kept session start busy for most of a minute).
+type summaries struct {
+	*store.Project
+	seen map[string]summary
+}
+
+type summary struct {
+	s  store.Summary
+	ok bool
+}
+
+func newSummaries(p *store.Project) *summaries {
+	return &summaries{Project: p, seen: map[string]summary{}}
+}
+
+func (c *summaries) Summary(id string) (store.Summary, bool) {
+	got, known := c.seen[id]
+	if !known {
+		got.s, got.ok = c.Project.Summary(id)
+		c.seen[id] = got
+	}
+	return got.s, got.ok
 }
 
 // pointerFile is a session pointer, or another file named by its
@@ -50,12 +77,9 @@ type pointerFile struct {
 }
 
 // sessionFiles lists the regular files of dir, a directory of one file
-// per session; a missing dir has none.
+// per session; a missing dir has none, a linked one is refused.
 func sessionFiles(dir string) ([]pointerFile, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	entries, err := fsx.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +162,7 @@ func staleRecord(pf pointerFile, lk recordLookup, now time.Time) bool {
 }
 
 // projectRecords is the recordLookup of a project on disk.
-type projectRecords struct{ *store.Project }
+type projectRecords struct{ *summaries }
 
 func (p projectRecords) RunWorkflow(session string) string {
 	r, _ := orchestrate.ReadRun(p.Project, session)
@@ -149,6 +173,7 @@ func (p projectRecords) RunWorkflow(session string) string {
 // file per session that would otherwise pile up; under the project lock,
 // which the steps writing them take.
 func sweepRecords(p *store.Project, now time.Time, l *logger) {
+	lk := projectRecords{newSummaries(p)}
 	err := p.Locked(func() error {
 		for _, dir := range orchestrate.SessionRecordDirs(p) {
 			found, err := sessionFiles(dir)
@@ -156,7 +181,7 @@ func sweepRecords(p *store.Project, now time.Time, l *logger) {
 				return err
 			}
 			for _, pf := range found {
-				if !staleRecord(pf, projectRecords{p}, now) {
+				if !staleRecord(pf, lk, now) {
 					continue
 				}
 				if err := os.Remove(filepath.Join(dir, pf.Session)); err != nil && !errors.Is(err, fs.ErrNotExist) {

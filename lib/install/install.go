@@ -120,6 +120,13 @@ func Install(dir string, o Options) error {
 	if err != nil {
 		return err
 	}
+	rels := []string{settingsRel, manifestRel}
+	for _, f := range want {
+		rels = append(rels, f.rel)
+	}
+	if err := refuseLinks(dir, rels); err != nil {
+		return err
+	}
 	for _, f := range want {
 		if err := m.mkdirs(dir, path.Dir(f.rel)); err != nil {
 			return err
@@ -350,7 +357,11 @@ func Uninstall(dir string, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	for _, rel := range slices.Sorted(maps.Keys(m.Files)) {
+	files := slices.Sorted(maps.Keys(m.Files))
+	if err := refuseLinks(dir, append(files, settingsRel)); err != nil {
+		return err
+	}
+	for _, rel := range files {
 		removeFile(dir, rel, m.Files[rel], log)
 	}
 	if err := m.uninstallSettings(dir, log); err != nil {
@@ -383,11 +394,16 @@ func (m *Manifest) uninstallSettings(dir string, log io.Writer) error {
 		return err
 	}
 	backup := link + backupSuffix
+	// Through a link, the backup (a file of the project, which a cloned
+	// one can plant with the manifest's hashes to match) is never copied
+	// over the file the link names: that could be any of the user's
+	// files. Only flowstate's hooks are taken out of it.
+	linked := abs != link
 	if hash(cur) == m.Settings.SHA256 {
 		if m.Settings.Created {
 			return os.Remove(link)
 		}
-		if b, err := readProjectFile(backup); err == nil && hash(b) == m.Settings.Backup {
+		if b, err := readProjectFile(backup); err == nil && hash(b) == m.Settings.Backup && !linked {
 			if os.Rename(backup, abs) == nil { // the user's bytes and mode, exactly
 				return nil
 			}
@@ -408,6 +424,9 @@ func (m *Manifest) uninstallSettings(dir string, log io.Writer) error {
 		}
 	}
 	msg := "flowstate: settings.json changed after install, so only flowstate's hooks were taken out of it"
+	if linked {
+		msg = "flowstate: settings.json is a link, so only flowstate's hooks were taken out of " + abs
+	}
 	if _, err := os.Stat(backup); err == nil {
 		msg += "; your settings from before the install are in " + settingsRel + backupSuffix
 	}
@@ -446,7 +465,45 @@ func readManifest(dir string) (*Manifest, error) {
 	if m.Files == nil {
 		m.Files = map[string]string{}
 	}
+	// A cloned project can carry the manifest: uninstall must not be
+	// made to delete what it names outside .claude.
+	for _, rel := range slices.Concat(slices.Collect(maps.Keys(m.Files)), m.Dirs, m.Kept) {
+		if !inClaude(rel) {
+			return nil, fail.Invalidf("%s lists %q, which is not a path inside .claude, so flowstate did not write it; restore the manifest from version control or delete it and install again", manifestRel, rel)
+		}
+	}
+	// An older install appended only the state line to .gitignore; other
+	// bytes would have uninstall cut them from (or delete) whatever file
+	// a linked .gitignore names.
+	if a := m.Gitignore.Added; a != "" && strings.TrimPrefix(a, "\n") != stateIgnore+"\n" {
+		return nil, fail.Invalidf("%s says install added %q to .gitignore, which flowstate never adds; restore the manifest from version control or delete it and install again", manifestRel, a)
+	}
 	return m, nil
+}
+
+// inClaude reports whether rel, a manifest's slash-separated path, is a
+// clean path inside the project's .claude.
+func inClaude(rel string) bool {
+	return rel == path.Clean(rel) && (rel == ".claude" || strings.HasPrefix(rel, ".claude/"))
+}
+
+// refuseLinks fails (exit 2) when a directory on the way from the
+// project dir to the file rel (.claude, .claude/commands, ...) is a
+// link: installing or removing through one would write or delete
+// outside the project. settings.json and .gitignore themselves may be
+// links (dotfiles); their directories may not.
+func refuseLinks(dir string, rels []string) error {
+	for _, rel := range rels {
+		var chain []string
+		for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+			chain = append(chain, filepath.Join(dir, filepath.FromSlash(d)))
+		}
+		slices.Reverse(chain)
+		if err := fsx.RefuseSymlinks(chain...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func writeManifest(dir string, m *Manifest) error {

@@ -263,9 +263,15 @@ func (m *Machine) States() []string {
 		}
 	}
 	out := slices.Clone(longest)
+	// Sets, not slices.Contains: a machine.json a repository carries can
+	// have a hundred thousand states, and every command reads it.
+	onRoute := make(map[string]bool, len(out))
+	for _, s := range out {
+		onRoute[s] = true
+	}
 	var rest []string
 	for s := range m.Transitions {
-		if !slices.Contains(out, s) {
+		if !onRoute[s] {
 			rest = append(rest, s)
 		}
 	}
@@ -298,8 +304,13 @@ func (m *Machine) Scope(name string) (Scope, error) {
 // so that a research-only workflow never implements.
 func (m *Machine) Reach(s Scope) []string {
 	out := slices.Clone(s.Route)
+	in := make(map[string]bool, len(out))
+	for _, st := range out {
+		in[st] = true
+	}
 	for _, st := range s.Route {
-		if r, ok := m.Recovery[st]; ok && !slices.Contains(out, r) {
+		if r, ok := m.Recovery[st]; ok && !in[r] {
+			in[r] = true
 			out = append(out, r)
 		}
 	}
@@ -311,9 +322,13 @@ func (m *Machine) Reach(s Scope) []string {
 // after a failed test)".
 func (m *Machine) describeRoute(s Scope) string {
 	line := strings.Join(s.Route, " -> ")
+	onRoute := make(map[string]bool, len(s.Route))
+	for _, st := range s.Route {
+		onRoute[st] = true
+	}
 	var loops []string
 	for _, st := range s.Route {
-		if r, ok := m.Recovery[st]; ok && !slices.Contains(s.Route, r) {
+		if r, ok := m.Recovery[st]; ok && !onRoute[r] {
 			loops = append(loops, r+" after a failed "+st)
 		}
 	}

@@ -29,8 +29,11 @@ type prompt struct {
 	At      time.Time `json:"at"`
 }
 
+// promptsDir holds the prompt records.
+const promptsDir = "prompts"
+
 func promptPath(p *store.Project, session string) string {
-	return filepath.Join(p.StateDir, "prompts", session)
+	return filepath.Join(p.StateDir, promptsDir, session)
 }
 
 // Prompted records what the user's prompt text invoked in session.
@@ -38,12 +41,11 @@ func Prompted(p *store.Project, session, text string, now time.Time) error {
 	if store.ValidID(session) != nil {
 		return nil
 	}
-	path := promptPath(p, session)
-	if err := fsx.EnsureDir(filepath.Dir(path)); err != nil {
+	if _, err := p.RecordDir(promptsDir); err != nil {
 		return err
 	}
 	b, _ := json.Marshal(prompt{Command: invoked(text), At: now.UTC()}) // plain fields always marshal
-	return fsx.WriteFile(path, append(b, '\n'))
+	return fsx.WriteFile(promptPath(p, session), append(b, '\n'))
 }
 
 // invoked is what a prompt invokes: "/flowstate:workflow-approve ok" and

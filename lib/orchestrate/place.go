@@ -92,25 +92,67 @@ func WorkerFor(w *store.Workflow, prompt string) string {
 	if err != nil || !v.hasRole {
 		return ""
 	}
-	found := ""
-	for _, wk := range v.workers {
-		paths := []string{wk.Output}
-		if rel, err := filepath.Rel(w.P.Dir, wk.Output); err == nil {
-			paths = append(paths, rel)
-		}
-		for _, line := range strings.Split(prompt, "\n") {
-			for _, path := range paths {
-				if !strings.Contains(line, path) {
-					continue
-				}
-				if strings.Contains(line, " to:") {
-					return wk.ID
-				}
-				if found == "" {
-					found = wk.ID
-				}
+	rel, err := filepath.Rel(w.P.Dir, v.facts.SpecDir)
+	if err != nil {
+		return ""
+	}
+	return workerIn(v.workers, v.facts.SpecDir, rel, prompt)
+}
+
+// workerIn is WorkerFor's search: the worker whose artifact, a path
+// under specDir, the prompt names, absolute or as specRel (specDir
+// relative to the project) and the rest; the first worker named on a
+// line with " to:", else the first named at all. One pass over the
+// prompt and a map lookup per path in it: a checkpoint can list any
+// number of workers, a prompt be a megabyte, and this runs in a hook.
+func workerIn(workers []Worker, specDir, specRel, prompt string) string {
+	index := make(map[string]int, len(workers))
+	for i, wk := range workers {
+		if rest, err := filepath.Rel(specDir, wk.Output); err == nil {
+			if _, dup := index[rest]; !dup {
+				index[rest] = i
 			}
 		}
 	}
-	return found
+	marker := specRel + string(filepath.Separator)
+	best, bestTo := -1, -1
+	for line := range strings.Lines(prompt) {
+		to := strings.Contains(line, " to:")
+		for rest := line; ; {
+			at := strings.Index(rest, marker)
+			if at < 0 {
+				break
+			}
+			rest = rest[at+len(marker):]
+			i, ok := index[strings.TrimRight(pathRun(rest), ".")]
+			if !ok {
+				continue
+			}
+			if best < 0 || i < best {
+				best = i
+			}
+			if to && (bestTo < 0 || i < bestTo) {
+				bestTo = i
+			}
+		}
+	}
+	switch {
+	case bestTo >= 0:
+		return workers[bestTo].ID
+	case best >= 0:
+		return workers[best].ID
+	}
+	return ""
+}
+
+// pathRun is the start of s that can be part of an artifact's path
+// (slug keeps names to ASCII letters, digits and '_').
+func pathRun(s string) string {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/') {
+			return s[:i]
+		}
+	}
+	return s
 }

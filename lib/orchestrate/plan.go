@@ -226,7 +226,10 @@ func reconcile(w *store.Workflow, o Options) error {
 			ready = append(ready, wk)
 		}
 	}
-	recs, _ := check(v, runs, ready)
+	recs, _, err := check(v, runs, ready)
+	if err != nil {
+		return err
+	}
 	var good []supervisor.Record
 	for _, rec := range recs {
 		if rec.Status == checkpoint.WorkerCompleted {

@@ -40,11 +40,14 @@ type Run struct {
 // noSession names the run record of a step run outside Claude Code.
 const noSession = "no-session"
 
+// runsDir holds the run records.
+const runsDir = "runs"
+
 func runPath(p *store.Project, session string) string {
 	if session == "" {
 		session = noSession
 	}
-	return filepath.Join(p.StateDir, "runs", session)
+	return filepath.Join(p.StateDir, runsDir, session)
 }
 
 // SessionRecordDirs are the directories where orchestrate keeps one
@@ -70,15 +73,14 @@ func ReadRun(p *store.Project, session string) (r Run, ok bool) {
 
 // writeRun replaces the session's run record atomically.
 func writeRun(p *store.Project, session string, r Run) error {
-	path := runPath(p, session)
-	if err := fsx.EnsureDir(filepath.Dir(path)); err != nil {
+	if _, err := p.RecordDir(runsDir); err != nil {
 		return err
 	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	return fsx.WriteFile(path, append(b, '\n'))
+	return fsx.WriteFile(runPath(p, session), append(b, '\n'))
 }
 
 // UpdateRun changes the session's run record under the project lock, for

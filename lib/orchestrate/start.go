@@ -282,6 +282,21 @@ func specDir(p *store.Project, id string) string { return filepath.Join(p.Dir, S
 // directory, refusing a symlink on the way: the agents' artifacts and the
 // briefs stay inside the project, whatever a cloned repository carries.
 func ensureSpecDir(p *store.Project, dir string) error {
+	if err := refuseLinkedSpecDir(p, dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	// Again: MkdirAll follows a link put there since the first look.
+	return refuseLinkedSpecDir(p, dir)
+}
+
+// refuseLinkedSpecDir fails (exit 2) when dir is not inside the project
+// or a directory on the way to it from the project is a link: reading
+// artifacts through one, and setting aside a bad one, would happen
+// outside the project. Directories not there yet pass.
+func refuseLinkedSpecDir(p *store.Project, dir string) error {
 	rel, err := filepath.Rel(p.Dir, dir)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return fmt.Errorf("%s is not inside the project %s", dir, p.Dir)
@@ -292,13 +307,6 @@ func ensureSpecDir(p *store.Project, dir string) error {
 		cur = filepath.Join(cur, part)
 		chain = append(chain, cur)
 	}
-	if err := fsx.RefuseSymlinks(chain...); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
-	}
-	// Again: MkdirAll follows a link put there since the first look.
 	return fsx.RefuseSymlinks(chain...)
 }
 

@@ -103,7 +103,10 @@ func verifyStep(w *store.Workflow, o Options) (Output, error) {
 		out.add("NEXT", "verify")
 		return out, nil
 	}
-	recs, problems := check(v, runs, targets)
+	recs, problems, err := check(v, runs, targets)
+	if err != nil {
+		return out, err
+	}
 	// A sub-supervisor reports failed workers in its signal; the command
 	// stops on them, with its aggregate left for the run that has them all.
 	how := conclude
@@ -303,10 +306,15 @@ func delivered(wk Worker) bool {
 
 // check reads each worker's artifact and returns the record of every
 // worker, completed or failed, and one error per worker that did not
-// deliver; each names the file.
-func check(v *view, runs agentrun.Runs, batch []Worker) ([]supervisor.Record, []error) {
-	var problems []error
-	recs := make([]supervisor.Record, len(batch))
+// deliver; each names the file. A link on the way to an artifact fails
+// the whole check (err) before anything is read or set aside.
+func check(v *view, runs agentrun.Runs, batch []Worker) (recs []supervisor.Record, problems []error, err error) {
+	for _, wk := range batch {
+		if err := refuseLinkedSpecDir(v.w.P, filepath.Dir(wk.Output)); err != nil {
+			return nil, nil, err
+		}
+	}
+	recs = make([]supervisor.Record, len(batch))
 	for i, wk := range batch {
 		var checked Checked
 		data, err := fsx.ReadFile(wk.Output, limit.Max)
@@ -326,7 +334,7 @@ func check(v *view, runs agentrun.Runs, batch []Worker) ([]supervisor.Record, []
 		recs[i] = WorkerRecord(v.role, wk, checked, err)
 		recs[i].DurationMs = runs.Duration(wk.ID).Milliseconds()
 	}
-	return recs, problems
+	return recs, problems, nil
 }
 
 // notLaunched explains a missing artifact whose worker no Agent call was

@@ -182,3 +182,39 @@ func TestSlug(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkerIn: the worker an agent's prompt is for, found by its
+// artifact's path, absolute or project-relative; a " to:" line wins.
+// Many workers and a long prompt cost one pass, not their product.
+func TestWorkerIn(t *testing.T) {
+	const specDir, rel = "/p/.flowstate/specs/w1", ".flowstate/specs/w1"
+	ws, err := Workers("research", Facts{SpecDir: specDir, Topics: []string{"Alpha", "Beta", "Gamma"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ prompt, want string }{
+		{"Write your report to: /p/.flowstate/specs/w1/reports/002_beta.md\n", "research_2"},
+		{"Read .flowstate/specs/w1/reports/001_alpha.md.\n", "research_1"},
+		{"See /p/.flowstate/specs/w1/reports/001_alpha.md\nWrite to: `.flowstate/specs/w1/reports/003_gamma.md`\n", "research_3"},
+		{"Earlier: /p/.flowstate/specs/w1/reports/003_gamma.md and .flowstate/specs/w1/reports/002_beta.md\n", "research_2"},
+		{"Write to: /p/.flowstate/specs/w1/reports/009_other.md\n", ""},
+		{"Write to: /p/.flowstate/specs/w2/reports/001_alpha.md\n", ""},
+		{"", ""},
+	} {
+		if got := workerIn(ws, specDir, rel, tt.prompt); got != tt.want {
+			t.Errorf("workerIn(%q) = %q, want %q", tt.prompt, got, tt.want)
+		}
+	}
+	topics := make([]string, 200_000)
+	for i := range topics {
+		topics[i] = fmt.Sprintf("topic %d", i)
+	}
+	many, err := Workers("research", Facts{SpecDir: specDir, Topics: topics})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("x "+rel+"/reports/\n", 50_000) + "Write to: " + many[len(many)-1].Output + "\n"
+	if got := workerIn(many, specDir, rel, long); got != many[len(many)-1].ID {
+		t.Errorf("among %d workers: %q", len(many), got)
+	}
+}

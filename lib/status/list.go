@@ -20,7 +20,9 @@ func List(all []store.Summary) string {
 		if status == "" {
 			status = "-" // a checkpoint from before status was recorded
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Command, s.Scope, s.CurrentState, status, s.UpdatedAt)
+		// From a checkpoint, which a cloned repository can carry: no
+		// field may move the cursor or reach the terminal as an escape.
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, oneLine(s.Command), oneLine(s.Scope), oneLine(s.CurrentState), oneLine(status), oneLine(s.UpdatedAt))
 	}
 	tw.Flush()
 	return b.String()

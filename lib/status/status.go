@@ -65,9 +65,9 @@ func Render(in Input) string {
 	p := painter(in.Color)
 	var b strings.Builder
 	sm := doc.Get("state_machine")
-	current := sm.Get("current_state").String()
+	current := oneLine(sm.Get("current_state").String())
 	scope := sm.Get("workflow_config.scope").String()
-	fmt.Fprintf(&b, "%s  %s · %s · %s\n", p.paint(bold, in.ID), oneLine(doc.Get("command").String()), scope, doc.Get("status").String())
+	fmt.Fprintf(&b, "%s  %s · %s · %s\n", p.paint(bold, in.ID), oneLine(doc.Get("command").String()), oneLine(scope), oneLine(doc.Get("status").String()))
 	if d := doc.Get("workflow_description").String(); d != "" {
 		fmt.Fprintf(&b, "%s\n", oneLine(d))
 	}
@@ -76,13 +76,14 @@ func Render(in Input) string {
 
 	var completed []string
 	for _, s := range sm.Get("completed_states").Array() {
-		completed = append(completed, s.String())
+		completed = append(completed, oneLine(s.String()))
 	}
 	evs := parseEvents(in.Events)
 	active := checkpoint.Active(doc.Get("status").String())
 	spent, running := timeIn(evs, in.Machine.Initial, current, active, in.Now)
-	failed := doc.Get("error_state.failed_state").String()
+	failed := oneLine(doc.Get("error_state.failed_state").String())
 	rows := route(in.Machine, scope, completed, current)
+	done := set(completed)
 	width := 0
 	for _, s := range rows {
 		width = max(width, len(s))
@@ -96,7 +97,7 @@ func Render(in Input) string {
 			mark, color = markFailed, red
 		case s == current && active:
 			mark, color = markCurrent, yellow
-		case slices.Contains(completed, s):
+		case done[s]:
 			mark, color = markDone, green
 		case s == current:
 			mark, color = markCurrent, yellow
@@ -167,9 +168,9 @@ func agentSection(b *strings.Builder, in Input, doc gjson.Result, current string
 		width = max(width, len(e.AgentType)+len(e.WorkerID)+1)
 	}
 	for _, e := range entries {
-		name := e.AgentType
+		name := oneLine(e.AgentType)
 		if e.WorkerID != "" {
-			name += " " + e.WorkerID
+			name += " " + oneLine(e.WorkerID)
 		}
 		mark, color, what := markCurrent, yellow, fmt.Sprintf("running %s", Duration(in.Now.Sub(e.Launched)))
 		switch st := recorded[e.WorkerID]; {
@@ -196,17 +197,31 @@ func agentSection(b *strings.Builder, in Input, doc gjson.Result, current string
 // happened.
 func route(m *machine.Machine, scope string, completed []string, current string) []string {
 	rows := slices.Clone(completed)
-	if !slices.Contains(rows, current) {
-		rows = append(rows, current)
+	shown := set(rows)
+	add := func(s string) {
+		if !shown[s] {
+			shown[s] = true
+			rows = append(rows, s)
+		}
 	}
+	add(current)
 	if sc, err := m.Scope(scope); err == nil {
 		for _, s := range sc.Route {
-			if !slices.Contains(rows, s) {
-				rows = append(rows, s)
-			}
+			add(s)
 		}
 	}
 	return rows
+}
+
+// set is the strings of ss as a set: a checkpoint or machine a cloned
+// repository carries can list a hundred thousand states, which
+// slices.Contains in a loop would make minutes.
+func set(ss []string) map[string]bool {
+	m := make(map[string]bool, len(ss))
+	for _, s := range ss {
+		m[s] = true
+	}
+	return m
 }
 
 type event struct {
@@ -275,7 +290,7 @@ func supervisorSection(b *strings.Builder, ss gjson.Result, p painter) {
 				parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 			}
 		}
-		fmt.Fprintf(b, "  %s  %d workers", name.String(), len(workers))
+		fmt.Fprintf(b, "  %s  %d workers", oneLine(name.String()), len(workers))
 		if len(parts) > 0 {
 			fmt.Fprintf(b, ": %s", strings.Join(parts, ", "))
 		}
@@ -295,7 +310,7 @@ func supervisorSection(b *strings.Builder, ss gjson.Result, p painter) {
 				mark, color = markCurrent, yellow
 			}
 			l := label(w)
-			line := fmt.Sprintf("    %s %s%s  %s", p.paint(color, mark), l, strings.Repeat(" ", width-len([]rune(l))), w.Get("status").String())
+			line := fmt.Sprintf("    %s %s%s  %s", p.paint(color, mark), l, strings.Repeat(" ", width-len([]rune(l))), oneLine(w.Get("status").String()))
 			if ms := w.Get("duration_ms").Int(); ms > 0 {
 				line += "  " + Duration(time.Duration(ms)*time.Millisecond)
 			}
@@ -338,12 +353,12 @@ func errorSection(b *strings.Builder, es gjson.Result, evs []event, p painter) {
 	}
 	b.WriteString("\nerrors\n")
 	if last.Type == gjson.String {
-		fmt.Fprintf(b, "  %s in %s: %s\n", p.paint(red, "failing"), es.Get("failed_state").String(), oneLine(last.String()))
+		fmt.Fprintf(b, "  %s in %s: %s\n", p.paint(red, "failing"), oneLine(es.Get("failed_state").String()), oneLine(last.String()))
 	}
 	if len(retries) > 0 {
 		var parts []string
 		for _, st := range slices.Sorted(maps.Keys(retries)) {
-			parts = append(parts, fmt.Sprintf("%s %d", st, retries[st].Int()))
+			parts = append(parts, fmt.Sprintf("%s %d", oneLine(st), retries[st].Int()))
 		}
 		fmt.Fprintf(b, "  retries used: %s\n", strings.Join(parts, ", "))
 	}
@@ -355,10 +370,10 @@ func errorSection(b *strings.Builder, es gjson.Result, evs []event, p painter) {
 	for _, ev := range history {
 		ts := ev.TS.UTC().Format("2006-01-02 15:04:05")
 		if ev.Event == "retry" {
-			fmt.Fprintf(b, "  %s  retry %d of %d of %s\n", ts, ev.Retry, ev.Max, ev.State)
+			fmt.Fprintf(b, "  %s  retry %d of %d of %s\n", ts, ev.Retry, ev.Max, oneLine(ev.State))
 			continue
 		}
-		fmt.Fprintf(b, "  %s  error in %s: %s\n", ts, ev.State, oneLine(ev.Error))
+		fmt.Fprintf(b, "  %s  error in %s: %s\n", ts, oneLine(ev.State), oneLine(ev.Error))
 	}
 }
 

@@ -112,6 +112,14 @@ func homes(home string) []string {
 
 func (p *Project) workflowsDir() string { return filepath.Join(p.StateDir, "workflows") }
 
+// RefuseLinkedState fails (exit 2) when the state directory, or the
+// project's .claude holding it, is a link or not a directory: through
+// either, all state would be read and written outside the project. A
+// missing one passes.
+func (p *Project) RefuseLinkedState() error {
+	return fsx.RefuseSymlinks(filepath.Dir(p.StateDir), p.StateDir)
+}
+
 // SessionsDir holds one pointer file per session, named by its id.
 func (p *Project) SessionsDir() string { return filepath.Join(p.StateDir, "sessions") }
 
@@ -122,17 +130,31 @@ func (p *Project) SessionPointer(session string) string {
 
 // ensure creates the state directories (0700) and refuses one that is a
 // symlink (fsx.EnsureDir): state must not be redirected elsewhere. The
-// state directory comes first, so nothing is created through a link. It
+// project's .claude and the state directory come first, so nothing is
+// created through a link. It
 // also gives the state directory its own .gitignore, so that git never
 // sees workflow state, whichever way flowstate was installed and without
 // touching the project's own .gitignore.
 func (p *Project) ensure() error {
-	for _, d := range []string{p.StateDir, p.workflowsDir(), p.SessionsDir()} {
+	for _, d := range []string{filepath.Dir(p.StateDir), p.StateDir, p.workflowsDir(), p.SessionsDir()} {
 		if err := fsx.EnsureDir(d); err != nil {
 			return err
 		}
 	}
 	return p.ensureGitignore()
+}
+
+// RecordDir is the directory name of the state directory, where
+// orchestrate keeps a record per session (runs/, prompts/), created like
+// the state directory's own (ensure): a link at the state directory or
+// at name is refused, since a record written through one would land
+// outside the project.
+func (p *Project) RecordDir(name string) (string, error) {
+	if err := p.ensure(); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(p.StateDir, name)
+	return dir, fsx.EnsureDir(dir)
 }
 
 // StateGitignore is the .gitignore inside the state directory: all of it.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/fsx"
 )
 
 // Selector says how a bash block names its workflow, in order of
@@ -214,13 +215,15 @@ func (p *Project) List() ([]Summary, error) {
 
 // WorkflowIDs lists the ids of the project's workflows without reading
 // any of them, for callers that need their directories, not their state.
+// A linked state or workflows directory, or a file there, is refused
+// (exit 2), as every workflow in it would be.
 func (p *Project) WorkflowIDs() ([]string, error) {
-	entries, err := os.ReadDir(p.workflowsDir())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+	if err := p.RefuseLinkedState(); err != nil {
+		return nil, err
 	}
+	entries, err := fsx.ReadDir(p.workflowsDir())
 	if err != nil {
-		return nil, fmt.Errorf("list workflows in %s: %w", p.workflowsDir(), err)
+		return nil, fmt.Errorf("list workflows: %w", err)
 	}
 	var ids []string
 	for _, e := range entries {

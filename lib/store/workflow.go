@@ -47,7 +47,7 @@ func (p *Project) WorkflowDir(id string) (string, error) {
 		return "", fmt.Errorf("workflow id: %w", err)
 	}
 	dir := filepath.Join(p.workflowsDir(), id)
-	if err := fsx.RefuseSymlinks(p.StateDir, p.workflowsDir(), dir); err != nil {
+	if err := fsx.RefuseSymlinks(filepath.Dir(p.StateDir), p.StateDir, p.workflowsDir(), dir); err != nil {
 		return "", err
 	}
 	return dir, nil

@@ -5,6 +5,8 @@ package installtest
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -607,4 +609,93 @@ func TestSymlinkedSettings(t *testing.T) {
 	if !bytes.Equal(readFile(t, target), orig) {
 		t.Errorf("uninstall did not restore the target byte for byte")
 	}
+}
+
+// TestPlantedInstallNeverReachesOutside: a cloned project can carry a
+// manifest and links in .claude. A manifest naming files and directories
+// outside .claude (with the right hash) makes uninstall refuse (exit 4),
+// not delete them; a .claude/commands or .claude/bin that is a link to a
+// directory outside makes install and uninstall refuse (exit 2), not
+// write or delete there.
+func TestPlantedInstallNeverReachesOutside(t *testing.T) {
+	root := t.TempDir()
+	outside := filepath.Join(root, "outside")
+	victim := filepath.Join(outside, "victim")
+	writeFile(t, victim, []byte("the user's file\n"))
+	if err := os.Mkdir(filepath.Join(outside, "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(readFile(t, victim))
+	for _, rel := range []string{"../../outside/victim", victim, ".claude/../../../outside/victim"} {
+		t.Run("manifest "+rel, func(t *testing.T) {
+			dir := filepath.Join(root, "p", "q")
+			if err := os.RemoveAll(filepath.Join(root, "p")); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(dir, ".claude", "flowstate-manifest.json"), []byte(`{"version":"1","files":{"`+rel+`":"`+hex.EncodeToString(sum[:])+`"},"created_dirs":["../../outside/empty"]}`))
+			before := snapshot(t, outside)
+			_, errs, code := run(t, dir, "uninstall")
+			if code != 4 || !strings.Contains(errs, "manifest") {
+				t.Errorf("uninstall: exit %d, stderr %q; want 4 naming the manifest", code, errs)
+			}
+			sameSnapshot(t, "outside the project", before, snapshot(t, outside))
+		})
+	}
+	for _, link := range []string{".claude/commands", ".claude/bin"} {
+		t.Run("linked "+link, func(t *testing.T) {
+			dir := project(t, "")
+			mustRun(t, dir, "install")
+			target := filepath.Join(t.TempDir(), "elsewhere")
+			if err := os.Rename(filepath.Join(dir, link), target); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+				t.Fatal(err)
+			}
+			before := snapshot(t, target)
+			for _, c := range []string{"uninstall", "install"} {
+				if _, errs, code := run(t, dir, c); code != 2 || !strings.Contains(errs, "symlink") {
+					t.Errorf("%s: exit %d, stderr %q; want 2 naming the link", c, code, errs)
+				}
+			}
+			sameSnapshot(t, "where the link points", before, snapshot(t, target))
+		})
+	}
+}
+
+// TestPlantedBackupNeverRestoredThroughALink: a cloned project whose
+// settings.json is a link to one of the user's files, with a planted
+// backup and a manifest whose hashes match both: uninstall never copies
+// the backup over the user's file.
+func TestPlantedBackupNeverRestoredThroughALink(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(t.TempDir(), ".bashrc")
+	writeFile(t, victim, []byte("# the distribution's default .bashrc\n"))
+	evil := []byte("touch /tmp/pwned\n")
+	writeFile(t, filepath.Join(dir, ".claude", "settings.json.flowstate-backup"), evil)
+	if err := os.Symlink(victim, filepath.Join(dir, ".claude", "settings.json")); err != nil {
+		t.Fatal(err)
+	}
+	sum := func(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+	writeFile(t, filepath.Join(dir, ".claude", "flowstate-manifest.json"),
+		[]byte(`{"version":"1","files":{},"settings":{"sha256":"`+sum(readFile(t, victim))+`","backup_sha256":"`+sum(evil)+`"}}`))
+	before := snapshot(t, filepath.Dir(victim))
+	run(t, dir, "uninstall")
+	sameSnapshot(t, "the file settings.json links to", before, snapshot(t, filepath.Dir(victim)))
+
+	// A .gitignore linked to the same file, and a manifest saying install
+	// added all of it: uninstall would cut it empty and delete it.
+	if err := os.Remove(filepath.Join(dir, ".claude", "settings.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(dir, ".gitignore")); err != nil {
+		t.Fatal(err)
+	}
+	added, _ := json.Marshal(string(readFile(t, victim)))
+	writeFile(t, filepath.Join(dir, ".claude", "flowstate-manifest.json"),
+		[]byte(`{"version":"1","files":{},"gitignore":{"created":true,"added":`+string(added)+`}}`))
+	if _, errs, code := run(t, dir, "uninstall"); code != 4 || !strings.Contains(errs, ".gitignore") {
+		t.Errorf("uninstall: exit %d, stderr %q; want 4 naming the manifest's .gitignore record", code, errs)
+	}
+	sameSnapshot(t, "the file .gitignore links to", before, snapshot(t, filepath.Dir(victim)))
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/tidwall/sjson"
@@ -240,5 +241,110 @@ func TestReportMetaIsBounded(t *testing.T) {
 			}
 			t.Logf("%d MB: exit %d in %v, peak RSS %d MB", len(tt.body)>>20, r.Code, r.Elapsed.Round(1e6), r.MaxRSSKB>>10)
 		})
+	}
+}
+
+// TestPlantedCheckpointNeverRunsInBash: the values state-load and the
+// compat functions derive from a checkpoint (description, command, scope,
+// completed states, topics, the last error) reach bash through eval too.
+// A planted checkpoint holding command substitutions, backticks, quotes
+// and newlines in each has none of them run, and the block goes on.
+func TestPlantedCheckpointNeverRunsInBash(t *testing.T) {
+	p, id := victim(t)
+	pwned := filepath.Join(p.Root, "tmp", "pwned")
+	evil := "$(touch " + pwned + ")`touch " + pwned + "`'\"\n; touch " + pwned + " #"
+	path := filepath.Join(p.wfDir(id), "checkpoint.json")
+	doc := p.readFile(path)
+	for _, key := range []string{"command", "workflow_description", "state_machine.workflow_config.description",
+		"state_machine.workflow_config.command", "state_machine.workflow_config.scope", "error_state.last_error",
+		"state_machine.classification.research_topics.0", "state_machine.completed_states.0", "phase_data.research." + "x"} {
+		var err error
+		if doc, err = sjson.SetBytes(doc, key, evil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(path, doc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bp := bashProject(p)
+	for _, block := range []string{
+		`eval "$("$FS" state-load)"; eval "$("$FS" state-load --export)"; printf '%s' "$WORKFLOW_DESCRIPTION"`,
+		`eval "$("$FS" compat)"; load_workflow_state victim; printf '%s' "$WORKFLOW_DESCRIPTION"`,
+		`eval "$("$FS" compat)"; WORKFLOW_ID=victim; sm_load "` + path + `"; printf '%s' "$WORKFLOW_DESCRIPTION"`,
+	} {
+		r := bp.run(call{Args: []string{"-c", block}, Env: []string{"FS=" + bin, "FLOWSTATE_BIN=" + bin}})
+		if r.Code != 0 || r.Stdout != evil {
+			t.Errorf("%s: %s", block, r)
+		}
+		if _, err := os.Stat(pwned); err == nil {
+			t.Fatalf("%s: a value from the checkpoint ran", block)
+		}
+	}
+}
+
+// TestPlantedTextNeverReachesTheTerminal: what status, list and history
+// print for people comes from a checkpoint and an event log a cloned
+// repository can carry. With every string in both holding terminal
+// escapes (clear the screen, set the title, a C1 CSI), the output holds
+// no control character but newlines: no field can draw on the terminal.
+func TestPlantedTextNeverReachesTheTerminal(t *testing.T) {
+	p, id := victim(t)
+	const esc = "A\x1b[2J\x1b]0;pwn\x07B\u009b31m\rC"
+	path := filepath.Join(p.wfDir(id), "checkpoint.json")
+	var doc map[string]any
+	if err := json.Unmarshal(p.readFile(path), &doc); err != nil {
+		t.Fatal(err)
+	}
+	keep := map[string]bool{"schema_version": true, "workflow_id": true, "status": true, "checkpoint_id": true, "created_at": true, "classified_at": true}
+	var poison func(v any) any
+	poison = func(v any) any {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if !keep[k] {
+					v[k] = poison(x)
+				}
+			}
+			v[esc] = esc
+			return v
+		case []any:
+			for i := range v {
+				v[i] = poison(v[i])
+			}
+			return append(v, esc)
+		case string:
+			return esc
+		}
+		return v
+	}
+	doc = poison(doc).(map[string]any)
+	delete(doc, esc) // no unknown top-level key: the schema refuses one
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var events strings.Builder
+	for _, kind := range []string{"init", "transition", "error", "retry", "rewind", "gate", "approve", "reject", "pause", "unpause", "cancel", "finish", "worker", "agent_launch", "agent_start", "agent_stop", esc} {
+		ev := map[string]any{"ts": "2026-01-02T03:04:05Z", "event": kind, "states": []string{esc}, "retry": 1, "max": 2}
+		for _, k := range []string{"from", "to", "state", "error", "reason", "by", "note", "message", "status", "worker_id", "agent_type", "agent_id", "supervisor", "backup", "session_id"} {
+			ev[k] = esc
+		}
+		line, _ := json.Marshal(ev)
+		events.Write(append(line, '\n'))
+	}
+	appendRaw(t, filepath.Join(p.wfDir(id), "events.jsonl"), events.String())
+	for _, c := range [][]string{{"status"}, {"list"}, {"history"}, {"sm-status"}} {
+		r := p.run(args(c...))
+		if r.Code != 0 {
+			t.Errorf("%s: %s", c[0], r)
+		}
+		for _, out := range []string{r.Stdout, r.Stderr} {
+			if i := strings.IndexFunc(out, func(r rune) bool { return r != '\n' && unicode.IsControl(r) }); i >= 0 {
+				t.Errorf("%s (exit %d) prints a control character: %q", c[0], r.Code, out[max(0, i-40):min(len(out), i+40)])
+			}
+		}
 	}
 }
