@@ -48,12 +48,14 @@ func scratchProject(t *testing.T) string {
 
 // baseEnv is the environment of a bash block: flowstate on PATH, a
 // private HOME, a Claude Code session, and nothing of the caller's
-// flowstate settings.
+// flowstate settings. The lock wait is long: a doc shows ten concurrent
+// writers, each fsyncing under the lock while the other suites load the
+// disk, and what it shows is their result, not the lock's patience.
 func baseEnv(proj, session string) []string {
 	return testenv.Env(filepath.Join(filepath.Dir(proj), "home"),
 		"PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"CLAUDE_CODE_SESSION_ID="+session,
 		"LC_ALL=C",
-		"FLOWSTATE_LOCK_WAIT=10s",
+		"FLOWSTATE_LOCK_WAIT=2m",
 	)
 }

@@ -60,8 +60,8 @@ func runDoc(t *testing.T, path string) {
 			t.Fatalf("line %d (## %s): %v\n--- block\n%s\n--- stdout\n%s--- stderr\n%s", b.Line, b.Section, err, b.Body, stdout.String(), stderr.String())
 		}
 		if i+1 < len(all) && all[i+1].Info == "output" && !matchOutput(all[i+1].Body, stdout.String()) {
-			t.Errorf("line %d (## %s): stdout differs from the output block at line %d\n--- got\n%s--- want\n%s",
-				b.Line, b.Section, all[i+1].Line, stdout.String(), all[i+1].Body)
+			t.Errorf("line %d (## %s): stdout differs from the output block at line %d\n--- got\n%s--- want\n%s--- stderr\n%s",
+				b.Line, b.Section, all[i+1].Line, stdout.String(), all[i+1].Body, stderr.String())
 		}
 	}
 	t.Logf("%d bash blocks ran", ran)
