@@ -125,11 +125,7 @@ func (e *env) list(c *cli.Context) error {
 }
 
 func (e *env) status(_ *cli.Context, w *store.Workflow, _ []string) error {
-	doc, err := w.ReadCheckpoint()
-	if err != nil {
-		return err
-	}
-	m, err := sm.LoadMachine(w)
+	doc, m, err := sm.Load(w)
 	if err != nil {
 		return err
 	}

@@ -32,11 +32,7 @@ func (c *call) answerAll(w *store.Workflow) error {
 	for _, warning := range st.Warnings {
 		c.warn("workflow %s state: %s", w.ID, warning)
 	}
-	doc, err := w.ReadCheckpoint()
-	if err != nil {
-		return err
-	}
-	m, err := sm.LoadMachine(w)
+	doc, m, err := sm.Load(w)
 	if err != nil {
 		return err
 	}

@@ -297,11 +297,7 @@ func smFinish(c *call) int {
 
 // answerMachineOf answers the machine's variables of w.
 func (c *call) answerMachineOf(w *store.Workflow) int {
-	doc, err := w.ReadCheckpoint()
-	if err != nil {
-		return c.failErr(err)
-	}
-	m, err := sm.LoadMachine(w)
+	doc, m, err := sm.Load(w)
 	if err != nil {
 		return c.failErr(err)
 	}
@@ -315,12 +311,11 @@ func (c *call) status() (sm.Status, *machine.Machine, error) {
 	if err != nil {
 		return sm.Status{}, nil, err
 	}
-	doc, err := w.ReadCheckpoint()
+	doc, m, err := sm.Load(w)
 	if err != nil {
 		return sm.Status{}, nil, err
 	}
-	m, err := sm.LoadMachine(w)
-	return sm.StatusOf(w.ID, doc), m, err
+	return sm.StatusOf(w.ID, doc), m, nil
 }
 
 // printStatus prints what get takes from the status.
@@ -374,11 +369,7 @@ func smPrintStatus(c *call) int {
 	if err != nil {
 		return c.failErr(err)
 	}
-	doc, err := w.ReadCheckpoint()
-	if err != nil {
-		return c.failErr(err)
-	}
-	m, err := sm.LoadMachine(w)
+	doc, m, err := sm.Load(w)
 	if err != nil {
 		return c.failErr(err)
 	}

@@ -153,6 +153,17 @@ func LoadMachine(w *store.Workflow) (*machine.Machine, error) {
 	return m, nil
 }
 
+// Load reads the workflow's checkpoint and its machine, for those that
+// show or answer both.
+func Load(w *store.Workflow) ([]byte, *machine.Machine, error) {
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := LoadMachine(w)
+	return doc, m, err
+}
+
 // Option refines a Transition.
 type Option func(*options)
 
