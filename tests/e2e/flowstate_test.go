@@ -470,18 +470,11 @@ func agentCalls(m *standin.Server) []agentCall {
 // brief its phase's workers share), as it is now.
 func (s *scenario) brief(c agentCall) string {
 	s.t.Helper()
-	path, ok := protocol.ReadFirst(c.Prompt)
-	if !ok {
-		s.t.Fatalf("%s: the prompt names no file to read first:\n%s", c.Persona, c.Prompt)
-	}
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(s.Project, path)
-	}
-	b, err := os.ReadFile(path)
+	b, err := protocol.Brief(s.Project, c.Prompt)
 	if err != nil {
-		s.t.Fatal(err)
+		s.t.Fatalf("%s: %v", c.Persona, err)
 	}
-	return string(b)
+	return b
 }
 
 // expectAgents checks how often each persona was invoked (exactly the

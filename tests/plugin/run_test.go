@@ -221,18 +221,11 @@ func (a *fakeAgents) content(inv invocation, path string) string {
 // "Read first:" line names, shared by its phase's workers.
 func (w *world) brief(inv invocation) string {
 	w.t.Helper()
-	path, ok := protocol.ReadFirst(inv.Prompt)
-	if !ok {
-		w.t.Fatalf("%s: the prompt names no file to read first:\n%s", inv.Agent, inv.Prompt)
-	}
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(w.Dir, path)
-	}
-	b, err := os.ReadFile(path)
+	b, err := protocol.Brief(w.Dir, inv.Prompt)
 	if err != nil {
-		w.t.Fatal(err)
+		w.t.Fatalf("%s: %v", inv.Agent, err)
 	}
-	return string(b)
+	return b
 }
 
 // agentsInvoked counts invocations per agent.

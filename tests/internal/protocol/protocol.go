@@ -9,6 +9,8 @@ package protocol
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -336,6 +338,20 @@ func ReadFirst(prompt string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// Brief reads the file prompt tells its agent to read first, a relative
+// path from dir (the project, the agent's working directory).
+func Brief(dir, prompt string) (string, error) {
+	path, ok := ReadFirst(prompt)
+	if !ok {
+		return "", fmt.Errorf("the prompt names no file to read first:\n%s", prompt)
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	b, err := os.ReadFile(path)
+	return string(b), err
 }
 
 // Invocation is one Agent tool call a task block expands to.
