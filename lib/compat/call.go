@@ -224,3 +224,13 @@ func (c *call) workflow() (*store.Workflow, error) {
 	}
 	return p.Resolve(store.Selector{Env: c.Getenv("FLOWSTATE_WORKFLOW"), Session: c.session()})
 }
+
+// checkpointed is the shell's workflow and its checkpoint.
+func (c *call) checkpointed() (*store.Workflow, []byte, error) {
+	w, err := c.workflow()
+	if err != nil {
+		return nil, nil, err
+	}
+	doc, err := w.ReadCheckpoint()
+	return w, doc, err
+}

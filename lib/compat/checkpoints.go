@@ -116,11 +116,7 @@ func (c *call) saved(typ, project string) (*store.Workflow, []byte, error) {
 	if typ == "" {
 		return nil, nil, fail.Usagef("usage: %s TYPE [PROJECT]", c.name)
 	}
-	w, err := c.workflow()
-	if err != nil {
-		return nil, nil, err
-	}
-	doc, err := w.ReadCheckpoint()
+	w, doc, err := c.checkpointed()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -173,11 +169,7 @@ func (c *call) saveState(typ, project string, state []byte) int {
 // commandWorkflow is the shell's workflow when it runs command: the
 // design kept one checkpoint per command.
 func (c *call) commandWorkflow(command string) (*store.Workflow, []byte, error) {
-	w, err := c.workflow()
-	if err != nil {
-		return nil, nil, err
-	}
-	doc, err := w.ReadCheckpoint()
+	w, doc, err := c.checkpointed()
 	if err != nil {
 		return nil, nil, err
 	}

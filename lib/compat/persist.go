@@ -365,11 +365,7 @@ func loadJSONCheckpoint(c *call) int {
 	if !namedCheckpoint().MatchString(name) {
 		return c.fail(1, "name %q must match %s", name, namedCheckpoint())
 	}
-	w, err := c.workflow()
-	if err != nil {
-		return c.failErr(err)
-	}
-	doc, err := w.ReadCheckpoint()
+	_, doc, err := c.checkpointed()
 	if err != nil {
 		return c.failErr(err)
 	}
@@ -413,11 +409,7 @@ func discoverLatestStateFile(c *call) int {
 	if c.arg(0) == "" {
 		return c.usage("discover_latest_state_file COMMAND")
 	}
-	w, err := c.workflow()
-	if err != nil {
-		return 1
-	}
-	doc, err := w.ReadCheckpoint()
+	w, doc, err := c.checkpointed()
 	if err != nil || gjson.GetBytes(doc, "command").String() != c.arg(0) {
 		return 1
 	}

@@ -387,11 +387,7 @@ func smSave(c *call) int {
 	if file == "" {
 		return c.usage("%s FILE", c.name)
 	}
-	w, err := c.workflow()
-	if err != nil {
-		return c.failErr(err)
-	}
-	doc, err := w.ReadCheckpoint()
+	_, doc, err := c.checkpointed()
 	if err != nil {
 		return c.failErr(err)
 	}
