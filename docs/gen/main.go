@@ -7,7 +7,9 @@
 //   - docs/cli.md from the command tree the binary runs (app.Commands);
 //   - every "<!-- gen ... -->" block in docs/*.md: a file of the
 //     repository included verbatim, or the output of a flowstate command
-//     (the state machine diagram in docs/architecture.md).
+//     (the state machine diagram in docs/architecture.md);
+//   - the plugin's phase-loop commands (commands/coordinate.md, ...) and
+//     its sub-supervisor agent, from lib/scaffold's templates.
 //
 // Run it from anywhere in the repository: `go run ./docs/gen`. With
 // -check it writes nothing and exits 1 naming each file that differs;
@@ -19,6 +21,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -70,6 +73,11 @@ func generate(root string) (map[string][]byte, error) {
 	}
 	out["docs/checkpoint-schema.md"] = schema
 	out["docs/cli.md"] = cliDoc()
+	plugin, err := pluginFiles()
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(out, plugin)
 	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		return nil, err

@@ -36,17 +36,17 @@ type Event struct {
 	AgentID   string    `json:"agent_id,omitempty"`
 	AgentType string    `json:"agent_type,omitempty"`
 	WorkerID  string    `json:"worker_id,omitempty"`
+	Output    string    `json:"output,omitempty"` // a launch: the file its prompt says to write
 }
 
 // Fields are the fields of an agent event as store appends them (it adds
-// ts and event).
-func Fields(session, agentID, agentType, workerID string) map[string]any {
+// ts and event); empty ones are left out.
+func Fields(session, agentID, agentType, workerID, output string) map[string]any {
 	f := map[string]any{"session": session, "agent_type": agentType}
-	if agentID != "" {
-		f["agent_id"] = agentID
-	}
-	if workerID != "" {
-		f["worker_id"] = workerID
+	for k, v := range map[string]string{"agent_id": agentID, "worker_id": workerID, "output": output} {
+		if v != "" {
+			f[k] = v
+		}
 	}
 	return f
 }
@@ -82,6 +82,7 @@ func newState(kind string) bool { return kind == "transition" || kind == "rewind
 type Worker struct {
 	ID        string
 	AgentType string
+	Output    string // the file the launch's prompt says to write
 	Launched  time.Time
 	Stopped   time.Time // zero while no stop was attributed to it
 }
@@ -129,10 +130,11 @@ func Fold(evs []Event, session string) Runs {
 		switch ev.Event {
 		case Launch:
 			r.launches[ev.AgentType]++
-			r.launched = append(r.launched, Worker{ID: ev.WorkerID, AgentType: ev.AgentType, Launched: ev.TS})
+			w := Worker{ID: ev.WorkerID, AgentType: ev.AgentType, Output: ev.Output, Launched: ev.TS}
+			r.launched = append(r.launched, w)
 			if ev.WorkerID != "" {
 				// A relaunch replaces the earlier attempt.
-				r.workers[ev.WorkerID] = &Worker{ID: ev.WorkerID, AgentType: ev.AgentType, Launched: ev.TS}
+				r.workers[ev.WorkerID] = &w
 			}
 		case Start:
 			if ev.AgentID != "" {
@@ -211,6 +213,23 @@ func (r Runs) Worker(id string, now time.Time, stuckAfter time.Duration) (Status
 		return Stopped, *w
 	}
 	return Running, *w
+}
+
+// Outputs lists the launches of the current state that were told to
+// write a file, in launch order, the latest launch for each file.
+func (r Runs) Outputs() []Worker {
+	var out []Worker
+	for _, l := range r.launched {
+		if l.Output == "" {
+			continue
+		}
+		if i := slices.IndexFunc(out, func(w Worker) bool { return w.Output == l.Output }); i >= 0 {
+			out[i] = l
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // Empty reports that no agent event was seen in the current state.

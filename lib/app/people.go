@@ -181,7 +181,7 @@ func (e *env) reject(c *cli.Context, w *store.Workflow) error {
 	if err != nil {
 		return err
 	}
-	to, err := sm.Reject(w, e.actor(), reason, orchestrate.RecordKeys)
+	to, err := sm.Reject(w, e.actor(), reason)
 	if err != nil {
 		return err
 	}
@@ -226,7 +226,7 @@ func (e *env) rewind(c *cli.Context, w *store.Workflow, a []string) error {
 	if err != nil {
 		return err
 	}
-	if err := sm.Rewind(w, a[0], e.actor(), reason, orchestrate.RecordKeys); err != nil {
+	if err := sm.Rewind(w, a[0], e.actor(), reason); err != nil {
 		return err
 	}
 	return e.printOutcome(w)

@@ -11,6 +11,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/graph"
 	"github.com/flowstate-dev/flowstate/lib/machine"
+	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
@@ -22,12 +23,18 @@ func (e *env) smCommands() []*cli.Command {
 		{
 			Name:      "sm-init",
 			Usage:     "create a workflow, print its id, and make it the session's current workflow",
-			UsageText: "flowstate sm-init --description TEXT --command NAME (--scope SCOPE [--complexity 1-4] [--topics JSON] | --classification JSON) [--machine FILE] [--gate STATE[=MESSAGE]]... [--workflow ID]",
+			UsageText: "flowstate sm-init --description TEXT --command NAME (--scope SCOPE [--complexity 1-4] [--topics JSON] | --classification JSON) [--machine FILE] [--gate STATE[=MESSAGE]]... [--agents NAME,...] [--workflow ID]",
 			Description: "With --scope, the scope is given; with --classification, the classifier agent's JSON\n" +
 				"(workflow_type, confidence, research_complexity, research_topics, reasoning) is validated\n" +
 				"and its workflow_type becomes the scope. --classification @FILE reads the JSON from FILE.\n" +
 				"--gate STATE (repeatable) adds an approval gate: the workflow enters STATE only once a person\n" +
-				"runs `flowstate approve`; until then it waits (status awaiting_approval, sm-transition exit 6).",
+				"runs `flowstate approve`; until then it waits (status awaiting_approval, sm-transition exit 6).\n" +
+				"--agents names the agents that work for the workflow (besides those of its machine's work):\n" +
+				"in Claude Code the hooks then run them in the foreground, record them, keep their files from\n" +
+				"the main thread, and send a model that stops early back to the section named after the\n" +
+				"workflow's state. Run again with the same --command, --description and scope (a start block\n" +
+				"repeated), it creates nothing and prints the workflow it created: the one --workflow names,\n" +
+				"else the session's unfinished one.",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "description", Usage: "what the workflow is for"},
 				&cli.StringFlag{Name: "command", Usage: "the command running it, e.g. coordinate"},
@@ -38,6 +45,7 @@ func (e *env) smCommands() []*cli.Command {
 				&cli.Float64Flag{Name: "min-confidence", Value: classify.MinConfidence, Usage: "lowest classifier confidence accepted"},
 				&cli.StringFlag{Name: "machine", Usage: "custom state machine JSON `FILE`"},
 				&cli.StringSliceFlag{Name: "gate", Usage: "approval gate before `STATE[=MESSAGE]` (repeatable; adds to the machine's gates)"},
+				&cli.StringSliceFlag{Name: "agents", Usage: "agents that work for the workflow, `NAME[,NAME]` without a plugin prefix (repeatable)"},
 				workflowFlag(),
 			},
 			Action: e.smInit,
@@ -136,11 +144,16 @@ func (e *env) smInit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	agents, err := agentNames(c.StringSlice("agents"))
+	if err != nil {
+		return err
+	}
 	p, err := e.Project()
 	if err != nil {
 		return err
 	}
-	w, err := sm.Init(p, sm.InitParams{
+	session := e.Getenv("CLAUDE_CODE_SESSION_ID")
+	w, _, err := sm.Init(p, sm.InitParams{
 		ID:             c.String("workflow"),
 		Description:    c.String("description"),
 		Command:        c.String("command"),
@@ -148,14 +161,42 @@ func (e *env) smInit(c *cli.Context) error {
 		Classification: cls,
 		Machine:        m,
 		MachineJSON:    machineJSON,
-		Session:        e.Getenv("CLAUDE_CODE_SESSION_ID"),
+		Session:        session,
 		Gates:          gates,
+		Agents:         agents,
+		Since:          orchestrate.PromptedAt(p, session),
 	})
 	if err != nil {
 		return err
 	}
+	// A workflow with agents of its own is held to the protocol by the
+	// hooks like the plugin's commands: they need the session's run.
+	if session != "" && (len(agents) > 0 || machineJSON != nil && len(m.AgentNames()) > 0) {
+		if err := orchestrate.Follow(p, session, c.String("command"), w.ID); err != nil {
+			return err
+		}
+	}
 	e.printf("%s\n", w.ID)
 	return nil
+}
+
+// agentNames reads --agents: names, comma separated or repeated, without
+// a plugin prefix.
+func agentNames(given []string) ([]string, error) {
+	var out []string
+	for _, g := range given {
+		for _, n := range strings.Split(g, ",") {
+			n = strings.TrimSpace(n)
+			if n == "" {
+				continue
+			}
+			if !machine.ValidAgentName(n) {
+				return nil, fail.Usagef("--agents %q: %q is not an agent name; give the names of agent files without .md or a plugin prefix, e.g. --agents file-reviewer", g, n)
+			}
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }
 
 // classification builds the classification from either --classification

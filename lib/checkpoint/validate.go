@@ -10,6 +10,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/limit"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/tidwall/gjson"
 )
 
@@ -173,12 +174,14 @@ const (
 	smConfig
 	smClassification
 	smGates
+	smAgents
 	nSM
 )
 
 var smNames = [nSM]string{
 	smCurrent: "current_state", smCompleted: "completed_states", smTable: "transition_table",
 	smConfig: "workflow_config", smClassification: "classification", smGates: "gates",
+	smAgents: "agents",
 }
 
 // checkStateMachine returns the states of the transition table, which the
@@ -209,7 +212,32 @@ func (vd *validator) checkStateMachine(sm gjson.Result) ([]string, error) {
 	if err := vd.checkClassification(f[smClassification]); err != nil {
 		return nil, err
 	}
+	if err := checkAgents(f[smAgents]); err != nil {
+		return nil, err
+	}
 	return states, vd.checkGates(f[smGates], states)
+}
+
+// checkAgents: the agents declared for the workflow (sm-init --agents), an
+// array of agent names that the hooks hold to the protocol.
+func checkAgents(v gjson.Result) error {
+	const p = "state_machine.agents"
+	if !v.Exists() {
+		return nil
+	}
+	if !v.IsArray() {
+		return invalidf(p, "must be an array of agent names, got %s", describe(v))
+	}
+	var err error
+	i := 0
+	v.ForEach(func(_, a gjson.Result) bool {
+		if a.Type != gjson.String || !machine.ValidAgentName(a.Str) {
+			err = invalidf(p+"."+strconv.Itoa(i), "must be an agent name (letters, digits, '-', '_'), got %s", describe(a))
+		}
+		i++
+		return err == nil
+	})
+	return err
 }
 
 // The fields of a gate; message is required.

@@ -101,7 +101,7 @@ func (c *call) initWith(cls classify.Classification, err error) int {
 	if id != "" && exists(p, id) {
 		w, err = c.again(p, params)
 	} else {
-		w, err = sm.Init(p, params)
+		w, _, err = sm.Init(p, params)
 	}
 	if err != nil {
 		return c.failErr(err)

@@ -8,7 +8,6 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/flowstate-dev/flowstate/lib/agentrun"
-	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/store"
@@ -28,9 +27,11 @@ func (h handler) preToolUse() {
 // subagent in the background unless the call passes run_in_background:
 // false, and a model that copies a task block as written leaves it out;
 // the next bash block would then check files no worker has written yet.
-// So for flowstate's own agents it answers with the call's input,
-// run_in_background set to false (updatedInput replaces the whole
-// input), and records the launch and the worker it is for.
+// So for the agents of the session's workflow (orchestrate.Recognize:
+// by type, or a general-purpose agent told to follow one's file) it
+// answers with the call's input, run_in_background set to false
+// (updatedInput replaces the whole input), and records the launch and the
+// worker it is for.
 func (h handler) foreground() {
 	if h.pl.ToolName != "Agent" && h.pl.ToolName != "Task" { // Task: the tool's name before 2.1.63
 		return
@@ -39,7 +40,8 @@ func (h handler) foreground() {
 	if !gjson.ValidBytes(in) || !gjson.ParseBytes(in).IsObject() {
 		return
 	}
-	agent, ours := orchestrate.OwnAgent(gjson.GetBytes(in, "subagent_type").String())
+	prompt := gjson.GetBytes(in, "prompt").String()
+	k, ours := orchestrate.Recognize(h.p, h.session, gjson.GetBytes(in, "subagent_type").String(), prompt, h.pl.Cwd)
 	if !ours {
 		return
 	}
@@ -54,32 +56,30 @@ func (h handler) foreground() {
 			}})
 		}
 	}
-	h.record(agentrun.Launch, agent, gjson.GetBytes(in, "prompt").String())
+	h.record(agentrun.Launch, k)
 }
 
 // subagent records an agent's start or stop (kind) in its workflow; a
 // stop is attributed to the worker whose artifact path the agent's prompt
-// gives, read from the agent's transcript.
+// gives, read from the agent's transcript. A start carries no prompt, so
+// a general-purpose agent is known only at its stop.
 func (h handler) subagent(kind string) {
-	agent, ours := orchestrate.OwnAgent(h.pl.AgentType)
-	if !ours {
-		return
-	}
 	prompt := ""
 	if kind == agentrun.Stop {
 		prompt = h.stoppedPrompt()
 	}
-	h.record(kind, agent, prompt)
-}
-
-// record appends one agent event to the session's workflow; the
-// classifier, which runs before there is one, is recorded in the
-// session's run instead.
-func (h handler) record(kind, agent, prompt string) {
-	if h.p == nil || h.session == "" || store.ValidID(h.session) != nil {
+	k, ours := orchestrate.Recognize(h.p, h.session, h.pl.AgentType, prompt, h.pl.Cwd)
+	if !ours {
 		return
 	}
-	if agent == orchestrate.Classifier {
+	h.record(kind, k)
+}
+
+// record appends one agent event to the agent's workflow; the
+// classifier, which runs before there is one, is recorded in the
+// session's run instead.
+func (h handler) record(kind string, k orchestrate.Known) {
+	if k.Workflow == nil {
 		now := h.env.Now
 		err := orchestrate.UpdateRun(h.p, h.session, func(r *orchestrate.Run) bool {
 			switch {
@@ -98,44 +98,18 @@ func (h handler) record(kind, agent, prompt string) {
 		}
 		return
 	}
-	w := h.workflow()
-	if w == nil {
-		return
-	}
-	worker := ""
-	if prompt != "" {
-		worker = orchestrate.WorkerFor(w, prompt)
-	}
-	agentID := h.pl.AgentID
+	agentID, output := h.pl.AgentID, ""
 	if kind == agentrun.Launch {
 		agentID = "" // a PreToolUse inside a subagent carries the caller's id
+		output = k.Output
 	}
-	err := w.Update(func(tx *store.Tx) error {
-		tx.Event(kind, agentrun.Fields(h.session, agentID, agent, worker))
+	err := k.Workflow.Update(func(tx *store.Tx) error {
+		tx.Event(kind, agentrun.Fields(h.session, agentID, k.Name, k.Worker, output))
 		return nil
 	})
 	if err != nil {
 		h.l.printf("%s: %v", kind, err)
 	}
-}
-
-// workflow is the session's current workflow while it is active, or
-// cancelled (its agents at work when a person cancelled it finish, and
-// are recorded); nil otherwise. Only the session's own pointer counts:
-// another session's workflow is never touched.
-func (h handler) workflow() *store.Workflow {
-	id, err := h.p.SessionWorkflow(h.session)
-	if err != nil || id == "" {
-		return nil
-	}
-	if s, ok := h.p.Summary(id); !ok || !s.Active() && s.Status != checkpoint.Cancelled {
-		return nil
-	}
-	w, err := h.p.Workflow(id)
-	if err != nil {
-		return nil
-	}
-	return w
 }
 
 // maxTranscriptHead bounds what is read of an agent's transcript: its

@@ -10,6 +10,7 @@ package machine
 
 import (
 	"bytes"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/limit"
@@ -40,6 +42,20 @@ type Machine struct {
 	Scopes      map[string]Scope    `json:"scopes"`
 	Recovery    map[string]string   `json:"recovery,omitempty"`
 	Gates       map[string]Gate     `json:"gates,omitempty"`
+	// Work says what each state asks of agents (work.go); a machine with
+	// Work is a workflow definition the phase loop runs.
+	Work map[string]Work `json:"work,omitempty"`
+	// Agents lists agents that belong to the definition's workflows
+	// besides the workers and sub-supervisors of Work: the hooks hold
+	// them to the protocol too.
+	Agents []string `json:"agents,omitempty"`
+	// Classifier is the agent that classifies a request before the
+	// workflow exists (workflow-classifier for the default machine).
+	Classifier string `json:"classifier,omitempty"`
+	// ApproveAfter names the state whose artifact a person approves when a
+	// command runs with --approve-plan: the gate goes on the state after
+	// it on the scope's route.
+	ApproveAfter string `json:"approve_after,omitempty"`
 }
 
 // Gate holds a workflow before it enters a state until a person approves:
@@ -127,34 +143,59 @@ func DefaultScopes() []string {
 	return []string{ResearchOnly, ResearchAndPlan, ResearchAndRevise, FullImplementation, DebugOnly, ImplementOnly, TestAndDebug}
 }
 
-// Default is the bash libraries' eight-state machine with the newest
-// transition table of the original library and its seven scopes
-// (docs/architecture.md, "The state machine").
-func Default() *Machine {
-	return &Machine{
-		Name:    "default",
-		Initial: "initialize",
-		Transitions: map[string][]string{
-			"initialize": {"research", "implement"},
-			"research":   {"plan", "complete"},
-			"plan":       {"implement", "complete", "debug"},
-			"implement":  {"test", "complete"},
-			"test":       {"debug", "document", "complete"},
-			"debug":      {"test", "document", "complete"},
-			"document":   {"complete"},
-			"complete":   {},
-		},
-		Scopes: map[string]Scope{
-			ResearchOnly:       {Terminal: "research", Route: []string{"initialize", "research"}},
-			ResearchAndPlan:    {Terminal: "plan", Route: []string{"initialize", "research", "plan"}},
-			ResearchAndRevise:  {Terminal: "plan", Route: []string{"initialize", "research", "plan"}},
-			FullImplementation: {Terminal: "complete", Route: []string{"initialize", "research", "plan", "implement", "test", "document", "complete"}},
-			DebugOnly:          {Terminal: "debug", Route: []string{"initialize", "research", "plan", "debug"}},
-			ImplementOnly:      {Terminal: "implement", Route: []string{"initialize", "implement"}},
-			TestAndDebug:       {Terminal: "complete", Route: []string{"initialize", "implement", "test", "complete"}},
-		},
-		Recovery: map[string]string{"test": "debug"},
+// defaultJSON is the default machine as a workflow definition: the bash
+// libraries' eight states with the newest transition table of the
+// original library and its seven scopes (docs/architecture.md, "The state
+// machine"), and the work of each state that the plugin's orchestrators
+// run, in the very format a user's definition has.
+//
+//go:embed default.json
+var defaultJSON []byte
+
+// parsedDefault is the default machine, parsed once per process.
+var parsedDefault = sync.OnceValue(func() *Machine {
+	m, err := Parse(defaultJSON)
+	if err != nil {
+		panic("machine: default.json: " + err.Error()) // a test keeps it valid
 	}
+	return m
+})
+
+// Default is the default machine and its work; a copy the caller may
+// change.
+func Default() *Machine { return parsedDefault().clone() }
+
+// DefaultJSON is the default definition as it is written.
+func DefaultJSON() []byte { return slices.Clone(defaultJSON) }
+
+// clone copies m deeply enough that no change to the copy reaches m.
+func (m *Machine) clone() *Machine {
+	c := *m
+	c.Transitions = make(map[string][]string, len(m.Transitions))
+	for k, v := range m.Transitions {
+		c.Transitions[k] = slices.Clone(v)
+	}
+	c.Scopes = make(map[string]Scope, len(m.Scopes))
+	for k, v := range m.Scopes {
+		c.Scopes[k] = Scope{Terminal: v.Terminal, Route: slices.Clone(v.Route)}
+	}
+	c.Recovery, c.Gates = maps.Clone(m.Recovery), maps.Clone(m.Gates)
+	c.Work = make(map[string]Work, len(m.Work))
+	for k, w := range m.Work {
+		w.Each.Items = slices.Clone(w.Each.Items)
+		w.Reads, w.Sections, w.Fields = slices.Clone(w.Reads), slices.Clone(w.Sections), slices.Clone(w.Fields)
+		if w.Supervisor != nil {
+			s := *w.Supervisor
+			w.Supervisor = &s
+		}
+		if w.MinDelivered != nil {
+			n := *w.MinDelivered
+			w.MinDelivered = &n
+		}
+		c.Work[k] = w
+	}
+	c.Agents = slices.Clone(m.Agents)
+	return &c
 }
 
 // Parse reads a custom machine from JSON and validates it.
@@ -167,7 +208,7 @@ func Parse(data []byte) (*Machine, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		return nil, fail.Invalidf("machine: not valid machine JSON: %v (expected {\"name\",\"initial\",\"transitions\",\"scopes\",\"recovery\",\"gates\"})", err)
+		return nil, fail.Invalidf("machine: not valid machine JSON: %v (expected {\"name\",\"initial\",\"transitions\",\"scopes\",\"recovery\",\"gates\",\"work\",\"agents\",\"classifier\",\"approve_after\"})", err)
 	}
 	// Decode stops after the first value: anything after it (a second
 	// machine, a stray brace) means the file is not what its author thinks.
@@ -211,6 +252,12 @@ func (m *Machine) Validate() error {
 		if !m.Allowed(from, to) || !m.Allowed(to, from) {
 			return fail.Invalidf("machine %q: recovery %s -> %s needs transitions both ways", m.Name, from, to)
 		}
+	}
+	if m.ApproveAfter != "" && !m.HasState(m.ApproveAfter) {
+		return fail.Invalidf("machine %q: approve_after: %q is not a state", m.Name, m.ApproveAfter)
+	}
+	if err := m.validateWork(); err != nil {
+		return err
 	}
 	return m.CheckGates(m.Gates)
 }

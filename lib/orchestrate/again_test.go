@@ -32,7 +32,7 @@ func write(t *testing.T, path, data string) {
 func agentEvent(t *testing.T, w *store.Workflow, kind, session, agentID, agentType, worker string) {
 	t.Helper()
 	err := w.Update(func(tx *store.Tx) error {
-		tx.Event(kind, agentrun.Fields(session, agentID, agentType, worker))
+		tx.Event(kind, agentrun.Fields(session, agentID, agentType, worker, ""))
 		return nil
 	})
 	if err != nil {
@@ -331,7 +331,7 @@ func TestDelegatedPlanNamesOnlyTheSupervisor(t *testing.T) {
 	for _, kv := range out.Pairs {
 		keys = append(keys, kv.Key)
 	}
-	if strings.Join(keys, " ") != "STATE SUPERVISOR NEXT" || value(t, out, "SUPERVISOR") != "research-sub-supervisor" || value(t, out, "NEXT") != "supervised" {
+	if strings.Join(keys, " ") != "STATE SUPERVISOR NEXT" || value(t, out, "SUPERVISOR") != "sub-supervisor" || value(t, out, "NEXT") != "supervised" {
 		t.Errorf("delegated plan:\n%s", out)
 	}
 	// Inside the supervisor, the workers.

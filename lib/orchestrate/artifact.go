@@ -4,31 +4,37 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/kv"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
 
 // What an artifact proves about its worker, and the record kept of it.
 // Pure: no I/O.
 
-// Checked is what an artifact proved about its worker.
+// Checked is what an artifact proved about its worker. Failed is the
+// number the state's fail_when names (failing tests), Failures what the
+// artifact says of each.
 type Checked struct {
 	Metadata      json.RawMessage
 	FilesModified []string
-	TestsFailed   int64
+	Failed        int64
 	Failures      []supervisor.Failing
 }
 
-// CheckArtifact reads the artifact a worker of r wrote, in the protocol's format
-// for r (section 6): a plan for plan-architect, test results JSON for
-// test-specialist, a report for every other agent. A file that is not one
-// is an error naming what is wrong, so a placeholder never passes.
+// CheckArtifact reads the artifact a worker of r wrote, in r's format
+// (docs/command-protocol.md section 6; a definition's markdown sections or
+// JSON fields). A file that is not one is an error naming what is wrong,
+// so a placeholder never passes.
 func CheckArtifact(r Role, data []byte) (Checked, error) {
 	var v any
 	var c Checked
-	switch r.State {
-	case "plan":
+	switch r.Format {
+	case machine.FormatPlan:
 		phases, err := supervisor.ParsePlan(data)
 		if err != nil {
 			return c, err
@@ -38,16 +44,33 @@ func CheckArtifact(r Role, data []byte) (Checked, error) {
 			return c, err
 		}
 		v = map[string]int{"phases": len(phases), "waves": len(waves)}
-	case "test":
+	case machine.FormatTestResults:
 		res, err := supervisor.ParseTestResults(data)
 		if err != nil {
 			return c, err
 		}
-		v, c.TestsFailed, c.Failures = res, res.TestsFailed, res.Failures
+		v, c.Failed, c.Failures = res, res.TestsFailed, res.Failures
+	case machine.FormatMarkdown:
+		sec, err := supervisor.ParseSections(data, r.Sections)
+		if err != nil {
+			return c, err
+		}
+		v = sec
+	case machine.FormatJSON:
+		obj, failed, err := jsonFields(data, r.Fields, r.FailWhen)
+		if err != nil {
+			return c, err
+		}
+		v, c.Failed = obj, failed
 	default:
 		meta, err := supervisor.ParseReport(data)
 		if err != nil {
 			return c, err
+		}
+		if len(r.Sections) > 0 {
+			if _, err := supervisor.ParseSections(data, r.Sections); err != nil {
+				return c, err
+			}
 		}
 		v, c.FilesModified = meta, meta.FilesModified
 	}
@@ -56,12 +79,46 @@ func CheckArtifact(r Role, data []byte) (Checked, error) {
 	return c, err
 }
 
+// jsonFields checks that data is a JSON object with every field of want
+// (each not null), and returns those fields as the worker's metadata, with
+// the number failWhen names ("" for none), which must be a whole number
+// of at least 0.
+func jsonFields(data []byte, want []string, failWhen string) (map[string]json.RawMessage, int64, error) {
+	if !gjson.ValidBytes(data) || !gjson.ParseBytes(data).IsObject() {
+		return nil, 0, fail.Invalidf("not a JSON object; the file must be one with the fields %v", want)
+	}
+	obj := make(map[string]json.RawMessage, len(want))
+	for _, f := range want {
+		r := gjson.GetBytes(data, gjson.Escape(f))
+		if !r.Exists() || r.Type == gjson.Null {
+			return nil, 0, fail.Invalidf("no %q field; the object must have the fields %v", f, want)
+		}
+		obj[f] = json.RawMessage(r.Raw)
+	}
+	if failWhen == "" {
+		return obj, 0, nil
+	}
+	r := gjson.GetBytes(data, gjson.Escape(failWhen))
+	if r.Type != gjson.Number || r.Num < 0 || r.Num != float64(int64(r.Num)) {
+		return nil, 0, fail.Invalidf("%q must be a whole number of at least 0 (what failed), got %s", failWhen, orNothing(r.Raw))
+	}
+	obj[failWhen] = json.RawMessage(r.Raw)
+	return obj, r.Int(), nil
+}
+
+func orNothing(raw string) string {
+	if raw == "" {
+		return "nothing"
+	}
+	return raw
+}
+
 // WorkerRecord builds the worker record kept in supervisor_state.<key>.workers:
 // the label goes to topic, track or stage by the role's kind (docs/supervisors.md).
 func WorkerRecord(r Role, w Worker, c Checked, problem error) supervisor.Record {
 	rec := supervisor.Record{WorkerID: w.ID, Status: checkpoint.WorkerCompleted, OutputPath: w.Output,
 		Metadata: c.Metadata, FilesModified: c.FilesModified}
-	switch r.Kind {
+	switch r.Kind() {
 	case supervisor.Implementation:
 		rec.Track = w.Label
 	case supervisor.Testing:
@@ -76,11 +133,16 @@ func WorkerRecord(r Role, w Worker, c Checked, problem error) supervisor.Record 
 	return rec
 }
 
-// FailureLine names failing tests on one line for the debug analyst's
-// prompt, at most three of them and how many more.
-func FailureLine(failed int64, fs []supervisor.Failing) string {
+// FailureLine names what failed a state's check on one line, for the
+// recovery state's workers: the count of what (failing tests, or the
+// fail_when field of a definition), then at most three failures and how
+// many more.
+func FailureLine(r Role, failed int64, fs []supervisor.Failing) string {
 	const shown = 3
 	line := fmt.Sprintf("%d failing tests", failed)
+	if r.Format != machine.FormatTestResults {
+		line = fmt.Sprintf("%s: %d in the %s", r.FailWhen, failed, r.State)
+	}
 	for i, f := range fs {
 		if i == shown {
 			line += fmt.Sprintf("; and %d more", len(fs)-shown)

@@ -2,15 +2,17 @@ package orchestrate
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 )
 
 func TestCheckArtifactAndWorkerRecord(t *testing.T) {
 	report := []byte("# T\n\n## Executive Summary\n\nShort.\n\n## Key Findings\n\n- k\n\n## Files Modified\n\n- src/a.go\n")
-	implement, _ := RoleOf("implement")
+	implement := role("implement")
 	c, err := CheckArtifact(implement, report)
 	if err != nil || !reflect.DeepEqual(c.FilesModified, []string{"src/a.go"}) {
 		t.Fatalf("CheckArtifact(summary) = %+v, %v", c, err)
@@ -19,20 +21,51 @@ func TestCheckArtifactAndWorkerRecord(t *testing.T) {
 	if rec.Track != "Phase 1" || rec.Status != checkpoint.WorkerCompleted || rec.Validate() != nil {
 		t.Errorf("WorkerRecord = %+v", rec)
 	}
-	test, _ := RoleOf("test")
+	test := role("test")
 	c, err = CheckArtifact(test, []byte(`{"total_tests": 2, "tests_passed": 1, "tests_failed": 1, "failures": [{"name": "TestA"}]}`))
-	if err != nil || c.TestsFailed != 1 || FailureLine(c.TestsFailed, c.Failures) != "1 failing tests; TestA" {
+	if err != nil || c.Failed != 1 || FailureLine(test, c.Failed, c.Failures) != "1 failing tests; TestA" {
 		t.Errorf("CheckArtifact(results) = %+v, %v", c, err)
 	}
-	plan, _ := RoleOf("plan")
-	for role, bad := range map[Role]string{plan: "# Plan\n\nno phases\n", test: "{}", implement: "placeholder"} {
-		_, err := CheckArtifact(role, []byte(bad))
+	for _, tc := range []struct {
+		role Role
+		bad  string
+	}{{role("plan"), "# Plan\n\nno phases\n"}, {test, "{}"}, {implement, "placeholder"}} {
+		_, err := CheckArtifact(tc.role, []byte(tc.bad))
 		if fail.Code(err) != fail.Invalid {
-			t.Errorf("CheckArtifact(%s, %q): %v, want invalid data", role.State, bad, err)
+			t.Errorf("CheckArtifact(%s, %q): %v, want invalid data", tc.role.State, tc.bad, err)
 		}
-		rec := WorkerRecord(role, Worker{ID: "w"}, Checked{}, err)
+		rec := WorkerRecord(tc.role, Worker{ID: "w"}, Checked{}, err)
 		if rec.Status != checkpoint.WorkerFailed || rec.Error == "" {
 			t.Errorf("WorkerRecord of a failure = %+v", rec)
+		}
+	}
+}
+
+// role is the default machine's role of state.
+func role(state string) Role {
+	r, _ := RoleOf(machine.Default(), state)
+	return r
+}
+
+// A definition's own formats: markdown with sections, JSON with fields,
+// and a fail_when number.
+func TestCheckArtifactDefinitionFormats(t *testing.T) {
+	md := Role{State: "review", Work: machine.Work{Format: machine.FormatMarkdown, Sections: []string{"Verdict", "Findings"}}}
+	c, err := CheckArtifact(md, []byte("# Review\n\n## Verdict\n\nShip it.\n\n## Findings\n\n- none\n"))
+	if err != nil || !strings.Contains(string(c.Metadata), `"Verdict":"Ship it."`) {
+		t.Errorf("markdown with its sections: %s, %v", c.Metadata, err)
+	}
+	if _, err := CheckArtifact(md, []byte("# Review\n\n## Verdict\n\nShip it.\n")); fail.Code(err) != fail.Invalid || !strings.Contains(err.Error(), `no "## Findings" section`) {
+		t.Errorf("markdown without a section: %v", err)
+	}
+	js := Role{State: "check", Work: machine.Work{Format: machine.FormatJSON, Fields: []string{"verdict"}, FailWhen: "errors"}}
+	c, err = CheckArtifact(js, []byte(`{"verdict": "bad", "errors": 3}`))
+	if err != nil || c.Failed != 3 || FailureLine(js, c.Failed, nil) != "errors: 3 in the check" {
+		t.Errorf("json with fail_when: %+v, %v", c, err)
+	}
+	for _, bad := range []string{`{"errors": 0}`, `{"verdict": null, "errors": 0}`, `{"verdict": 1, "errors": -1}`, `{"verdict": 1, "errors": "2"}`, `[1]`} {
+		if _, err := CheckArtifact(js, []byte(bad)); fail.Code(err) != fail.Invalid {
+			t.Errorf("CheckArtifact(json, %s) = %v, want invalid data", bad, err)
 		}
 	}
 }

@@ -64,16 +64,35 @@ func invoked(text string) string {
 	return strings.TrimPrefix(name, "flowstate:")
 }
 
+// PromptedAt is when the user last submitted a prompt in session, as the
+// UserPromptSubmit hook recorded it; zero when nothing was recorded.
+func PromptedAt(p *store.Project, session string) time.Time {
+	pr, ok := lastPrompt(p, session)
+	if !ok {
+		return time.Time{}
+	}
+	return pr.At
+}
+
+// lastPrompt reads the session's prompt record.
+func lastPrompt(p *store.Project, session string) (prompt, bool) {
+	var pr prompt
+	if session == "" || store.ValidID(session) != nil {
+		return pr, false
+	}
+	b, err := fsx.ReadFile(promptPath(p, session), 4<<10)
+	if err != nil || json.Unmarshal(b, &pr) != nil {
+		return prompt{}, false
+	}
+	return pr, true
+}
+
 // UserAsked reports whether the user's latest prompt in session asked for
 // command (or was their own shell); known is false when nothing was
 // recorded for the session, and then nothing can be said.
 func UserAsked(p *store.Project, session, command string) (asked, known bool) {
-	if session == "" || store.ValidID(session) != nil {
-		return false, false
-	}
-	b, err := fsx.ReadFile(promptPath(p, session), 4<<10)
-	var pr prompt
-	if err != nil || json.Unmarshal(b, &pr) != nil {
+	pr, ok := lastPrompt(p, session)
+	if !ok {
 		return false, false
 	}
 	return pr.Command == command || pr.Command == userShell, true

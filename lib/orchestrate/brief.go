@@ -4,29 +4,18 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/flowstate-dev/flowstate/lib/machine"
 )
 
 // What a state's workers read first. Pure: no I/O.
 
-// ContextOf lists the artifacts of earlier states that state builds on,
-// from the completed workers' outputs per state, in the order to read
-// them.
-func ContextOf(state string, outputs map[string][]string) []string {
-	var from []string
-	switch state {
-	case "plan":
-		from = []string{"research"}
-	case "implement":
-		from = []string{"plan"}
-	case "test":
-		from = []string{"plan", "implement"}
-	case "debug":
-		from = []string{"test", "plan", "implement"}
-	case "document":
-		from = []string{"plan", "implement", "test", "debug", "research"}
-	}
+// ContextOf lists the artifacts of earlier states that r's workers
+// build on (the states its definition reads), from the completed
+// workers' outputs per state, in the order to read them.
+func ContextOf(r Role, outputs map[string][]string) []string {
 	var paths []string
-	for _, s := range from {
+	for _, s := range r.Reads {
 		paths = append(paths, outputs[s]...)
 	}
 	return paths
@@ -35,18 +24,19 @@ func ContextOf(state string, outputs map[string][]string) []string {
 // Brief is the file a state's workers read first, so that their prompts
 // carry only what differs between them: the workflow's request, what a
 // person said sending the state's earlier work back (a rejection, a rewind
-// with a reason), what a debug attempt works on, and the earlier artifacts
-// to read.
-func Brief(state string, f Facts, context []string) string {
+// with a reason), what failed the check a recovery state works on (failing
+// tests for debug), the classifier's notes on a topics fan-out, and the
+// earlier artifacts to read.
+func Brief(r Role, f Facts, context []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Brief: %s\n\n## Workflow request\n\n%s\n", state, f.Description)
+	fmt.Fprintf(&b, "# Brief: %s\n\n## Workflow request\n\n%s\n", r.State, f.Description)
 	if f.Feedback != "" {
 		fmt.Fprintf(&b, "\n## Sent back\n\n%s\n", f.Feedback)
 	}
-	if state == "debug" && f.Failures != "" {
-		fmt.Fprintf(&b, "\n## Failing tests\n\n%s\n", f.Failures)
+	if r.Source() == machine.SourceFailures && f.Failures != "" {
+		fmt.Fprintf(&b, "\n## What failed\n\n%s\n", f.Failures)
 	}
-	if state == "research" && len(f.TopicNotes) > 0 {
+	if r.Source() == machine.SourceTopics && len(f.TopicNotes) > 0 {
 		b.WriteString("\n## Topics\n\n")
 		for _, n := range f.TopicNotes {
 			fmt.Fprintf(&b, "- %s\n", n)

@@ -2,6 +2,7 @@ package orchestrate
 
 import (
 	"path/filepath"
+	"slices"
 
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
@@ -23,9 +24,9 @@ type AgentFile struct {
 // agent's. None for a session without a command or with a finished one.
 func AgentFiles(p *store.Project, session string) []AgentFile {
 	var out []AgentFile
-	if run, ok := ReadRun(p, session); ok && run.Scope == "" {
+	if run, ok := ReadRun(p, session); ok && run.Classifier != "" {
 		if _, exists := p.Summary(run.Workflow); !exists {
-			out = append(out, AgentFile{Path: filepath.Join(specDir(p, run.Workflow), "classification.json"), Agent: Classifier})
+			out = append(out, AgentFile{Path: filepath.Join(specDir(p, run.Workflow), "classification.json"), Agent: run.Classifier})
 		}
 	}
 	if id, err := p.SessionWorkflow(session); err == nil && id != "" {
@@ -34,8 +35,11 @@ func AgentFiles(p *store.Project, session string) []AgentFile {
 	return out
 }
 
-// planned lists the artifacts of the workers handed out in workflow id's
-// current state while it is active.
+// planned lists the files only agents write in workflow id's current
+// state while it is active: the artifacts of the workers its last plans
+// handed out, and the file each agent launched in the state was told to
+// write (a command on the low-level API hands out nothing, but its task
+// blocks name the files).
 func planned(p *store.Project, id string) []AgentFile {
 	if s, ok := p.Summary(id); !ok || !s.Active() {
 		return nil
@@ -44,15 +48,22 @@ func planned(p *store.Project, id string) []AgentFile {
 	if err != nil {
 		return nil
 	}
-	v, err := load(w)
-	if err != nil || !v.hasRole {
+	v, runs, err := look(w)
+	if err != nil {
 		return nil
 	}
-	cmd, sup := v.planned(false), v.planned(true)
 	var out []AgentFile
-	for _, wk := range v.workers {
-		if cmd.Supervised || cmd.has(wk.ID) || sup.has(wk.ID) {
-			out = append(out, AgentFile{Path: wk.Output, Agent: v.role.Agent, Worker: wk.ID})
+	if v.hasRole {
+		cmd, sup := v.planned(false), v.planned(true)
+		for _, wk := range v.workers {
+			if cmd.Supervised || cmd.has(wk.ID) || sup.has(wk.ID) {
+				out = append(out, AgentFile{Path: wk.Output, Agent: v.role.Agent, Worker: wk.ID})
+			}
+		}
+	}
+	for _, l := range runs.Outputs() {
+		if !slices.ContainsFunc(out, func(f AgentFile) bool { return f.Path == l.Output }) {
+			out = append(out, AgentFile{Path: l.Output, Agent: l.AgentType, Worker: l.ID})
 		}
 	}
 	return out

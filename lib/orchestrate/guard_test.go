@@ -24,7 +24,7 @@ func TestAgentFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	class := value(t, out, "CLASSIFICATION_PATH")
-	if got := AgentFiles(p, "s1"); len(got) != 1 || got[0] != (AgentFile{Path: class, Agent: Classifier}) {
+	if got := AgentFiles(p, "s1"); len(got) != 1 || got[0] != (AgentFile{Path: class, Agent: "workflow-classifier"}) {
 		t.Errorf("while the classifier is asked for: %v, want %s", got, class)
 	}
 	cls := `{"workflow_type": "research-only", "confidence": 0.9, "research_complexity": 4, "research_topics": ["a", "b", "c", "d"], "reasoning": "r"}`

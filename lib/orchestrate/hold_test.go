@@ -65,7 +65,7 @@ func TestHeldStepsStop(t *testing.T) {
 func TestRewoundUnderARunningCommand(t *testing.T) {
 	p := project(t)
 	w := startedWorkflow(t, p, Request{Command: "orchestrate", Scope: "research-and-plan", Description: "auth flows", Session: "s1"})
-	if err := sm.Rewind(w, "research", sm.Actor{By: "ann"}, "narrower", nil); err != nil {
+	if err := sm.Rewind(w, "research", sm.Actor{By: "ann"}, "narrower"); err != nil {
 		t.Fatal(err)
 	}
 	// The same verify plans the state again: new outputs beside the old

@@ -14,6 +14,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/kv"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
@@ -53,7 +54,8 @@ func TestOutputsAndArtifacts(t *testing.T) {
 		"debug_analyst":       {},
 		"doc_writer":          {"d": rec("/s/sum.md", checkpoint.WorkerPending)},
 	}
-	got := outputs(records)
+	m := machine.Default()
+	got := outputs(m, records)
 	want := map[string][]string{"research": {"/r/001.md", "/r/002.md"}, "plan": {"/p/001.md"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("outputs = %v, want %v", got, want)
@@ -67,7 +69,7 @@ func TestOutputsAndArtifacts(t *testing.T) {
 		{map[string][]string{"document": {"d"}, "test": {"t"}, "research": {"r"}}, []string{"r", "t", "d"}},
 	}
 	for _, tt := range tests {
-		if got := artifacts(tt.in); !reflect.DeepEqual(got, tt.want) {
+		if got := artifacts(m, tt.in); !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("artifacts(%v) = %q, want %q", tt.in, got, tt.want)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/agentrun"
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
@@ -23,7 +24,8 @@ type Place struct {
 	// (phase-start is safe to run again); verify once every worker the
 	// last plan handed out was launched (checking them is the next step);
 	// else phase (phase-plan records what was delivered and hands out what
-	// is left).
+	// is left). A command on the low-level API names its sections after
+	// the workflow's states: the current one, start in the initial state.
 	Section string
 	// Held is what the user is told while a person holds the workflow
 	// (approval, pause) or once it was cancelled; "" otherwise.
@@ -41,17 +43,32 @@ func Where(p *store.Project, session string) (pl Place, ok bool) {
 	if s, ok := p.Summary(run.Workflow); ok {
 		pl.Exists, pl.Status, pl.State, pl.Section = true, s.Status, s.CurrentState, "phase"
 		w, err := p.Workflow(run.Workflow)
+		if err != nil {
+			return pl, true
+		}
+		if run.ByState {
+			pl.Section = byStateSection(w, s.CurrentState)
+		}
 		switch {
-		case err != nil:
 		case s.Status == checkpoint.Cancelled || checkpoint.Held(s.Status):
 			if doc, err := w.ReadCheckpoint(); err == nil {
 				pl.Held = HeldMessage(w, doc)
 			}
-		case launched(w):
+		case !run.ByState && launched(w):
 			pl.Section = "verify"
 		}
 	}
 	return pl, true
+}
+
+// byStateSection is the section of a command on the low-level API to
+// continue at: the one named after the workflow's state, start while it
+// is in its initial state.
+func byStateSection(w *store.Workflow, state string) string {
+	if m, err := sm.LoadMachine(w); err == nil && state == m.Initial {
+		return "start"
+	}
+	return state
 }
 
 // launched reports whether the workers the last plan of w's current state
@@ -69,7 +86,7 @@ func launched(w *store.Workflow) bool {
 	now := w.P.Now()
 	if plan.Supervised {
 		_, left := Pending(v.workers, v.done, false)
-		return left > 0 && runs.Launched(v.role.Supervisor, plan.At)
+		return left > 0 && runs.Launched(v.role.SupervisorAgent(), plan.At)
 	}
 	open := 0
 	for _, id := range plan.Workers {

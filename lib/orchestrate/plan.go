@@ -17,6 +17,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/limit"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
@@ -30,7 +31,7 @@ func advance(w *store.Workflow) (v *view, done bool, err error) {
 		if v, err = load(w); err != nil || !v.complete() {
 			return v, false, err
 		}
-		next, err := sm.Next(w, v.state == "test" && v.facts.Loop.OwesDebug())
+		next, err := sm.Next(w, v.role.FailWhen != "" && v.facts.Loop.OwesRecovery())
 		if err != nil || next == "" {
 			return v, err == nil, err
 		}
@@ -57,6 +58,9 @@ func Plan(w *store.Workflow, o Options) (Output, error) { return guarded(w, o, f
 
 func planStep(w *store.Workflow, o Options) (Output, error) {
 	var out Output
+	if err := runnable(w); err != nil {
+		return out, err
+	}
 	var v *view
 	var err error
 	if o.Supervisor {
@@ -81,10 +85,7 @@ func planStep(w *store.Workflow, o Options) (Output, error) {
 		return out, err
 	}
 	pending, remaining := Pending(v.workers, v.done, v.sequential)
-	supervise, err := Supervise(v.role, v.workers, v.sequential)
-	if err != nil {
-		return out, err
-	}
+	supervise := Supervise(v.role, v.workers, v.sequential)
 	now, stuck := w.P.Now(), o.Waiting.stuckAfter()
 	var batch []Worker
 	atWork := false
@@ -99,10 +100,10 @@ func planStep(w *store.Workflow, o Options) (Output, error) {
 		// The supervisor's task block needs these and no worker values: a
 		// model given both could launch the workers and their supervisor.
 		out.add("STATE", v.state)
-		if atWork || runs.AnyRunning(now, stuck, v.role.Supervisor) {
+		if atWork || runs.AnyRunning(now, stuck, v.role.SupervisorAgent()) {
 			out.add("NEXT", "verify")
 		} else {
-			out.add("SUPERVISOR", v.role.Supervisor)
+			out.add("SUPERVISOR", v.role.SupervisorAgent())
 			out.add("NEXT", "supervised")
 		}
 		return out, recordPlan(v, "hierarchical", plan{Supervised: true}, false)
@@ -144,7 +145,7 @@ func writeBrief(v *view) error {
 	if err := ensureSpecDir(v.w.P, filepath.Dir(path)); err != nil {
 		return err
 	}
-	brief := Brief(v.state, v.facts, ContextOf(v.state, outputs(v.records)))
+	brief := Brief(v.role, v.facts, ContextOf(v.role, outputs(v.m, v.records)))
 	if old, err := fsx.ReadFile(path, limit.Max); err == nil && string(old) == brief {
 		return nil
 	}
@@ -190,9 +191,9 @@ func recordPlan(v *view, coordination string, pl plan, inSupervisor bool) error 
 func recordSupervisor(tx *store.Tx, v *view, coordination string) error {
 	name := gjson.GetBytes(tx.Checkpoint, "command").String()
 	if coordination == "hierarchical" {
-		name = v.role.Supervisor
+		name = v.role.SupervisorAgent()
 	}
-	base := "supervisor_state." + v.role.Key + "."
+	base := "supervisor_state." + gjson.Escape(v.role.Key()) + "."
 	if gjson.GetBytes(tx.Checkpoint, base+"supervisor_name").String() == name {
 		return nil
 	}
@@ -243,6 +244,28 @@ func reconcile(w *store.Workflow, o Options) error {
 	return err
 }
 
+// runnable refuses a workflow the phase loop cannot run: one started on
+// the low-level API (sm-init --agents) runs its command's own steps, and
+// one whose definition gives no state any work would be walked to its end
+// with nothing done.
+func runnable(w *store.Workflow) error {
+	doc, m, err := sm.Load(w)
+	if err != nil {
+		return err
+	}
+	lowLevel := gjson.GetBytes(doc, "state_machine.agents").Exists()
+	if len(m.Work) > 0 && !lowLevel {
+		return nil
+	}
+	cmd := gjson.GetBytes(doc, "command").String()
+	why := fmt.Sprintf("its machine %q gives no state any work", m.Name)
+	if lowLevel {
+		why = "it runs the steps of its own command (sm-init --agents)"
+	}
+	return fail.Refusedf("workflow %s (/%s): %s, so flowstate cannot plan its agents; continue it with /%s, whose steps find the workflow again (docs/writing-an-orchestrator.md)",
+		w.ID, cmd, why, cmd)
+}
+
 // numbered is the key of the i-th (0-based) item of a list: TOPIC_1, ...
 func numbered(key string, i int) string { return key + "_" + strconv.Itoa(i+1) }
 
@@ -271,15 +294,15 @@ func finish(v *view, o Options) (Output, error) {
 	out.add("WORKFLOW_ID", v.w.ID)
 	out.add("FINAL_STATE", v.state)
 	out.add("ARTIFACTS_DIR", o.show(v.w.P, v.facts.SpecDir))
-	out.add("ARTIFACT_COUNT", len(artifacts(outputs(v.records))))
+	out.add("ARTIFACT_COUNT", len(artifacts(v.m, outputs(v.m, v.records))))
 	out.add("NEXT", "done")
 	return out, nil
 }
 
-// artifacts flattens the outputs per state in workflow order.
-func artifacts(outputs map[string][]string) []string {
+// artifacts flattens the outputs per state in the order of m's states.
+func artifacts(m *machine.Machine, outputs map[string][]string) []string {
 	var all []string
-	for _, role := range Roles() {
+	for _, role := range Roles(m) {
 		all = append(all, outputs[role.State]...)
 	}
 	return all

@@ -18,21 +18,26 @@ import (
 // push the model on) and how many times in a row the Stop hook has sent
 // the model back without a step running in between.
 type Run struct {
-	Command     string    `json:"command"`         // the slash command the model follows, e.g. coordinate, workflow-resume
-	Workflow    string    `json:"workflow"`        // the workflow's id; it may not exist yet
-	Description string    `json:"description"`     // the request, to tell a repeated start from a new one
-	Scope       string    `json:"scope,omitempty"` // given with --scope
-	Sequential  bool      `json:"sequential,omitempty"`
-	ApprovePlan bool      `json:"approve_plan,omitempty"`
-	Halted      string    `json:"halted,omitempty"` // the error of the step that stopped the command
-	StopBlocks  int       `json:"stop_blocks,omitempty"`
-	Asked       time.Time `json:"asked,omitzero"` // when the classifier was asked for
+	Command     string `json:"command"`         // the slash command the model follows, e.g. coordinate, workflow-resume
+	Workflow    string `json:"workflow"`        // the workflow's id; it may not exist yet
+	Description string `json:"description"`     // the request, to tell a repeated start from a new one
+	Scope       string `json:"scope,omitempty"` // given with --scope
+	Sequential  bool   `json:"sequential,omitempty"`
+	ApprovePlan bool   `json:"approve_plan,omitempty"`
+	// ByState: the command runs on the low-level API (sm-init), and names
+	// its sections after the workflow's states.
+	ByState    bool      `json:"by_state,omitempty"`
+	Halted     string    `json:"halted,omitempty"` // the error of the step that stopped the command
+	StopBlocks int       `json:"stop_blocks,omitempty"`
+	Asked      time.Time `json:"asked,omitzero"` // when the classifier was asked for
 	// RefusedWhy is why the classifier's first answer was refused; it is
 	// asked for again once, and a second bad answer fails the start.
 	RefusedWhy string `json:"refused_why,omitempty"`
 
-	// The classifier runs before the workflow exists, so its agent's
-	// lifecycle is kept here rather than in the workflow's events.
+	// Classifier is the definition's classifier agent, while it is asked
+	// for. It runs before the workflow exists, so its agent's lifecycle is
+	// kept here rather than in the workflow's events.
+	Classifier         string    `json:"classifier,omitempty"`
 	ClassifierLaunched time.Time `json:"classifier_launched,omitzero"`
 	ClassifierStopped  time.Time `json:"classifier_stopped,omitzero"`
 }
@@ -81,6 +86,16 @@ func writeRun(p *store.Project, session string, r Run) error {
 		return err
 	}
 	return fsx.WriteFile(runPath(p, session), append(b, '\n'))
+}
+
+// Follow records that the session's command, a command on the low-level
+// API that declared its agents, runs workflow id: the hooks then hold it
+// to the protocol as they do the phase loop's commands.
+func Follow(p *store.Project, session, command, id string) error {
+	if r, ok := ReadRun(p, session); ok && r.Workflow == id && r.ByState {
+		return nil // a start block run again
+	}
+	return p.Locked(func() error { return writeRun(p, session, Run{Command: command, Workflow: id, ByState: true}) })
 }
 
 // UpdateRun changes the session's run record under the project lock, for

@@ -39,6 +39,34 @@ type Request struct {
 	Session     string  // CLAUDE_CODE_SESSION_ID; may be empty
 	Mode        string  // FLOWSTATE_CLASSIFICATION: "" or agent, offline
 	Options     Options // how the first phase is planned
+	// Machine is the command's workflow definition, nil for the default
+	// one; MachineJSON is the file as given, kept with the workflow.
+	Machine     *machine.Machine
+	MachineJSON []byte
+}
+
+// definition is the request's workflow definition.
+func (r Request) definition() *machine.Machine {
+	if r.Machine != nil {
+		return r.Machine
+	}
+	return machine.Default()
+}
+
+// scope is the scope a request runs without classification: the one
+// given, else the definition's only scope; "" when the definition's
+// classifier must choose. A definition with several scopes and no
+// classifier needs one given.
+func (r Request) scope(m *machine.Machine) (string, error) {
+	switch {
+	case r.Scope != "":
+		return r.Scope, nil
+	case len(m.Scopes) == 1:
+		return m.ScopeNames()[0], nil
+	case m.Classifier == "":
+		return "", fail.Usagef("/%s needs a scope: give --scope SCOPE before the description, SCOPE one of %s", r.Command, strings.Join(m.ScopeNames(), ", "))
+	}
+	return "", nil
 }
 
 // Start creates the workflow of r and plans its first phase (Plan's
@@ -76,13 +104,20 @@ func Start(p *store.Project, r Request) (Output, error) {
 	if again && prev.Halted == "" && !exists {
 		run = prev
 	}
+	m := r.definition()
+	scope, err := r.scope(m)
+	if err != nil {
+		return out, err
+	}
 	var cls classify.Classification
 	classPath := ""
 	switch mode := r.Mode; {
-	case r.Scope != "":
-		// No topics: the research phase studies the request itself, one worker.
-		var err error
-		if cls, err = classify.Given(r.Scope, 1, ""); err != nil {
+	case scope != "":
+		// No topics: a topics fan-out studies the request itself, one worker.
+		if _, err := m.Scope(scope); err != nil {
+			return out, err
+		}
+		if cls, err = classify.Given(scope, 1, ""); err != nil {
 			return out, err
 		}
 	case mode == "offline":
@@ -95,6 +130,7 @@ func Start(p *store.Project, r Request) (Output, error) {
 		if run.Workflow == "" && !r.Classified {
 			run.Workflow = store.NewID(r.Command, p.Now())
 		}
+		run.Classifier = m.Classifier
 		if r.Classified && run.Workflow == "" {
 			return out, fail.Usagef("no classification pending for this session; start again with /flowstate:%s DESCRIPTION", r.Command)
 		}
@@ -142,7 +178,6 @@ func Start(p *store.Project, r Request) (Output, error) {
 	if err := writeRun(p, r.Session, run); err != nil {
 		return out, err
 	}
-	m := machine.Default()
 	var gates map[string]machine.Gate
 	if r.ApprovePlan {
 		var warning string
@@ -150,8 +185,8 @@ func Start(p *store.Project, r Request) (Output, error) {
 			out.Warnings = append(out.Warnings, warning)
 		}
 	}
-	w, err := sm.Init(p, sm.InitParams{ID: run.Workflow, Description: r.Description, Command: r.Command, Scope: cls.WorkflowType,
-		Classification: cls, Machine: m, Session: r.Session, Gates: gates})
+	w, _, err := sm.Init(p, sm.InitParams{ID: run.Workflow, Description: r.Description, Command: r.Command, Scope: cls.WorkflowType,
+		Classification: cls, Machine: m, MachineJSON: r.MachineJSON, Session: r.Session, Gates: gates})
 	if err != nil {
 		return out, err
 	}
@@ -222,12 +257,13 @@ func classifierAskedAgain(p *store.Project, session string, run Run) bool {
 }
 
 // planGate is the gate --approve-plan puts on the state that follows the
-// plan on the scope's route; a scope that ends with its plan (or has
-// none) gets none, and a warning saying so.
+// definition's approve_after state (the plan) on the scope's route; a
+// scope that ends there (or never passes it) gets none, and a warning
+// saying so.
 func planGate(m *machine.Machine, scope string) (map[string]machine.Gate, string) {
 	route := m.Scopes[scope].Route
-	i := slices.Index(route, "plan")
-	if i < 0 || i == len(route)-1 {
+	i := slices.Index(route, m.ApproveAfter)
+	if m.ApproveAfter == "" || i < 0 || i == len(route)-1 {
 		return nil, fmt.Sprintf("--approve-plan: scope %s has no state after a plan to hold; the workflow runs without a gate", scope)
 	}
 	next := route[i+1]

@@ -82,7 +82,7 @@ func verifyStep(w *store.Workflow, o Options) (Output, error) {
 	if err != nil {
 		return out, err
 	}
-	if !v.hasRole || v.role.Kind == "" && o.Supervisor {
+	if !v.hasRole || v.role.Supervisor == nil && o.Supervisor {
 		if o.Supervisor {
 			return out, fail.Usagef("workflow %s is in state %s, which has no sub-supervisor", w.ID, v.state)
 		}
@@ -222,7 +222,7 @@ func (v *view) busy(runs agentrun.Runs, targets []Worker, o Options) []string {
 	}
 	types := []string{v.role.Agent}
 	if !o.Supervisor {
-		types = append(types, v.role.Supervisor)
+		types = append(types, v.role.SupervisorAgent())
 	}
 	if runs.AnyRunning(now, stuck, types...) {
 		return []string{v.role.Agent + " agents of " + v.state}
@@ -271,7 +271,7 @@ func (v *view) handout(runs agentrun.Runs, o Options) handout {
 		}
 	}
 	switch {
-	case open == 0 || runs.Launched(v.role.Agent, plan.At) || plan.Supervised && runs.Launched(v.role.Supervisor, plan.At):
+	case open == 0 || runs.Launched(v.role.Agent, plan.At) || plan.Supervised && runs.Launched(v.role.SupervisorAgent(), plan.At):
 		return begun
 	case runs.Hooks.Launches:
 		return unstarted
@@ -320,12 +320,12 @@ func check(v *view, runs agentrun.Runs, batch []Worker) (recs []supervisor.Recor
 		data, err := fsx.ReadFile(wk.Output, limit.Max)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			err = fail.Usagef("%s %s wrote no %s at %s%s", v.role.Agent, wk.ID, v.role.Artifact, wk.Output, notLaunched(runs, v, wk))
+			err = fail.Usagef("%s %s wrote no %s at %s%s", v.role.Agent, wk.ID, v.role.ArtifactName(), wk.Output, notLaunched(runs, v, wk))
 		case err != nil:
 			err = fmt.Errorf("%s %s: %w", v.role.Agent, wk.ID, err)
 		default:
 			if checked, err = CheckArtifact(v.role, data); err != nil {
-				err = fmt.Errorf("%s %s: %s is not a valid %s: %w%s", v.role.Agent, wk.ID, wk.Output, v.role.Artifact, err, setAside(wk.Output))
+				err = fmt.Errorf("%s %s: %s is not a valid %s: %w%s", v.role.Agent, wk.ID, wk.Output, v.role.ArtifactName(), err, setAside(wk.Output))
 			}
 		}
 		if err != nil {
@@ -354,10 +354,10 @@ func notLaunched(runs agentrun.Runs, v *view, wk Worker) string {
 
 // settled is what recording a batch came to.
 type settled struct {
-	left        int // workers of the state not recorded completed
-	signal      string
-	warnings    []string
-	testsFailed int64
+	left     int // workers of the state not recorded completed
+	signal   string
+	warnings []string
+	failed   int64 // the state's check: its fail_when number, summed
 }
 
 // How settle ends a batch.
@@ -381,18 +381,13 @@ const (
 	acceptPartial
 )
 
-// minDelivered is how many workers of a state must deliver for the
-// failures of the others to be accepted and the workflow to go on (the
-// original design's partial failure handling, docs/supervisors.md).
-const minDelivered = 2
-
 // partialOK reports whether the failures among recs, this batch's
 // records, can be accepted: the state is one that fans out, every failure
 // is in its last wave (no later wave builds on a failed worker, and a
 // worker of a later wave that never ran is no failure to accept), every
 // other worker delivered, and at least minDelivered of them did.
 func (v *view) partialOK(recs []supervisor.Record) bool {
-	if v.role.Kind == "" {
+	if v.role.Kind() == "" {
 		return false
 	}
 	last := 0
@@ -417,7 +412,7 @@ func (v *view) partialOK(recs []supervisor.Record) bool {
 			return false // a later wave has yet to run
 		}
 	}
-	return delivered >= minDelivered
+	return delivered >= v.role.Delivered()
 }
 
 // settle records recs, workers of v's state that were checked, in one
@@ -433,7 +428,7 @@ func settle(v *view, runs agentrun.Runs, recs []supervisor.Record, how settleMod
 	// The view is brought up to date in memory rather than loaded again:
 	// what follows reads only the current state's records.
 	for _, rec := range recs {
-		v.records[v.role.Key][rec.WorkerID] = rec
+		v.records[v.role.Key()][rec.WorkerID] = rec
 	}
 	if how == acceptPartial {
 		for _, rec := range recs {
@@ -443,7 +438,7 @@ func settle(v *view, runs agentrun.Runs, recs []supervisor.Record, how settleMod
 		}
 		// Already failed and recorded (a sub-supervisor's workers, or a
 		// verify run again): their failures are this batch's too.
-		for id, rec := range v.records[v.role.Key] {
+		for id, rec := range v.records[v.role.Key()] {
 			if rec.Status == checkpoint.WorkerFailed && slices.ContainsFunc(v.workers, func(w Worker) bool { return w.ID == id }) {
 				v.accepted[id] = true
 			}
@@ -460,13 +455,13 @@ func settle(v *view, runs agentrun.Runs, recs []supervisor.Record, how settleMod
 	if err := record(v, recs, agg, verified); err != nil {
 		return res, err
 	}
-	if aggErr != nil || !complete || v.state != "test" {
+	if aggErr != nil || !complete || v.role.FailWhen == "" {
 		return res, aggErr
 	}
-	failed, fs := v.testResults(v.facts)
-	res.testsFailed = failed
-	if failed > 0 && !v.facts.Loop.OwesDebug() {
-		if err := sm.Fail(v.w, FailureLine(failed, fs)); err != nil {
+	failed, fs := v.failures(v.role, v.facts)
+	res.failed = failed
+	if failed > 0 && !v.facts.Loop.OwesRecovery() {
+		if err := sm.Fail(v.w, FailureLine(v.role, failed, fs)); err != nil {
 			return res, err
 		}
 		if _, err := sm.Retry(v.w, sm.DefaultMaxRetries); err != nil {
@@ -481,7 +476,7 @@ func settle(v *view, runs agentrun.Runs, recs []supervisor.Record, how settleMod
 func changed(v *view, recs []supervisor.Record) []supervisor.Record {
 	var out []supervisor.Record
 	for _, rec := range recs {
-		if old, ok := v.records[v.role.Key][rec.WorkerID]; !ok || old.Status != rec.Status || old.Error != rec.Error || old.OutputPath != rec.OutputPath {
+		if old, ok := v.records[v.role.Key()][rec.WorkerID]; !ok || old.Status != rec.Status || old.Error != rec.Error || old.OutputPath != rec.OutputPath {
 			out = append(out, rec)
 		}
 	}
@@ -503,9 +498,9 @@ func record(v *view, recs []supervisor.Record, agg []byte, verified string) erro
 	if len(recs) == 0 && agg == nil && verified == "" {
 		return nil
 	}
-	path := supervisor.WorkersPath(v.role.Key)
+	path := supervisor.WorkersPath(v.role.Key())
 	return v.w.Update(func(tx *store.Tx) error {
-		if err := supervisor.UpsertTx(tx, v.role.Key, recs...); err != nil {
+		if err := supervisor.UpsertTx(tx, v.role.Key(), recs...); err != nil {
 			return fmt.Errorf("workflow %s: %w", v.w.ID, err)
 		}
 		for _, rec := range recs {
@@ -533,7 +528,7 @@ func record(v *view, recs []supervisor.Record, agg []byte, verified string) erro
 		if agg == nil {
 			return nil
 		}
-		return setRaw(tx, "supervisor_state."+v.role.Key+".aggregated_metadata", agg)
+		return setRaw(tx, "supervisor_state."+gjson.Escape(v.role.Key())+".aggregated_metadata", agg)
 	})
 }
 
@@ -550,7 +545,7 @@ func record(v *view, recs []supervisor.Record, agg []byte, verified string) erro
 // checks the files): so it counts the workers and says where the
 // aggregate is, rather than carrying it.
 func aggregate(v *view, span time.Duration) (signal string, agg []byte, warnings []string, err error) {
-	if v.role.Kind == "" {
+	if v.role.Kind() == "" && v.role.Supervisor == nil {
 		return "", nil, nil, nil
 	}
 	var recs []supervisor.Record
@@ -561,7 +556,7 @@ func aggregate(v *view, span time.Duration) (signal string, agg []byte, warnings
 		Aggregate string `json:"aggregate,omitempty"`
 	}{State: v.state}
 	for _, wk := range v.workers {
-		rec, ok := v.records[v.role.Key][wk.ID]
+		rec, ok := v.records[v.role.Key()][wk.ID]
 		if !ok {
 			rec = supervisor.Record{WorkerID: wk.ID, Status: checkpoint.WorkerPending, OutputPath: wk.Output}
 		}
@@ -572,16 +567,22 @@ func aggregate(v *view, span time.Duration) (signal string, agg []byte, warnings
 		}
 		recs = append(recs, rec)
 	}
-	agg, warnings, err = supervisor.Aggregate(v.role.Kind, recs, supervisor.Dirs{Cwd: v.w.P.Dir, Project: v.w.P.Dir, SpanMs: span.Milliseconds()})
-	var failed *supervisor.FailedError
 	line := supervisor.SupervisorComplete
 	switch {
-	case errors.As(err, &failed):
-		line, agg, err = supervisor.SupervisorFailed, nil, nil
-	case err != nil:
-		return "", nil, warnings, err
-	default:
-		counts.Aggregate = "supervisor_state." + v.role.Key + ".aggregated_metadata"
+	case counts.Completed == 0:
+		line = supervisor.SupervisorFailed
+	case v.role.Kind() != "":
+		// A state without an aggregation has its counts and nothing more.
+		agg, warnings, err = supervisor.Aggregate(v.role.Kind(), recs, supervisor.Dirs{Cwd: v.w.P.Dir, Project: v.w.P.Dir, SpanMs: span.Milliseconds()})
+		var failed *supervisor.FailedError
+		switch {
+		case errors.As(err, &failed):
+			line, agg, err = supervisor.SupervisorFailed, nil, nil
+		case err != nil:
+			return "", nil, warnings, err
+		default:
+			counts.Aggregate = "supervisor_state." + v.role.Key() + ".aggregated_metadata"
+		}
 	}
 	b, err := json.Marshal(counts)
 	return line + ": " + string(b), agg, warnings, err

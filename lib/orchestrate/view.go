@@ -15,6 +15,8 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/limit"
+	"github.com/flowstate-dev/flowstate/lib/machine"
+	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
@@ -23,6 +25,8 @@ import (
 // the role, worker and brief files need to plan or verify that state's workers.
 type view struct {
 	w          *store.Workflow
+	m          *machine.Machine // the workflow's definition
+	doc        []byte           // its checkpoint as read
 	state      string
 	terminal   string
 	role       Role
@@ -76,25 +80,28 @@ func (v *view) planned(inSupervisor bool) plan {
 }
 
 func load(w *store.Workflow) (*view, error) {
-	doc, err := w.ReadCheckpoint()
+	doc, m, err := sm.Load(w)
 	if err != nil {
 		return nil, err
 	}
 	get := func(path string) gjson.Result { return gjson.GetBytes(doc, path) }
 	v := &view{
 		w:          w,
+		m:          m,
+		doc:        doc,
 		state:      get("state_machine.current_state").String(),
 		terminal:   get("state_machine.workflow_config.terminal_state").String(),
 		sequential: get("phase_data.initialize.coordination").String() == sequential,
 		records:    map[string]map[string]supervisor.Record{},
 		session:    get("session_id").String(),
 	}
+	v.role, v.hasRole = RoleOf(m, v.state)
 	v.accepted = map[string]bool{}
-	for _, id := range gjson.GetBytes(doc, "phase_data."+v.state+"."+acceptedKey).Array() {
+	for _, id := range gjson.GetBytes(doc, "phase_data."+gjson.Escape(v.state)+"."+acceptedKey).Array() {
 		v.accepted[id.String()] = true
 	}
 	for i, key := range planKeys {
-		raw := gjson.GetBytes(doc, "phase_data."+v.state+"."+key)
+		raw := gjson.GetBytes(doc, "phase_data."+gjson.Escape(v.state)+"."+key)
 		if raw.IsObject() && json.Unmarshal([]byte(raw.Raw), &v.plans[i]) == nil {
 			v.plans[i].known = true
 		}
@@ -102,7 +109,7 @@ func load(w *store.Workflow) (*view, error) {
 	v.facts = Facts{
 		SpecDir:     specDir(w.P, w.ID),
 		Description: get("workflow_description").String(),
-		Loop:        Loop{FailedState: get("error_state.failed_state").String(), Retries: int(get("error_state.retries.test").Int())},
+		Loop:        loopOf(m, v.state, doc),
 		Version:     int(get("rewinds.#").Int()) + 1,
 	}
 	if fb := gjson.GetBytes(doc, "phase_data."+gjson.Escape(v.state)+".feedback"); fb.IsObject() {
@@ -124,8 +131,8 @@ func load(w *store.Workflow) (*view, error) {
 		}
 		v.facts.TopicNotes = append(v.facts.TopicNotes, kv.OneLine(note))
 	}
-	for _, role := range Roles() {
-		recs, err := supervisor.Records(doc, w.ID, role.Key)
+	for _, role := range Roles(m) {
+		recs, err := supervisor.Records(doc, w.ID, role.Key())
 		if err != nil {
 			return nil, err
 		}
@@ -133,38 +140,104 @@ func load(w *store.Workflow) (*view, error) {
 		for _, rec := range recs {
 			byID[rec.WorkerID] = rec
 		}
-		v.records[role.Key] = byID
+		v.records[role.Key()] = byID
 	}
-	// Debug attempts run one after another, so the completed ones are 1..n.
-	for v.completed("debug", DebugID(v.facts.Loop.DebugDone+1)) {
-		v.facts.Loop.DebugDone++
+	if v.facts.Plan, err = v.plan(); err != nil {
+		return nil, err
 	}
-	if rec := v.record("plan", PlanID); rec.Status == checkpoint.WorkerCompleted {
-		md, err := fsx.ReadFile(rec.OutputPath, limit.Max)
-		if err != nil {
-			return nil, fail.Usagef("the plan %s recorded for workflow %s is gone (%v); restore it or re-run the plan phase", rec.OutputPath, w.ID, err)
+	if l := &v.facts.Loop; l.Checked != "" {
+		// Recovery runs follow one another, so the completed ones are 1..n.
+		for v.recovered(l.RecoveryDone + 1) {
+			l.RecoveryDone++
 		}
-		if v.facts.Plan, err = supervisor.ParsePlan(md); err != nil {
-			return nil, fmt.Errorf("%s: %w", rec.OutputPath, err)
+		// A recovery run works on the failures of the checked run it follows.
+		checkedRun := v.facts
+		checkedRun.Loop = Loop{Checked: l.Checked, Recovery: l.Recovery, Retries: l.RecoveryRun() - 1}
+		checked, _ := RoleOf(m, l.Checked)
+		if n, fs := v.failures(checked, checkedRun); n > 0 {
+			v.facts.Failures = FailureLine(checked, n, fs)
 		}
 	}
-	// The debug analyst works on the failures of the run it follows.
-	failedRun := v.facts
-	failedRun.Loop = Loop{Retries: v.facts.Loop.DebugAttempt() - 1}
-	if n, fs := v.testResults(failedRun); n > 0 {
-		v.facts.Failures = FailureLine(n, fs)
-	}
-	v.role, v.hasRole = RoleOf(v.state)
-	if v.workers, err = Workers(v.state, v.facts); err != nil {
-		return nil, fmt.Errorf("workflow %s, state %s: %w", w.ID, v.state, err)
+	if v.hasRole {
+		if v.workers, err = Workers(v.role, v.facts); err != nil {
+			return nil, fmt.Errorf("workflow %s, state %s: %w", w.ID, v.state, err)
+		}
 	}
 	return v, nil
 }
 
+// loopOf is the check-and-recover loop state belongs to: as the state
+// whose check can fail, or as the recovery state of one. The zero Loop
+// for any other state.
+func loopOf(m *machine.Machine, state string, doc []byte) Loop {
+	checked := ""
+	if w, ok := m.WorkOf(state); ok && w.FailWhen != "" {
+		checked = state
+	} else if from := m.RecoveryOf(state); from != "" {
+		if w, ok := m.WorkOf(from); ok && w.FailWhen != "" {
+			checked = from
+		}
+	}
+	if checked == "" {
+		return Loop{}
+	}
+	return Loop{Checked: checked, Recovery: m.Recovery[checked],
+		FailedState: gjson.GetBytes(doc, "error_state.failed_state").String(),
+		Retries:     int(gjson.GetBytes(doc, "error_state.retries."+gjson.Escape(checked)).Int())}
+}
+
+// plan reads the plan later states build on: the artifact of the first
+// completed worker of the definition's plan state; nil while there is
+// none.
+func (v *view) plan() ([]supervisor.Phase, error) {
+	ps := v.m.PlanState()
+	if ps == "" {
+		return nil, nil
+	}
+	r, _ := RoleOf(v.m, ps)
+	for _, rec := range sortedRecords(v.records[r.Key()]) {
+		if rec.Status != checkpoint.WorkerCompleted {
+			continue
+		}
+		md, err := fsx.ReadFile(rec.OutputPath, limit.Max)
+		if err != nil {
+			return nil, fail.Usagef("the plan %s recorded for workflow %s is gone (%v); restore it or re-run the %s phase", rec.OutputPath, v.w.ID, err, ps)
+		}
+		phases, err := supervisor.ParsePlan(md)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", rec.OutputPath, err)
+		}
+		return phases, nil
+	}
+	return nil, nil
+}
+
+// recovered reports whether recovery run k of the view's loop completed:
+// every worker of that run is recorded completed.
+func (v *view) recovered(k int) bool {
+	l := v.facts.Loop
+	r, ok := RoleOf(v.m, l.Recovery)
+	if !ok {
+		return false
+	}
+	f := v.facts
+	f.Loop = Loop{Checked: l.Checked, Recovery: l.Recovery, Retries: k}
+	ws, err := Workers(r, f)
+	if err != nil || len(ws) == 0 {
+		return false
+	}
+	for _, wk := range ws {
+		if !v.completed(l.Recovery, wk.ID) {
+			return false
+		}
+	}
+	return true
+}
+
 // record is the stored record of worker id of state; zero if none.
 func (v *view) record(state, id string) supervisor.Record {
-	r, _ := RoleOf(state)
-	return v.records[r.Key][id]
+	r, _ := RoleOf(v.m, state)
+	return v.records[r.Key()][id]
 }
 
 func (v *view) completed(state, id string) bool {
@@ -186,15 +259,22 @@ func (v *view) retrying() bool {
 	return false
 }
 
-// testResults sums the failing tests of the test run f's loop points at.
-func (v *view) testResults(f Facts) (int64, []supervisor.Failing) {
-	ws, _ := Workers("test", f)
+// failures sums what failed the check of r (its fail_when number) over
+// the workers of the run f's loop points at, with what each reported.
+func (v *view) failures(r Role, f Facts) (int64, []supervisor.Failing) {
+	ws, _ := Workers(r, f)
 	var failed int64
 	var all []supervisor.Failing
 	for _, w := range ws {
-		var res supervisor.TestResults
-		if rec := v.record("test", w.ID); json.Unmarshal(rec.Metadata, &res) == nil {
-			failed += res.TestsFailed
+		rec := v.record(r.State, w.ID)
+		if rec.Status != checkpoint.WorkerCompleted {
+			continue
+		}
+		failed += gjson.GetBytes(rec.Metadata, gjson.Escape(r.FailWhen)).Int()
+		var res struct {
+			Failures []supervisor.Failing `json:"failures"`
+		}
+		if json.Unmarshal(rec.Metadata, &res) == nil {
 			all = append(all, res.Failures...)
 		}
 	}
@@ -202,8 +282,8 @@ func (v *view) testResults(f Facts) (int64, []supervisor.Failing) {
 }
 
 // complete reports whether the current state's work is finished: every
-// worker completed and, for test, the run passed or its failure has been
-// handed to debug.
+// worker completed and, for a state with a check, the check passed or its
+// failure has been handed to the recovery state.
 func (v *view) complete() bool {
 	if !v.hasRole {
 		return true
@@ -211,9 +291,9 @@ func (v *view) complete() bool {
 	if _, remaining := Pending(v.workers, v.done, v.sequential); remaining > 0 {
 		return false
 	}
-	if v.state == "test" {
-		if n, _ := v.testResults(v.facts); n > 0 {
-			return v.facts.Loop.OwesDebug()
+	if v.role.FailWhen != "" {
+		if n, _ := v.failures(v.role, v.facts); n > 0 {
+			return v.facts.Loop.OwesRecovery()
 		}
 	}
 	return true
@@ -221,11 +301,11 @@ func (v *view) complete() bool {
 
 func (v *view) finished() bool { return v.state == v.terminal && v.complete() }
 
-// outputs lists the completed workers' artifacts per state, in worker order.
-func outputs(records map[string]map[string]supervisor.Record) map[string][]string {
+// outputs lists the completed workers' artifacts per state of m, in worker order.
+func outputs(m *machine.Machine, records map[string]map[string]supervisor.Record) map[string][]string {
 	out := map[string][]string{}
-	for _, role := range Roles() {
-		for _, rec := range sortedRecords(records[role.Key]) {
+	for _, role := range Roles(m) {
+		for _, rec := range sortedRecords(records[role.Key()]) {
 			if rec.Status == checkpoint.WorkerCompleted {
 				out[role.State] = append(out[role.State], rec.OutputPath)
 			}

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/kv"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
 
@@ -21,20 +23,13 @@ import (
 // agents could never write their reports there without a person.
 const SpecsDir = ".flowstate/specs"
 
-// PlanID is the plan-architect's worker id; the plan it wrote is the one
-// the later states build on.
-const PlanID = "plan_1"
-
-// DebugID is the worker id of debug attempt n.
-func DebugID(n int) string { return fmt.Sprintf("debug_%d", n) }
-
 // Worker is one agent invocation a state needs. ID is stable across
 // resumes, so a worker recorded as completed is never run again.
 type Worker struct {
 	ID     string
 	Label  string // the prompt's "Topic:" line: research topic, plan phase, test type, ...
 	Output string // absolute path of the artifact the worker writes
-	Batch  int    // 1-based; implementation waves, 1 for every other state
+	Batch  int    // 1-based; a plan's dependency waves, 1 for every other fan-out
 }
 
 // Facts is what load read from the checkpoint for planning a state.
@@ -43,9 +38,9 @@ type Facts struct {
 	Description string             // the workflow description
 	Topics      []string           // classified research topics; may be empty
 	TopicNotes  []string           // what the classifier said of each topic, when it said more than its name
-	Plan        []supervisor.Phase // the plan's phases; nil when the scope has no plan
+	Plan        []supervisor.Phase // the plan's phases; nil while there is no plan
 	Loop        Loop
-	Failures    string // one line naming the failing tests a debug attempt works on
+	Failures    string // one line naming what failed the check a recovery state works on
 	// Version counts the rewinds of the workflow, plus one: after a rewind
 	// workers write new files beside those of the work taken back, which
 	// stay as history (plans/001_x.v2.md beside plans/001_x.md).
@@ -63,85 +58,129 @@ func (f Facts) artifact(rel string) string {
 	return filepath.Join(f.SpecDir, rel)
 }
 
-// Workers lists every worker of state, in batch order. A state without a
-// role has none.
-func Workers(state string, f Facts) ([]Worker, error) {
-	one := func(id, label, rel string) []Worker {
-		return []Worker{{ID: id, Label: label, Output: f.artifact(rel), Batch: 1}}
-	}
-	desc := kv.OneLine(f.Description)
-	switch state {
-	case "research":
-		topics := f.Topics
-		if len(topics) == 0 {
-			// A scope given by the user carries no topics: research the request itself.
-			topics = []string{desc}
-		}
-		ws := make([]Worker, len(topics))
-		for i, t := range topics {
-			n := i + 1
-			ws[i] = Worker{ID: fmt.Sprintf("research_%d", n), Label: kv.OneLine(t), Batch: 1,
-				Output: f.artifact(filepath.Join("reports", fmt.Sprintf("%03d_%s.md", n, slug(t))))}
-		}
-		return ws, nil
-	case "plan":
-		return one(PlanID, desc, filepath.Join("plans", "001_"+slug(desc)+".md")), nil
-	case "implement":
-		return implementers(f, desc)
-	case "test":
-		var ws []Worker
-		for _, t := range TestTypes(f.Plan) {
-			ws = append(ws, one(fmt.Sprintf("test_%s_r%d", t, f.Loop.TestRun()), t+" tests",
-				filepath.Join("tests", fmt.Sprintf("r%d_%s_results.json", f.Loop.TestRun(), t)))...)
-		}
-		return ws, nil
-	case "debug":
-		label := kv.OneLine(f.Failures)
-		if label == "" {
-			label = desc
-		}
-		n := f.Loop.DebugAttempt()
-		return one(DebugID(n), label, filepath.Join("debug", fmt.Sprintf("%03d_debug.md", n))), nil
-	case "document":
-		return one("document_1", desc, filepath.Join("summaries", "workflow_summary.md")), nil
-	}
-	return nil, nil
+// item is one entry of a fan-out: its number (a plan phase's own), the
+// text a worker's label shows, the part its file names take, and its
+// dependency wave.
+type item struct {
+	n     int
+	text  string
+	slug  string
+	batch int
 }
 
-// implementers gives one executor per plan phase, batched by dependency
-// wave; without a plan (implement-only scopes) one executor does the request.
-func implementers(f Facts, desc string) ([]Worker, error) {
-	if len(f.Plan) == 0 {
-		return []Worker{{ID: "implement_1", Label: desc, Batch: 1,
-			Output: f.artifact(filepath.Join("summaries", "001_implementation.md"))}}, nil
-	}
-	waves, err := supervisor.Waves(f.Plan)
+// Workers lists every worker of r's state, in batch order: one per item
+// of its fan-out, named, labelled and placed by its templates. Two
+// workers that would share an id or a file are an error naming them.
+func Workers(r Role, f Facts) ([]Worker, error) {
+	items, err := fanOut(r, f)
 	if err != nil {
-		return nil, fmt.Errorf("plan: %w", err)
+		return nil, err
 	}
-	names := map[int]string{}
-	for _, p := range f.Plan {
-		names[p.Number] = p.Name
-	}
-	var ws []Worker
-	for i, wave := range waves {
-		for _, n := range wave {
-			label := fmt.Sprintf("Phase %d: %s", n, kv.OneLine(names[n]))
-			ws = append(ws, Worker{ID: fmt.Sprintf("phase_%d", n), Label: strings.TrimSuffix(label, ": "), Batch: i + 1,
-				Output: f.artifact(filepath.Join("summaries", fmt.Sprintf("%03d_phase_%d.md", n, n)))})
+	ws := make([]Worker, len(items))
+	ids, outs := map[string]int{}, map[string]int{}
+	for i, it := range items {
+		v := machine.Vars{State: r.State, N: it.n, Run: f.Loop.RunOf(r.State), Item: it.slug, Text: it.text}
+		ws[i] = Worker{ID: machine.Render(r.IDTemplate(), v), Label: kv.OneLine(machine.Render(r.LabelTemplate(), v)),
+			Output: f.artifact(machine.Render(r.Output, v)), Batch: it.batch}
+		for _, seen := range []struct {
+			m     map[string]int
+			key   string
+			field string
+		}{{ids, ws[i].ID, "id"}, {outs, ws[i].Output, "output"}} {
+			if j, dup := seen.m[seen.key]; dup {
+				return nil, fail.Invalidf("state %s: workers %d (%s) and %d (%s) get the same %s %s; put {n} in the state's %s template",
+					r.State, j+1, items[j].text, i+1, it.text, seen.field, seen.key, seen.field)
+			}
+			seen.m[seen.key] = i
 		}
 	}
 	return ws, nil
 }
 
-// TestTypes are the test workers of a run: unit tests always, integration
-// tests too when the plan has phases that build on each other (more than
-// one wave), because that is where pieces meet.
-func TestTypes(plan []supervisor.Phase) []string {
-	if waves, err := supervisor.Waves(plan); err == nil && len(waves) > 1 {
-		return []string{"unit", "integration"}
+// fanOut lists the items of r's fan-out from its source.
+func fanOut(r Role, f Facts) ([]item, error) {
+	desc := kv.OneLine(f.Description)
+	request := []item{{n: 1, text: desc, slug: slug(desc), batch: 1}}
+	list := func(texts []string) []item {
+		out := make([]item, len(texts))
+		for i, t := range texts {
+			out[i] = item{n: i + 1, text: kv.OneLine(t), slug: slug(t), batch: 1}
+		}
+		return out
 	}
-	return []string{"unit"}
+	switch r.Source() {
+	case machine.SourceTopics:
+		if len(f.Topics) > 0 {
+			return list(f.Topics), nil
+		}
+	case machine.SourceArguments:
+		return list(ArgumentItems(f.Description)), nil
+	case machine.SourceFailures:
+		if line := kv.OneLine(f.Failures); line != "" {
+			return []item{{n: 1, text: line, slug: slug(line), batch: 1}}, nil
+		}
+	case machine.SourcePlan:
+		if len(f.Plan) > 0 {
+			return phases(f.Plan)
+		}
+	case machine.SourceItems:
+		waves := planWaves(f.Plan)
+		var texts []string
+		for _, it := range r.Each.Items {
+			if waves >= it.MinWaves {
+				texts = append(texts, it.Name)
+			}
+		}
+		return list(texts), nil
+	}
+	return request, nil
+}
+
+// phases gives one item per plan phase, numbered as the plan numbers
+// them and batched by dependency wave.
+func phases(plan []supervisor.Phase) ([]item, error) {
+	waves, err := supervisor.Waves(plan)
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	names := map[int]string{}
+	for _, p := range plan {
+		names[p.Number] = p.Name
+	}
+	var out []item
+	for i, wave := range waves {
+		for _, n := range wave {
+			text := strings.TrimSuffix(fmt.Sprintf("Phase %d: %s", n, kv.OneLine(names[n])), ": ")
+			out = append(out, item{n: n, text: text, slug: slug(names[n]), batch: i + 1})
+		}
+	}
+	return out, nil
+}
+
+// planWaves counts the plan's dependency waves (0 without a plan, or
+// with one that does not sort).
+func planWaves(plan []supervisor.Phase) int {
+	if waves, err := supervisor.Waves(plan); err == nil {
+		return len(waves)
+	}
+	return 0
+}
+
+// ArgumentItems are the items a request lists for an "each": "arguments"
+// fan-out: separated by newlines or commas when it has any, else by
+// white space; empty items are dropped.
+func ArgumentItems(request string) []string {
+	sep := func(r rune) bool { return r == '\n' || r == ',' }
+	if !strings.ContainsAny(request, "\n,") {
+		sep = unicode.IsSpace
+	}
+	var out []string
+	for _, f := range strings.FieldsFunc(request, sep) {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Pending returns the workers to run now: the unfinished workers of the
@@ -161,52 +200,63 @@ func Pending(ws []Worker, done func(id string) bool, sequential bool) (batch []W
 	return batch, remaining
 }
 
-// Supervise decides, with the thresholds of docs/supervisors.md, whether the state's
-// workers go through its sub-supervisor: never in sequential mode or for a
-// single-agent state; otherwise by the size of the whole state, so that a
-// resumed phase is coordinated the way it started.
-func Supervise(r Role, ws []Worker, sequential bool) (bool, error) {
-	if sequential || r.Supervisor == "" {
-		return false, nil
-	}
-	var c supervisor.Counts
-	switch r.Kind {
-	case supervisor.Research:
-		c.Topics = len(ws)
-	case supervisor.Implementation:
-		c.Domains = len(ws)
-	case supervisor.Testing:
-		c.TestTypes = len(ws)
-	}
-	return supervisor.ShouldSupervise(r.Kind, c)
+// Supervise decides whether the state's workers go through its
+// sub-supervisor: never in sequential mode or for a state without one;
+// otherwise when the whole state (not the batch: a resumed phase is
+// coordinated the way it started) has at least the definition's number of
+// workers.
+func Supervise(r Role, ws []Worker, sequential bool) bool {
+	return !sequential && r.Supervisor != nil && len(ws) >= r.Supervisor.From
 }
 
-// Loop is where a workflow stands in its test/debug loop: retries spent on
-// the test state (error_state.retries.test), the state that failed, and the
-// highest debug attempt completed. Test run k is followed, when it fails, by
-// debug attempt k and then test run k+1, until sm-retry refuses.
+// Loop is where a workflow stands in a check-and-recover loop: a state
+// whose check can fail (Checked, test in the default machine), the
+// retries spent on it, the state that failed, and how many runs of its
+// recovery state (debug) completed. Run k of the checked state is
+// followed, when its check fails, by recovery run k and then run k+1 of
+// the checked state, until sm-retry refuses.
 type Loop struct {
-	FailedState string
-	Retries     int
-	DebugDone   int
+	Checked      string
+	Recovery     string
+	FailedState  string
+	Retries      int
+	RecoveryDone int
 }
 
-// TestRun is the number of the test run to work on: the failed run while
-// its debug is owed, else the next one.
-func (l Loop) TestRun() int {
-	if l.OwesDebug() {
+// CheckRun is the number of the checked state's run to work on: the
+// failed run while its recovery is owed, else the next one.
+func (l Loop) CheckRun() int {
+	if l.OwesRecovery() {
 		return l.Retries
 	}
 	return l.Retries + 1
 }
 
-// DebugAttempt is the number of the debug attempt to work on; a debug-only
-// workflow (no test failure) has attempt 1.
-func (l Loop) DebugAttempt() int { return max(1, l.Retries) }
+// RecoveryRun is the number of the recovery run to work on; a workflow
+// that starts its recovery state without a failed check (debug-only) has
+// run 1.
+func (l Loop) RecoveryRun() int { return max(1, l.Retries) }
 
-// OwesDebug reports that a failed test run has been recorded and retried
-// but not yet debugged: the workflow must go to the recovery state next.
-func (l Loop) OwesDebug() bool { return l.FailedState == "test" && l.Retries > l.DebugDone }
+// RunOf is a template's {run} for state: the run of the loop it belongs
+// to, 1 for a state outside the loop.
+func (l Loop) RunOf(state string) int {
+	switch {
+	case state == "" || l.Checked == "":
+		return 1
+	case state == l.Checked:
+		return l.CheckRun()
+	case state == l.Recovery:
+		return l.RecoveryRun()
+	}
+	return 1
+}
+
+// OwesRecovery reports that a failed check has been recorded and retried
+// but not yet recovered from: the workflow must go to the recovery state
+// next.
+func (l Loop) OwesRecovery() bool {
+	return l.Checked != "" && l.FailedState == l.Checked && l.Retries > l.RecoveryDone
+}
 
 // slug makes a short file-name part from text: lower-case letters and
 // digits joined by single underscores, at most 40 bytes, "untitled" if empty.

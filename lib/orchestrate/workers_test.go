@@ -2,10 +2,12 @@ package orchestrate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
 
@@ -35,28 +37,29 @@ func TestWorkers(t *testing.T) {
 			"research_1@1:Auth patterns>reports/001_auth_patterns.md research_2@1:Session/Storage>reports/002_session_storage.md"},
 		{"research", nil, "research_1@1:Build login now>reports/001_build_login_now.md"},
 		{"plan", nil, "plan_1@1:Build login now>plans/001_build_login_now.md"},
-		{"implement", nil, "implement_1@1:Build login now>summaries/001_implementation.md"},
+		{"implement", nil, "phase_1@1:Build login now>summaries/001_phase_1.md"},
 		{"implement", func(f *Facts) { f.Plan = diamond },
 			"phase_1@1:Phase 1: Foundation>summaries/001_phase_1.md phase_2@2:Phase 2: Core>summaries/002_phase_2.md " +
 				"phase_3@2:Phase 3>summaries/003_phase_3.md phase_4@3:Phase 4: Integration>summaries/004_phase_4.md"},
 		{"test", nil, "test_unit_r1@1:unit tests>tests/r1_unit_results.json"},
-		{"test", func(f *Facts) { f.Plan, f.Loop = diamond, Loop{Retries: 1, DebugDone: 1, FailedState: "test"} },
+		{"test", func(f *Facts) { f.Plan, f.Loop = diamond, testLoop(1, 1) },
 			"test_unit_r2@1:unit tests>tests/r2_unit_results.json test_integration_r2@1:integration tests>tests/r2_integration_results.json"},
-		{"debug", nil, "debug_1@1:Build login now>debug/001_debug.md"},
+		{"debug", func(f *Facts) { f.Loop = testLoop(0, 0) }, "debug_1@1:Build login now>debug/001_debug.md"},
 		{"debug", func(f *Facts) {
-			f.Loop, f.Failures = Loop{Retries: 2, DebugDone: 1, FailedState: "test"}, "1 failing\ntests"
+			f.Loop, f.Failures = testLoop(2, 1), "1 failing\ntests"
 		},
 			"debug_2@1:1 failing tests>debug/002_debug.md"},
 		{"document", nil, "document_1@1:Build login now>summaries/workflow_summary.md"},
-		{"initialize", nil, ""},
-		{"complete", nil, ""},
 	}
 	for _, tt := range tests {
 		f := base
 		if tt.f != nil {
 			tt.f(&f)
 		}
-		ws, err := Workers(tt.state, f)
+		if tt.state == "test" || tt.state == "debug" {
+			f.Loop.Checked, f.Loop.Recovery = "test", "debug"
+		}
+		ws, err := Workers(role(tt.state), f)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.state, err)
 		}
@@ -65,7 +68,7 @@ func TestWorkers(t *testing.T) {
 		}
 	}
 	cycle := []supervisor.Phase{{Number: 1, Dependencies: []int{2}}, {Number: 2, Dependencies: []int{1}}}
-	if _, err := Workers("implement", Facts{Plan: cycle}); fail.Code(err) != fail.Invalid {
+	if _, err := Workers(role("implement"), Facts{Plan: cycle}); fail.Code(err) != fail.Invalid {
 		t.Errorf("a plan with a cycle: got %v, want invalid data", err)
 	}
 }
@@ -77,16 +80,16 @@ func TestWorkersAfterARewind(t *testing.T) {
 	for state, want := range map[string]string{
 		"research":  "/p/s/reports/001_add_login.v3.md",
 		"plan":      "/p/s/plans/001_add_login.v3.md",
-		"implement": "/p/s/summaries/001_implementation.v3.md",
+		"implement": "/p/s/summaries/001_phase_1.v3.md",
 		"test":      "/p/s/tests/r1_unit_results.v3.json",
 		"document":  "/p/s/summaries/workflow_summary.v3.md",
 	} {
-		ws, err := Workers(state, f)
+		ws, err := Workers(role(state), f)
 		if err != nil || len(ws) != 1 || ws[0].Output != want {
 			t.Errorf("Workers(%s) = %+v, %v; want one writing %s", state, ws, err, want)
 		}
 	}
-	if ws, _ := Workers("plan", Facts{SpecDir: "/p/s", Description: "Add login", Version: 1}); ws[0].Output != "/p/s/plans/001_add_login.md" || ws[0].ID != PlanID {
+	if ws, _ := Workers(role("plan"), Facts{SpecDir: "/p/s", Description: "Add login", Version: 1}); ws[0].Output != "/p/s/plans/001_add_login.md" || ws[0].ID != "plan_1" {
 		t.Errorf("version 1 writes %s as %s, want the plain name", ws[0].Output, ws[0].ID)
 	}
 }
@@ -122,10 +125,7 @@ func TestPending(t *testing.T) {
 
 func TestSupervise(t *testing.T) {
 	n := func(k int) []Worker { return make([]Worker, k) }
-	research, _ := RoleOf("research")
-	implement, _ := RoleOf("implement")
-	test, _ := RoleOf("test")
-	plan, _ := RoleOf("plan")
+	research, implement, test, plan := role("research"), role("implement"), role("test"), role("plan")
 	tests := []struct {
 		role       Role
 		workers    int
@@ -142,30 +142,86 @@ func TestSupervise(t *testing.T) {
 		{plan, 9, false, false},
 	}
 	for _, tt := range tests {
-		if got, err := Supervise(tt.role, n(tt.workers), tt.sequential); err != nil || got != tt.want {
-			t.Errorf("Supervise(%s, %d workers, sequential %v) = %v, %v; want %v", tt.role.State, tt.workers, tt.sequential, got, err, tt.want)
+		if got := Supervise(tt.role, n(tt.workers), tt.sequential); got != tt.want {
+			t.Errorf("Supervise(%s, %d workers, sequential %v) = %v; want %v", tt.role.State, tt.workers, tt.sequential, got, tt.want)
 		}
 	}
 }
 
-// TestLoop walks the test/debug loop: run 1 fails, debug 1, run 2 fails,
-// debug 2, run 3.
+// testLoop is the default machine's test/debug loop with retries spent
+// and debug runs done.
+func testLoop(retries, done int) Loop {
+	l := Loop{Checked: "test", Recovery: "debug", Retries: retries, RecoveryDone: done}
+	if retries > 0 {
+		l.FailedState = "test"
+	}
+	return l
+}
+
+// TestLoop walks the check-and-recover loop: run 1 fails, recovery 1, run
+// 2 fails, recovery 2, run 3; a state outside it runs once.
 func TestLoop(t *testing.T) {
 	tests := []struct {
-		loop         Loop
-		run, attempt int
-		owesDebug    bool
+		loop          Loop
+		run, recovery int
+		owes          bool
 	}{
-		{Loop{}, 1, 1, false},
-		{Loop{FailedState: "test", Retries: 1}, 1, 1, true},
-		{Loop{FailedState: "test", Retries: 1, DebugDone: 1}, 2, 1, false},
-		{Loop{FailedState: "test", Retries: 2, DebugDone: 1}, 2, 2, true},
-		{Loop{FailedState: "test", Retries: 2, DebugDone: 2}, 3, 2, false},
-		{Loop{FailedState: "research", Retries: 1}, 2, 1, false},
+		{testLoop(0, 0), 1, 1, false},
+		{testLoop(1, 0), 1, 1, true},
+		{testLoop(1, 1), 2, 1, false},
+		{testLoop(2, 1), 2, 2, true},
+		{testLoop(2, 2), 3, 2, false},
+		{Loop{Checked: "test", Recovery: "debug", FailedState: "research", Retries: 1}, 2, 1, false},
 	}
 	for _, tt := range tests {
-		if run, attempt, owes := tt.loop.TestRun(), tt.loop.DebugAttempt(), tt.loop.OwesDebug(); run != tt.run || attempt != tt.attempt || owes != tt.owesDebug {
-			t.Errorf("%+v: run %d, attempt %d, owes %v; want %d, %d, %v", tt.loop, run, attempt, owes, tt.run, tt.attempt, tt.owesDebug)
+		if run, rec, owes := tt.loop.RunOf("test"), tt.loop.RunOf("debug"), tt.loop.OwesRecovery(); run != tt.run || rec != tt.recovery || owes != tt.owes {
+			t.Errorf("%+v: run %d, recovery %d, owes %v; want %d, %d, %v", tt.loop, run, rec, owes, tt.run, tt.recovery, tt.owes)
+		}
+		if got := tt.loop.RunOf("plan"); got != 1 {
+			t.Errorf("%+v: RunOf(plan) = %d, want 1", tt.loop, got)
+		}
+	}
+}
+
+// TestWorkersOfADefinition: a user's fan-outs, a fixed list and the items
+// of the request, named by their templates; workers that would share a
+// file are an error naming both.
+func TestWorkersOfADefinition(t *testing.T) {
+	lenses := Role{State: "review", Work: machine.Work{Each: machine.Each{Source: machine.SourceItems, Items: []machine.Item{{Name: "Security"}, {Name: "Speed"}}},
+		Output: "reviews/{n:2}_{item}.md"}}
+	files := Role{State: "check", Work: machine.Work{Each: machine.Each{Source: machine.SourceArguments}, ID: "file_{n}", Label: "File {text}", Output: "checks/{item}.json"}}
+	f := Facts{SpecDir: "/s", Description: "a.go, lib/b.go"}
+	for _, tt := range []struct {
+		r    Role
+		f    Facts
+		want string
+	}{
+		{lenses, f, "review_1@1:Security>reviews/01_security.md review_2@1:Speed>reviews/02_speed.md"},
+		{files, f, "file_1@1:File a.go>checks/a_go.json file_2@1:File lib/b.go>checks/lib_b_go.json"},
+		{files, Facts{SpecDir: "/s", Description: "x.go y.go"}, "file_1@1:File x.go>checks/x_go.json file_2@1:File y.go>checks/y_go.json"},
+	} {
+		ws, err := Workers(tt.r, tt.f)
+		if err != nil || ids(ws) != tt.want {
+			t.Errorf("Workers(%s, %q):\n got %s, %v\nwant %s", tt.r.State, tt.f.Description, ids(ws), err, tt.want)
+		}
+	}
+	if _, err := Workers(files, Facts{SpecDir: "/s", Description: "a.go a-go"}); fail.Code(err) != fail.Invalid || !strings.Contains(err.Error(), "workers 1 (a.go) and 2 (a-go) get the same output /s/checks/a_go.json") {
+		t.Errorf("two workers writing one file: %v", err)
+	}
+}
+
+func TestArgumentItems(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want []string
+	}{
+		{"a.go b.go", []string{"a.go", "b.go"}},
+		{"a b, c d", []string{"a b", "c d"}},
+		{"one\ntwo words\n\n", []string{"one", "two words"}},
+		{"  ", nil},
+	} {
+		if got := ArgumentItems(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("ArgumentItems(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
@@ -188,7 +244,7 @@ func TestSlug(t *testing.T) {
 // Many workers and a long prompt cost one pass, not their product.
 func TestWorkerIn(t *testing.T) {
 	const specDir, rel = "/p/.flowstate/specs/w1", ".flowstate/specs/w1"
-	ws, err := Workers("research", Facts{SpecDir: specDir, Topics: []string{"Alpha", "Beta", "Gamma"}})
+	ws, err := Workers(role("research"), Facts{SpecDir: specDir, Topics: []string{"Alpha", "Beta", "Gamma"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +265,7 @@ func TestWorkerIn(t *testing.T) {
 	for i := range topics {
 		topics[i] = fmt.Sprintf("topic %d", i)
 	}
-	many, err := Workers("research", Facts{SpecDir: specDir, Topics: topics})
+	many, err := Workers(role("research"), Facts{SpecDir: specDir, Topics: topics})
 	if err != nil {
 		t.Fatal(err)
 	}

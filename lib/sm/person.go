@@ -218,7 +218,7 @@ func notWaiting(w *store.Workflow, doc []byte, what string) error {
 // with the reason kept for its workers (phase_data.<state>.feedback). It
 // is a rewind (see Rewind) recorded as a rejection. It returns the state
 // the workflow went back to.
-func Reject(w *store.Workflow, a Actor, reason string, records RecordKeys) (to string, err error) {
+func Reject(w *store.Workflow, a Actor, reason string) (to string, err error) {
 	if reason == "" {
 		return "", fail.Usagef("reject needs --reason TEXT: why, for the record and for whoever does the work again")
 	}
@@ -241,7 +241,7 @@ func Reject(w *store.Workflow, a Actor, reason string, records RecordKeys) (to s
 		to = RejectsTo(doc, h)
 		ed := editor{doc: doc}
 		tx.Event("reject", a.fields(map[string]any{"state": h.State, "from": h.From, "to": to, "reason": reason}))
-		if err := ed.rewind(tx, w, m, to, rewindCause{kind: "reject", actor: a, reason: reason}, records); err != nil {
+		if err := ed.rewind(tx, w, m, to, rewindCause{kind: "reject", actor: a, reason: reason}); err != nil {
 			return err
 		}
 		tx.Checkpoint = ed.doc
@@ -331,11 +331,6 @@ func Cancel(w *store.Workflow, a Actor, reason string) error {
 	})
 }
 
-// RecordKeys names the supervisor_state keys under which a state's workers
-// are recorded (orchestrate.RecordKeys knows them for the plugin's states); a rewind
-// takes those records back with the state.
-type RecordKeys func(state string) []string
-
 // Rewind takes the workflow back to `to`, a state it has completed or its
 // current state (whose work is then done again), in one locked write.
 // The states from `to` on are no longer completed; what was recorded for
@@ -346,7 +341,7 @@ type RecordKeys func(state string) []string
 // state's workers (phase_data.<to>.feedback). A workflow waiting for
 // approval goes back to in_progress; a paused one stays paused. Rewinding
 // to the current state again with nothing recorded since changes nothing.
-func Rewind(w *store.Workflow, to string, a Actor, reason string, records RecordKeys) error {
+func Rewind(w *store.Workflow, to string, a Actor, reason string) error {
 	m, err := LoadMachine(w)
 	if err != nil {
 		return err
@@ -360,7 +355,7 @@ func Rewind(w *store.Workflow, to string, a Actor, reason string, records Record
 			return nil
 		}
 		ed := editor{doc: tx.Checkpoint}
-		if err := ed.rewind(tx, w, m, to, rewindCause{kind: "rewind", actor: a, reason: reason}, records); err != nil {
+		if err := ed.rewind(tx, w, m, to, rewindCause{kind: "rewind", actor: a, reason: reason}); err != nil {
 			return err
 		}
 		tx.Checkpoint = ed.doc
@@ -376,7 +371,9 @@ type rewindCause struct {
 }
 
 // rewind is Rewind's change of the document in e, inside tx.
-func (e *editor) rewind(tx *store.Tx, w *store.Workflow, m *machine.Machine, to string, c rewindCause, records RecordKeys) error {
+// The workers of a state with work are recorded under its definition's
+// records key (supervisor_state.<key>): the rewind takes them back too.
+func (e *editor) rewind(tx *store.Tx, w *store.Workflow, m *machine.Machine, to string, c rewindCause) error {
 	// A complete workflow can be taken back and done again; one given up
 	// (failed, abandoned, cancelled) cannot.
 	status := gjson.GetBytes(e.doc, pStatus).String()
@@ -426,10 +423,9 @@ func (e *editor) rewind(tx *store.Tx, w *store.Workflow, m *machine.Machine, to 
 			}
 			take("phase_data", s, "phase_data."+gjson.Escape(s))
 		}
-		if records != nil {
-			for _, key := range records(s) {
-				take("supervisor_state", key, "supervisor_state."+gjson.Escape(key))
-			}
+		if work, ok := m.WorkOf(s); ok {
+			key := work.RecordsKey(s)
+			take("supervisor_state", key, "supervisor_state."+gjson.Escape(key))
 		}
 		take("retries", s, pRetries+"."+gjson.Escape(s))
 	}

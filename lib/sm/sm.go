@@ -57,11 +57,80 @@ type InitParams struct {
 	// Gates adds approval gates to the machine's own (sm-init --gate), a
 	// gate given here replacing the machine's on the same state.
 	Gates map[string]machine.Gate
+	// Agents are the agents that belong to the workflow besides those its
+	// definition names (sm-init --agents): the hooks hold them to the
+	// protocol.
+	Agents []string
+	// Since is when the user last invoked a command in the session (the
+	// UserPromptSubmit hook's record); zero when unknown. The session's
+	// unfinished workflow of the same request created since then is this
+	// command's own: its start block is running again.
+	Since time.Time
 }
 
+// pAgents is where a workflow keeps the agents declared for it.
+const pAgents = "state_machine.agents"
+
 // Init creates the workflow, its first checkpoint, and points the
-// session at it.
-func Init(p *store.Project, ip InitParams) (*store.Workflow, error) {
+// session at it. Run again, it creates nothing: the same request (command,
+// description and scope) answers the workflow it created (again is then
+// true), found by its --workflow id, or else as the session's current
+// unfinished workflow created since the user's latest command (ip.Since).
+// A start block is safe to repeat; the user's next command starts anew.
+func Init(p *store.Project, ip InitParams) (w *store.Workflow, again bool, err error) {
+	if w, again, err = initAgain(p, ip); again || err != nil {
+		return w, again, err
+	}
+	w, err = create(p, ip)
+	return w, false, err
+}
+
+// initAgain finds the workflow a repeated Init created; an id taken by
+// another request is a usage error.
+func initAgain(p *store.Project, ip InitParams) (*store.Workflow, bool, error) {
+	id, implicit := ip.ID, false
+	if id == "" && !ip.Since.IsZero() && ip.Session != "" && store.ValidID(ip.Session) == nil {
+		id, _ = p.SessionWorkflow(ip.Session)
+		implicit = true
+	}
+	if id == "" || store.ValidID(id) != nil {
+		return nil, false, nil
+	}
+	s, ok := p.Summary(id)
+	if !ok {
+		return nil, false, nil
+	}
+	w, err := p.Workflow(id)
+	if err != nil {
+		return nil, false, err
+	}
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return nil, false, err
+	}
+	desc := gjson.GetBytes(doc, "workflow_description").String()
+	same := s.Command == ip.Command && s.Scope == ip.Scope && desc == ip.Description && (s.Session == "" || s.Session == ip.Session)
+	switch {
+	case implicit:
+		// Only this command's own start, run again: the user's next
+		// command with the same words starts a new workflow.
+		return w, same && s.Active() && !createdBefore(gjson.GetBytes(doc, "created_at").String(), ip.Since), nil
+	case same:
+		return w, true, nil
+	}
+	return nil, false, fail.Usagef("workflow %q already exists in %s for another request (%s: %q); choose another --workflow id or omit it",
+		id, p.Dir, s.Command, desc)
+}
+
+// createdBefore reports whether a workflow created at (RFC 3339) was
+// created before t; an unreadable time counts as before.
+func createdBefore(at string, t time.Time) bool {
+	c, err := time.Parse(time.RFC3339Nano, at)
+	return err != nil || c.Before(t.Truncate(time.Second))
+}
+
+// create is Init's first run.
+func create(p *store.Project, ip InitParams) (*store.Workflow, error) {
 	if ip.Description == "" || ip.Command == "" {
 		return nil, fail.Usagef("sm-init needs --description TEXT and --command NAME")
 	}
@@ -131,6 +200,11 @@ func Init(p *store.Project, ip InitParams) (*store.Workflow, error) {
 	}
 	if len(gates) > 0 {
 		if cp, err = sjson.SetBytes(cp, pGates, gates); err != nil {
+			return nil, err
+		}
+	}
+	if len(ip.Agents) > 0 {
+		if cp, err = sjson.SetBytes(cp, pAgents, ip.Agents); err != nil {
 			return nil, err
 		}
 	}

@@ -62,7 +62,7 @@ func TestInitRefusesCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, cmd := range []string{"x\nCURRENT_STATE=complete", "a b", "../x", "-flag", "a=b"} {
-		_, err := Init(p, InitParams{Description: "d", Command: cmd, Scope: "research-only", Machine: machine.Default()})
+		_, _, err := Init(p, InitParams{Description: "d", Command: cmd, Scope: "research-only", Machine: machine.Default()})
 		if fail.Code(err) != fail.Invalid || !strings.Contains(err.Error(), "--command") {
 			t.Errorf("Init(--command %q) = %v, want an invalid --command", cmd, err)
 		}
@@ -70,7 +70,7 @@ func TestInitRefusesCommand(t *testing.T) {
 	if list, err := p.List(); err != nil || len(list) != 0 {
 		t.Errorf("a refused sm-init left workflows: %v %v", list, err)
 	}
-	w, err := Init(p, InitParams{Description: "d", Command: "coordinate", Scope: "research-only", Machine: machine.Default()})
+	w, _, err := Init(p, InitParams{Description: "d", Command: "coordinate", Scope: "research-only", Machine: machine.Default()})
 	if err != nil {
 		t.Fatalf("a plain command: %v", err)
 	}

@@ -27,7 +27,7 @@ func newWorkflow(t *testing.T, at string) *store.Workflow {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := Init(p, InitParams{Description: "d", Command: "build", Scope: "full-implementation", Machine: machine.Default()})
+	w, _, err := Init(p, InitParams{Description: "d", Command: "build", Scope: "full-implementation", Machine: machine.Default()})
 	if err != nil {
 		t.Fatal(err)
 	}

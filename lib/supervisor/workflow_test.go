@@ -49,7 +49,7 @@ func workflow(t *testing.T) *store.Workflow {
 	t.Helper()
 	dir := t.TempDir()
 	p := &store.Project{Dir: dir, StateDir: filepath.Join(dir, ".claude", "state"), LockWait: time.Second, Now: time.Now}
-	w, err := sm.Init(p, sm.InitParams{Description: "d", Command: "c", Scope: "research-only", Machine: machine.Default(),
+	w, _, err := sm.Init(p, sm.InitParams{Description: "d", Command: "c", Scope: "research-only", Machine: machine.Default(),
 		Classification: classify.Classification{WorkflowType: "research-only", Confidence: 1, ResearchComplexity: 1, ResearchTopics: []string{}}})
 	if err != nil {
 		t.Fatal(err)

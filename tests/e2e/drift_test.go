@@ -36,7 +36,7 @@ func TestBackgroundAgentsWithoutTheForegroundHook(t *testing.T) {
 	w.expectWorkers("research_supervisor", map[string]string{"research_1": "completed", "research_2": "completed"})
 	w.expectWorkers("implementation_supervisor", map[string]string{"phase_1": "completed", "phase_2": "completed", "phase_3": "completed", "phase_4": "completed"})
 	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "research-specialist": 2, "plan-architect": 1,
-		"implementation-sub-supervisor": 1, "implementation-executor": 4, "testing-sub-supervisor": 1, "test-specialist": 2, "doc-writer": 1})
+		"sub-supervisor": 2, "implementation-executor": 4, "test-specialist": 2, "doc-writer": 1})
 	if n := s.Model.BackgroundAgents(); n < 5 {
 		t.Errorf("Claude Code ran %d agents in the background, want every one the main thread launched: the race was not tested", n)
 	}

@@ -528,15 +528,23 @@ func (w *workflow) expectWorkerSignals(m *standin.Server, persona, supervisor st
 	}
 }
 
-// expectSupervisorSignal checks a sub-supervisor's final answers: each is
-// `SUPERVISOR_COMPLETE: <counts>`, the last one's counts those of the
-// recorded workers and naming where their aggregate is recorded, not
-// carrying it (it would only fill the orchestrating model's context).
-func (w *workflow) expectSupervisorSignal(m *standin.Server, persona, key string, runs int) {
+// expectSupervisorSignal checks the sub-supervisor's final answers for
+// state: each is `SUPERVISOR_COMPLETE: <counts>`, the last one's counts
+// those of the recorded workers and naming where their aggregate is
+// recorded, not carrying it (it would only fill the orchestrating model's
+// context).
+func (w *workflow) expectSupervisorSignal(m *standin.Server, state, key string, runs int) {
 	w.t.Helper()
-	got := answers(m, persona)
+	const persona = "sub-supervisor"
+	var got []string
+	for _, a := range answers(m, persona) {
+		_, signal, _ := strings.Cut(a, ": ")
+		if gjson.Get(signal, "state").String() == state {
+			got = append(got, a)
+		}
+	}
 	if len(got) != runs {
-		w.t.Errorf("%s answered %d times (%q), want %d", persona, len(got), got, runs)
+		w.t.Errorf("%s answered %d times for %s (%q), want %d", persona, len(got), state, answers(m, persona), runs)
 		return
 	}
 	for _, a := range got {

@@ -88,8 +88,8 @@ func testPlanGateApprovedFromAShell(t *testing.T, d standin.Drift) {
 
 	s.restartModel(standin.Knobs{}, "resume")
 	resumed := s.run("/flowstate:workflow-resume")
-	expectAgents(t, s.Model, map[string]int{"implementation-sub-supervisor": 1, "implementation-executor": 4,
-		"testing-sub-supervisor": 1, "test-specialist": 2, "doc-writer": 1})
+	expectAgents(t, s.Model, map[string]int{"sub-supervisor": 2, "implementation-executor": 4,
+		"test-specialist": 2, "doc-writer": 1})
 	w = s.onlyWorkflow()
 	w.expect(map[string]any{"status": "complete", "state_machine.current_state": "complete", "hold": nil,
 		"phase_data.implement.approval.by": "ann", "phase_data.implement.approval.via": "shell", "phase_data.implement.approval.note": "plan reviewed"})

@@ -139,7 +139,7 @@ func expectOutput(t *testing.T, r result, want ...string) {
 }
 
 // TestCoordinateResearchAndPlan: four topics make research hierarchical:
-// /coordinate hands the phase to research-sub-supervisor, which starts the
+// /coordinate hands the phase to the sub-supervisor, which starts the
 // four research-specialists in one message; then plan-architect writes the
 // plan and the workflow ends in plan.
 func TestCoordinateResearchAndPlan(t *testing.T) { underEachDrift(t, testCoordinateResearchAndPlan) }
@@ -171,9 +171,9 @@ func testCoordinateResearchAndPlan(t *testing.T, d standin.Drift) {
 		t.Errorf("the plan %s is not the plan-architect's:\n%s", plan[0], s.read(plan[0]))
 	}
 	w.expectWorkerSignals(s.Model, "research-specialist", "research_supervisor")
-	w.expectSupervisorSignal(s.Model, "research-sub-supervisor", "research_supervisor", 1)
+	w.expectSupervisorSignal(s.Model, "research", "research_supervisor", 1)
 	w.expectEvents("initialize research plan", map[string]int{"worker": 5, "finish": 1, "error": 0})
-	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "research-sub-supervisor": 1, "research-specialist": 4, "plan-architect": 1})
+	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "sub-supervisor": 1, "research-specialist": 4, "plan-architect": 1})
 
 	// The four workers: started by the sub-supervisor, in one assistant
 	// message, and Claude Code ran them as one batch (their four results
@@ -182,12 +182,12 @@ func testCoordinateResearchAndPlan(t *testing.T, d standin.Drift) {
 		t.Errorf("research-specialist invoked in batches %v, want all four in one message [4]", got)
 	}
 	for _, c := range agentCalls(s.Model) {
-		if c.Persona == "research-specialist" && c.Caller != "research-sub-supervisor" {
-			t.Errorf("a research-specialist was started by %q, want research-sub-supervisor", c.Caller)
+		if c.Persona == "research-specialist" && c.Caller != "sub-supervisor" {
+			t.Errorf("a research-specialist was started by %q, want sub-supervisor", c.Caller)
 		}
 	}
-	if n := s.mostToolResults("sub-research-sub-supervisor"); n != 4 {
-		t.Errorf("research-sub-supervisor got at most %d tool results in one message, want the 4 workers' together", n)
+	if n := s.mostToolResults("sub-sub-supervisor"); n != 4 {
+		t.Errorf("sub-supervisor got at most %d tool results in one message, want the 4 workers' together", n)
 	}
 	expectOutput(t, r, "FINAL_STATE=plan", "ARTIFACT_COUNT=5")
 	s.expectHookExports(r)
@@ -257,7 +257,7 @@ func testCoordinateFullImplementationRetry(t *testing.T, d standin.Drift) {
 		}
 	}
 	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "research-specialist": 2, "plan-architect": 1,
-		"implementation-sub-supervisor": 1, "implementation-executor": 4, "testing-sub-supervisor": 2, "test-specialist": 4,
+		"sub-supervisor": 3, "implementation-executor": 4, "test-specialist": 4,
 		"debug-analyst": 1, "doc-writer": 1})
 	if got := batches(s.Model, "implementation-executor"); fmt.Sprint(got) != "[1 2 1]" {
 		t.Errorf("implementation-executor waves %v, want the plan's diamond [1 2 1]", got)
@@ -267,8 +267,8 @@ func testCoordinateFullImplementationRetry(t *testing.T, d standin.Drift) {
 			t.Errorf("debug-analyst was not told the failing test:\n%s", c.Prompt)
 		}
 	}
-	w.expectSupervisorSignal(s.Model, "implementation-sub-supervisor", "implementation_supervisor", 1)
-	w.expectSupervisorSignal(s.Model, "testing-sub-supervisor", "testing_supervisor", 2)
+	w.expectSupervisorSignal(s.Model, "implement", "implementation_supervisor", 1)
+	w.expectSupervisorSignal(s.Model, "test", "testing_supervisor", 2)
 	w.expectWorkerSignals(s.Model, "implementation-executor", "implementation_supervisor")
 	expectOutput(t, r, "FINAL_STATE=complete")
 	s.expectHookExports(r)
@@ -292,7 +292,7 @@ func testResumeAfterKill(t *testing.T, d standin.Drift) {
 	if killed.ExitCode == 0 {
 		t.Errorf("the killed CLI exited 0")
 	}
-	expectAgents(t, s.Model, map[string]int{"research-specialist": 1, "plan-architect": 1, "implementation-sub-supervisor": 1, "implementation-executor": 1})
+	expectAgents(t, s.Model, map[string]int{"research-specialist": 1, "plan-architect": 1, "sub-supervisor": 1, "implementation-executor": 1})
 	if c := agentCalls(s.Model); !strings.HasPrefix(c[len(c)-1].Prompt, "Topic: Phase 1: Foundation\n") {
 		t.Errorf("the interrupted worker was %q, want the plan's phase 1", c[len(c)-1].Prompt)
 	}
@@ -319,8 +319,8 @@ func testResumeAfterKill(t *testing.T, d standin.Drift) {
 			t.Errorf("the resume sent %d %s requests, want none: its work was recorded", n, persona)
 		}
 	}
-	expectAgents(t, s.Model, map[string]int{"implementation-sub-supervisor": 1, "implementation-executor": 4,
-		"testing-sub-supervisor": 1, "test-specialist": 2, "doc-writer": 1})
+	expectAgents(t, s.Model, map[string]int{"sub-supervisor": 2, "implementation-executor": 4,
+		"test-specialist": 2, "doc-writer": 1})
 	if c := agentCalls(s.Model); len(c) < 2 || c[1].Persona != "implementation-executor" || !strings.HasPrefix(c[1].Prompt, "Topic: Phase 1: Foundation\n") {
 		t.Errorf("the resume's first worker is not phase 1's implementation-executor: %+v", c)
 	}
@@ -496,21 +496,21 @@ func testMissingWorker(t *testing.T, d standin.Drift) {
 		"supervisor_state.research_supervisor.aggregated_metadata.topics_researched":            3,
 		"supervisor_state.research_supervisor.aggregated_metadata.partial_failures.#":           1,
 		"supervisor_state.research_supervisor.aggregated_metadata.partial_failures.0.worker_id": "research_2",
-		"supervisor_state.research_supervisor.supervisor_name":                                  "research-sub-supervisor",
+		"supervisor_state.research_supervisor.supervisor_name":                                  "sub-supervisor",
 		"supervisor_state.research_supervisor.worker_count":                                     4,
 	})
 	w.expectWorkers("research_supervisor", map[string]string{"research_1": "completed", "research_2": "failed", "research_3": "completed", "research_4": "completed"})
 	w.expectArtifacts(s.Project, "research", "reports", 3)
 	w.expectEvents("initialize research", map[string]int{"worker": 4, "error": 0, "finish": 1})
-	w.expectSupervisorSignal(s.Model, "research-sub-supervisor", "research_supervisor", 1)
-	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "research-sub-supervisor": 1, "research-specialist": 4})
+	w.expectSupervisorSignal(s.Model, "research", "research_supervisor", 1)
+	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "sub-supervisor": 1, "research-specialist": 4})
 	s.expectHookExports(r)
 	s.expectPointer(r, w, false)
 
 	// The user wants Beta after all: a resume runs Beta's worker only.
 	s.restartModel(standin.Knobs{}, "resume")
 	resumed := s.run("/flowstate:workflow-resume --retry-failed")
-	expectAgents(t, s.Model, map[string]int{"research-sub-supervisor": 1, "research-specialist": 1})
+	expectAgents(t, s.Model, map[string]int{"sub-supervisor": 1, "research-specialist": 1})
 	if c := agentCalls(s.Model); len(c) != 2 || !strings.HasPrefix(c[1].Prompt, "Topic: Beta\n") {
 		t.Errorf("the resume ran %+v, want Beta's worker only", c)
 	}
@@ -614,7 +614,7 @@ func testCoordinateFullImplementation(t *testing.T, d standin.Drift) {
 	w.expect(map[string]any{"status": "complete", "state_machine.current_state": "complete", "error_state.last_error": nil, "error_state.retry_count": 0})
 	w.expectEvents("initialize research plan implement test document complete", map[string]int{"error": 0, "retry": 0})
 	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "research-specialist": 2, "plan-architect": 1,
-		"implementation-sub-supervisor": 1, "implementation-executor": 4, "testing-sub-supervisor": 1, "test-specialist": 2, "doc-writer": 1})
+		"sub-supervisor": 2, "implementation-executor": 4, "test-specialist": 2, "doc-writer": 1})
 	expectOutput(t, r, "FINAL_STATE=complete", "ARTIFACT_COUNT=10")
 	s.expectPointer(r, w, false)
 }

@@ -80,6 +80,12 @@ func TestPreToolUseRunsOurAgentsInTheForeground(t *testing.T) {
 		{"left out", map[string]any{"subagent_type": "flowstate:research-specialist", "description": "research worker 1", "prompt": prompt, "model": "haiku"}},
 		{"true", map[string]any{"subagent_type": "flowstate:research-specialist", "description": "d", "prompt": prompt, "run_in_background": true}},
 		{"a project install's name", map[string]any{"subagent_type": "research-specialist", "description": "d", "prompt": prompt}},
+		// A model that does not know the plugin's agent types: general-purpose, told to follow the
+		// agent's file, or only handed the prompt with the worker's artifact path.
+		{"general-purpose told to follow the agent file", map[string]any{"subagent_type": "general-purpose", "description": "d",
+			"prompt": "Read and follow the instructions in /plugins/flowstate/agents/research-specialist.md\n\n" + prompt}},
+		{"general-purpose with the worker's prompt", map[string]any{"subagent_type": "general-purpose", "description": "d", "prompt": prompt}},
+		{"no type at all", map[string]any{"description": "d", "prompt": prompt}},
 	} {
 		r := call(c.input)
 		var out struct {
@@ -104,21 +110,29 @@ func TestPreToolUseRunsOurAgentsInTheForeground(t *testing.T) {
 	if r := call(map[string]any{"subagent_type": "flowstate:research-specialist", "description": "d", "prompt": prompt, "run_in_background": false}); r.code != 0 || r.stdout != "" {
 		t.Errorf("foreground call: %+v", r)
 	}
-	// Other agents and other tools are none of flowstate's business.
-	if r := call(map[string]any{"subagent_type": "general-purpose", "description": "d", "prompt": prompt}); r.code != 0 || r.stdout != "" {
-		t.Errorf("another agent: %+v", r)
+	// Other agents and other tools are none of flowstate's business: an agent of another type,
+	// a general-purpose one with a prompt the workflow did not hand out, or one told to follow
+	// the file of an agent the workflow does not have.
+	for _, input := range []map[string]any{
+		{"subagent_type": "Explore", "description": "d", "prompt": prompt},
+		{"subagent_type": "general-purpose", "description": "d", "prompt": "Look around the repository"},
+		{"subagent_type": "general-purpose", "description": "d", "prompt": "Read and follow /p/agents/someone-else.md"},
+	} {
+		if r := call(input); r.code != 0 || r.stdout != "" {
+			t.Errorf("another agent %v: %+v", input, r)
+		}
 	}
 	bash := payload(map[string]any{"session_id": "s1", "cwd": project, "tool_name": "Bash", "tool_input": map[string]any{"command": "ls"}})
 	if r := hook(t, project, "", "pre-tool-use", bash); r.code != 0 || r.stdout != "" {
 		t.Errorf("a Bash call: %+v", r)
 	}
 	launches := events(t, project, id, "agent_launch")
-	if len(launches) != 4 {
-		t.Fatalf("%d launches recorded, want flowstate's 4: %v", len(launches), launches)
+	if len(launches) != 7 {
+		t.Fatalf("%d launches recorded, want flowstate's 7: %v", len(launches), launches)
 	}
 	for _, e := range launches {
-		if e.Get("worker_id").String() != "research_1" || e.Get("session").String() != "s1" || e.Get("agent_type").String() != "research-specialist" {
-			t.Errorf("launch %s: want worker research_1 of session s1", e.Raw)
+		if e.Get("worker_id").String() != "research_1" || e.Get("session").String() != "s1" || e.Get("agent_type").String() != "research-specialist" || e.Get("output").String() != output {
+			t.Errorf("launch %s: want worker research_1 of session s1, writing %s", e.Raw, output)
 		}
 	}
 }

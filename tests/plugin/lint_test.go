@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/tests/internal/protocol"
 )
@@ -279,11 +280,8 @@ func TestAgentsExist(t *testing.T) {
 			}
 		}
 	}
-	for _, r := range orchestrate.Roles() {
-		use("lib/orchestrate role "+r.State, r.Agent)
-		if r.Supervisor != "" {
-			use("lib/orchestrate role "+r.State, r.Supervisor)
-		}
+	for _, name := range machine.Default().AgentNames() {
+		use("the default machine's work (lib/machine/default.json)", name)
 	}
 	for name, used := range agents {
 		if !used {
@@ -351,15 +349,17 @@ func TestSharedSectionsAgree(t *testing.T) {
 		t.Fatalf("commands/coordinate.md: ## phase must be a bash block, ## work the worker task")
 	}
 	worker := refSections["work"][0].Task
-	for _, r := range orchestrate.Roles() {
-		if r.Supervisor == "" {
-			continue
+	supervisors := map[string]bool{}
+	for _, r := range orchestrate.Roles(machine.Default()) {
+		if r.Supervisor != nil {
+			supervisors[r.Supervisor.Agent] = true
 		}
-		d := loadDoc(t, "agents/"+r.Supervisor+".md")
+	}
+	for name := range supervisors {
+		d := loadDoc(t, "agents/"+name+".md")
 		plan, work, verify := section(d, "workers"), section(d, "work"), section(d, "verify")
-		if len(plan) != 1 || len(work) != 1 || work[0].Task == nil || work[0].Task.Prompt != worker.Prompt || work[0].Task.SubagentType != "flowstate:"+r.Agent ||
-			work[0].Task.Foreground != worker.Foreground || work[0].Task.Description != worker.Description || len(verify) != 1 {
-			t.Errorf("%s: ## workers must be phase-plan --supervisor, ## work the worker task of commands/coordinate.md for %s, ## verify phase-verify --supervisor", d.Path, r.Agent)
+		if len(plan) != 1 || len(work) != 1 || work[0].Task == nil || *work[0].Task != *worker || len(verify) != 1 {
+			t.Errorf("%s: ## workers must be phase-plan --supervisor, ## work the worker task of commands/coordinate.md, ## verify phase-verify --supervisor", d.Path)
 		}
 	}
 }

@@ -88,7 +88,7 @@ func TestOrchestratorsStateTheRules(t *testing.T) {
 
 func TestSupervisorsStateTheRules(t *testing.T) {
 	for _, d := range loadDocs(t, "agents") {
-		if !strings.HasSuffix(d.Name(), "-sub-supervisor") {
+		if !strings.HasSuffix(d.Name(), "sub-supervisor") {
 			continue
 		}
 		for _, want := range supervisorRules {
@@ -115,7 +115,7 @@ func TestArtifactFormatsAreStated(t *testing.T) {
 		}
 	}
 	for _, d := range loadDocs(t, "agents") {
-		if strings.HasSuffix(d.Name(), "-sub-supervisor") || d.Name() == "workflow-classifier" {
+		if strings.HasSuffix(d.Name(), "sub-supervisor") || d.Name() == "workflow-classifier" {
 			continue
 		}
 		if !says(d.Body, "Write the file with the Write tool at exactly the path given") {

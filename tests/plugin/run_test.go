@@ -154,7 +154,7 @@ func (w *world) agents(calls []protocol.Invocation) ([]string, error) {
 // file its prompt names, in its format, and answers that it did.
 func (w *world) agent(inv invocation) string {
 	w.t.Helper()
-	if strings.HasSuffix(inv.Agent, "-sub-supervisor") {
+	if strings.HasSuffix(inv.Agent, "sub-supervisor") {
 		env := map[string]string{}
 		for _, kv := range protocol.KeyValues(inv.Prompt) {
 			env[kv[0]] = kv[1]

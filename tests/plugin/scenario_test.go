@@ -71,9 +71,9 @@ func TestRunOrchestrateNeedsScope(t *testing.T) {
 }
 
 // TestRunCoordinateFullImplementation goes through every phase with the
-// classifier agent: four topics go through research-sub-supervisor, the
-// four-phase plan through implementation-sub-supervisor in three waves,
-// two test types through testing-sub-supervisor; the first test run fails,
+// classifier agent: four topics go through the sub-supervisor, the
+// four-phase plan through it in three waves, two test types through it
+// (twice); the first test run fails,
 // so debug runs once and the tests run again.
 func TestRunCoordinateFullImplementation(t *testing.T) {
 	w := newWorld(t, fakeAgents{Classification: classification("full-implementation", "Auth", "Sessions", "Tokens", "Storage"), FailTestRuns: 1})
@@ -84,8 +84,8 @@ func TestRunCoordinateFullImplementation(t *testing.T) {
 	if got := w.flowstate("checkpoint-get", "state_machine.current_state"); got != "complete" {
 		t.Fatalf("current state %s, want complete\n%s", got, out)
 	}
-	want := map[string]int{"workflow-classifier": 1, "research-sub-supervisor": 1, "research-specialist": 4, "plan-architect": 1,
-		"implementation-sub-supervisor": 1, "implementation-executor": 4, "testing-sub-supervisor": 2, "test-specialist": 4,
+	want := map[string]int{"workflow-classifier": 1, "sub-supervisor": 4, "research-specialist": 4, "plan-architect": 1,
+		"implementation-executor": 4, "test-specialist": 4,
 		"debug-analyst": 1, "doc-writer": 1}
 	got := w.agentsInvoked()
 	for a, n := range want {
@@ -124,7 +124,7 @@ func TestRunSuperviseSequential(t *testing.T) {
 		t.Fatalf("supervise: %v\n%s", err, out)
 	}
 	for _, b := range w.Batches {
-		if len(b) != 1 || strings.HasSuffix(b[0].Agent, "-sub-supervisor") {
+		if len(b) != 1 || strings.HasSuffix(b[0].Agent, "sub-supervisor") {
 			t.Errorf("batch %v: want one worker, no supervisor", b)
 		}
 	}
@@ -243,7 +243,7 @@ func TestRunEveryScope(t *testing.T) {
 		{"implement-only", "implement", map[string]int{"implementation-executor": 1}},
 		{"test-and-debug", "complete", map[string]int{"implementation-executor": 1, "test-specialist": 1}},
 		{"full-implementation", "complete", map[string]int{"research-specialist": 1, "plan-architect": 1,
-			"implementation-sub-supervisor": 1, "implementation-executor": 4, "testing-sub-supervisor": 1, "test-specialist": 2, "doc-writer": 1}},
+			"sub-supervisor": 2, "implementation-executor": 4, "test-specialist": 2, "doc-writer": 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.scope, func(t *testing.T) {

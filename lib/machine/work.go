@@ -1,0 +1,485 @@
+package machine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+)
+
+// Work is what one state of a workflow definition asks of agents: which
+// agent does it (and which sub-supervisor coordinates a large fan-out),
+// how the fan-out is formed, where each worker writes and what its file
+// must hold to count, what the workers read first, how their results are
+// aggregated and what a failed check or a missing worker means. The phase
+// loop (lib/orchestrate) runs any Work; a state without one has no agents
+// and is passed through.
+type Work struct {
+	// Agent is the worker agent's name, without a plugin prefix
+	// (research-specialist, not flowstate:research-specialist): the
+	// command's task block adds the prefix its install needs.
+	Agent      string      `json:"agent"`
+	Supervisor *Supervisor `json:"supervisor,omitempty"`
+	// Each forms the fan-out: one worker per item.
+	Each Each `json:"each,omitempty"`
+	// ID, Label and Output are templates (see Render): the worker's id in
+	// the records, the "Topic:" line of its prompt, and its artifact's path
+	// relative to the workflow's spec directory.
+	ID     string `json:"id,omitempty"`
+	Label  string `json:"label,omitempty"`
+	Output string `json:"output"`
+	// Format is what the artifact must be to count: report, plan,
+	// test-results, markdown (with Sections) or json (with Fields).
+	Format   string   `json:"format"`
+	Sections []string `json:"sections,omitempty"`
+	Fields   []string `json:"fields,omitempty"`
+	// Artifact is how messages name the file ("research report"); the
+	// format's name by default.
+	Artifact string `json:"artifact,omitempty"`
+	// Reads lists earlier states whose artifacts the workers' brief names
+	// to read first, in that order.
+	Reads []string `json:"reads,omitempty"`
+	// Aggregate is how the workers' results are summed up once all are
+	// recorded: research, implementation or testing; none when empty.
+	Aggregate string `json:"aggregate,omitempty"`
+	// MinDelivered is how many workers of the state must deliver for the
+	// failures of the others (in the last wave) to be accepted and the
+	// workflow to go on; 0 means every worker must deliver. Unset: 2.
+	MinDelivered *int `json:"min_delivered,omitempty"`
+	// FailWhen names a number in the artifacts (a JSON field, such as
+	// tests_failed): when the workers' sum is above 0 the state's check
+	// failed, a retry is spent and the workflow goes to the state's
+	// recovery state, whose workers get the failures, then back.
+	FailWhen string `json:"fail_when,omitempty"`
+	// Records is the supervisor_state key the workers are recorded under;
+	// <state>_workers by default.
+	Records string `json:"records,omitempty"`
+}
+
+// Supervisor is the sub-supervisor agent that coordinates a state's
+// workers once there are From of them or more.
+type Supervisor struct {
+	Agent string `json:"agent"`
+	From  int    `json:"from"`
+}
+
+// Each is how a state's workers are formed: one per item of Source, or
+// of Items (a fixed list) when Source is SourceItems.
+type Each struct {
+	Source string
+	Items  []Item
+}
+
+// Sources of a fan-out.
+const (
+	// SourceRequest is one worker on the workflow's request (the default).
+	SourceRequest = "request"
+	// SourceTopics is one worker per research topic of the
+	// classification; none classified: the request.
+	SourceTopics = "topics"
+	// SourceArguments is one worker per item of the command's argument,
+	// the request: comma or newline separated when it has commas or
+	// newlines, else one per word.
+	SourceArguments = "arguments"
+	// SourcePlan is one worker per phase of the plan (the artifact of the
+	// state whose format is plan), batched in dependency waves; no plan:
+	// the request.
+	SourcePlan = "plan"
+	// SourceFailures is one worker on the failures of the check that sent
+	// the workflow here (a recovery state); none: the request.
+	SourceFailures = "failures"
+	// SourceItems is one worker per item of a fixed list.
+	SourceItems = "items"
+)
+
+var sources = []string{SourceRequest, SourceTopics, SourceArguments, SourcePlan, SourceFailures}
+
+// Item is one entry of a fixed list. MinWaves keeps it for plans with at
+// least that many dependency waves (integration tests where pieces meet).
+type Item struct {
+	Name     string `json:"item"`
+	MinWaves int    `json:"min_waves,omitempty"`
+}
+
+// UnmarshalJSON takes a source name ("topics") or a fixed list
+// (["security", "style", {"item": "integration", "min_waves": 2}]).
+func (e *Each) UnmarshalJSON(b []byte) error {
+	var name string
+	if json.Unmarshal(b, &name) == nil {
+		*e = Each{Source: name}
+		return nil
+	}
+	var raw []json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return fmt.Errorf("each: want a source (%s) or a list of items", strings.Join(sources, ", "))
+	}
+	items := make([]Item, len(raw))
+	for i, r := range raw {
+		if json.Unmarshal(r, &items[i].Name) == nil {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(r))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&items[i]); err != nil {
+			return fmt.Errorf("each[%d]: want a name or {\"item\", \"min_waves\"}: %v", i, err)
+		}
+	}
+	*e = Each{Source: SourceItems, Items: items}
+	return nil
+}
+
+// MarshalJSON writes what UnmarshalJSON reads.
+func (e Each) MarshalJSON() ([]byte, error) {
+	if e.Source != SourceItems {
+		return json.Marshal(e.Source)
+	}
+	out := make([]any, len(e.Items))
+	for i, it := range e.Items {
+		out[i] = it
+		if it.MinWaves == 0 {
+			out[i] = it.Name
+		}
+	}
+	return json.Marshal(out)
+}
+
+// Formats an artifact can have (docs/command-protocol.md, section 6).
+const (
+	FormatReport      = "report"       // markdown: # Title, ## Executive Summary, ## Key Findings
+	FormatPlan        = "plan"         // markdown: phases with dependencies
+	FormatTestResults = "test-results" // JSON: total_tests, tests_passed, tests_failed, ...
+	FormatMarkdown    = "markdown"     // markdown with the given Sections
+	FormatJSON        = "json"         // a JSON object with the given Fields
+)
+
+var formats = []string{FormatReport, FormatPlan, FormatTestResults, FormatMarkdown, FormatJSON}
+
+// Aggregations of a fan-out's results (docs/supervisors.md) and the
+// format each needs.
+var aggregations = map[string]string{"research": FormatReport, "implementation": FormatReport, "testing": FormatTestResults}
+
+// DefaultMinDelivered is how many workers must deliver for the others'
+// failures to be accepted, unless a state says otherwise.
+const DefaultMinDelivered = 2
+
+// Delivered is the state's MinDelivered, its default applied.
+func (w Work) Delivered() int {
+	if w.MinDelivered == nil {
+		return DefaultMinDelivered
+	}
+	return *w.MinDelivered
+}
+
+// RecordsKey is where the state's workers are recorded in
+// supervisor_state.
+func (w Work) RecordsKey(state string) string {
+	if w.Records != "" {
+		return w.Records
+	}
+	return strings.ReplaceAll(state, "-", "_") + "_workers"
+}
+
+// IDTemplate, LabelTemplate and ArtifactName are the state's templates
+// and name, defaults applied.
+func (w Work) IDTemplate() string {
+	if w.ID != "" {
+		return w.ID
+	}
+	return "{state}_{n}"
+}
+
+func (w Work) LabelTemplate() string {
+	if w.Label != "" {
+		return w.Label
+	}
+	return "{text}"
+}
+
+func (w Work) ArtifactName() string {
+	if w.Artifact != "" {
+		return w.Artifact
+	}
+	return w.Format + " file"
+}
+
+// Source is the fan-out's source, request by default.
+func (w Work) Source() string {
+	if w.Each.Source == "" {
+		return SourceRequest
+	}
+	return w.Each.Source
+}
+
+// Vars are what a template may use: {state}, {n} (the item's number, a
+// plan phase's own), {run} (the run of a state in a check-and-recover
+// loop, 1 otherwise), {item} (the item as a file-name part) and, in a
+// label only, {text} (the item as written). {n:3} pads with zeros to 3
+// digits.
+type Vars struct {
+	State string
+	N     int
+	Run   int
+	Item  string
+	Text  string
+}
+
+// templateVar matches {name} and {name:width}; compiled on first use, as
+// every package's work before main is paid by every command.
+var templateVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{([a-z]+)(?::([1-9]))?\}`) })
+
+// Render fills a template with v.
+func Render(tmpl string, v Vars) string {
+	return templateVar().ReplaceAllStringFunc(tmpl, func(m string) string {
+		sub := templateVar().FindStringSubmatch(m)
+		var s string
+		num := -1
+		switch sub[1] {
+		case "state":
+			s = v.State
+		case "n":
+			num = v.N
+		case "run":
+			num = v.Run
+		case "item":
+			s = v.Item
+		case "text":
+			s = v.Text
+		default:
+			return m
+		}
+		if num >= 0 {
+			s = strconv.Itoa(num)
+			if sub[2] != "" {
+				w, _ := strconv.Atoi(sub[2])
+				s = fmt.Sprintf("%0*d", w, num)
+			}
+		}
+		return s
+	})
+}
+
+// checkTemplate reports a variable the template may not use, or a
+// template that names no variable where each worker needs its own.
+func checkTemplate(field, tmpl string, allowed []string) error {
+	for _, m := range templateVar().FindAllStringSubmatch(tmpl, -1) {
+		if !slices.Contains(allowed, m[1]) {
+			return fmt.Errorf("%s: {%s} in %q is not a template variable here; use %s", field, m[1], tmpl, "{"+strings.Join(allowed, "}, {")+"}")
+		}
+	}
+	if strings.Count(tmpl, "{") != len(templateVar().FindAllString(tmpl, -1)) {
+		return fmt.Errorf("%s: %q has a brace that is not a template variable; variables are %s", field, tmpl, "{"+strings.Join(allowed, "}, {")+"}")
+	}
+	return nil
+}
+
+// distinct reports whether tmpl tells the workers of a fan-out apart.
+func distinct(tmpl string) bool {
+	return strings.Contains(tmpl, "{n") || strings.Contains(tmpl, "{item}") || strings.Contains(tmpl, "{run")
+}
+
+// ValidAgentName reports whether s is an agent's name as Claude Code
+// names agent files, without a plugin prefix.
+func ValidAgentName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// validateWork checks the work of every state; errors name the state and
+// the field ("work.review.output: ...").
+func (m *Machine) validateWork() error {
+	for _, state := range slices.Sorted(maps.Keys(m.Work)) {
+		if err := m.checkWork(state, m.Work[state]); err != nil {
+			return fail.Invalidf("machine %q: work.%s.%v", m.Name, state, err)
+		}
+	}
+	for i, a := range m.Agents {
+		if !ValidAgentName(a) {
+			return fail.Invalidf("machine %q: agents[%d]: %q is not an agent name (letters, digits, '-' and '_'; no plugin prefix)", m.Name, i, a)
+		}
+	}
+	if m.Classifier != "" && !ValidAgentName(m.Classifier) {
+		return fail.Invalidf("machine %q: classifier: %q is not an agent name", m.Name, m.Classifier)
+	}
+	return nil
+}
+
+func (m *Machine) checkWork(state string, w Work) error {
+	vars := []string{"state", "n", "run", "item"}
+	switch {
+	case !m.HasState(state):
+		return fmt.Errorf("agent: %q is not a state; states are: %s", state, strings.Join(m.States(), ", "))
+	case state == m.Initial:
+		return fmt.Errorf("agent: the initial state %q has no work (the workflow starts there)", state)
+	case !ValidAgentName(w.Agent):
+		return fmt.Errorf("agent: %q is not an agent name (letters, digits, '-' and '_'; no plugin prefix such as flowstate:)", w.Agent)
+	case w.Supervisor != nil && !ValidAgentName(w.Supervisor.Agent):
+		return fmt.Errorf("supervisor.agent: %q is not an agent name", w.Supervisor.Agent)
+	case w.Supervisor != nil && w.Supervisor.From < 2:
+		return fmt.Errorf("supervisor.from: %d; give the number of workers (2 or more) from which the sub-supervisor coordinates them", w.Supervisor.From)
+	case w.Output == "":
+		return fmt.Errorf("output: missing; give the artifact's path under the spec directory, e.g. \"reports/{n:3}_{item}.md\"")
+	case strings.HasPrefix(w.Output, "/") || slices.Contains(strings.Split(w.Output, "/"), ".."):
+		return fmt.Errorf("output: %q must stay inside the spec directory (no leading / or ..)", w.Output)
+	case !slices.Contains(formats, w.Format):
+		return fmt.Errorf("format: %q; use one of %s", w.Format, strings.Join(formats, ", "))
+	case w.Format == FormatMarkdown && len(w.Sections) == 0:
+		return fmt.Errorf("sections: format markdown needs the sections its file must have, e.g. [\"Summary\", \"Findings\"]")
+	case w.Format == FormatJSON && len(w.Fields) == 0:
+		return fmt.Errorf("fields: format json needs the fields its object must have")
+	case len(w.Sections) > 0 && w.Format != FormatMarkdown && w.Format != FormatReport:
+		return fmt.Errorf("sections: only formats markdown and report have sections")
+	case len(w.Fields) > 0 && w.Format != FormatJSON:
+		return fmt.Errorf("fields: only format json has fields")
+	case w.Aggregate != "" && aggregations[w.Aggregate] == "":
+		return fmt.Errorf("aggregate: %q; use research, implementation or testing, or leave it out", w.Aggregate)
+	case w.Aggregate != "" && aggregations[w.Aggregate] != w.Format:
+		return fmt.Errorf("aggregate: %s needs format %s, not %s", w.Aggregate, aggregations[w.Aggregate], w.Format)
+	case w.MinDelivered != nil && *w.MinDelivered < 0:
+		return fmt.Errorf("min_delivered: %d; give how many workers must deliver (0: every one)", *w.MinDelivered)
+	case w.FailWhen != "" && m.Recovery[state] == "":
+		return fmt.Errorf("fail_when: state %s has no recovery state to go to when its check fails; add \"recovery\": {%q: STATE}", state, state)
+	case w.FailWhen != "" && w.Format != FormatJSON && w.Format != FormatTestResults:
+		return fmt.Errorf("fail_when: needs a JSON artifact (format json or test-results)")
+	}
+	if w.Source() != SourceItems && !slices.Contains(sources, w.Source()) {
+		return fmt.Errorf("each: %q; use one of %s, or a list of items", w.Source(), strings.Join(sources, ", "))
+	}
+	if w.Source() == SourceItems && len(w.Each.Items) == 0 {
+		return fmt.Errorf("each: an empty list; give at least one item")
+	}
+	for i, it := range w.Each.Items {
+		if strings.TrimSpace(it.Name) == "" {
+			return fmt.Errorf("each[%d]: an empty item", i)
+		}
+	}
+	for _, r := range w.Reads {
+		if !m.HasState(r) {
+			return fmt.Errorf("reads: %q is not a state", r)
+		}
+	}
+	if err := checkTemplate("output", w.Output, vars); err != nil {
+		return err
+	}
+	if err := checkTemplate("id", w.IDTemplate(), vars); err != nil {
+		return err
+	}
+	if err := checkTemplate("label", w.LabelTemplate(), append(vars, "text")); err != nil {
+		return err
+	}
+	if w.fansOut() {
+		for field, tmpl := range map[string]string{"output": w.Output, "id": w.IDTemplate()} {
+			if !distinct(tmpl) {
+				return fmt.Errorf("%s: %q is the same for every worker of the fan-out; use {n} or {item}", field, tmpl)
+			}
+		}
+	}
+	return nil
+}
+
+// fansOut reports whether the state can have more than one worker.
+func (w Work) fansOut() bool {
+	switch w.Source() {
+	case SourceRequest, SourceFailures:
+		return false
+	case SourceItems:
+		return len(w.Each.Items) > 1
+	}
+	return true
+}
+
+// WorkOf returns the work of state; ok is false for a state without
+// agents.
+func (m *Machine) WorkOf(state string) (Work, bool) {
+	w, ok := m.Work[state]
+	return w, ok
+}
+
+// WorkStates lists the states that have work, in the machine's state
+// order.
+func (m *Machine) WorkStates() []string {
+	var out []string
+	for _, s := range m.States() {
+		if _, ok := m.Work[s]; ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// PlanState is the state whose artifact is the plan later states build
+// on (the first state of format plan), "" when the machine has none.
+func (m *Machine) PlanState() string {
+	for _, s := range m.WorkStates() {
+		if m.Work[s].Format == FormatPlan {
+			return s
+		}
+	}
+	return ""
+}
+
+// RecoveryOf names the state whose failed check sends a workflow to
+// state, "" when state recovers none.
+func (m *Machine) RecoveryOf(state string) string {
+	for _, from := range slices.Sorted(maps.Keys(m.Recovery)) {
+		if m.Recovery[from] == state {
+			return from
+		}
+	}
+	return ""
+}
+
+// Agent names the agent of a workflow of this machine that agent, a
+// subagent_type as a command wrote it (flowstate:research-specialist, or
+// research-specialist in a project install), stands for: a worker or
+// sub-supervisor of a state, the classifier, or one the definition lists
+// among its agents. ok is false for any other agent.
+func (m *Machine) Agent(subagentType string) (string, bool) {
+	name := subagentType
+	if i := strings.LastIndexByte(name, ':'); i >= 0 {
+		name = name[i+1:]
+	}
+	if name == "" {
+		return "", false
+	}
+	if slices.Contains(m.AgentNames(), name) {
+		return name, true
+	}
+	return "", false
+}
+
+// AgentNames lists every agent of the definition: the classifier, each
+// state's worker and sub-supervisor, and the listed agents.
+func (m *Machine) AgentNames() []string {
+	var out []string
+	add := func(n string) {
+		if n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	add(m.Classifier)
+	for _, s := range m.WorkStates() {
+		w := m.Work[s]
+		add(w.Agent)
+		if w.Supervisor != nil {
+			add(w.Supervisor.Agent)
+		}
+	}
+	for _, a := range m.Agents {
+		add(a)
+	}
+	return out
+}

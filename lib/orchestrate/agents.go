@@ -1,0 +1,167 @@
+package orchestrate
+
+import (
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/store"
+)
+
+// Which agents belong to a session's workflow, for the hooks that hold
+// them to the protocol: whatever command started the workflow (the
+// plugin's, a user's definition, or a command on the low-level API that
+// declared its agents with sm-init --agents), and however the model
+// launched them (as the agent's own type, or as a general-purpose agent
+// told to follow the agent's file). An Agent call of a session that runs
+// no workflow is never anyone's.
+
+// Known is an agent the hooks recognised as one of a session's workflow.
+type Known struct {
+	Name     string          // the agent's name in the definition (no plugin prefix)
+	Workflow *store.Workflow // its workflow; nil for the classifier, which runs before it exists
+	Worker   string          // the worker of the current state its prompt is for, "" if none
+	Output   string          // the file its prompt tells it to write (absolute), "" if none
+}
+
+// genericAgents are the subagent types that take their instructions from
+// the prompt alone: Claude Code's general-purpose agent, its catch-all
+// "claude", and a call that names none (Claude Code then runs
+// general-purpose).
+var genericAgents = []string{"", "general-purpose", "claude"}
+
+// bareName is an agent's name without its plugin prefix.
+func bareName(subagentType string) string {
+	if i := strings.LastIndexByte(subagentType, ':'); i >= 0 {
+		return subagentType[i+1:]
+	}
+	return subagentType
+}
+
+// agentFile finds an agent file's name in a prompt that tells a generic
+// agent to follow it ("Read and follow the instructions in
+// /p/agents/research-specialist.md").
+var agentFile = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:^|[/\s"'` + "`" + `])agents/([A-Za-z0-9_-]+)\.md\b`)
+})
+
+// followed is the first agent of names whose file the prompt names, ""
+// when it names none.
+func followed(prompt string, names []string) string {
+	for _, m := range agentFile().FindAllStringSubmatch(prompt, -1) {
+		if slices.Contains(names, m[1]) {
+			return m[1]
+		}
+	}
+	return ""
+}
+
+// Recognize tells whether an Agent call (subagentType and prompt, or a
+// subagent's type and the prompt of its transcript) is an agent of
+// session's workflow: the classifier while it is asked for; an agent
+// the workflow's definition or its sm-init --agents names, by its type;
+// or a generic agent whose prompt tells it to follow such an agent's file,
+// or carries an artifact or brief path the workflow handed out. cwd
+// resolves a relative path in the prompt (the project by default).
+func Recognize(p *store.Project, session, subagentType, prompt, cwd string) (Known, bool) {
+	if p == nil || session == "" || store.ValidID(session) != nil {
+		return Known{}, false
+	}
+	name := bareName(subagentType)
+	generic := slices.Contains(genericAgents, name)
+	if run, ok := ReadRun(p, session); ok && run.Classifier != "" {
+		if _, exists := p.Summary(run.Workflow); !exists && (name == run.Classifier || generic && followed(prompt, []string{run.Classifier}) != "") {
+			return Known{Name: run.Classifier}, true
+		}
+	}
+	w := SessionWorkflow(p, session)
+	if w == nil {
+		return Known{}, false
+	}
+	v, err := load(w)
+	if err != nil {
+		return Known{}, false
+	}
+	names := v.agents()
+	k := Known{Workflow: w, Output: promptOutput(prompt, cwd, p.Dir)}
+	if v.hasRole {
+		if rel, err := filepath.Rel(p.Dir, v.facts.SpecDir); err == nil {
+			k.Worker = workerIn(v.workers, v.facts.SpecDir, rel, prompt)
+		}
+	}
+	switch {
+	case slices.Contains(names, name) && !generic:
+		k.Name = name
+	case !generic:
+		return Known{}, false
+	case followed(prompt, names) != "":
+		k.Name = followed(prompt, names)
+	case k.Worker != "" || v.hasRole && strings.Contains(prompt, BriefPath(v.facts.SpecDir, v.role)):
+		k.Name = v.role.Agent
+	default:
+		return Known{}, false
+	}
+	return k, true
+}
+
+// agents lists every agent of the view's workflow: its definition's and
+// those its sm-init declared.
+func (v *view) agents() []string {
+	names := v.m.AgentNames()
+	for _, a := range gjson.GetBytes(v.doc, "state_machine.agents").Array() {
+		if !slices.Contains(names, a.String()) {
+			names = append(names, a.String())
+		}
+	}
+	return names
+}
+
+// SessionWorkflow is the session's current workflow while it is active,
+// or cancelled (its agents at work when a person cancelled it finish,
+// and are recorded); nil otherwise. Only the session's own pointer
+// counts: another session's workflow is never touched.
+func SessionWorkflow(p *store.Project, session string) *store.Workflow {
+	id, err := p.SessionWorkflow(session)
+	if err != nil || id == "" {
+		return nil
+	}
+	if s, ok := p.Summary(id); !ok || !s.Active() && s.Status != checkpoint.Cancelled {
+		return nil
+	}
+	w, err := p.Workflow(id)
+	if err != nil {
+		return nil
+	}
+	return w
+}
+
+// promptOutput is the file a prompt tells its agent to write: the path
+// after "to:" on its first line that has one ("Write your result to:
+// reports/001_x.md"), absolute (relative ones against cwd, else dir); ""
+// when no line says.
+func promptOutput(prompt, cwd, dir string) string {
+	for line := range strings.Lines(prompt) {
+		_, rest, ok := strings.Cut(line, " to:")
+		if !ok {
+			continue
+		}
+		path := strings.Trim(strings.TrimSpace(rest), "`'\"")
+		path = strings.TrimSuffix(path, ".")
+		if path == "" || strings.ContainsAny(path, " \t") || !strings.Contains(path, "/") {
+			continue
+		}
+		if !filepath.IsAbs(path) {
+			if cwd == "" {
+				cwd = dir
+			}
+			path = filepath.Join(cwd, path)
+		}
+		return filepath.Clean(path)
+	}
+	return ""
+}

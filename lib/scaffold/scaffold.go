@@ -1,0 +1,68 @@
+// Package scaffold owns the markdown of the commands that run flowstate's
+// phase loop and of the sub-supervisor agent that fans a large phase out,
+// and what `flowstate new command` writes: a workflow definition, its
+// command and its agents. The plugin's own orchestrators are rendered
+// from the same templates as a user's command (docs/gen keeps
+// commands/*.md in step), so a fix to the loop reaches every command.
+//
+// It is pure: it returns files and their contents; lib/app writes them.
+package scaffold
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"sync"
+	"text/template"
+)
+
+//go:embed *.tmpl
+var templates embed.FS
+
+// parsed are the templates, parsed on first use.
+var parsed = sync.OnceValue(func() *template.Template { return template.Must(template.New("").ParseFS(templates, "*.tmpl")) })
+
+// Command is one command that runs the phase loop.
+type Command struct {
+	Name         string // as typed after the slash, without a plugin prefix
+	Description  string // the frontmatter's description
+	ArgumentHint string
+	Intro        string // what the command does, in a paragraph
+	// Prefix is how the command's install names its agents: "flowstate:"
+	// in the flowstate plugin, "review:" in a plugin named review, "" in
+	// a project's .claude (install.sh drops flowstate: there).
+	Prefix string
+	// Start is what the start block runs after `flowstate `, its input the
+	// command's arguments: phase-start --command NAME ..., or resume -.
+	Start string
+	// Classifier is the agent that classifies the request before the
+	// workflow exists ("" for none), and Classified what the block after
+	// it runs.
+	Classifier string
+	Classified string
+	// Sequential: one worker at a time, never a sub-supervisor, so the
+	// command has no ## supervised section.
+	Sequential bool
+}
+
+// RenderCommand writes c's markdown.
+func RenderCommand(c Command) ([]byte, error) {
+	if c.Name == "" || c.Start == "" || c.Classifier != "" && c.Classified == "" {
+		return nil, fmt.Errorf("scaffold: command %q needs a name, a start and, with a classifier, a classified step", c.Name)
+	}
+	return render("command.md.tmpl", c)
+}
+
+// RenderSubSupervisor writes the sub-supervisor agent of an install whose
+// agents are named with prefix.
+func RenderSubSupervisor(prefix string) ([]byte, error) {
+	return render("sub-supervisor.md.tmpl", struct{ Prefix string }{prefix})
+}
+
+func render(name string, data any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := parsed().ExecuteTemplate(&b, name, data); err != nil {
+		return nil, fmt.Errorf("scaffold: %s: %w", name, err)
+	}
+	return b.Bytes(), nil
+}
