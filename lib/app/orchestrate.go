@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/intent"
 	"github.com/flowstate-dev/flowstate/lib/limit"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
@@ -22,8 +24,13 @@ func (e *env) orchestrateCommands() []*cli.Command {
 		{
 			Name:      "phase-start",
 			Usage:     "start a workflow from a command's arguments (stdin) and plan its first phase, or print NEXT=classify",
-			UsageText: "flowstate phase-start --command NAME [--sequential] [--require-scope] [--classified] < ARGUMENTS",
-			Description: "stdin is the command's arguments as typed: [--scope SCOPE] [--approve-plan] DESCRIPTION.\n" +
+			UsageText: "flowstate phase-start --command NAME [--machine FILE] [--sequential] [--require-scope] [--classified] < ARGUMENTS",
+			Description: "stdin is the command's arguments as typed: [--scope SCOPE] [--approve-plan] DESCRIPTION, or\n" +
+				"--resume [--retry-failed] [WORKFLOW_ID] to continue the command's unfinished workflow (what resume\n" +
+				"does, for this command's workflows only). --machine is the command's workflow definition (a\n" +
+				"machine with \"work\": docs/writing-an-orchestrator.md), kept with the workflow; without it, the\n" +
+				"built-in definition. A definition with one scope, or --scope SCOPE in the arguments, needs no\n" +
+				"classifier.\n" +
 				"--approve-plan (or FLOWSTATE_APPROVE_PLAN=1) gates the state after the plan: a person approves the\n" +
 				"plan first (flowstate approve), the command stops there with NEXT=stopped. With a scope, or with\n" +
 				"FLOWSTATE_CLASSIFICATION=offline, the workflow is created at once and its first phase planned (what\n" +
@@ -32,6 +39,7 @@ func (e *env) orchestrateCommands() []*cli.Command {
 				"from the JSON the agent wrote. The same request again in the same session keeps its workflow.",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "command", Usage: "the command running the workflow, e.g. coordinate"},
+				&cli.StringFlag{Name: "machine", Usage: "the command's workflow definition JSON `FILE` (default: the built-in one)"},
 				&cli.BoolFlag{Name: "sequential", Usage: "one worker at a time and no sub-supervisors (/supervise)"},
 				&cli.BoolFlag{Name: "require-scope", Usage: "the arguments must start with --scope SCOPE (/orchestrate)"},
 				&cli.BoolFlag{Name: "classified", Usage: "the classifier has written its JSON; create the workflow (waits while the classifier is at work; NEXT=classified when it is not done by then)"},
@@ -122,9 +130,27 @@ func (e *env) phaseStart(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if a.Resume {
+		r := a.ResumeRequest
+		r.Command, r.Actor = command, e.actor()
+		return e.printStep(p)(orchestrate.Resume(p, r, e.selector(c), o))
+	}
+	var m *machine.Machine
+	var machineJSON []byte
+	if path := c.String("machine"); path != "" {
+		// Relative to the project, wherever the block runs: a command names
+		// its definition as .claude/flows/NAME.json.
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(p.Dir, path)
+		}
+		if m, machineJSON, err = e.loadMachine(path); err != nil {
+			return err
+		}
+	}
 	return e.printStep(p)(orchestrate.Start(p, orchestrate.Request{Command: command, Scope: a.Scope, Description: a.Description,
 		ApprovePlan: a.ApprovePlan, Sequential: c.Bool("sequential"), Classified: c.Bool("classified"), Options: o,
-		Session: e.Getenv("CLAUDE_CODE_SESSION_ID"), Mode: e.Getenv("FLOWSTATE_CLASSIFICATION")}))
+		Session: e.Getenv("CLAUDE_CODE_SESSION_ID"), Mode: e.Getenv("FLOWSTATE_CLASSIFICATION"),
+		Machine: m, MachineJSON: machineJSON}))
 }
 
 func (e *env) phasePlan(c *cli.Context, w *store.Workflow, _ []string) error {

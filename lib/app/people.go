@@ -169,7 +169,7 @@ func (e *env) approve(c *cli.Context, w *store.Workflow) error {
 	if err != nil {
 		return err
 	}
-	e.tell("workflow %s approved into %s; continue it with /flowstate:workflow-resume", w.ID, state)
+	e.tell("workflow %s approved into %s; continue it with %s", w.ID, state, orchestrate.ResumeHint(w))
 	return e.printOutcome(w)
 }
 
@@ -185,7 +185,7 @@ func (e *env) reject(c *cli.Context, w *store.Workflow) error {
 	if err != nil {
 		return err
 	}
-	e.tell("workflow %s sent back to %s; /flowstate:workflow-resume does %s again with your reason", w.ID, to, to)
+	e.tell("workflow %s sent back to %s; %s does %s again with your reason", w.ID, to, orchestrate.ResumeHint(w), to)
 	return e.printOutcome(w)
 }
 

@@ -2,6 +2,7 @@ package hook
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
@@ -92,13 +93,13 @@ func (h handler) reanchor() {
 		text = h.anchor(pl)
 	case pl.Held != "":
 		text = fmt.Sprintf("flowstate: %s is on hold: %s The conversation was compacted: do not run the command's steps, and do not approve, reject or unpause the workflow yourself; tell the user this and end your turn.",
-			h.command(pl.Run.Command), pl.Held)
+			h.command(pl.Run), pl.Held)
 	case pl.Run.Halted != "" && recent:
 		text = fmt.Sprintf("flowstate: %s stopped because a step failed: %s. The conversation was compacted: do not run the command's steps again; report that error to the user, who can continue the workflow with %s.",
-			h.command(pl.Run.Command), pl.Run.Halted, h.command(orchestrate.ResumeCommand))
+			h.command(pl.Run), pl.Run.Halted, h.resume(pl))
 	case pl.Exists && recent:
 		text = fmt.Sprintf("flowstate: %s has finished: workflow %s is %s, in state %s. The conversation was compacted: do not run the command again; report its result to the user (`flowstate status --workflow %s` shows it).",
-			h.command(pl.Run.Command), pl.Run.Workflow, pl.Status, pl.State, pl.Run.Workflow)
+			h.command(pl.Run), pl.Run.Workflow, pl.Status, pl.State, pl.Run.Workflow)
 	}
 	if text == "" {
 		return
@@ -124,21 +125,35 @@ func (h handler) recent(pl orchestrate.Place) bool {
 	return err == nil && h.env.Now.Sub(t) < recentWithin
 }
 
-// command is how the user invokes the session's command: namespaced when
-// the hook runs from the plugin.
-func (h handler) command(name string) string {
-	if h.env.Getenv("CLAUDE_PLUGIN_ROOT") != "" {
-		return "/flowstate:" + name
+// command is how the user invokes the session's command: as they typed
+// it (a user's plugin names it review:check), the plugin's own namespaced
+// when the hook runs from the plugin.
+func (h handler) command(run orchestrate.Run) string {
+	switch typed := orchestrate.Typed(h.p, h.session); {
+	case typed != "" && (typed == run.Command || strings.HasSuffix(typed, ":"+run.Command)):
+		return "/" + typed
+	case !run.User && h.env.Getenv("CLAUDE_PLUGIN_ROOT") != "":
+		return "/flowstate:" + run.Command
 	}
-	return "/" + name
+	return "/" + run.Command
+}
+
+// resume is how the user continues the session's workflow.
+func (h handler) resume(pl orchestrate.Place) string {
+	if w, err := h.p.Workflow(pl.Run.Workflow); err == nil && pl.Exists {
+		if hint := orchestrate.ResumeHint(w); hint != "/flowstate:"+orchestrate.ResumeCommand || h.env.Getenv("CLAUDE_PLUGIN_ROOT") != "" {
+			return hint
+		}
+	}
+	return h.command(orchestrate.Run{Command: orchestrate.ResumeCommand})
 }
 
 // where says in a sentence where the command stands.
 func (h handler) where(pl orchestrate.Place) string {
 	if !pl.Exists {
-		return fmt.Sprintf("flowstate: %s has not started its workflow yet (it is being classified)", h.command(pl.Run.Command))
+		return fmt.Sprintf("flowstate: %s has not started its workflow yet (it is being classified)", h.command(pl.Run))
 	}
-	return fmt.Sprintf("flowstate: %s is not done: workflow %s is in state %s (%s)", h.command(pl.Run.Command), pl.Run.Workflow, pl.State, pl.Status)
+	return fmt.Sprintf("flowstate: %s is not done: workflow %s is in state %s (%s)", h.command(pl.Run), pl.Run.Workflow, pl.State, pl.Status)
 }
 
 // rules are the protocol rules a model that lost its place needs.
@@ -154,7 +169,7 @@ func (h handler) reason(pl orchestrate.Place) string {
 
 func (h handler) anchor(pl orchestrate.Place) string {
 	return fmt.Sprintf("%s. The conversation was compacted, so the values earlier blocks printed are gone: continue %s at its \"## %s\" section, running that section's first bash block as written: it needs no value printed before. %s",
-		h.where(pl), h.command(pl.Run.Command), pl.Section, rules)
+		h.where(pl), h.command(pl.Run), pl.Section, rules)
 }
 
 // userPrompt runs before each prompt the user submits: it notes which

@@ -15,6 +15,11 @@ type Arguments struct {
 	Scope       string // --scope SCOPE (or --scope=SCOPE)
 	ApprovePlan bool   // --approve-plan: a person approves the plan before the work built on it
 	Description string
+	// Resume: --resume [--retry-failed] [WORKFLOW_ID] continues the
+	// command's unfinished workflow (or the one named) instead of
+	// starting one.
+	Resume bool
+	ResumeRequest
 }
 
 // ParseArgs splits a command's arguments as typed into the options before
@@ -25,6 +30,13 @@ type Arguments struct {
 func ParseArgs(command, raw string, requireScope bool) (Arguments, error) {
 	var a Arguments
 	s := strings.TrimSpace(raw)
+	if rest, ok := option(s, "--resume"); ok {
+		r, err := ParseResumeArgs(rest)
+		if err != nil {
+			return a, fail.Usagef("/%s --resume %s: give [--retry-failed] [WORKFLOW_ID]", command, rest)
+		}
+		return Arguments{Resume: true, ResumeRequest: r}, nil
+	}
 	for {
 		if rest, ok := option(s, "--approve-plan"); ok {
 			a.ApprovePlan, s = true, rest

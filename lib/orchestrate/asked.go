@@ -64,6 +64,17 @@ func invoked(text string) string {
 	return strings.TrimPrefix(name, "flowstate:")
 }
 
+// Typed is the slash command the user's latest prompt in session invoked,
+// without flowstate's own prefix ("coordinate", "review:check"); "" when
+// none was recorded or it invoked none.
+func Typed(p *store.Project, session string) string {
+	pr, ok := lastPrompt(p, session)
+	if !ok || pr.Command == userShell {
+		return ""
+	}
+	return pr.Command
+}
+
 // PromptedAt is when the user last submitted a prompt in session, as the
 // UserPromptSubmit hook recorded it; zero when nothing was recorded.
 func PromptedAt(p *store.Project, session string) time.Time {

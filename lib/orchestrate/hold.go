@@ -112,14 +112,31 @@ func HeldMessage(w *store.Workflow, doc []byte) string {
 		if r := reviewOf(doc, h); len(r) > 0 {
 			review = " Review " + strings.Join(r, " ") + "."
 		}
-		msg = fmt.Sprintf("Workflow %s waits for your approval to enter %s: %s.%s Approve with /flowstate:workflow-approve [NOTE] (in a terminal: flowstate approve --workflow %s), then continue with /flowstate:workflow-resume; or send it back to %s with /flowstate:workflow-reject REASON (flowstate reject --workflow %s --reason TEXT).",
-			id, h.State, strings.TrimSuffix(h.Message, "."), review, id, sm.RejectsTo(doc, h), id)
+		msg = fmt.Sprintf("Workflow %s waits for your approval to enter %s: %s.%s Approve with /flowstate:workflow-approve [NOTE] (in a terminal: flowstate approve --workflow %s), then continue with %s; or send it back to %s with /flowstate:workflow-reject REASON (flowstate reject --workflow %s --reason TEXT).",
+			id, h.State, strings.TrimSuffix(h.Message, "."), review, id, ResumeHint(w), sm.RejectsTo(doc, h), id)
 	case sm.HoldPause:
-		msg = fmt.Sprintf("Workflow %s %s. Continue it with /flowstate:workflow-resume (in a terminal: flowstate unpause --workflow %s).", id, h.Sentence(), id)
+		msg = fmt.Sprintf("Workflow %s %s. Continue it with %s (in a terminal: flowstate unpause --workflow %s).", id, h.Sentence(), ResumeHint(w), id)
 	default:
 		msg = fmt.Sprintf("Workflow %s %s; it is finished: start a new one to go on.", id, h.Sentence())
 	}
 	return kv.OneLine(msg)
+}
+
+// ResumeHint is how the user continues workflow w in Claude Code: the
+// plugin's /workflow-resume for a workflow of the built-in definition, its
+// own command's --resume for a user's definition, and its command again
+// for one on the low-level API (its start block finds the workflow).
+func ResumeHint(w *store.Workflow) string {
+	doc, m, err := sm.Load(w)
+	custom, _ := w.MachineJSON()
+	cmd := gjson.GetBytes(doc, "command").String()
+	switch {
+	case err != nil || custom == nil && !gjson.GetBytes(doc, "state_machine.agents").Exists():
+		return "/flowstate:" + ResumeCommand
+	case len(m.Work) == 0 || gjson.GetBytes(doc, "state_machine.agents").Exists():
+		return "/" + cmd
+	}
+	return "/" + cmd + " --resume " + w.ID
 }
 
 // rewound answers a verify whose workflow a person rewound since the

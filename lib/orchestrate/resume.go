@@ -24,6 +24,45 @@ type ResumeRequest struct {
 	// failure was accepted, reopening a finished workflow.
 	RetryFailed bool
 	Actor       sm.Actor // who resumes: recorded when it unpauses the workflow
+	// Command is the command whose --resume this is, "" for
+	// /workflow-resume: a command resumes only its own workflows, and
+	// /workflow-resume only those of the built-in definition (a user's
+	// command names its agents as its own install does).
+	Command string
+}
+
+// by is the slash command a resume runs as.
+func (r ResumeRequest) by() string {
+	if r.Command != "" {
+		return r.Command
+	}
+	return ResumeCommand
+}
+
+// slash is how the user runs this resume in Claude Code.
+func (r ResumeRequest) slash() string {
+	if r.Command != "" {
+		return "/" + r.Command + " --resume"
+	}
+	return "/flowstate:" + ResumeCommand
+}
+
+// owns reports whether the resume may continue w, and why not.
+func (r ResumeRequest) owns(w *store.Workflow) error {
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return err
+	}
+	cmd := gjson.GetBytes(doc, "command").String()
+	switch custom, err := w.MachineJSON(); {
+	case err != nil:
+		return err
+	case r.Command != "" && cmd != r.Command:
+		return fail.Usagef("workflow %s was started by /%s, not /%s; resume it with /%s --resume %s", w.ID, cmd, r.Command, cmd, w.ID)
+	case r.Command == "" && custom != nil:
+		return fail.Usagef("workflow %s runs /%s's own definition, whose agents its command names; resume it with /%s --resume %s", w.ID, cmd, cmd, w.ID)
+	}
+	return nil
 }
 
 // ParseResumeArgs reads the arguments of /flowstate:workflow-resume as
@@ -69,13 +108,16 @@ func Resume(p *store.Project, r ResumeRequest, sel store.Selector, o Options) (O
 			return out, err
 		}
 	case r.RetryFailed:
-		if w, err = withAccepted(p, sel); err != nil {
+		if w, err = withAccepted(p, sel, r); err != nil {
 			return out, err
 		}
 	default:
-		if w, err = unfinished(p, sel); err != nil {
+		if w, err = unfinished(p, sel, r); err != nil {
 			return out, err
 		}
+	}
+	if err := r.owns(w); err != nil {
+		return out, err
 	}
 	s, _ := p.Summary(w.ID)
 	if s.Status == checkpoint.Cancelled {
@@ -96,7 +138,7 @@ func Resume(p *store.Project, r ResumeRequest, sel store.Selector, o Options) (O
 	}
 	// The session now runs /workflow-resume on this workflow: that is the
 	// command text the hooks send the model back to.
-	if err := writeRun(p, sel.Session, Run{Command: ResumeCommand, Workflow: w.ID}); err != nil {
+	if err := writeRun(p, sel.Session, Run{Command: r.by(), Workflow: w.ID, User: r.Command != "" && ResumeHint(w) != "/flowstate:"+ResumeCommand}); err != nil {
 		return out, err
 	}
 	if sel.Session != "" {
@@ -110,7 +152,7 @@ func Resume(p *store.Project, r ResumeRequest, sel store.Selector, o Options) (O
 	}
 	// Only the user lets a paused workflow go on: a model that runs the
 	// resume on its own (the Skill tool) finds it paused still.
-	if asked, known := UserAsked(p, sel.Session, ResumeCommand); s.Status == checkpoint.Paused && (asked || !known) {
+	if asked, known := UserAsked(p, sel.Session, r.by()); s.Status == checkpoint.Paused && (asked || !known) {
 		if _, err := sm.Unpause(w, r.Actor); err != nil {
 			return out, err
 		}
@@ -166,8 +208,8 @@ func retryFailed(w *store.Workflow) error {
 // accepted failures or a retry under way (so a repeated block answers the
 // same), else the project's only workflow whose current state has accepted
 // failures.
-func withAccepted(p *store.Project, sel store.Selector) (*store.Workflow, error) {
-	if w, err := p.Resolve(sel); err == nil {
+func withAccepted(p *store.Project, sel store.Selector, r ResumeRequest) (*store.Workflow, error) {
+	if w, err := p.Resolve(sel); err == nil && r.owns(w) == nil {
 		if v, err := load(w); err == nil && (len(v.accepted) > 0 || v.retrying()) {
 			return w, nil
 		}
@@ -178,7 +220,7 @@ func withAccepted(p *store.Project, sel store.Selector) (*store.Workflow, error)
 	}
 	var ids []string
 	for _, s := range all {
-		if w, err := p.Workflow(s.ID); err == nil {
+		if w, err := p.Workflow(s.ID); err == nil && r.owns(w) == nil {
 			if v, err := load(w); err == nil && len(v.accepted) > 0 {
 				ids = append(ids, s.ID)
 			}
@@ -190,7 +232,7 @@ func withAccepted(p *store.Project, sel store.Selector) (*store.Workflow, error)
 	case 1:
 		return p.Workflow(ids[0])
 	}
-	return nil, fail.Usagef("%d workflows went on without some of their workers: %s; pass one: /flowstate:%s --retry-failed ID", len(ids), strings.Join(ids, ", "), ResumeCommand)
+	return nil, fail.Usagef("%d workflows went on without some of their workers: %s; pass one: %s --retry-failed ID", len(ids), strings.Join(ids, ", "), r.slash())
 }
 
 // unfinished finds the workflow to resume: the session's own if it is
@@ -199,11 +241,11 @@ func withAccepted(p *store.Project, sel store.Selector) (*store.Workflow, error)
 // a workflow whose status was set by hand may still lack artifacts. With
 // none, the session's own cancelled workflow is returned, for Resume to
 // say why it cannot go on.
-func unfinished(p *store.Project, sel store.Selector) (*store.Workflow, error) {
+func unfinished(p *store.Project, sel store.Selector, r ResumeRequest) (*store.Workflow, error) {
 	// The session's own workflow, when cancelled, is what the user is told
 	// about if nothing else can be resumed.
 	var cancelled *store.Workflow
-	if w, err := p.Resolve(sel); err == nil {
+	if w, err := p.Resolve(sel); err == nil && r.owns(w) == nil {
 		switch s, _ := p.Summary(w.ID); {
 		case s.Status == checkpoint.Cancelled:
 			cancelled = w
@@ -223,7 +265,7 @@ func unfinished(p *store.Project, sel store.Selector) (*store.Workflow, error) {
 			continue
 		}
 		w, err := p.Workflow(s.ID)
-		if err != nil {
+		if err != nil || r.owns(w) != nil {
 			continue
 		}
 		if v, err := load(w); err == nil && !v.finished() {
@@ -238,7 +280,7 @@ func unfinished(p *store.Project, sel store.Selector) (*store.Workflow, error) {
 	case len(ids) == 1:
 		return p.Workflow(ids[0])
 	}
-	return nil, fail.Usagef("%d unfinished workflows: %s; pass one: /flowstate:workflow-resume ID", len(ids), strings.Join(ids, ", "))
+	return nil, fail.Usagef("%d unfinished workflows: %s; pass one: %s ID", len(ids), strings.Join(ids, ", "), r.slash())
 }
 
 // resumable reports whether a workflow with status may be resumed: not

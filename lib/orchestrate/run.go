@@ -26,7 +26,10 @@ type Run struct {
 	ApprovePlan bool   `json:"approve_plan,omitempty"`
 	// ByState: the command runs on the low-level API (sm-init), and names
 	// its sections after the workflow's states.
-	ByState    bool      `json:"by_state,omitempty"`
+	ByState bool `json:"by_state,omitempty"`
+	// User: the command is the user's (its own definition, or the
+	// low-level API), not one of the plugin's.
+	User       bool      `json:"user,omitempty"`
 	Halted     string    `json:"halted,omitempty"` // the error of the step that stopped the command
 	StopBlocks int       `json:"stop_blocks,omitempty"`
 	Asked      time.Time `json:"asked,omitzero"` // when the classifier was asked for
@@ -95,7 +98,9 @@ func Follow(p *store.Project, session, command, id string) error {
 	if r, ok := ReadRun(p, session); ok && r.Workflow == id && r.ByState {
 		return nil // a start block run again
 	}
-	return p.Locked(func() error { return writeRun(p, session, Run{Command: command, Workflow: id, ByState: true}) })
+	return p.Locked(func() error {
+		return writeRun(p, session, Run{Command: command, Workflow: id, ByState: true, User: true})
+	})
 }
 
 // UpdateRun changes the session's run record under the project lock, for

@@ -100,7 +100,7 @@ func Start(p *store.Project, r Request) (Output, error) {
 	}
 	// The same request again keeps its workflow id (and what the hooks
 	// recorded of its classifier) unless that run failed or finished.
-	run := Run{Command: r.Command, Description: r.Description, Scope: r.Scope, Sequential: r.Sequential, ApprovePlan: r.ApprovePlan}
+	run := Run{Command: r.Command, Description: r.Description, Scope: r.Scope, Sequential: r.Sequential, ApprovePlan: r.ApprovePlan, User: r.Machine != nil}
 	if again && prev.Halted == "" && !exists {
 		run = prev
 	}

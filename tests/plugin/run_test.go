@@ -46,7 +46,7 @@ type invocation struct{ Agent, Prompt string }
 type fakeAgents struct {
 	Classification string // the classifier's JSON
 	FailTestRuns   int    // test-results files reporting a failing test, first N runs
-	Missing        string // a worker whose prompt contains this writes nothing
+	Missing        string // a worker whose prompt contains this (or one of its |-separated parts) writes nothing
 	// During runs while a worker works, before it writes: what a person
 	// does from another shell meanwhile.
 	During func(inv invocation)
@@ -186,8 +186,10 @@ func (w *world) agent(inv invocation) string {
 	if inv.Agent == "workflow-classifier" {
 		answer = content // the classifier answers with its JSON
 	}
-	if w.Agents.Missing != "" && strings.Contains(inv.Prompt, w.Agents.Missing) {
-		return answer // says it did, and did not
+	for _, m := range strings.Split(w.Agents.Missing, "|") {
+		if m != "" && strings.Contains(inv.Prompt, m) {
+			return answer // says it did, and did not
+		}
 	}
 	if err := os.WriteFile(target, []byte(content), 0o644); err != nil {
 		w.t.Fatal(err)

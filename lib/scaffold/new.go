@@ -1,0 +1,79 @@
+package scaffold
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/machine"
+)
+
+// File is one file `flowstate new command` writes, its path relative to
+// the project (a project's .claude layout) or to the plugin's root.
+type File struct {
+	Path string
+	Data []byte
+	// Shared files (the sub-supervisor) serve every command of the
+	// install: written only when absent.
+	Shared bool
+}
+
+// NewCommand is a working command NAME of its own: a workflow definition
+// (a fan-out of three reviewers over lenses, partial failure accepted,
+// then a writer who summarises their reviews), the command that runs it
+// through the phase loop, and its agents. plugin is the name of the
+// plugin it goes into, "" for a project's .claude.
+func NewCommand(name, plugin string) ([]File, error) {
+	if !machine.ValidAgentName(name) || name != strings.ToLower(name) {
+		return nil, fail.Usagef("new command %q: a command name is lower-case letters, digits, '-' and '_', e.g. review-pr", name)
+	}
+	dir, prefix := ".claude/", ""
+	def := ".claude/flows/" + name + ".json"
+	if plugin != "" {
+		dir, prefix = "", plugin+":"
+		def = "${CLAUDE_PLUGIN_ROOT}/flows/" + name + ".json"
+	}
+	definition, err := render("definition.json.tmpl", struct{ Name string }{name})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := machine.Parse(definition); err != nil {
+		return nil, fmt.Errorf("scaffold: the definition of %s: %w", name, err)
+	}
+	command, err := RenderCommand(Command{
+		Name:         name,
+		Description:  "Review a change through three lenses in parallel, then summarise the reviews (a flowstate workflow)",
+		ArgumentHint: "WHAT TO REVIEW",
+		Intro: "Review what the arguments name through each lens of `" + path.Base(def) + "` in parallel, then\n" +
+			"summarise the reviews, keeping all state in `flowstate`.",
+		Prefix: prefix,
+		Start:  `phase-start --command ` + name + ` --machine "` + def + `"`,
+	})
+	if err != nil {
+		return nil, err
+	}
+	supervisor, err := RenderSubSupervisor(prefix)
+	if err != nil {
+		return nil, err
+	}
+	files := []File{
+		{Path: dir + "flows/" + name + ".json", Data: definition},
+		{Path: dir + "commands/" + name + ".md", Data: command},
+		{Path: dir + "agents/sub-supervisor.md", Data: supervisor, Shared: true},
+	}
+	for _, a := range []struct{ name, description, task string }{
+		{name + "-reviewer", "Reviews a change through one lens and writes a review report",
+			"You review a change through one lens, the `Topic:` (correctness, security, readability):\nread the code the request names and report what holds up, what does not, and what to change."},
+		{name + "-writer", "Summarises the reviews of a change into one report with the changes to make first",
+			"You summarise the reviews of a change: read each review your brief lists and write one\nreport that says what to change first and why, citing the reviews."},
+	} {
+		md, err := render("worker.md.tmpl", struct{ Name, Description, Task string }{a.name, a.description, a.task})
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, File{Path: dir + "agents/" + a.name + ".md", Data: md})
+	}
+	return files, nil
+}
+
