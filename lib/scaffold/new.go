@@ -76,4 +76,3 @@ func NewCommand(name, plugin string) ([]File, error) {
 	}
 	return files, nil
 }
-
