@@ -49,7 +49,7 @@ step "unit, process-per-block, plugin and robustness suites"
 go test -count=1 ./...
 
 step "end to end in Claude Code"
-go test -count=1 -tags e2e -v ./tests/e2e/... 2>&1 | grep -Ev '^=== (RUN|PAUSE|CONT)'
+go test -count=1 -timeout 45m -tags e2e -v ./tests/e2e/... 2>&1 | grep -Ev '^=== (RUN|PAUSE|CONT)'
 
 step "bench, briefly (ratios to watch, not pass or fail: see bench/README.md)"
 bench/bench.sh -n 5

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -154,14 +155,9 @@ func (s *scenario) expectDriftHandled(d standin.Drift) {
 	if background > 0 && !slices.Contains(s.removed, "PreToolUse") {
 		s.t.Errorf("Claude Code ran %d flowstate agents in the background", background)
 	}
-	names := func(text string) bool {
-		for _, sec := range []string{"start", "phase", "verify"} {
-			if strings.Contains(text, `"## `+sec+`"`) {
-				return true
-			}
-		}
-		return false
-	}
+	// A section of the command: the phase loop's start, phase or verify,
+	// or, for a command on the low-level API, a state's.
+	names := func(text string) bool { return sectionRef.MatchString(text) }
 	for _, text := range reasons {
 		if !names(text) {
 			s.t.Errorf("the Stop hook sent the model back without naming the section to continue at: %q", text)
@@ -185,6 +181,9 @@ func (s *scenario) expectDriftHandled(d standin.Drift) {
 		s.t.Errorf("a model that followed the protocol was sent back by the Stop hook: %q", reasons)
 	}
 }
+
+// sectionRef is how the hooks name the section to continue at.
+var sectionRef = regexp.MustCompile(`"## [a-z][a-z0-9_-]*"`)
 
 // run runs `claude -p prompt` to the end and fails the test unless it exited 0.
 func (s *scenario) run(prompt string) result {

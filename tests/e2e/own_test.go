@@ -1,0 +1,69 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/flowstate-dev/flowstate/tests/e2e/standin"
+)
+
+// A user's own commands in the real CLI, as the docs teach them to be
+// written: nothing of them in Go or in the plugin. The flowstate plugin
+// only brings the binary and the hooks; the commands and agents are the
+// project's own, in its .claude/.
+
+// TestYourOwnCommand: /audit, written by `flowstate new command audit`
+// (a definition, a phase-loop command and its agents in the project's
+// .claude), fans out three reviewers in one message, then its writer
+// reads their reviews; every worker is recorded and the workflow
+// completes, under every drift the hooks hold the model through.
+func TestYourOwnCommand(t *testing.T) { underEachDrift(t, testYourOwnCommand) }
+
+func testYourOwnCommand(t *testing.T, d standin.Drift) {
+	s := flowstateScenario(t, d, standin.Knobs{})
+	s.shell("new", "command", "audit")
+	r := s.run("/audit the login handler")
+	// start (which plans the reviewers), the three reviewers, the verify
+	// that plans the writer, the writer, the verify that finishes.
+	s.expectCalls(d, 7)
+
+	w := s.onlyWorkflow()
+	w.expect(map[string]any{"status": "complete", "command": "audit", "state_machine.current_state": "complete",
+		"error_state.last_error": nil, "supervisor_state.review_workers.aggregated_metadata.topics_researched": 3})
+	w.expectWorkers("review_workers", map[string]string{"review_1": "completed", "review_2": "completed", "review_3": "completed"})
+	w.expectWorkers("summarize_workers", map[string]string{"summarize_1": "completed"})
+	w.expectEvents("initialize review summarize complete", map[string]int{"worker": 4, "agent_launch": 4, "error": 0})
+	expectAgents(t, s.Model, map[string]int{"audit-reviewer": 3, "audit-writer": 1})
+	if got := batches(s.Model, "audit-reviewer"); len(got) != 1 || got[0] != 3 {
+		t.Errorf("the reviewers were launched in messages of %v, want all three in one", got)
+	}
+	expectOutput(t, r, "FINAL_STATE=complete", "ARTIFACT_COUNT=4")
+}
+
+// TestYourLowLevelCommand: /three-reviewers (examples/three-reviewers, in
+// the project's .claude) uses only sm-init --agents, state-append,
+// supervisor-record and aggregate, sections named after its states. The
+// hooks hold it as they hold the phase loop: its reviewers run in the
+// foreground and are recorded, a model that stops early or is compacted
+// is sent back to the section of the workflow's state.
+func TestYourLowLevelCommand(t *testing.T) { underEachDrift(t, testYourLowLevelCommand) }
+
+func testYourLowLevelCommand(t *testing.T, d standin.Drift) {
+	s := flowstateScenario(t, d, standin.Knobs{})
+	if err := os.CopyFS(filepath.Join(s.Project, ".claude"), os.DirFS(filepath.Join(repoRoot, "examples", "three-reviewers", ".claude"))); err != nil {
+		t.Fatal(err)
+	}
+	r := s.run("/three-reviewers the login handler")
+	s.expectCalls(d, 6)
+
+	w := s.onlyWorkflow()
+	w.expect(map[string]any{"status": "complete", "command": "three-reviewers", "state_machine.current_state": "complete",
+		"state_machine.agents|@ugly": `["file-reviewer"]`, "phase_data.review.summary.topics_researched": 3})
+	w.expectWorkers("reviews", map[string]string{"correctness": "completed", "security": "completed", "readability": "completed"})
+	w.expectEvents("initialize review complete", map[string]int{"agent_launch": 3, "agent_stop": 3})
+	expectAgents(t, s.Model, map[string]int{"file-reviewer": 3})
+	expectOutput(t, r, "NEXT=done")
+}
