@@ -9,7 +9,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
-	"github.com/flowstate-dev/flowstate/tests/internal/protocol"
+	"github.com/flowstate-dev/flowstate/lib/protocol"
 )
 
 // orchestrators are the commands that run the whole machine; together

@@ -12,12 +12,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flowstate-dev/flowstate/tests/internal/protocol"
+	"github.com/flowstate-dev/flowstate/lib/protocol"
 	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
 // doc is one command or agent file, parsed per the command protocol
-// (tests/internal/protocol).
+// (lib/protocol).
 type doc struct {
 	protocol.Doc
 	Path string

@@ -10,7 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flowstate-dev/flowstate/tests/internal/protocol"
+	"github.com/flowstate-dev/flowstate/lib/protocol"
+	"github.com/flowstate-dev/flowstate/tests/internal/playback"
 	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
@@ -108,11 +109,11 @@ var allPrinted = func() map[string]bool {
 var indexedKey = regexp.MustCompile(`_[0-9]+$`)
 
 // follow runs a document's steps per the command protocol
-// (protocol.Runner), values seeded with env, and returns the last bash
+// (playback.Runner), values seeded with env, and returns the last bash
 // block's output.
 func (w *world) follow(d doc, env map[string]string) (string, error) {
 	w.t.Helper()
-	r := protocol.NewRunner(d.Path, d.Doc, w.Dir, w.Env, w.agents)
+	r := playback.NewRunner(d.Path, d.Doc, w.Dir, w.Env, w.agents)
 	r.Values = env
 	r.MaxSteps = 200
 	r.AfterBash = func(s step, out string) {
@@ -221,7 +222,7 @@ func (a *fakeAgents) content(inv invocation, path string) string {
 // "Read first:" line names, shared by its phase's workers.
 func (w *world) brief(inv invocation) string {
 	w.t.Helper()
-	b, err := protocol.Brief(w.Dir, inv.Prompt)
+	b, err := playback.Brief(w.Dir, inv.Prompt)
 	if err != nil {
 		w.t.Fatalf("%s: %v", inv.Agent, err)
 	}

@@ -1,20 +1,32 @@
 // Package protocol reads command and agent files the way
-// docs/command-protocol.md says a model must, for the test suites: the
-// fenced blocks and sections of a markdown file, the fields of a task
-// block, the KEY=VALUE lines a bash block prints, and a Runner that plays
-// a file block by block with a callback for the agents. tests/plugin,
-// tests/docs and the e2e stand-in model all read the format through it,
-// so they cannot disagree about it.
+// docs/command-protocol.md says a model must: the fenced blocks and
+// sections of a markdown file, the fields of a task block, the KEY=VALUE
+// lines a bash block prints, the lines that tell an agent what to write
+// and return, and what a flowstate command can print for the blocks after
+// it (Prints). lib/lint checks files against it; the test suites and the
+// e2e stand-in model read the format through it too, so none of them can
+// disagree about it. It is pure: no I/O.
 package protocol
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 )
+
+// A SyntaxError is where a text departs from the format: its 1-based
+// line and what is wrong there.
+type SyntaxError struct {
+	Line int
+	Msg  string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+func syntaxErrorf(line int, format string, a ...any) *SyntaxError {
+	return &SyntaxError{Line: line, Msg: fmt.Sprintf(format, a...)}
+}
 
 // Block is one fenced block of a markdown file.
 type Block struct {
@@ -79,7 +91,7 @@ func scan(md string, first int, block func(Block), prose func(text string, line 
 			end++
 		}
 		if end == len(lines) {
-			return fmt.Errorf("line %d: fence never closed", first+i)
+			return syntaxErrorf(first+i, "fence %s never closed", m[1])
 		}
 		block(Block{Info: strings.TrimSpace(m[2]), Body: strings.Join(lines[i+1:end], "\n"), Line: first + i, Section: section})
 		i = end
@@ -127,18 +139,11 @@ func Parse(md string) (Doc, error) {
 	if rest, ok := strings.CutPrefix(md, "---\n"); ok {
 		front, after, ok := strings.Cut(rest, "\n---\n")
 		if !ok {
-			return d, fmt.Errorf("frontmatter not closed")
+			return d, syntaxErrorf(1, "frontmatter not closed: end it with a line ---")
 		}
-		d.Frontmatter = map[string]string{}
-		for _, l := range strings.Split(front, "\n") {
-			if strings.TrimSpace(l) == "" {
-				continue
-			}
-			k, v, ok := strings.Cut(l, ":")
-			if !ok {
-				return d, fmt.Errorf("frontmatter line %q is not key: value", l)
-			}
-			d.Frontmatter[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		var err error
+		if d.Frontmatter, err = frontmatter(front); err != nil {
+			return d, err
 		}
 		body = after
 		first += strings.Count(front, "\n") + 3
@@ -151,9 +156,9 @@ func Parse(md string) (Doc, error) {
 		}
 		s := Step{Block: b}
 		if b.Info == "task" {
-			t, terr := ParseTask(b.Body)
+			t, terr := parseTask(b.Body)
 			if terr != nil {
-				err = fmt.Errorf("task block at line %d: %w", b.Line, terr)
+				err = syntaxErrorf(b.Line+terr.Line, "task block: %s", terr.Msg)
 				return
 			}
 			s.Task = &t
@@ -163,7 +168,7 @@ func Parse(md string) (Doc, error) {
 		d.Prose = append(d.Prose, Prose{Text: text, Line: line, Step: len(d.Steps)})
 		if name, ok := Heading(text); ok && err == nil {
 			if _, dup := d.Sections[name]; dup {
-				err = fmt.Errorf("line %d: a second section \"## %s\"", line, name)
+				err = syntaxErrorf(line, "a second section \"## %s\"", name)
 				return
 			}
 			d.Sections[name] = len(d.Steps)
@@ -173,6 +178,30 @@ func Parse(md string) (Doc, error) {
 		return d, scanErr
 	}
 	return d, err
+}
+
+// frontmatter reads the "key: value" lines between the --- lines at the
+// top of a file. A line that is indented or starts with "- " continues the
+// key above it (a YAML list or folded text), which keeps that key's value
+// non-empty. The lines start at line 2 of the file.
+func frontmatter(front string) (map[string]string, error) {
+	fm := map[string]string{}
+	last := ""
+	for i, l := range strings.Split(front, "\n") {
+		switch t := strings.TrimSpace(l); {
+		case t == "" || strings.HasPrefix(t, "#"):
+		case last != "" && (strings.TrimLeft(l, " \t") != l || strings.HasPrefix(t, "- ")):
+			fm[last] = strings.TrimSpace(fm[last] + " " + t)
+		default:
+			k, v, ok := strings.Cut(l, ":")
+			if !ok {
+				return nil, syntaxErrorf(i+2, "frontmatter line %q is not key: value", t)
+			}
+			last = strings.TrimSpace(k)
+			fm[last] = strings.TrimSpace(v)
+		}
+	}
+	return fm, nil
 }
 
 // Task is a ```task block (protocol section 3).
@@ -193,12 +222,21 @@ var taskField = regexp.MustCompile(`^([ \t]*)([a-z_]+):(?:[ \t]+(.*?))?[ \t]*$`)
 // prompt, each as "key: value", then "}". "prompt: |" takes every line below it up to the
 // closing "}", each indented deeper than the key, with the indentation
 // they share removed (blank lines kept, trailing ones dropped); so prompt
-// comes last. subagent_type, description and prompt are required.
+// comes last. subagent_type, description and prompt are required. An
+// error is a *SyntaxError whose Line counts from the body's first line.
 func ParseTask(body string) (Task, error) {
+	t, err := parseTask(body)
+	if err != nil {
+		return t, err
+	}
+	return t, nil
+}
+
+func parseTask(body string) (Task, *SyntaxError) {
 	var t Task
 	lines := strings.Split(body, "\n")
 	if len(lines) < 2 || strings.TrimSpace(lines[0]) != "Task {" || strings.TrimSpace(lines[len(lines)-1]) != "}" {
-		return t, fmt.Errorf("want Task { ... } with the braces on their own lines")
+		return t, syntaxErrorf(1, "want Task { ... } with the braces on their own lines")
 	}
 	seen := map[string]bool{}
 	for i := 1; i < len(lines)-1; i++ {
@@ -207,11 +245,11 @@ func ParseTask(body string) (Task, error) {
 		}
 		m := taskField.FindStringSubmatch(lines[i])
 		if m == nil {
-			return t, fmt.Errorf("cannot read %q: want key: value", lines[i])
+			return t, syntaxErrorf(i+1, "cannot read %q: want key: value", strings.TrimSpace(lines[i]))
 		}
 		key, value := m[2], m[3]
 		if seen[key] {
-			return t, fmt.Errorf("%s given twice", key)
+			return t, syntaxErrorf(i+1, "%s given twice: keep one", key)
 		}
 		seen[key] = true
 		switch key {
@@ -223,7 +261,7 @@ func ParseTask(body string) (Task, error) {
 			t.ForEach = value
 		case "run_in_background":
 			if value != "false" {
-				return t, fmt.Errorf("run_in_background: %q; the protocol runs agents in the foreground: false", value)
+				return t, syntaxErrorf(i+1, "run_in_background: %s: agents of a command run in the foreground; write run_in_background: false", value)
 			}
 			t.Foreground = true
 		case "prompt":
@@ -231,41 +269,39 @@ func ParseTask(body string) (Task, error) {
 				t.Prompt = value
 				continue
 			}
-			p, err := blockScalar(lines[i+1:len(lines)-1], len(m[1]))
+			p, bad, err := blockScalar(lines[i+1:len(lines)-1], len(m[1]))
 			if err != nil {
-				return t, err
+				return t, syntaxErrorf(i+2+bad, "%v", err)
 			}
 			t.Prompt, t.PromptBlock = p, true
 			i = len(lines) - 1
 		default:
-			return t, fmt.Errorf("unknown field %q", key)
+			return t, syntaxErrorf(i+1, "unknown field %q: a task block has subagent_type, description, for_each, run_in_background and prompt", key)
 		}
 	}
-	switch {
-	case t.SubagentType == "":
-		return t, fmt.Errorf("no subagent_type")
-	case t.Description == "":
-		return t, fmt.Errorf("no description")
-	case t.Prompt == "":
-		return t, fmt.Errorf("no prompt")
+	for _, f := range []struct{ name, value string }{{"subagent_type", t.SubagentType}, {"description", t.Description}, {"prompt", t.Prompt}} {
+		if f.value == "" {
+			return t, syntaxErrorf(1, "no %s: a task block needs subagent_type, description and prompt", f.name)
+		}
 	}
 	return t, nil
 }
 
 // blockScalar is the text of a "key: |" value: lines, each blank or
 // indented deeper than the key, with their common indentation removed.
-func blockScalar(lines []string, keyIndent int) (string, error) {
+// An error names the index of the line at fault.
+func blockScalar(lines []string, keyIndent int) (string, int, error) {
 	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
 		lines = lines[:len(lines)-1]
 	}
 	common := -1
-	for _, l := range lines {
+	for k, l := range lines {
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
 		n := len(l) - len(strings.TrimLeft(l, " \t"))
 		if n <= keyIndent {
-			return "", fmt.Errorf("prompt line %q is not indented below prompt: |", l)
+			return "", k, fmt.Errorf("prompt line %q is not indented below prompt: |", strings.TrimSpace(l))
 		}
 		if common < 0 || n < common {
 			common = n
@@ -277,7 +313,7 @@ func blockScalar(lines []string, keyIndent int) (string, error) {
 			out[k] = l[common:]
 		}
 	}
-	return strings.Join(out, "\n"), nil
+	return strings.Join(out, "\n"), 0, nil
 }
 
 var kvLine = regexp.MustCompile(`^([A-Z][A-Z0-9_]*)=(.*)$`)
@@ -320,6 +356,17 @@ func WriteTarget(line string) (string, bool) {
 	return m[1], true
 }
 
+// WriteTargets lists the paths the lines of text tell an agent to write.
+func WriteTargets(text string) []string {
+	var paths []string
+	for _, line := range strings.Split(text, "\n") {
+		if p, ok := WriteTarget(line); ok {
+			paths = append(paths, p)
+		}
+	}
+	return paths
+}
+
 // ReturnLine returns the answer a "Return exactly: <line>" line asks for.
 func ReturnLine(line string) (string, bool) {
 	m := returnLine.FindStringSubmatch(line)
@@ -338,20 +385,6 @@ func ReadFirst(prompt string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// Brief reads the file prompt tells its agent to read first, a relative
-// path from dir (the project, the agent's working directory).
-func Brief(dir, prompt string) (string, error) {
-	path, ok := ReadFirst(prompt)
-	if !ok {
-		return "", fmt.Errorf("the prompt names no file to read first:\n%s", prompt)
-	}
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(dir, path)
-	}
-	b, err := os.ReadFile(path)
-	return string(b), err
 }
 
 // Invocation is one Agent tool call a task block expands to.
