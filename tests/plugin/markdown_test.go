@@ -25,9 +25,6 @@ type doc struct {
 
 type step = protocol.Step
 
-// keyRef matches a ${KEY} reference.
-var keyRef = protocol.Ref
-
 // loadDocs parses every markdown file of dir (commands or agents).
 func loadDocs(t testing.TB, dir string) []doc {
 	t.Helper()
