@@ -85,6 +85,7 @@ func (l *linter) add(line int, format string, a ...any) {
 // it stops parsing.
 func Check(path, md string) []Finding {
 	l := &linter{path: path}
+	md = strings.ReplaceAll(md, "\r\n", "\n") // a file saved with Windows line ends reads the same
 	d, err := protocol.Parse(md)
 	if err != nil {
 		line := 1

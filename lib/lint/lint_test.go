@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 )
@@ -33,6 +34,8 @@ var cases = []struct {
 	// The markdown parses.
 	{"unclosed fence", "commands/c.md", command("# C\n~~~bash\necho hi\n"), []string{"5: fence ``` never closed"}},
 	{"bad task field", "commands/c.md", command("~~~task\nTask {\n  subagent_type: a\n  colour: red\n}\n~~~\n"), []string{"7: task block: unknown field \"colour\""}},
+
+	{"Windows line ends", "commands/c.md", strings.ReplaceAll(command("## start\n~~~bash\necho NEXT=start\n~~~\n"), "\n", "\r\n"), nil},
 
 	// Frontmatter.
 	{"command with a description", "commands/c.md", command("Do it.\n"), nil},
@@ -92,7 +95,8 @@ var cases = []struct {
 		[]string{"9: $dir is never set in this block"}},
 	{"variables set in the block", "commands/c.md", command("~~~bash\nx=1; local y; declare -a z; export W=2\nfor f in a b; do echo \"$f\"; done\nwhile IFS= read -r line; do echo \"$line\"; done < /dev/null\n" +
 		"read -ra parts -p '> ' <<< 'a b'; mapfile -t rows < /dev/null; printf -v stamp '%s' now; getopts ab opt\n" +
-		"(( n = 1 )); let m=2; : \"${dflt:=3}\"; (( k++ ))\necho \"$x $y ${z[0]} $W ${parts[0]} ${rows[@]} $stamp $opt $n $m $dflt $k $REPLY\"\n~~~\n"), nil},
+		"(( n = 1 )); let m=2; : \"${dflt:=3}\"; (( k++ )); for ((j = 0; j < 2; j++)); do :; done; declare -A map; map[key]=1\n" +
+		"echo \"$x $y ${z[0]} $W ${parts[0]} ${rows[@]} $stamp $opt $n $m $dflt $k $REPLY $j ${map[key]}\"\n~~~\n"), nil},
 	{"what the environment gives", "commands/c.md", command("~~~bash\necho \"$HOME $PWD $PATH $? $# $@ $$ $CLAUDE_PROJECT_DIR $CLAUDE_CODE_SESSION_ID ${CLAUDE_PLUGIN_ROOT} $FLOWSTATE_WORKFLOW\"\n" +
 		"echo \"${MY_TOOL:-none} ${OTHER:?set by the session hook} ${ALT:+x}\"\n~~~\n"), nil},
 	{"what flowstate's state-load evaluates", "commands/c.md", command("~~~bash\neval \"$(flowstate state-load)\"\necho \"$SPEC_DIR\"\n~~~\n"), nil},
@@ -176,5 +180,19 @@ func TestKindOf(t *testing.T) {
 func TestFindingString(t *testing.T) {
 	if got := (Finding{"commands/c.md", 12, "bad"}).String(); got != "commands/c.md:12: bad" {
 		t.Errorf("%q", got)
+	}
+}
+
+// BenchmarkCheck lints the plugin's largest command, as flowstate lint
+// and tests/plugin do for every file.
+func BenchmarkCheck(b *testing.B) {
+	md, err := os.ReadFile("../../commands/coordinate.md")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if f := Check("commands/coordinate.md", string(md)); len(f) > 0 {
+			b.Fatal(f)
+		}
 	}
 }

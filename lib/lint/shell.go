@@ -72,11 +72,10 @@ func readScript(body string) (*script, *parseError) {
 			if n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) {
 				assign(n.Param.Value)
 			}
+			// An index is not read as names: ${map[key]} of an
+			// associative array names no variable key.
 			if !fromEnvironment(n) {
 				reads = append(reads, use{int(n.Pos().Line()), n.Param.Value})
-			}
-			if n.Index != nil {
-				arith(n.Index)
 			}
 		case *syntax.ArithmExp:
 			arith(n.X)
