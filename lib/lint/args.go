@@ -1,15 +1,6 @@
 package lint
 
-import (
-	"regexp"
-	"strings"
-)
-
-// positional is what Claude Code replaces in a command file with the
-// command's arguments before the model reads it: $0 is the first
-// argument in the version flowstate targets, $1 the second, and
-// $ARGUMENTS[N] the (N+1)th.
-var positional = regexp.MustCompile(`\$[0-9]|\$ARGUMENTS\[`)
+import "strings"
 
 // arguments: Claude Code pastes the user's text wherever a command says
 // $ARGUMENTS. The one safe place is alone on a line of a quoted heredoc in
@@ -32,7 +23,7 @@ func (l *linter) arguments(md string) {
 		if line <= l.doc.Lines-strings.Count(l.doc.Body, "\n") {
 			continue // the frontmatter
 		}
-		if m := positional.FindString(text); m != "" {
+		if m := patterns().positional.FindString(text); m != "" {
 			l.add(line, "%q in a command: Claude Code replaces $0, $1, ... and $ARGUMENTS[N] with the command's arguments before the model reads it; take the arguments from $ARGUMENTS in a quoted heredoc (in awk, write $(1) for a field)", m)
 		}
 		if !strings.Contains(text, "$ARGUMENTS") {

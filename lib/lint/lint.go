@@ -11,11 +11,38 @@ import (
 	"cmp"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/flowstate-dev/flowstate/lib/protocol"
 )
+
+// patterns are lint's regular expressions, compiled on first use rather
+// than at every flowstate start (each bash block is a process of its own).
+var patterns = sync.OnceValue(func() *patternSet {
+	return &patternSet{
+		// KEY= text a bash block prints (echo "KEY=...") or passes on;
+		// KEY_1=, KEY_$i= or KEY_${i}= print a for_each's KEY_i.
+		literalKey:  regexp.MustCompile(`\b([A-Z][A-Z0-9_]*)=`),
+		indexedKey:  regexp.MustCompile(`\b([A-Z][A-Z0-9_]*?)_(?:[0-9]+|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)=`),
+		literalNext: regexp.MustCompile(`\bNEXT=["']?([A-Za-z0-9][A-Za-z0-9_.-]*)`),
+		loopRef:     regexp.MustCompile(`\$\{([A-Z][A-Z0-9_]*)_i\}`),
+		forEach:     regexp.MustCompile(`^i in 1\.\.(?:[0-9]+|\$\{[A-Z][A-Z0-9_]*\})$`),
+		// What Claude Code replaces in a command file with the command's
+		// arguments before the model reads it: $0 is the first argument
+		// in the version flowstate targets, $1 the second, $ARGUMENTS[N]
+		// the (N+1)th.
+		positional: regexp.MustCompile(`\$[0-9]|\$ARGUMENTS\[`),
+		upperCase:  regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`),
+		name:       regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`),
+	}
+})
+
+type patternSet struct {
+	literalKey, indexedKey, literalNext, loopRef, forEach, positional, upperCase, name *regexp.Regexp
+}
 
 // A Finding is one violation: the file, its line, and a one-line message
 // that says what is wrong and what to do.

@@ -2,6 +2,7 @@ package lint
 
 import (
 	"maps"
+	"sync"
 
 	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
@@ -15,7 +16,7 @@ import (
 // the orchestrator steps' table, and the keys of the pairs sm and
 // supervisor print (all of them: a hold is given to Outcome so that it
 // prints WAITING_FOR too).
-var printers = func() map[string]protocol.Prints {
+var printers = sync.OnceValue(func() map[string]protocol.Prints {
 	p := orchestrate.Prints()
 	keys := func(ps kv.Pairs) protocol.Prints {
 		var out protocol.Prints
@@ -31,9 +32,9 @@ var printers = func() map[string]protocol.Prints {
 		p[person] = outcome
 	}
 	return p
-}()
+})
 
 // Printers returns what each flowstate command prints for the steps after
 // the block that calls it, by command name: the table the rules check
 // task blocks and jumps against.
-func Printers() map[string]protocol.Prints { return maps.Clone(printers) }
+func Printers() map[string]protocol.Prints { return maps.Clone(printers()) }

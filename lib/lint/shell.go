@@ -3,8 +3,8 @@ package lint
 import (
 	"errors"
 	"path"
-	"regexp"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -136,7 +136,7 @@ func readScript(body string) (*script, *parseError) {
 	for _, r := range reads {
 		// eval runs text the block reads from elsewhere: state-load's
 		// and compat's assignments, whose keys are upper case.
-		if assigned[r.name] || seen[r.name] || environment(r.name) || evals && upperCase.MatchString(r.name) {
+		if assigned[r.name] || seen[r.name] || environment(r.name) || evals && patterns().upperCase.MatchString(r.name) {
 			continue
 		}
 		seen[r.name] = true
@@ -144,11 +144,6 @@ func readScript(body string) (*script, *parseError) {
 	}
 	return s, nil
 }
-
-var (
-	upperCase = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
-	name      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-)
 
 // fromEnvironment reports whether a ${VAR...} form reads VAR knowing it
 // may be unset: ${VAR:-default}, ${VAR:=default}, ${VAR:+alt} and
@@ -167,17 +162,17 @@ func fromEnvironment(p *syntax.ParamExp) bool {
 }
 
 // shellVariables are set by bash itself or in every process environment.
-var shellVariables = map[string]bool{}
-
-func init() {
+var shellVariables = sync.OnceValue(func() map[string]bool {
+	vars := map[string]bool{}
 	for _, v := range strings.Fields(`HOME PWD OLDPWD PATH USER LOGNAME SHELL TMPDIR TERM LANG LANGUAGE TZ
 		HOSTNAME IFS PS4 UID EUID PPID RANDOM SRANDOM SECONDS LINENO REPLY OPTARG OPTIND MAPFILE
 		BASH BASHPID BASH_SOURCE BASH_LINENO BASH_REMATCH BASH_VERSION BASH_VERSINFO BASH_COMMAND
 		BASH_SUBSHELL BASH_ARGV BASH_ARGC BASHOPTS SHELLOPTS SHLVL FUNCNAME PIPESTATUS GROUPS
 		HOSTTYPE OSTYPE MACHTYPE EPOCHSECONDS EPOCHREALTIME COLUMNS LINES CLAUDECODE`) {
-		shellVariables[v] = true
+		vars[v] = true
 	}
-}
+	return vars
+})
 
 // environment reports whether a block may read name without setting it:
 // bash's special parameters ($?, $#, $1, ...) and own variables, the
@@ -185,7 +180,7 @@ func init() {
 // (CLAUDE_PROJECT_DIR, CLAUDE_CODE_SESSION_ID, CLAUDE_PLUGIN_ROOT,
 // FLOWSTATE_WORKFLOW, ...).
 func environment(v string) bool {
-	return !name.MatchString(v) || v == "_" || shellVariables[v] ||
+	return !patterns().name.MatchString(v) || v == "_" || shellVariables()[v] ||
 		strings.HasPrefix(v, "CLAUDE_") || strings.HasPrefix(v, "FLOWSTATE_") || strings.HasPrefix(v, "LC_")
 }
 
@@ -220,7 +215,7 @@ func arithmName(x syntax.ArithmExpr) string {
 	if !ok {
 		return ""
 	}
-	if l := w.Lit(); name.MatchString(l) {
+	if l := w.Lit(); patterns().name.MatchString(l) {
 		return l
 	}
 	return ""

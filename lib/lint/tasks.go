@@ -1,40 +1,26 @@
 package lint
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/flowstate-dev/flowstate/lib/protocol"
 )
 
-var (
-	// literalKey is KEY= text a bash block prints (echo "KEY=...") or
-	// passes on; indexedKey is KEY_1=, KEY_$i= or KEY_${i}=: a for_each's
-	// KEY_i.
-	literalKey  = regexp.MustCompile(`\b([A-Z][A-Z0-9_]*)=`)
-	indexedKey  = regexp.MustCompile(`\b([A-Z][A-Z0-9_]*?)_(?:[0-9]+|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)=`)
-	literalNext = regexp.MustCompile(`\bNEXT=["']?([A-Za-z0-9][A-Za-z0-9_.-]*)`)
-	plainRef    = protocol.Ref
-	loopRef     = regexp.MustCompile(`\$\{([A-Z][A-Z0-9_]*)_i\}`)
-	indexRef    = regexp.MustCompile(`\$\{i\}`)
-	forEach     = regexp.MustCompile(`^i in 1\.\.(?:[0-9]+|\$\{[A-Z][A-Z0-9_]*\})$`)
-)
-
 // printed is what the bash block st prints for later steps: its literal
 // KEY= text and the keys of the flowstate commands it calls.
 func printed(st protocol.Step, s *script, into map[string]bool) {
-	for _, m := range literalKey.FindAllStringSubmatch(st.Body, -1) {
+	for _, m := range patterns().literalKey.FindAllStringSubmatch(st.Body, -1) {
 		into[m[1]] = true
 	}
-	for _, m := range indexedKey.FindAllStringSubmatch(st.Body, -1) {
+	for _, m := range patterns().indexedKey.FindAllStringSubmatch(st.Body, -1) {
 		into[m[1]+"_i"] = true
 	}
 	if s == nil {
 		return
 	}
 	for _, c := range s.calls {
-		for _, k := range printers[c.sub].Keys {
+		for _, k := range printers()[c.sub].Keys {
 			into[k] = true
 		}
 	}
@@ -69,16 +55,16 @@ func (l *linter) tasks() {
 		}
 		for k, text := range strings.Split(st.Body, "\n") {
 			line := st.Line + 1 + k
-			if v, ok := strings.CutPrefix(strings.TrimSpace(text), "for_each:"); ok && !forEach.MatchString(strings.TrimSpace(v)) {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(text), "for_each:"); ok && !patterns().forEach.MatchString(strings.TrimSpace(v)) {
 				l.add(line, "for_each: %s: write for_each: i in 1..${COUNT}, COUNT printed by the block before, or a number", strings.TrimSpace(v))
 			}
-			for _, m := range plainRef.FindAllStringSubmatch(text, -1) {
+			for _, k := range protocol.KeyRefs(text) {
 				uses = true
-				if !have[m[1]] {
-					report(line, m[0], "%s is printed by no bash block before this task block: make the block before it print %s=<value> (echo \"%s=...\")", m[0], m[1], m[1])
+				if !have[k] {
+					report(line, k, "${%s} is printed by no bash block before this task block: make the block before it print %s=<value> (echo \"%s=...\")", k, k, k)
 				}
 			}
-			for _, m := range loopRef.FindAllStringSubmatch(text, -1) {
+			for _, m := range patterns().loopRef.FindAllStringSubmatch(text, -1) {
 				uses = true
 				switch {
 				case t.ForEach == "":
@@ -87,7 +73,7 @@ func (l *linter) tasks() {
 					report(line, m[0], "%s is printed by no bash block before this task block: make the block before it print %s_1=, %s_2=, ... (one per i)", m[0], m[1], m[1])
 				}
 			}
-			if indexRef.MatchString(text) && t.ForEach == "" {
+			if strings.Contains(text, "${i}") && t.ForEach == "" {
 				report(line, "${i}", "${i} outside a for_each: add for_each: i in 1..${COUNT}, or drop ${i}")
 			}
 		}
@@ -117,7 +103,7 @@ func (l *linter) jumps() {
 			continue
 		}
 		for k, text := range strings.Split(st.Body, "\n") {
-			for _, m := range literalNext.FindAllStringSubmatch(text, -1) {
+			for _, m := range patterns().literalNext.FindAllStringSubmatch(text, -1) {
 				if !lands(m[1]) {
 					l.add(st.Line+1+k, "NEXT=%s, and the file has no section \"## %s\": add it, or print NEXT= with a section of the file (or done)", m[1], m[1])
 				}
@@ -125,7 +111,7 @@ func (l *linter) jumps() {
 		}
 		var missing []string
 		for _, c := range callsOf(l.scripts[i]) {
-			for _, j := range printers[c.sub].Next {
+			for _, j := range printers()[c.sub].Next {
 				if j.Possible(c.flags, fileFlags) && !lands(j.Section) && !slices.Contains(missing, j.Section) {
 					missing = append(missing, j.Section)
 					l.add(st.Line+c.line, "flowstate %s can print NEXT=%s, and the file has no section \"## %s\": add it", c.sub, j.Section, j.Section)

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // A SyntaxError is where a text departs from the format: its 1-based
@@ -36,15 +37,32 @@ type Block struct {
 	Section string // the "## name" heading above it, "" before the first
 }
 
-var (
-	fenceOpen = regexp.MustCompile("^(`{3,})(.*)$")
-	heading2  = regexp.MustCompile(`^##[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$`)
-)
+// patterns are the format's regular expressions, compiled on first use
+// rather than at every flowstate start: each bash block is a process of
+// its own, and most never read markdown.
+var patterns = sync.OnceValue(func() *patternSet {
+	return &patternSet{
+		fenceOpen: regexp.MustCompile("^(`{3,})(.*)$"),
+		heading2:  regexp.MustCompile(`^##[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$`),
+		taskField: regexp.MustCompile(`^([ \t]*)([a-z_]+):(?:[ \t]+(.*?))?[ \t]*$`),
+		kvLine:    regexp.MustCompile(`^([A-Z][A-Z0-9_]*)=(.*)$`),
+		// ${KEY}, or with "_i" in the second group a for_each's ${KEY_i}.
+		keyRef:     regexp.MustCompile(`\$\{([A-Z][A-Z0-9_]*?)(_i)?\}`),
+		writeLine:  regexp.MustCompile("^\\s*(?:[-*]\\s+)?(?:Write|Create|Save)\\b[^:]*:\\s*`?([^\\s`]+)`?\\s*$"),
+		returnLine: regexp.MustCompile(`^\s*(?:[-*]\s+)?Return exactly:\s*(.*?)\s*$`),
+		readFirst:  regexp.MustCompile("^\\s*(?:[-*]\\s+)?Read first:\\s*`?([^\\s`]+)`?\\s*$"),
+		forEach:    regexp.MustCompile(`^i in 1\.\.([0-9]+)$`),
+	}
+})
+
+type patternSet struct {
+	fenceOpen, heading2, taskField, kvLine, keyRef, writeLine, returnLine, readFirst, forEach *regexp.Regexp
+}
 
 // Heading returns the section name of a level-2 heading line ("## name",
 // an optional closing run of #s dropped).
 func Heading(line string) (string, bool) {
-	m := heading2.FindStringSubmatch(line)
+	m := patterns().heading2.FindStringSubmatch(line)
 	if m == nil {
 		return "", false
 	}
@@ -76,7 +94,7 @@ func scan(md string, first int, block func(Block), prose func(text string, line 
 	section := ""
 	lines := strings.Split(md, "\n")
 	for i := 0; i < len(lines); i++ {
-		m := fenceOpen.FindStringSubmatch(lines[i])
+		m := patterns().fenceOpen.FindStringSubmatch(lines[i])
 		if m == nil {
 			if name, ok := Heading(lines[i]); ok {
 				section = name
@@ -214,8 +232,6 @@ type Task struct {
 	PromptBlock  bool // the prompt was a "prompt: |" block, not a one-line value
 }
 
-var taskField = regexp.MustCompile(`^([ \t]*)([a-z_]+):(?:[ \t]+(.*?))?[ \t]*$`)
-
 // ParseTask reads the body of a ```task block: "Task {", then
 // subagent_type, description, optionally for_each and run_in_background
 // (false is the only value: Claude Code's default is the background), and
@@ -243,7 +259,7 @@ func parseTask(body string) (Task, *SyntaxError) {
 		if strings.TrimSpace(lines[i]) == "" {
 			continue
 		}
-		m := taskField.FindStringSubmatch(lines[i])
+		m := patterns().taskField.FindStringSubmatch(lines[i])
 		if m == nil {
 			return t, syntaxErrorf(i+1, "cannot read %q: want key: value", strings.TrimSpace(lines[i]))
 		}
@@ -316,8 +332,6 @@ func blockScalar(lines []string, keyIndent int) (string, int, error) {
 	return strings.Join(out, "\n"), 0, nil
 }
 
-var kvLine = regexp.MustCompile(`^([A-Z][A-Z0-9_]*)=(.*)$`)
-
 // KeyValues returns the KEY=VALUE lines of a block's output, in order
 // (protocol section 2): KEY matches [A-Z][A-Z0-9_]*, the value runs to the
 // end of the line. When they are applied in order, the newest value of a
@@ -325,31 +339,30 @@ var kvLine = regexp.MustCompile(`^([A-Z][A-Z0-9_]*)=(.*)$`)
 func KeyValues(out string) [][2]string {
 	var kvs [][2]string
 	for _, l := range strings.Split(out, "\n") {
-		if m := kvLine.FindStringSubmatch(strings.TrimRight(l, "\r")); m != nil {
+		if m := patterns().kvLine.FindStringSubmatch(strings.TrimRight(l, "\r")); m != nil {
 			kvs = append(kvs, [2]string{m[1], m[2]})
 		}
 	}
 	return kvs
 }
 
-// Ref matches a ${KEY} reference; KeyRef's second group is "_i" for a
-// ${KEY_i} inside a for_each.
-var (
-	Ref    = regexp.MustCompile(`\$\{([A-Z][A-Z0-9_]*)\}`)
-	keyRef = regexp.MustCompile(`\$\{([A-Z][A-Z0-9_]*?)(_i)?\}`)
-)
-
-var (
-	writeLine  = regexp.MustCompile("^\\s*(?:[-*]\\s+)?(?:Write|Create|Save)\\b[^:]*:\\s*`?([^\\s`]+)`?\\s*$")
-	returnLine = regexp.MustCompile(`^\s*(?:[-*]\s+)?Return exactly:\s*(.*?)\s*$`)
-	readFirst  = regexp.MustCompile("^\\s*(?:[-*]\\s+)?Read first:\\s*`?([^\\s`]+)`?\\s*$")
-)
+// KeyRefs lists the KEYs of the ${KEY} references in text, in order;
+// a for_each's ${KEY_i} is not one.
+func KeyRefs(text string) []string {
+	var keys []string
+	for _, m := range patterns().keyRef.FindAllStringSubmatch(text, -1) {
+		if m[2] == "" {
+			keys = append(keys, m[1])
+		}
+	}
+	return keys
+}
 
 // WriteTarget returns the path of a line that tells an agent which file
 // to write ("Write the report to: <path>", "- Create the file: <path>");
 // only a path with a "/" counts.
 func WriteTarget(line string) (string, bool) {
-	m := writeLine.FindStringSubmatch(line)
+	m := patterns().writeLine.FindStringSubmatch(line)
 	if m == nil || !strings.Contains(m[1], "/") {
 		return "", false
 	}
@@ -369,7 +382,7 @@ func WriteTargets(text string) []string {
 
 // ReturnLine returns the answer a "Return exactly: <line>" line asks for.
 func ReturnLine(line string) (string, bool) {
-	m := returnLine.FindStringSubmatch(line)
+	m := patterns().returnLine.FindStringSubmatch(line)
 	if m == nil {
 		return "", false
 	}
@@ -380,7 +393,7 @@ func ReturnLine(line string) (string, bool) {
 // brief its phase's workers share), from its "Read first: <path>" line.
 func ReadFirst(prompt string) (string, bool) {
 	for _, line := range strings.Split(prompt, "\n") {
-		if m := readFirst.FindStringSubmatch(line); m != nil {
+		if m := patterns().readFirst.FindStringSubmatch(line); m != nil {
 			return m[1], true
 		}
 	}
@@ -393,8 +406,6 @@ type Invocation struct {
 	I                                 int // the for_each index (1..N), 0 without for_each
 }
 
-var forEach = regexp.MustCompile(`^i in 1\.\.([0-9]+)$`)
-
 // Expand turns the task into its Agent calls with values: each ${KEY}
 // replaced by values[KEY], and for "for_each: i in 1..N" one call per i,
 // ${KEY_i} standing for ${KEY_<i>} and ${i} for the number. A reference without a value is an
@@ -406,8 +417,8 @@ func (t Task) Expand(values map[string]string) ([]Invocation, error) {
 			text = strings.ReplaceAll(text, "${i}", strconv.Itoa(i))
 		}
 		var missing []string
-		out := keyRef.ReplaceAllStringFunc(text, func(ref string) string {
-			m := keyRef.FindStringSubmatch(ref)
+		out := patterns().keyRef.ReplaceAllStringFunc(text, func(ref string) string {
+			m := patterns().keyRef.FindStringSubmatch(ref)
 			key := m[1]
 			if m[2] != "" {
 				if i == 0 {
@@ -433,7 +444,7 @@ func (t Task) Expand(values map[string]string) ([]Invocation, error) {
 		if err != nil {
 			return nil, fmt.Errorf("for_each: %w", err)
 		}
-		m := forEach.FindStringSubmatch(spec)
+		m := patterns().forEach.FindStringSubmatch(spec)
 		if m == nil {
 			return nil, fmt.Errorf("for_each %q: want i in 1..N", spec)
 		}

@@ -176,6 +176,13 @@ func TestKeyValues(t *testing.T) {
 	}
 }
 
+func TestKeyRefs(t *testing.T) {
+	got := KeyRefs("${A} and ${TOPIC_i}, ${B_2} ${lower} $C ${A}")
+	if want := []string{"A", "B_2", "A"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("KeyRefs = %q, want %q (a for_each's ${KEY_i} is not one)", got, want)
+	}
+}
+
 func TestReadFirst(t *testing.T) {
 	for prompt, want := range map[string]string{
 		"Topic: x\nRead first: s/briefs/a.md\nWrite your result to: s/r.md": "s/briefs/a.md",
