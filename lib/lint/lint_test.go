@@ -110,6 +110,7 @@ var cases = []struct {
 	// Nothing is sourced.
 	{"source", "commands/c.md", command("~~~bash\nsource lib.sh\n~~~\n"), []string{"5: `source lib.sh`: a bash block never sources a file"}},
 	{"dot", "agents/a.md", agent("~~~bash\nset -e; . ./lib.sh\n~~~\n"), []string{"7: `. ./lib.sh`: a bash block never sources a file"}},
+	{"source of a variable path", "commands/c.md", command("~~~bash\nlib=x.sh\nsource \"$lib\" 2>/dev/null\n~~~\n"), []string{"6: `source \"$lib\"`: a bash block never sources"}},
 
 	// Bash blocks parse.
 	{"bash that parses", "commands/c.md", command("~~~bash\nif true; then echo ok; fi\n~~~\n"), nil},

@@ -14,7 +14,7 @@ import (
 type script struct {
 	calls   []call       // the flowstate calls
 	unset   []use        // variables read and assigned nowhere in the block, first read of each
-	sources []use        // source and . commands, with what they source
+	sources []use        // source and . commands, as written
 	heredoc map[int]bool // the lines of quoted heredoc bodies, where nothing is expanded
 }
 
@@ -118,7 +118,7 @@ func readScript(body string) (*script, *parseError) {
 			case args[0] == "eval":
 				evals = true
 			case args[0] == "source" || args[0] == ".":
-				s.sources = append(s.sources, use{line, strings.Join(args, " ")})
+				s.sources = append(s.sources, use{line, body[n.Pos().Offset():n.End().Offset()]})
 			case isFlowstate(n.Args[0], args[0]):
 				if c, ok := flowstateCall(args[1:]); ok {
 					c.line = line

@@ -58,10 +58,10 @@ func (l *linter) tasks() {
 			if v, ok := strings.CutPrefix(strings.TrimSpace(text), "for_each:"); ok && !patterns().forEach.MatchString(strings.TrimSpace(v)) {
 				l.add(line, "for_each: %s: write for_each: i in 1..${COUNT}, COUNT printed by the block before, or a number", strings.TrimSpace(v))
 			}
-			for _, k := range protocol.KeyRefs(text) {
+			for _, key := range protocol.KeyRefs(text) {
 				uses = true
-				if !have[k] {
-					report(line, k, "${%s} is printed by no bash block before this task block: make the block before it print %s=<value> (echo \"%s=...\")", k, k, k)
+				if !have[key] {
+					report(line, key, "${%s} is printed by no bash block before this task block: make the block before it print %s=<value> (echo \"%s=...\")", key, key, key)
 				}
 			}
 			for _, m := range patterns().loopRef.FindAllStringSubmatch(text, -1) {
