@@ -5,7 +5,7 @@
 // that turns errors into exit codes (docs/cli.md#exit-codes).
 //
 // Each command group is one file (sm.go, state.go, checkpoint.go,
-// orchestrate.go, supervisor.go, people.go, setup.go, compat.go) with a
+// orchestrate.go, supervisor.go, people.go, author.go, setup.go, compat.go) with a
 // method returning the group's commands; every command's Action is a
 // method of env named after it. commands.go lists the groups in the
 // order `flowstate help` shows them.

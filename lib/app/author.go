@@ -6,125 +6,162 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
-	"github.com/google/renameio/v2"
-	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/limit"
-	"github.com/flowstate-dev/flowstate/lib/scaffold"
-	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/lint"
 )
 
-// authorCommands help people write their own commands on flowstate
-// (lib/scaffold).
+// authorCommands are for people writing their own commands and agents:
+// new writes a working one (lib/scaffold), lint checks them against the
+// command protocol (lib/lint).
 func (e *env) authorCommands() []*cli.Command {
 	return []*cli.Command{
+		e.newCommand(),
 		{
-			Name:      "new",
-			Usage:     "write a working command of your own: its workflow definition, its command file and its agents",
-			UsageText: "flowstate new command NAME [--plugin PLUGIN_DIR] [PROJECT_DIR]",
-			Description: "Into a project (default: the one the current directory is in) it writes\n" +
-				".claude/flows/NAME.json (the definition: three reviewers in parallel, one per lens, then a\n" +
-				"writer who summarises their reviews), .claude/commands/NAME.md (/NAME, the phase loop every\n" +
-				"flowstate command runs) and .claude/agents/NAME-reviewer.md, NAME-writer.md and\n" +
-				"sub-supervisor.md. With --plugin it writes flows/, commands/ and agents/ of that plugin,\n" +
-				"its agents named PLUGIN:AGENT. It never replaces a file: one already there is exit 2 and\n" +
-				"nothing is written (a sub-supervisor.md already there is kept and used). Edit the definition\n" +
-				"to change the states, lenses and artifacts (docs/writing-an-orchestrator.md).",
-			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "plugin", Usage: "the plugin directory (with .claude-plugin/plugin.json) to write into"},
-			},
-			Action: e.newCommand,
+			Name:      "lint",
+			Usage:     "check command and agent files against the command protocol; print FILE:LINE: MESSAGE for each problem",
+			UsageText: "flowstate lint [FILE|DIR...]   (default: the project's .claude/commands and .claude/agents)",
+			Description: "Checks each markdown file the way docs/command-protocol.md says a command or agent is written:\n" +
+				"every task block passes run_in_background: false and uses only ${KEY}s a bash block before it\n" +
+				"prints (${KEY_i} and ${i} in a for_each); every NEXT= a block can print names a ## section (or done);\n" +
+				"no bash block sources a file or reads a variable an earlier block set (each runs as its own\n" +
+				"process); $ARGUMENTS stands alone on a line of a quoted heredoc; bash blocks parse; the\n" +
+				"frontmatter has a description (an agent's also name and tools). A DIR stands for the .md files\n" +
+				"under its commands/ and agents/ directories; a file under agents/ is an agent. Problems go to\n" +
+				"stdout, one FILE:LINE: MESSAGE line each, the count to stderr: exit 4 when there is one, 2 when\n" +
+				"a FILE is missing or there is nothing to check.",
+			// No candidates: the shells then complete file names, which
+			// is what lint takes (urfave would offer its help command).
+			BashComplete: func(*cli.Context) {},
+			Action:       e.lint,
 		},
 	}
 }
 
-func (e *env) newCommand(c *cli.Context) error {
-	a := c.Args().Slice()
-	if len(a) < 2 || a[0] != "command" || len(a) > 3 {
-		return fail.Usagef("give what to write: flowstate new command NAME [--plugin PLUGIN_DIR] [PROJECT_DIR]")
-	}
-	root, plugin := "", ""
-	switch dir := c.String("plugin"); {
-	case dir != "" && len(a) == 3:
-		return fail.Usagef("new command: give --plugin PLUGIN_DIR or PROJECT_DIR, not both")
-	case dir != "":
-		root = e.path(dir)
-		manifest := filepath.Join(root, ".claude-plugin", "plugin.json")
-		b, err := fsx.ReadFile(manifest, limit.Max)
-		if err != nil {
-			return fail.Usagef("--plugin %s: %v; give the plugin's root directory, which holds .claude-plugin/plugin.json", dir, err)
-		}
-		if plugin = gjson.GetBytes(b, "name").String(); plugin == "" {
-			return fail.Invalidf("%s: no \"name\"; a plugin's agents are named by it", manifest)
-		}
-	case len(a) == 3:
-		p, err := store.ProjectAt(e.Getenv, e.path(a[2]))
-		if err != nil {
-			return err
-		}
-		root = p.Dir
-	default:
-		p, err := e.Project()
-		if err != nil {
-			return err
-		}
-		root = p.Dir
-	}
-	files, err := scaffold.NewCommand(a[1], plugin)
+func (e *env) lint(c *cli.Context) error {
+	files, err := e.lintFiles(c.Args().Slice())
 	if err != nil {
 		return err
 	}
-	written, err := writeNew(root, files)
-	if err != nil {
-		return err
+	problems, failing := 0, 0
+	for _, f := range files {
+		md, err := fsx.ReadNamed(f, limit.Max)
+		if err != nil {
+			return fmt.Errorf("lint: %w", err)
+		}
+		findings := lint.Check(f, string(md))
+		for _, x := range findings {
+			e.printf("%s\n", x)
+		}
+		if len(findings) > 0 {
+			problems += len(findings)
+			failing++
+		}
 	}
-	for _, f := range written {
-		e.printf("%s\n", f)
+	if problems > 0 {
+		return fail.Invalidf("lint: %s in %d of %s; fix each at the FILE:LINE printed",
+			count(problems, "problem"), failing, count(len(files), "file"))
 	}
-	run := "/" + a[1]
-	if plugin != "" {
-		run = "/" + plugin + ":" + a[1]
-	}
-	e.tell("wrote /%s; in Claude Code run `%s WHAT TO REVIEW`, and check its files with `flowstate lint`", a[1], run)
+	e.tell("lint: no problems in %s", count(len(files), "file"))
 	return nil
 }
 
-// writeNew writes files under root, each replaced atomically, none over a
-// file already there: a file of the user's is never replaced, so one in
-// the way stops it before anything is written (a shared one is kept).
-// It returns the paths written.
-func writeNew(root string, files []scaffold.File) ([]string, error) {
-	var todo []scaffold.File
-	var taken []string
-	for _, f := range files {
-		switch _, err := os.Lstat(filepath.Join(root, f.Path)); {
-		case err == nil && f.Shared:
-		case err == nil:
-			taken = append(taken, f.Path)
-		case errors.Is(err, fs.ErrNotExist):
-			todo = append(todo, f)
-		default:
+// lintFiles are the files to check: each FILE named, the command and
+// agent files under each DIR, or, with no argument, the project's
+// .claude/commands and .claude/agents (said on stderr). Paths print as
+// given, or relative to the working directory.
+func (e *env) lintFiles(args []string) ([]string, error) {
+	if len(args) == 0 {
+		p, err := e.Project()
+		if err != nil {
 			return nil, err
 		}
-	}
-	if len(taken) > 0 {
-		return nil, fail.Usagef("%s already has %s; nothing was written: choose another NAME, or move those away", root, strings.Join(taken, ", "))
-	}
-	var written []string
-	for _, f := range todo {
-		path := filepath.Join(root, f.Path)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return written, fmt.Errorf("new command: %w", err)
+		var files, found []string
+		for _, kind := range []string{"commands", "agents"} {
+			dir := filepath.Join(p.Dir, ".claude", kind)
+			if rel, err := filepath.Rel(e.Cwd, dir); err == nil && !strings.HasPrefix(rel, "..") {
+				dir = rel
+			}
+			md, err := markdownUnder(dir)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("lint: %w", err)
+			}
+			if len(md) > 0 {
+				found = append(found, fmt.Sprintf("%s in %s", count(len(md), strings.TrimSuffix(kind, "s")), dir))
+			}
+			files = append(files, md...)
 		}
-		if err := renameio.WriteFile(path, f.Data, 0o644); err != nil {
-			return written, fmt.Errorf("new command: %w", err)
+		if len(files) == 0 {
+			return nil, fail.Usagef("lint: no .md files in %s/.claude/commands or .claude/agents; name the files to check: flowstate lint FILE|DIR...", p.Dir)
 		}
-		written = append(written, path)
+		e.tell("lint: checking %s", strings.Join(found, " and "))
+		return files, nil
 	}
-	return written, nil
+	var files []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			return nil, fail.Usagef("lint: %s: no such file or directory", a)
+		case err != nil:
+			return nil, fmt.Errorf("lint: %w", err)
+		case !st.IsDir():
+			files = append(files, a)
+			continue
+		}
+		md, err := markdownUnder(a)
+		if err != nil {
+			return nil, fmt.Errorf("lint: %w", err)
+		}
+		if len(md) == 0 {
+			return nil, fail.Usagef("lint: %s holds no .md file under a commands/ or agents/ directory; name the files to check", a)
+		}
+		files = append(files, md...)
+	}
+	return files, nil
+}
+
+// markdownUnder lists the regular .md files under dir (links followed to
+// files) that sit in a directory named commands or agents, dir itself or
+// one below it, in lexical order. Hidden directories other than .claude are
+// skipped.
+func markdownUnder(dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != dir && strings.HasPrefix(d.Name(), ".") && d.Name() != ".claude" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, filepath.Dir(path))
+		dirs := append(strings.Split(rel, string(filepath.Separator)), filepath.Base(dir))
+		if filepath.Ext(path) != ".md" || !slices.ContainsFunc(dirs, isProtocolDir) {
+			return nil
+		}
+		if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+			files = append(files, path)
+		}
+		return nil
+	})
+	return files, err
+}
+
+func isProtocolDir(name string) bool { return name == "commands" || name == "agents" }
+
+// count is "1 file", "2 files".
+func count(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -16,7 +16,7 @@ func (e *env) commands() []*cli.Command {
 		{"Orchestration (used by the commands)", e.orchestrateCommands()},
 		{"Supervisors", e.supervisorCommands()},
 		{"People in the loop", e.peopleCommands()},
-		{"Your own commands", e.authorCommands()},
+		{"Writing your own commands", e.authorCommands()},
 		{"Setup", e.setupCommands()},
 		{"Compatibility with the bash libraries", e.compatCommands()},
 	} {

@@ -3,6 +3,8 @@ package app
 import (
 	"strings"
 	"testing"
+
+	"github.com/flowstate-dev/flowstate/lib/lint"
 )
 
 // TestHelpByCategory: `flowstate help` lists every visible command once,
@@ -46,5 +48,20 @@ func TestHelpByCategory(t *testing.T) {
 	}
 	if got.String() != want.String() {
 		t.Errorf("help lists\n%s\nwant\n%s", got.String(), want.String())
+	}
+}
+
+// TestLintKnowsCommands: what lint holds each flowstate command prints
+// (lint.Printers) is keyed by commands that exist, so a rename here
+// cannot leave the checks of command files behind.
+func TestLintKnowsCommands(t *testing.T) {
+	names := map[string]bool{}
+	for _, c := range Commands() {
+		names[c.Name] = true
+	}
+	for name := range lint.Printers() {
+		if !names[name] {
+			t.Errorf("lint.Printers lists %q, which is no flowstate command", name)
+		}
 	}
 }

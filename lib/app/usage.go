@@ -70,19 +70,11 @@ func flagNames(fs []cli.Flag) []string {
 }
 
 // closest is the candidate typed most likely meant, or "" when none is
-// close enough to be a useful suggestion: the most similar by
-// Jaro-Winkler (as urfave/cli's own suggestions), above a floor, else the
-// one candidate that has typed as a dash-separated part (init: sm-init).
+// close enough to be a useful suggestion: the one candidate that has typed
+// as a dash-separated part (init: sm-init, though lint is one letter
+// off), else the most similar by Jaro-Winkler (as urfave/cli's own
+// suggestions), above a floor.
 func closest(typed string, candidates []string) string {
-	best, score := "", 0.0
-	for _, c := range candidates {
-		if s := smetrics.JaroWinkler(typed, c, 0.7, 4); s > score {
-			best, score = c, s
-		}
-	}
-	if score >= 0.8 {
-		return best
-	}
 	var parts []string
 	for _, c := range candidates {
 		if slices.Contains(strings.Split(c, "-"), typed) {
@@ -91,6 +83,15 @@ func closest(typed string, candidates []string) string {
 	}
 	if len(parts) == 1 {
 		return parts[0]
+	}
+	best, score := "", 0.0
+	for _, c := range candidates {
+		if s := smetrics.JaroWinkler(typed, c, 0.7, 4); s > score {
+			best, score = c, s
+		}
+	}
+	if score >= 0.8 {
+		return best
 	}
 	return ""
 }

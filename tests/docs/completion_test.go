@@ -57,6 +57,17 @@ func TestBashCompletionCommands(t *testing.T) {
 	}
 }
 
+// flowstate lint completes as a command, and its FILE|DIR arguments are
+// left to bash's file names (-o default): flowstate offers none.
+func TestBashCompletionLint(t *testing.T) {
+	if got := complete(t, "", "flowstate", "lin"); strings.Join(got, " ") != "lint" {
+		t.Fatalf("flowstate lin<TAB> offered %v", got)
+	}
+	if got := complete(t, "", "flowstate", "lint", ""); len(got) != 0 {
+		t.Fatalf("flowstate lint <TAB> offered %v, want nothing so that bash completes file names", got)
+	}
+}
+
 // Completing a command's own flags needs the command's arguments passed
 // through to urfave/cli unchanged: lib/app's argument permutation must
 // leave a trailing --generate-bash-completion in place.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flowstate-dev/flowstate/tests/internal/protocol"
+	"github.com/flowstate-dev/flowstate/tests/internal/playback"
 )
 
 // reviewAgents are the example's agents, faked: the reviewer asks for
@@ -31,7 +31,7 @@ func reviewAgents(approveAt int) map[string]agent {
 	}
 }
 
-func reviewRunner(t *testing.T, proj, session, args string, approveAt int) *protocol.Runner {
+func reviewRunner(t *testing.T, proj, session, args string, approveAt int) *playback.Runner {
 	root := filepath.Join(repoRoot, "examples", "review")
 	env := append(baseEnv(proj, session), "CLAUDE_PROJECT_DIR="+proj)
 	return newRunner(t, filepath.Join(root, "commands", "review.md"), args, root, proj, env, reviewAgents(approveAt))

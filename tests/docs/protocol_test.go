@@ -6,20 +6,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flowstate-dev/flowstate/tests/internal/protocol"
+	"github.com/flowstate-dev/flowstate/lib/protocol"
+	"github.com/flowstate-dev/flowstate/tests/internal/playback"
 )
 
 // agent does what an agent would for one task: write files, answer.
 type agent func(prompt string) (answer string, err error)
 
 // newRunner plays a command file the way docs/command-protocol.md says a
-// model must (protocol.Runner): bash blocks run as written, each in its
+// model must (playback.Runner): bash blocks run as written, each in its
 // own process in dir with procEnv; KEY=VALUE lines feed ${KEY} in later
 // task blocks; NEXT=<section> jumps; NEXT=done or a failing block ends
 // the run. Task blocks go to the fake agents, by subagent_type. Claude
 // Code's own substitutions ($ARGUMENTS, ${CLAUDE_PLUGIN_ROOT}) are
 // applied to the whole file first.
-func newRunner(t *testing.T, command, arguments, pluginRoot, dir string, procEnv []string, agents map[string]agent) *protocol.Runner {
+func newRunner(t *testing.T, command, arguments, pluginRoot, dir string, procEnv []string, agents map[string]agent) *playback.Runner {
 	t.Helper()
 	md, err := os.ReadFile(command)
 	if err != nil {
@@ -30,7 +31,7 @@ func newRunner(t *testing.T, command, arguments, pluginRoot, dir string, procEnv
 	if err != nil {
 		t.Fatalf("%s: %v", command, err)
 	}
-	return protocol.NewRunner(command, d, dir, procEnv, func(calls []protocol.Invocation) ([]string, error) {
+	return playback.NewRunner(command, d, dir, procEnv, func(calls []protocol.Invocation) ([]string, error) {
 		var answers []string
 		for _, c := range calls {
 			a, ok := agents[c.SubagentType]

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flowstate-dev/flowstate/tests/internal/protocol"
+	"github.com/flowstate-dev/flowstate/lib/protocol"
 )
 
 // Every ```bash block of docs/*.md runs, in order, each as a separate

@@ -21,7 +21,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/flowstate-dev/flowstate/tests/e2e/standin"
-	"github.com/flowstate-dev/flowstate/tests/internal/protocol"
+	"github.com/flowstate-dev/flowstate/tests/internal/playback"
 )
 
 // drifts are the protocol followed to the letter and each way real
@@ -469,7 +469,7 @@ func agentCalls(m *standin.Server) []agentCall {
 // brief its phase's workers share), as it is now.
 func (s *scenario) brief(c agentCall) string {
 	s.t.Helper()
-	b, err := protocol.Brief(s.Project, c.Prompt)
+	b, err := playback.Brief(s.Project, c.Prompt)
 	if err != nil {
 		s.t.Fatalf("%s: %v", c.Persona, err)
 	}

@@ -12,21 +12,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flowstate-dev/flowstate/tests/internal/protocol"
+	"github.com/flowstate-dev/flowstate/lib/protocol"
 	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
 // doc is one command or agent file, parsed per the command protocol
-// (tests/internal/protocol).
+// (lib/protocol).
 type doc struct {
 	protocol.Doc
 	Path string
 }
 
 type step = protocol.Step
-
-// keyRef matches a ${KEY} reference.
-var keyRef = protocol.Ref
 
 // loadDocs parses every markdown file of dir (commands or agents).
 func loadDocs(t testing.TB, dir string) []doc {

@@ -40,16 +40,6 @@ var supervisorRules = []string{
 // maxRulesLines keeps an orchestrator's rules to one screen.
 const maxRulesLines = 24
 
-func TestEveryTaskBlockRunsInTheForeground(t *testing.T) {
-	for _, d := range allDocs(t) {
-		for _, s := range d.Steps {
-			if s.Task != nil && !s.Task.Foreground {
-				t.Errorf("%s:%d: task block without run_in_background: false (Claude Code would run it in the background)", d.Path, s.Line)
-			}
-		}
-	}
-}
-
 // rulesOf is the text of a file from "Rules" to its first section.
 func rulesOf(d doc) string {
 	i := strings.Index(d.Body, "Rules")

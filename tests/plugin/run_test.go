@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flowstate-dev/flowstate/tests/internal/protocol"
+	"github.com/flowstate-dev/flowstate/lib/lint"
+	"github.com/flowstate-dev/flowstate/lib/protocol"
+	"github.com/flowstate-dev/flowstate/tests/internal/playback"
 	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
@@ -95,10 +97,12 @@ func (w *world) command(name, arguments string) (string, error) {
 	return w.follow(d, map[string]string{})
 }
 
+// allPrinted is every key a flowstate command prints for the blocks
+// after it (lint.Printers); KEY_i stands for KEY_1, KEY_2, ....
 var allPrinted = func() map[string]bool {
-	keys := map[string]bool{}
-	for _, ks := range printedBy {
-		for _, k := range ks {
+	keys := map[string]bool{"NEXT": true}
+	for _, p := range lint.Printers() {
+		for _, k := range p.Keys {
 			keys[strings.TrimSuffix(k, "_i")] = true
 		}
 	}
@@ -108,17 +112,17 @@ var allPrinted = func() map[string]bool {
 var indexedKey = regexp.MustCompile(`_[0-9]+$`)
 
 // follow runs a document's steps per the command protocol
-// (protocol.Runner), values seeded with env, and returns the last bash
+// (playback.Runner), values seeded with env, and returns the last bash
 // block's output.
 func (w *world) follow(d doc, env map[string]string) (string, error) {
 	w.t.Helper()
-	r := protocol.NewRunner(d.Path, d.Doc, w.Dir, w.Env, w.agents)
+	r := playback.NewRunner(d.Path, d.Doc, w.Dir, w.Env, w.agents)
 	r.Values = env
 	r.MaxSteps = 200
 	r.AfterBash = func(s step, out string) {
 		for _, kv := range protocol.KeyValues(out) {
 			if base := indexedKey.ReplaceAllString(kv[0], ""); !allPrinted[base] && !allPrinted[kv[0]] {
-				w.t.Errorf("%s:%d printed %s, which printedBy in lint_test.go does not list", d.Path, s.Line, kv[0])
+				w.t.Errorf("%s:%d printed %s, which lint.Printers does not list: add it where the step's keys are listed (lib/orchestrate/prints.go)", d.Path, s.Line, kv[0])
 			}
 		}
 	}
@@ -223,7 +227,7 @@ func (a *fakeAgents) content(inv invocation, path string) string {
 // "Read first:" line names, shared by its phase's workers.
 func (w *world) brief(inv invocation) string {
 	w.t.Helper()
-	b, err := protocol.Brief(w.Dir, inv.Prompt)
+	b, err := playback.Brief(w.Dir, inv.Prompt)
 	if err != nil {
 		w.t.Fatalf("%s: %v", inv.Agent, err)
 	}

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowstate-dev/flowstate/lib/protocol"
 	"github.com/flowstate-dev/flowstate/tests/e2e/standin"
-	"github.com/flowstate-dev/flowstate/tests/internal/protocol"
 	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 

@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/flowstate-dev/flowstate/tests/internal/protocol"
+	"github.com/flowstate-dev/flowstate/lib/protocol"
 )
 
 // turn is the model's answer to one request: tool calls (stop_reason

@@ -1,6 +1,6 @@
 package standin
 
-import "github.com/flowstate-dev/flowstate/tests/internal/protocol"
+import "github.com/flowstate-dev/flowstate/lib/protocol"
 
 type stepKind int
 
@@ -27,7 +27,7 @@ type program struct {
 }
 
 // parseProgram reads markdown per the command protocol, with the parser
-// the plugin and docs tests share (tests/internal/protocol): ```bash and
+// flowstate lint and the plugin and docs tests share (lib/protocol): ```bash and
 // ```task blocks are steps, other fenced blocks are examples and ignored,
 // "## name" headings outside fences mark jump targets, and prose lines
 // naming a file to write ("Write the report to: <path>") are write steps in

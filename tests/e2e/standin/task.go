@@ -6,12 +6,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/flowstate-dev/flowstate/tests/internal/protocol"
+	"github.com/flowstate-dev/flowstate/lib/protocol"
 )
 
 // task is a parsed ```task block (command protocol, section 3); the
-// markdown is read by tests/internal/protocol, which the plugin and docs
-// tests share.
+// markdown is read by lib/protocol, which flowstate lint and the plugin
+// and docs tests share.
 type task struct{ protocol.Task }
 
 func parseTask(body string) (task, error) {

@@ -1,10 +1,19 @@
-package protocol
+// Package playback plays command and agent files the way
+// docs/command-protocol.md says a model must (lib/protocol reads them),
+// for the test suites: a Runner that runs the bash blocks as processes
+// and hands the task blocks' Agent calls to the test's fake agents, and
+// Brief, the file a fake agent reads first.
+package playback
 
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+
+	"github.com/flowstate-dev/flowstate/lib/protocol"
 )
 
 // A Runner plays a parsed file the way docs/command-protocol.md says a
@@ -16,7 +25,7 @@ import (
 // (one message); each answer must be what the prompt's "Return exactly:"
 // line asks for, if it has one.
 type Runner struct {
-	Doc  Doc
+	Doc  protocol.Doc
 	Name string   // for messages: the file's path
 	Dir  string   // the bash blocks' working directory
 	Env  []string // the bash blocks' whole environment
@@ -27,10 +36,10 @@ type Runner struct {
 
 	// Agents plays the Agent calls of one task block and returns each
 	// one's final answer, in order. An error ends the run.
-	Agents func(calls []Invocation) ([]string, error)
+	Agents func(calls []protocol.Invocation) ([]string, error)
 
 	// AfterBash, if set, sees the stdout of every bash block that succeeded.
-	AfterBash func(s Step, stdout string)
+	AfterBash func(s protocol.Step, stdout string)
 
 	// MaxSteps bounds the steps of a run, so that a NEXT loop that never
 	// ends is an error (default 500).
@@ -47,7 +56,7 @@ type Runner struct {
 }
 
 // NewRunner is a Runner for doc whose bash blocks run in dir with env.
-func NewRunner(name string, doc Doc, dir string, env []string, agents func([]Invocation) ([]string, error)) *Runner {
+func NewRunner(name string, doc protocol.Doc, dir string, env []string, agents func([]protocol.Invocation) ([]string, error)) *Runner {
 	return &Runner{Doc: doc, Name: name, Dir: dir, Env: env, Values: map[string]string{}, Agents: agents}
 }
 
@@ -94,7 +103,7 @@ func (r *Runner) Step() {
 	r.bash(s)
 }
 
-func (r *Runner) bash(s Step) {
+func (r *Runner) bash(s protocol.Step) {
 	cmd := exec.Command("bash", "-c", s.Body)
 	cmd.Dir = r.Dir
 	cmd.Env = append([]string{}, r.Env...) // never nil: nil would inherit ours
@@ -110,7 +119,7 @@ func (r *Runner) bash(s Step) {
 		r.AfterBash(s, r.Stdout)
 	}
 	next := ""
-	for _, kv := range KeyValues(r.Stdout) {
+	for _, kv := range protocol.KeyValues(r.Stdout) {
 		if kv[0] == "NEXT" {
 			next = kv[1] // this block's newest NEXT
 			continue
@@ -128,7 +137,7 @@ func (r *Runner) bash(s Step) {
 	}
 }
 
-func (r *Runner) task(s Step) {
+func (r *Runner) task(s protocol.Step) {
 	calls, err := s.Task.Expand(r.Values)
 	if err != nil {
 		r.stop("%s:%d: task: %v", r.Name, s.Line, err)
@@ -152,7 +161,7 @@ func (r *Runner) task(s Step) {
 	}
 	for i, c := range calls {
 		for _, line := range strings.Split(c.Prompt, "\n") {
-			if want, ok := ReturnLine(line); ok {
+			if want, ok := protocol.ReturnLine(line); ok {
 				if answers[i] != want {
 					r.stop("%s:%d: agent %s answered %q, the prompt asked for %q", r.Name, s.Line, c.SubagentType, answers[i], want)
 					return
@@ -163,13 +172,17 @@ func (r *Runner) task(s Step) {
 	}
 }
 
-// WriteTargets lists the paths the lines of text tell an agent to write.
-func WriteTargets(text string) []string {
-	var paths []string
-	for _, line := range strings.Split(text, "\n") {
-		if p, ok := WriteTarget(line); ok {
-			paths = append(paths, p)
-		}
+// Brief reads the file prompt tells its agent to read first (its "Read
+// first:" line), a relative path from dir (the project, the agent's
+// working directory).
+func Brief(dir, prompt string) (string, error) {
+	path, ok := protocol.ReadFirst(prompt)
+	if !ok {
+		return "", fmt.Errorf("the prompt names no file to read first:\n%s", prompt)
 	}
-	return paths
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	b, err := os.ReadFile(path)
+	return string(b), err
 }

@@ -1,20 +1,33 @@
 // Package protocol reads command and agent files the way
-// docs/command-protocol.md says a model must, for the test suites: the
-// fenced blocks and sections of a markdown file, the fields of a task
-// block, the KEY=VALUE lines a bash block prints, and a Runner that plays
-// a file block by block with a callback for the agents. tests/plugin,
-// tests/docs and the e2e stand-in model all read the format through it,
-// so they cannot disagree about it.
+// docs/command-protocol.md says a model must: the fenced blocks and
+// sections of a markdown file, the fields of a task block, the KEY=VALUE
+// lines a bash block prints, the lines that tell an agent what to write
+// and return, and what a flowstate command can print for the blocks after
+// it (Prints). lib/lint checks files against it; the test suites and the
+// e2e stand-in model read the format through it too, so none of them can
+// disagree about it. It is pure: no I/O.
 package protocol
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
+
+// A SyntaxError is where a text departs from the format: its 1-based
+// line and what is wrong there.
+type SyntaxError struct {
+	Line int
+	Msg  string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+func syntaxErrorf(line int, format string, a ...any) *SyntaxError {
+	return &SyntaxError{Line: line, Msg: fmt.Sprintf(format, a...)}
+}
 
 // Block is one fenced block of a markdown file.
 type Block struct {
@@ -24,15 +37,32 @@ type Block struct {
 	Section string // the "## name" heading above it, "" before the first
 }
 
-var (
-	fenceOpen = regexp.MustCompile("^(`{3,})(.*)$")
-	heading2  = regexp.MustCompile(`^##[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$`)
-)
+// patterns are the format's regular expressions, compiled on first use
+// rather than at every flowstate start: each bash block is a process of
+// its own, and most never read markdown.
+var patterns = sync.OnceValue(func() *patternSet {
+	return &patternSet{
+		fenceOpen: regexp.MustCompile("^(`{3,})(.*)$"),
+		heading2:  regexp.MustCompile(`^##[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$`),
+		taskField: regexp.MustCompile(`^([ \t]*)([a-z_]+):(?:[ \t]+(.*?))?[ \t]*$`),
+		kvLine:    regexp.MustCompile(`^([A-Z][A-Z0-9_]*)=(.*)$`),
+		// ${KEY}, or with "_i" in the second group a for_each's ${KEY_i}.
+		keyRef:     regexp.MustCompile(`\$\{([A-Z][A-Z0-9_]*?)(_i)?\}`),
+		writeLine:  regexp.MustCompile("^\\s*(?:[-*]\\s+)?(?:Write|Create|Save)\\b[^:]*:\\s*`?([^\\s`]+)`?\\s*$"),
+		returnLine: regexp.MustCompile(`^\s*(?:[-*]\s+)?Return exactly:\s*(.*?)\s*$`),
+		readFirst:  regexp.MustCompile("^\\s*(?:[-*]\\s+)?Read first:\\s*`?([^\\s`]+)`?\\s*$"),
+		forEach:    regexp.MustCompile(`^i in 1\.\.([0-9]+)$`),
+	}
+})
+
+type patternSet struct {
+	fenceOpen, heading2, taskField, kvLine, keyRef, writeLine, returnLine, readFirst, forEach *regexp.Regexp
+}
 
 // Heading returns the section name of a level-2 heading line ("## name",
 // an optional closing run of #s dropped).
 func Heading(line string) (string, bool) {
-	m := heading2.FindStringSubmatch(line)
+	m := patterns().heading2.FindStringSubmatch(line)
 	if m == nil {
 		return "", false
 	}
@@ -64,7 +94,7 @@ func scan(md string, first int, block func(Block), prose func(text string, line 
 	section := ""
 	lines := strings.Split(md, "\n")
 	for i := 0; i < len(lines); i++ {
-		m := fenceOpen.FindStringSubmatch(lines[i])
+		m := patterns().fenceOpen.FindStringSubmatch(lines[i])
 		if m == nil {
 			if name, ok := Heading(lines[i]); ok {
 				section = name
@@ -79,7 +109,7 @@ func scan(md string, first int, block func(Block), prose func(text string, line 
 			end++
 		}
 		if end == len(lines) {
-			return fmt.Errorf("line %d: fence never closed", first+i)
+			return syntaxErrorf(first+i, "fence %s never closed", m[1])
 		}
 		block(Block{Info: strings.TrimSpace(m[2]), Body: strings.Join(lines[i+1:end], "\n"), Line: first + i, Section: section})
 		i = end
@@ -127,18 +157,11 @@ func Parse(md string) (Doc, error) {
 	if rest, ok := strings.CutPrefix(md, "---\n"); ok {
 		front, after, ok := strings.Cut(rest, "\n---\n")
 		if !ok {
-			return d, fmt.Errorf("frontmatter not closed")
+			return d, syntaxErrorf(1, "frontmatter not closed: end it with a line ---")
 		}
-		d.Frontmatter = map[string]string{}
-		for _, l := range strings.Split(front, "\n") {
-			if strings.TrimSpace(l) == "" {
-				continue
-			}
-			k, v, ok := strings.Cut(l, ":")
-			if !ok {
-				return d, fmt.Errorf("frontmatter line %q is not key: value", l)
-			}
-			d.Frontmatter[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		var err error
+		if d.Frontmatter, err = frontmatter(front); err != nil {
+			return d, err
 		}
 		body = after
 		first += strings.Count(front, "\n") + 3
@@ -151,9 +174,9 @@ func Parse(md string) (Doc, error) {
 		}
 		s := Step{Block: b}
 		if b.Info == "task" {
-			t, terr := ParseTask(b.Body)
+			t, terr := parseTask(b.Body)
 			if terr != nil {
-				err = fmt.Errorf("task block at line %d: %w", b.Line, terr)
+				err = syntaxErrorf(b.Line+terr.Line, "task block: %s", terr.Msg)
 				return
 			}
 			s.Task = &t
@@ -163,7 +186,7 @@ func Parse(md string) (Doc, error) {
 		d.Prose = append(d.Prose, Prose{Text: text, Line: line, Step: len(d.Steps)})
 		if name, ok := Heading(text); ok && err == nil {
 			if _, dup := d.Sections[name]; dup {
-				err = fmt.Errorf("line %d: a second section \"## %s\"", line, name)
+				err = syntaxErrorf(line, "a second section \"## %s\"", name)
 				return
 			}
 			d.Sections[name] = len(d.Steps)
@@ -173,6 +196,30 @@ func Parse(md string) (Doc, error) {
 		return d, scanErr
 	}
 	return d, err
+}
+
+// frontmatter reads the "key: value" lines between the --- lines at the
+// top of a file. A line that is indented or starts with "- " continues the
+// key above it (a YAML list or folded text), which keeps that key's value
+// non-empty. The lines start at line 2 of the file.
+func frontmatter(front string) (map[string]string, error) {
+	fm := map[string]string{}
+	last := ""
+	for i, l := range strings.Split(front, "\n") {
+		switch t := strings.TrimSpace(l); {
+		case t == "" || strings.HasPrefix(t, "#"):
+		case last != "" && (strings.TrimLeft(l, " \t") != l || strings.HasPrefix(t, "- ")):
+			fm[last] = strings.TrimSpace(fm[last] + " " + t)
+		default:
+			k, v, ok := strings.Cut(l, ":")
+			if !ok {
+				return nil, syntaxErrorf(i+2, "frontmatter line %q is not key: value", t)
+			}
+			last = strings.TrimSpace(k)
+			fm[last] = strings.TrimSpace(v)
+		}
+	}
+	return fm, nil
 }
 
 // Task is a ```task block (protocol section 3).
@@ -185,33 +232,40 @@ type Task struct {
 	PromptBlock  bool // the prompt was a "prompt: |" block, not a one-line value
 }
 
-var taskField = regexp.MustCompile(`^([ \t]*)([a-z_]+):(?:[ \t]+(.*?))?[ \t]*$`)
-
 // ParseTask reads the body of a ```task block: "Task {", then
 // subagent_type, description, optionally for_each and run_in_background
 // (false is the only value: Claude Code's default is the background), and
 // prompt, each as "key: value", then "}". "prompt: |" takes every line below it up to the
 // closing "}", each indented deeper than the key, with the indentation
 // they share removed (blank lines kept, trailing ones dropped); so prompt
-// comes last. subagent_type, description and prompt are required.
+// comes last. subagent_type, description and prompt are required. An
+// error is a *SyntaxError whose Line counts from the body's first line.
 func ParseTask(body string) (Task, error) {
+	t, err := parseTask(body)
+	if err != nil {
+		return t, err
+	}
+	return t, nil
+}
+
+func parseTask(body string) (Task, *SyntaxError) {
 	var t Task
 	lines := strings.Split(body, "\n")
 	if len(lines) < 2 || strings.TrimSpace(lines[0]) != "Task {" || strings.TrimSpace(lines[len(lines)-1]) != "}" {
-		return t, fmt.Errorf("want Task { ... } with the braces on their own lines")
+		return t, syntaxErrorf(1, "want Task { ... } with the braces on their own lines")
 	}
 	seen := map[string]bool{}
 	for i := 1; i < len(lines)-1; i++ {
 		if strings.TrimSpace(lines[i]) == "" {
 			continue
 		}
-		m := taskField.FindStringSubmatch(lines[i])
+		m := patterns().taskField.FindStringSubmatch(lines[i])
 		if m == nil {
-			return t, fmt.Errorf("cannot read %q: want key: value", lines[i])
+			return t, syntaxErrorf(i+1, "cannot read %q: want key: value", strings.TrimSpace(lines[i]))
 		}
 		key, value := m[2], m[3]
 		if seen[key] {
-			return t, fmt.Errorf("%s given twice", key)
+			return t, syntaxErrorf(i+1, "%s given twice: keep one", key)
 		}
 		seen[key] = true
 		switch key {
@@ -223,7 +277,7 @@ func ParseTask(body string) (Task, error) {
 			t.ForEach = value
 		case "run_in_background":
 			if value != "false" {
-				return t, fmt.Errorf("run_in_background: %q; the protocol runs agents in the foreground: false", value)
+				return t, syntaxErrorf(i+1, "run_in_background: %s: agents of a command run in the foreground; write run_in_background: false", value)
 			}
 			t.Foreground = true
 		case "prompt":
@@ -231,41 +285,39 @@ func ParseTask(body string) (Task, error) {
 				t.Prompt = value
 				continue
 			}
-			p, err := blockScalar(lines[i+1:len(lines)-1], len(m[1]))
+			p, bad, err := blockScalar(lines[i+1:len(lines)-1], len(m[1]))
 			if err != nil {
-				return t, err
+				return t, syntaxErrorf(i+2+bad, "%v", err)
 			}
 			t.Prompt, t.PromptBlock = p, true
 			i = len(lines) - 1
 		default:
-			return t, fmt.Errorf("unknown field %q", key)
+			return t, syntaxErrorf(i+1, "unknown field %q: a task block has subagent_type, description, for_each, run_in_background and prompt", key)
 		}
 	}
-	switch {
-	case t.SubagentType == "":
-		return t, fmt.Errorf("no subagent_type")
-	case t.Description == "":
-		return t, fmt.Errorf("no description")
-	case t.Prompt == "":
-		return t, fmt.Errorf("no prompt")
+	for _, f := range []struct{ name, value string }{{"subagent_type", t.SubagentType}, {"description", t.Description}, {"prompt", t.Prompt}} {
+		if f.value == "" {
+			return t, syntaxErrorf(1, "no %s: a task block needs subagent_type, description and prompt", f.name)
+		}
 	}
 	return t, nil
 }
 
 // blockScalar is the text of a "key: |" value: lines, each blank or
 // indented deeper than the key, with their common indentation removed.
-func blockScalar(lines []string, keyIndent int) (string, error) {
+// An error names the index of the line at fault.
+func blockScalar(lines []string, keyIndent int) (string, int, error) {
 	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
 		lines = lines[:len(lines)-1]
 	}
 	common := -1
-	for _, l := range lines {
+	for k, l := range lines {
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
 		n := len(l) - len(strings.TrimLeft(l, " \t"))
 		if n <= keyIndent {
-			return "", fmt.Errorf("prompt line %q is not indented below prompt: |", l)
+			return "", k, fmt.Errorf("prompt line %q is not indented below prompt: |", strings.TrimSpace(l))
 		}
 		if common < 0 || n < common {
 			common = n
@@ -277,10 +329,8 @@ func blockScalar(lines []string, keyIndent int) (string, error) {
 			out[k] = l[common:]
 		}
 	}
-	return strings.Join(out, "\n"), nil
+	return strings.Join(out, "\n"), 0, nil
 }
-
-var kvLine = regexp.MustCompile(`^([A-Z][A-Z0-9_]*)=(.*)$`)
 
 // KeyValues returns the KEY=VALUE lines of a block's output, in order
 // (protocol section 2): KEY matches [A-Z][A-Z0-9_]*, the value runs to the
@@ -289,40 +339,50 @@ var kvLine = regexp.MustCompile(`^([A-Z][A-Z0-9_]*)=(.*)$`)
 func KeyValues(out string) [][2]string {
 	var kvs [][2]string
 	for _, l := range strings.Split(out, "\n") {
-		if m := kvLine.FindStringSubmatch(strings.TrimRight(l, "\r")); m != nil {
+		if m := patterns().kvLine.FindStringSubmatch(strings.TrimRight(l, "\r")); m != nil {
 			kvs = append(kvs, [2]string{m[1], m[2]})
 		}
 	}
 	return kvs
 }
 
-// Ref matches a ${KEY} reference; KeyRef's second group is "_i" for a
-// ${KEY_i} inside a for_each.
-var (
-	Ref    = regexp.MustCompile(`\$\{([A-Z][A-Z0-9_]*)\}`)
-	keyRef = regexp.MustCompile(`\$\{([A-Z][A-Z0-9_]*?)(_i)?\}`)
-)
-
-var (
-	writeLine  = regexp.MustCompile("^\\s*(?:[-*]\\s+)?(?:Write|Create|Save)\\b[^:]*:\\s*`?([^\\s`]+)`?\\s*$")
-	returnLine = regexp.MustCompile(`^\s*(?:[-*]\s+)?Return exactly:\s*(.*?)\s*$`)
-	readFirst  = regexp.MustCompile("^\\s*(?:[-*]\\s+)?Read first:\\s*`?([^\\s`]+)`?\\s*$")
-)
+// KeyRefs lists the KEYs of the ${KEY} references in text, in order;
+// a for_each's ${KEY_i} is not one.
+func KeyRefs(text string) []string {
+	var keys []string
+	for _, m := range patterns().keyRef.FindAllStringSubmatch(text, -1) {
+		if m[2] == "" {
+			keys = append(keys, m[1])
+		}
+	}
+	return keys
+}
 
 // WriteTarget returns the path of a line that tells an agent which file
 // to write ("Write the report to: <path>", "- Create the file: <path>");
 // only a path with a "/" counts.
 func WriteTarget(line string) (string, bool) {
-	m := writeLine.FindStringSubmatch(line)
+	m := patterns().writeLine.FindStringSubmatch(line)
 	if m == nil || !strings.Contains(m[1], "/") {
 		return "", false
 	}
 	return m[1], true
 }
 
+// WriteTargets lists the paths the lines of text tell an agent to write.
+func WriteTargets(text string) []string {
+	var paths []string
+	for _, line := range strings.Split(text, "\n") {
+		if p, ok := WriteTarget(line); ok {
+			paths = append(paths, p)
+		}
+	}
+	return paths
+}
+
 // ReturnLine returns the answer a "Return exactly: <line>" line asks for.
 func ReturnLine(line string) (string, bool) {
-	m := returnLine.FindStringSubmatch(line)
+	m := patterns().returnLine.FindStringSubmatch(line)
 	if m == nil {
 		return "", false
 	}
@@ -333,25 +393,11 @@ func ReturnLine(line string) (string, bool) {
 // brief its phase's workers share), from its "Read first: <path>" line.
 func ReadFirst(prompt string) (string, bool) {
 	for _, line := range strings.Split(prompt, "\n") {
-		if m := readFirst.FindStringSubmatch(line); m != nil {
+		if m := patterns().readFirst.FindStringSubmatch(line); m != nil {
 			return m[1], true
 		}
 	}
 	return "", false
-}
-
-// Brief reads the file prompt tells its agent to read first, a relative
-// path from dir (the project, the agent's working directory).
-func Brief(dir, prompt string) (string, error) {
-	path, ok := ReadFirst(prompt)
-	if !ok {
-		return "", fmt.Errorf("the prompt names no file to read first:\n%s", prompt)
-	}
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(dir, path)
-	}
-	b, err := os.ReadFile(path)
-	return string(b), err
 }
 
 // Invocation is one Agent tool call a task block expands to.
@@ -359,8 +405,6 @@ type Invocation struct {
 	SubagentType, Description, Prompt string
 	I                                 int // the for_each index (1..N), 0 without for_each
 }
-
-var forEach = regexp.MustCompile(`^i in 1\.\.([0-9]+)$`)
 
 // Expand turns the task into its Agent calls with values: each ${KEY}
 // replaced by values[KEY], and for "for_each: i in 1..N" one call per i,
@@ -373,8 +417,8 @@ func (t Task) Expand(values map[string]string) ([]Invocation, error) {
 			text = strings.ReplaceAll(text, "${i}", strconv.Itoa(i))
 		}
 		var missing []string
-		out := keyRef.ReplaceAllStringFunc(text, func(ref string) string {
-			m := keyRef.FindStringSubmatch(ref)
+		out := patterns().keyRef.ReplaceAllStringFunc(text, func(ref string) string {
+			m := patterns().keyRef.FindStringSubmatch(ref)
 			key := m[1]
 			if m[2] != "" {
 				if i == 0 {
@@ -400,7 +444,7 @@ func (t Task) Expand(values map[string]string) ([]Invocation, error) {
 		if err != nil {
 			return nil, fmt.Errorf("for_each: %w", err)
 		}
-		m := forEach.FindStringSubmatch(spec)
+		m := patterns().forEach.FindStringSubmatch(spec)
 		if m == nil {
 			return nil, fmt.Errorf("for_each %q: want i in 1..N", spec)
 		}

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -101,17 +102,39 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestParseErrors: every error names the line at fault, so that
+// flowstate lint can point at it.
 func TestParseErrors(t *testing.T) {
-	for name, md := range map[string]string{
-		"unclosed fence":       "```bash\necho hi\n",
-		"unclosed frontmatter": "---\na: b\n# T\n",
-		"frontmatter line":     "---\nnot a pair\n---\n",
-		"two sections":         "## a\n```bash\ntrue\n```\n## a\n",
-		"bad task":             "```task\nTask {\n  subagent_type: a\n}\n```\n",
+	for name, c := range map[string]struct {
+		md   string
+		line int
+	}{
+		"unclosed fence":       {"# T\n```bash\necho hi\n", 2},
+		"unclosed frontmatter": {"---\na: b\n# T\n", 1},
+		"frontmatter line":     {"---\na: b\nnot a pair\n---\n", 3},
+		"two sections":         {"## a\n```bash\ntrue\n```\n## a\n", 5},
+		"bad task":             {"---\na: b\n---\n```task\nTask {\n  subagent_type: a\n}\n```\n", 5},
+		"bad task field":       {"```task\nTask {\n  subagent_type: a\n  description: d\n  colour: red\n  prompt: p\n}\n```\n", 5},
+		"background":           {"```task\nTask {\n  subagent_type: a\n  run_in_background: true\n}\n```\n", 4},
+		"prompt not indented":  {"```task\nTask {\n  subagent_type: a\n  description: d\n  prompt: |\n    ok\n  not indented\n}\n```\n", 7},
 	} {
-		if _, err := Parse(md); err == nil {
-			t.Errorf("%s: want an error", name)
+		_, err := Parse(c.md)
+		var se *SyntaxError
+		if !errors.As(err, &se) || se.Line != c.line {
+			t.Errorf("%s: %v; want a SyntaxError at line %d", name, err, c.line)
 		}
+	}
+}
+
+// TestFrontmatterLists: a YAML list or folded text under a key is that
+// key's value, not an error.
+func TestFrontmatterLists(t *testing.T) {
+	d, err := Parse("---\nname: r\ntools:\n  - Read\n  - Write\ndescription: >\n  Reviews\n---\nbody\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Frontmatter["tools"] != "- Read - Write" || d.Frontmatter["description"] != "> Reviews" || d.Frontmatter["name"] != "r" {
+		t.Errorf("frontmatter %q", d.Frontmatter)
 	}
 }
 
@@ -153,6 +176,13 @@ func TestKeyValues(t *testing.T) {
 	}
 }
 
+func TestKeyRefs(t *testing.T) {
+	got := KeyRefs("${A} and ${TOPIC_i}, ${B_2} ${lower} $C ${A}")
+	if want := []string{"A", "B_2", "A"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("KeyRefs = %q, want %q (a for_each's ${KEY_i} is not one)", got, want)
+	}
+}
+
 func TestReadFirst(t *testing.T) {
 	for prompt, want := range map[string]string{
 		"Topic: x\nRead first: s/briefs/a.md\nWrite your result to: s/r.md": "s/briefs/a.md",
@@ -186,56 +216,5 @@ func TestExpand(t *testing.T) {
 	}
 	if _, err := (Task{SubagentType: "a", Description: "d", Prompt: "${K_i}"}).Expand(map[string]string{"K_1": "x"}); err == nil {
 		t.Error("${K_i} outside a for_each: want an error")
-	}
-}
-
-func TestRunner(t *testing.T) {
-	md := "## start\n\n```bash\necho N=2; echo T_1=a; echo T_2=b\n```\n\n```bash\necho NEXT=work\n```\n\n```bash\nexit 1\n```\n\n" +
-		"## work\n\n```task\nTask {\n  subagent_type: w\n  description: d\n  for_each: i in 1..${N}\n  prompt: |\n    ${T_i}\n    Return exactly: OK ${T_i}\n}\n```\n\n" +
-		"```bash\necho out; echo NEXT=done\n```\n\n```bash\nexit 1\n```\n"
-	d, err := Parse(md)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var batches [][]string
-	answer := func(calls []Invocation) ([]string, error) {
-		var prompts, answers []string
-		for _, c := range calls {
-			first, _, _ := strings.Cut(c.Prompt, "\n")
-			prompts = append(prompts, first)
-			answers = append(answers, "OK "+first)
-		}
-		batches = append(batches, prompts)
-		return answers, nil
-	}
-	r := NewRunner("cmd.md", d, t.TempDir(), []string{"PATH=/usr/bin:/bin"}, answer)
-	if err := r.Run(); err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.Join(r.Trace, " "); got != "start/bash start/bash work/task work/bash" {
-		t.Errorf("trace %s", got)
-	}
-	if fmt.Sprint(batches) != "[[a b]]" || r.Stdout != "out\nNEXT=done\n" {
-		t.Errorf("batches %v, stdout %q", batches, r.Stdout)
-	}
-
-	wrong := NewRunner("cmd.md", d, t.TempDir(), nil, func(calls []Invocation) ([]string, error) {
-		return make([]string, len(calls)), nil
-	})
-	if err := wrong.Run(); err == nil || !strings.Contains(err.Error(), `asked for "OK a"`) {
-		t.Errorf("an answer other than the Return line: %v", err)
-	}
-
-	loop, _ := Parse("## a\n```bash\necho NEXT=a\n```\n")
-	if err := NewRunner("loop.md", loop, t.TempDir(), nil, nil).Run(); err == nil || !strings.Contains(err.Error(), "never ends") {
-		t.Errorf("endless loop: %v", err)
-	}
-	fail, _ := Parse("```bash\necho A=1; echo oops >&2; exit 3\n```\n")
-	if r := NewRunner("fail.md", fail, t.TempDir(), nil, nil); r.Run() == nil || !strings.Contains(r.Err.Error(), "exit status 3: oops") || r.Stderr != "oops\n" {
-		t.Errorf("failing block: %v, stderr %q", r.Err, r.Stderr)
-	}
-	jump, _ := Parse("```bash\necho NEXT=nowhere\n```\n")
-	if err := NewRunner("jump.md", jump, t.TempDir(), nil, nil).Run(); err == nil || !strings.Contains(err.Error(), "nowhere") {
-		t.Errorf("jump to no section: %v", err)
 	}
 }

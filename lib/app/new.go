@@ -1,0 +1,128 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/renameio/v2"
+	"github.com/tidwall/gjson"
+	"github.com/urfave/cli/v2"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/limit"
+	"github.com/flowstate-dev/flowstate/lib/scaffold"
+	"github.com/flowstate-dev/flowstate/lib/store"
+)
+
+// newCommand is `flowstate new`: a working command of the user's own,
+// written by lib/scaffold.
+func (e *env) newCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "new",
+		Usage:     "write a working command of your own: its workflow definition, its command file and its agents",
+		UsageText: "flowstate new command NAME [--plugin PLUGIN_DIR] [PROJECT_DIR]",
+		Description: "Into a project (default: the one the current directory is in) it writes\n" +
+			".claude/flows/NAME.json (the definition: three reviewers in parallel, one per lens, then a\n" +
+			"writer who summarises their reviews), .claude/commands/NAME.md (/NAME, the phase loop every\n" +
+			"flowstate command runs) and .claude/agents/NAME-reviewer.md, NAME-writer.md and\n" +
+			"sub-supervisor.md. With --plugin it writes flows/, commands/ and agents/ of that plugin,\n" +
+			"its agents named PLUGIN:AGENT. It never replaces a file: one already there is exit 2 and\n" +
+			"nothing is written (a sub-supervisor.md already there is kept and used). Edit the definition\n" +
+			"to change the states, lenses and artifacts (docs/writing-an-orchestrator.md).",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "plugin", Usage: "the plugin directory (with .claude-plugin/plugin.json) to write into"},
+		},
+		Action: e.writeCommand,
+	}
+}
+
+func (e *env) writeCommand(c *cli.Context) error {
+	a := c.Args().Slice()
+	if len(a) < 2 || a[0] != "command" || len(a) > 3 {
+		return fail.Usagef("give what to write: flowstate new command NAME [--plugin PLUGIN_DIR] [PROJECT_DIR]")
+	}
+	root, plugin := "", ""
+	switch dir := c.String("plugin"); {
+	case dir != "" && len(a) == 3:
+		return fail.Usagef("new command: give --plugin PLUGIN_DIR or PROJECT_DIR, not both")
+	case dir != "":
+		root = e.path(dir)
+		manifest := filepath.Join(root, ".claude-plugin", "plugin.json")
+		b, err := fsx.ReadFile(manifest, limit.Max)
+		if err != nil {
+			return fail.Usagef("--plugin %s: %v; give the plugin's root directory, which holds .claude-plugin/plugin.json", dir, err)
+		}
+		if plugin = gjson.GetBytes(b, "name").String(); plugin == "" {
+			return fail.Invalidf("%s: no \"name\"; a plugin's agents are named by it", manifest)
+		}
+	case len(a) == 3:
+		p, err := store.ProjectAt(e.Getenv, e.path(a[2]))
+		if err != nil {
+			return err
+		}
+		root = p.Dir
+	default:
+		p, err := e.Project()
+		if err != nil {
+			return err
+		}
+		root = p.Dir
+	}
+	files, err := scaffold.NewCommand(a[1], plugin)
+	if err != nil {
+		return err
+	}
+	written, err := writeNew(root, files)
+	if err != nil {
+		return err
+	}
+	for _, f := range written {
+		e.printf("%s\n", f)
+	}
+	run := "/" + a[1]
+	if plugin != "" {
+		run = "/" + plugin + ":" + a[1]
+	}
+	e.tell("wrote /%s; in Claude Code run `%s WHAT TO REVIEW`, and check its files with `flowstate lint`", a[1], run)
+	return nil
+}
+
+// writeNew writes files under root, each replaced atomically, none over a
+// file already there: a file of the user's is never replaced, so one in
+// the way stops it before anything is written (a shared one is kept).
+// It returns the paths written.
+func writeNew(root string, files []scaffold.File) ([]string, error) {
+	var todo []scaffold.File
+	var taken []string
+	for _, f := range files {
+		switch _, err := os.Lstat(filepath.Join(root, f.Path)); {
+		case err == nil && f.Shared:
+		case err == nil:
+			taken = append(taken, f.Path)
+		case errors.Is(err, fs.ErrNotExist):
+			todo = append(todo, f)
+		default:
+			return nil, err
+		}
+	}
+	if len(taken) > 0 {
+		return nil, fail.Usagef("%s already has %s; nothing was written: choose another NAME, or move those away", root, strings.Join(taken, ", "))
+	}
+	var written []string
+	for _, f := range todo {
+		path := filepath.Join(root, f.Path)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return written, fmt.Errorf("new command: %w", err)
+		}
+		if err := renameio.WriteFile(path, f.Data, 0o644); err != nil {
+			return written, fmt.Errorf("new command: %w", err)
+		}
+		written = append(written, path)
+	}
+	return written, nil
+}

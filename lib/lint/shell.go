@@ -1,0 +1,367 @@
+package lint
+
+import (
+	"errors"
+	"path"
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// script is what lint reads from one bash block, parsed as bash. Lines
+// count from the block's first line (1).
+type script struct {
+	calls   []call       // the flowstate calls
+	unset   []use        // variables read and assigned nowhere in the block, first read of each
+	sources []use        // source and . commands, as written
+	heredoc map[int]bool // the lines of quoted heredoc bodies, where nothing is expanded
+}
+
+// call is one flowstate command a block runs: its subcommand and the
+// flags given to it.
+type call struct {
+	line  int
+	sub   string
+	flags map[string]bool
+}
+
+type use struct {
+	line int
+	name string
+}
+
+// parseError is a block that does not parse as bash: where, and why.
+type parseError struct {
+	line int
+	msg  string
+}
+
+// readScript parses body as bash and reads what the rules need from it.
+func readScript(body string) (*script, *parseError) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(body), "")
+	if err != nil {
+		var pe syntax.ParseError
+		if errors.As(err, &pe) {
+			return nil, &parseError{line: int(pe.Pos.Line()), msg: pe.Text}
+		}
+		return nil, &parseError{line: 1, msg: err.Error()}
+	}
+	s := &script{heredoc: map[int]bool{}}
+	assigned := map[string]bool{}
+	var reads []use
+	evals := false
+	assign := func(name string) {
+		if name != "" {
+			assigned[name] = true
+		}
+	}
+	arith := func(x syntax.ArithmExpr) { reads = append(reads, arithmNames(x)...) }
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Assign:
+			if n.Name != nil {
+				assign(n.Name.Value)
+			}
+		case *syntax.WordIter:
+			assign(n.Name.Value)
+		case *syntax.ParamExp:
+			if n.Param == nil {
+				break
+			}
+			if n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) {
+				assign(n.Param.Value)
+			}
+			// An index is not read as names: ${map[key]} of an
+			// associative array names no variable key.
+			if !fromEnvironment(n) {
+				reads = append(reads, use{int(n.Pos().Line()), n.Param.Value})
+			}
+		case *syntax.ArithmExp:
+			arith(n.X)
+		case *syntax.ArithmCmd:
+			arith(n.X)
+		case *syntax.CStyleLoop:
+			for _, x := range []syntax.ArithmExpr{n.Init, n.Cond, n.Post} {
+				if x != nil {
+					arith(x)
+				}
+			}
+		case *syntax.LetClause:
+			for _, x := range n.Exprs {
+				arith(x)
+			}
+		case *syntax.BinaryArithm:
+			switch n.Op {
+			case syntax.Assgn, syntax.AddAssgn, syntax.SubAssgn, syntax.MulAssgn, syntax.QuoAssgn, syntax.RemAssgn,
+				syntax.AndAssgn, syntax.OrAssgn, syntax.XorAssgn, syntax.ShlAssgn, syntax.ShrAssgn,
+				syntax.AndBoolAssgn, syntax.OrBoolAssgn, syntax.XorBoolAssgn, syntax.PowAssgn:
+				assign(arithmName(n.X))
+			}
+		case *syntax.UnaryArithm:
+			if n.Op == syntax.Inc || n.Op == syntax.Dec {
+				assign(arithmName(n.X))
+			}
+		case *syntax.Redirect:
+			if (n.Op == syntax.Hdoc || n.Op == syntax.DashHdoc) && n.Hdoc != nil && quoted(n.Word) {
+				for l := n.Hdoc.Pos().Line(); l <= n.Hdoc.End().Line(); l++ {
+					s.heredoc[int(l)] = true
+				}
+			}
+		case *syntax.CallExpr:
+			args := literals(n.Args)
+			if len(args) == 0 {
+				break
+			}
+			line := int(n.Pos().Line())
+			switch {
+			case args[0] == "eval":
+				evals = true
+			case args[0] == "source" || args[0] == ".":
+				s.sources = append(s.sources, use{line, body[n.Pos().Offset():n.End().Offset()]})
+			case isFlowstate(n.Args[0], args[0]):
+				if c, ok := flowstateCall(args[1:]); ok {
+					c.line = line
+					s.calls = append(s.calls, c)
+				}
+			default:
+				for _, name := range assignedBy(args) {
+					assign(name)
+				}
+			}
+		}
+		return true
+	})
+	seen := map[string]bool{}
+	for _, r := range reads {
+		// eval runs text the block reads from elsewhere: state-load's
+		// and compat's assignments, whose keys are upper case.
+		if assigned[r.name] || seen[r.name] || environment(r.name) || evals && patterns().upperCase.MatchString(r.name) {
+			continue
+		}
+		seen[r.name] = true
+		s.unset = append(s.unset, r)
+	}
+	return s, nil
+}
+
+// fromEnvironment reports whether a ${VAR...} form reads VAR knowing it
+// may be unset: ${VAR:-default}, ${VAR:=default}, ${VAR:+alt} and
+// ${VAR:?message} (with or without the colon) say what happens without
+// it, so the block does not depend on an earlier one for it.
+func fromEnvironment(p *syntax.ParamExp) bool {
+	if p.Exp == nil {
+		return false
+	}
+	switch p.Exp.Op {
+	case syntax.DefaultUnset, syntax.DefaultUnsetOrNull, syntax.AssignUnset, syntax.AssignUnsetOrNull,
+		syntax.AlternateUnset, syntax.AlternateUnsetOrNull, syntax.ErrorUnset, syntax.ErrorUnsetOrNull:
+		return true
+	}
+	return false
+}
+
+// shellVariables are set by bash itself or in every process environment.
+var shellVariables = sync.OnceValue(func() map[string]bool {
+	vars := map[string]bool{}
+	for _, v := range strings.Fields(`HOME PWD OLDPWD PATH USER LOGNAME SHELL TMPDIR TERM LANG LANGUAGE TZ
+		HOSTNAME IFS PS4 UID EUID PPID RANDOM SRANDOM SECONDS LINENO REPLY OPTARG OPTIND MAPFILE
+		BASH BASHPID BASH_SOURCE BASH_LINENO BASH_REMATCH BASH_VERSION BASH_VERSINFO BASH_COMMAND
+		BASH_SUBSHELL BASH_ARGV BASH_ARGC BASHOPTS SHELLOPTS SHLVL FUNCNAME PIPESTATUS GROUPS
+		HOSTTYPE OSTYPE MACHTYPE EPOCHSECONDS EPOCHREALTIME COLUMNS LINES CLAUDECODE`) {
+		vars[v] = true
+	}
+	return vars
+})
+
+// environment reports whether a block may read name without setting it:
+// bash's special parameters ($?, $#, $1, ...) and own variables, the
+// process environment's, and what Claude Code and flowstate put there
+// (CLAUDE_PROJECT_DIR, CLAUDE_CODE_SESSION_ID, CLAUDE_PLUGIN_ROOT,
+// FLOWSTATE_WORKFLOW, ...).
+func environment(v string) bool {
+	return !patterns().name.MatchString(v) || v == "_" || shellVariables()[v] ||
+		strings.HasPrefix(v, "CLAUDE_") || strings.HasPrefix(v, "FLOWSTATE_") || strings.HasPrefix(v, "LC_")
+}
+
+// arithmNames lists the bare variable names an arithmetic expression
+// reads: (( n + 1 )) reads n as $n would.
+func arithmNames(x syntax.ArithmExpr) []use {
+	var out []use
+	var walk func(syntax.ArithmExpr)
+	walk = func(x syntax.ArithmExpr) {
+		switch x := x.(type) {
+		case *syntax.BinaryArithm:
+			walk(x.X)
+			walk(x.Y)
+		case *syntax.UnaryArithm:
+			walk(x.X)
+		case *syntax.ParenArithm:
+			walk(x.X)
+		case *syntax.Word:
+			if n := arithmName(x); n != "" {
+				out = append(out, use{int(x.Pos().Line()), n})
+			}
+		}
+	}
+	walk(x)
+	return out
+}
+
+// arithmName is the variable an arithmetic operand names, if it is a bare
+// name.
+func arithmName(x syntax.ArithmExpr) string {
+	w, ok := x.(*syntax.Word)
+	if !ok {
+		return ""
+	}
+	if l := w.Lit(); patterns().name.MatchString(l) {
+		return l
+	}
+	return ""
+}
+
+// quoted reports whether a heredoc's delimiter is quoted (<<'EOF',
+// <<"EOF", <<\EOF), which keeps its body from being expanded.
+func quoted(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			return true
+		case *syntax.Lit:
+			if strings.Contains(p.Value, `\`) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// literals is the literal text of a command's words, "" for a word that
+// is not plain text ("$x", "a$(b)"); quotes around plain text are removed.
+func literals(words []*syntax.Word) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = literal(w)
+	}
+	return out
+}
+
+func literal(w *syntax.Word) string {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				l, ok := q.(*syntax.Lit)
+				if !ok {
+					return ""
+				}
+				b.WriteString(l.Value)
+			}
+		default:
+			return ""
+		}
+	}
+	return b.String()
+}
+
+// isFlowstate reports whether a command word runs flowstate: by name, by
+// a path to it, or through $FLOWSTATE_BIN.
+func isFlowstate(w *syntax.Word, lit string) bool {
+	if lit == "flowstate" || path.Base(lit) == "flowstate" {
+		return true
+	}
+	found := false
+	syntax.Walk(w, func(n syntax.Node) bool {
+		if p, ok := n.(*syntax.ParamExp); ok && p.Param != nil && p.Param.Value == "FLOWSTATE_BIN" {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// flowstateCall reads the subcommand and flags of flowstate's arguments;
+// the global --workflow ID may come before the subcommand.
+func flowstateCall(args []string) (call, bool) {
+	c := call{flags: map[string]bool{}}
+	i := 0
+	for ; i < len(args) && c.sub == ""; i++ {
+		switch a := args[i]; {
+		case a == "--workflow":
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			c.sub = a
+		}
+	}
+	if c.sub == "" {
+		return c, false
+	}
+	for _, a := range args[i:] {
+		if strings.HasPrefix(a, "--") {
+			f, _, _ := strings.Cut(a, "=")
+			c.flags[f] = true
+		}
+	}
+	return c, true
+}
+
+// assignedBy lists the variables a builtin sets from its arguments: read's
+// names and -a array, mapfile's and readarray's array, printf -v's and
+// getopts's name.
+func assignedBy(args []string) []string {
+	var out []string
+	switch args[0] {
+	case "read":
+		out = optionTargets(args[1:], "a", "dinNptu")
+	case "mapfile", "readarray":
+		names := optionTargets(args[1:], "", "dnOsuCc")
+		if len(names) > 0 {
+			out = names[len(names)-1:]
+		}
+	case "printf":
+		if len(args) > 2 && args[1] == "-v" {
+			out = []string{args[2]}
+		}
+	case "getopts":
+		if len(args) > 2 {
+			out = []string{args[2]}
+		}
+	}
+	return out
+}
+
+// optionTargets lists a builtin's operands and the values of its options
+// in named (names of variables it sets), skipping the values of its other
+// options that take one (valued).
+func optionTargets(args []string, named, valued string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			out = append(out, a)
+			continue
+		}
+		for j, o := range a[1:] {
+			if !strings.ContainsRune(named+valued, o) {
+				continue
+			}
+			v := a[2+j:]
+			if v == "" && i+1 < len(args) {
+				i++
+				v = args[i]
+			}
+			if strings.ContainsRune(named, o) {
+				out = append(out, v)
+			}
+			break
+		}
+	}
+	return out
+}

@@ -1,0 +1,129 @@
+package lint
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/flowstate-dev/flowstate/lib/protocol"
+)
+
+// printed is what the bash block st prints for later steps: its literal
+// KEY= text and the keys of the flowstate commands it calls.
+func printed(st protocol.Step, s *script, into map[string]bool) {
+	for _, m := range patterns().literalKey.FindAllStringSubmatch(st.Body, -1) {
+		into[m[1]] = true
+	}
+	for _, m := range patterns().indexedKey.FindAllStringSubmatch(st.Body, -1) {
+		into[m[1]+"_i"] = true
+	}
+	if s == nil {
+		return
+	}
+	for _, c := range s.calls {
+		for _, k := range printers()[c.sub].Keys {
+			into[k] = true
+		}
+	}
+}
+
+// tasks: every task block runs its agents in the foreground, comes right
+// after the bash block that prints its values (or starts a section a
+// block jumps to), and uses only values printed before it; ${KEY_i} and
+// ${i} only in a for_each.
+func (l *linter) tasks() {
+	starts := map[int]bool{}
+	for _, i := range l.doc.Sections {
+		starts[i] = true
+	}
+	have := map[string]bool{}
+	for i, st := range l.doc.Steps {
+		if st.Task == nil {
+			printed(st, l.scripts[i], have)
+			continue
+		}
+		t := st.Task
+		if !t.Foreground {
+			l.add(st.Line, "task block without run_in_background: false: Claude Code would run its agents in the background and the next block would find no results; add the line run_in_background: false")
+		}
+		uses := false
+		reported := map[string]bool{}
+		report := func(line int, ref, format string, a ...any) {
+			if !reported[ref] {
+				reported[ref] = true
+				l.add(line, format, a...)
+			}
+		}
+		for k, text := range strings.Split(st.Body, "\n") {
+			line := st.Line + 1 + k
+			if v, ok := strings.CutPrefix(strings.TrimSpace(text), "for_each:"); ok && !patterns().forEach.MatchString(strings.TrimSpace(v)) {
+				l.add(line, "for_each: %s: write for_each: i in 1..${COUNT}, COUNT printed by the block before, or a number", strings.TrimSpace(v))
+			}
+			for _, key := range protocol.KeyRefs(text) {
+				uses = true
+				if !have[key] {
+					report(line, key, "${%s} is printed by no bash block before this task block: make the block before it print %s=<value> (echo \"%s=...\")", key, key, key)
+				}
+			}
+			for _, m := range patterns().loopRef.FindAllStringSubmatch(text, -1) {
+				uses = true
+				switch {
+				case t.ForEach == "":
+					report(line, m[0], "%s outside a for_each: add for_each: i in 1..${COUNT}, or use a plain ${KEY}", m[0])
+				case !have[m[1]+"_i"]:
+					report(line, m[0], "%s is printed by no bash block before this task block: make the block before it print %s_1=, %s_2=, ... (one per i)", m[0], m[1], m[1])
+				}
+			}
+			if strings.Contains(text, "${i}") && t.ForEach == "" {
+				report(line, "${i}", "${i} outside a for_each: add for_each: i in 1..${COUNT}, or drop ${i}")
+			}
+		}
+		if uses && (i == 0 || l.doc.Steps[i-1].Task != nil && !starts[i]) {
+			l.add(st.Line, "a task block must come right after the bash block that prints its values, or start a ## section a block jumps to: put a bash block before it")
+		}
+	}
+}
+
+// jumps: every NEXT= a bash block can print, literally or through the
+// flowstate commands it calls, names a ## section of the file, or done.
+func (l *linter) jumps() {
+	fileFlags := map[string]bool{}
+	for _, s := range l.scripts {
+		for _, c := range callsOf(s) {
+			for f := range c.flags {
+				fileFlags[f] = true
+			}
+		}
+	}
+	lands := func(section string) bool {
+		_, ok := l.doc.Sections[section]
+		return ok || section == "done"
+	}
+	for i, st := range l.doc.Steps {
+		if st.Task != nil {
+			continue
+		}
+		for k, text := range strings.Split(st.Body, "\n") {
+			for _, m := range patterns().literalNext.FindAllStringSubmatch(text, -1) {
+				if !lands(m[1]) {
+					l.add(st.Line+1+k, "NEXT=%s, and the file has no section \"## %s\": add it, or print NEXT= with a section of the file (or done)", m[1], m[1])
+				}
+			}
+		}
+		var missing []string
+		for _, c := range callsOf(l.scripts[i]) {
+			for _, j := range printers()[c.sub].Next {
+				if j.Possible(c.flags, fileFlags) && !lands(j.Section) && !slices.Contains(missing, j.Section) {
+					missing = append(missing, j.Section)
+					l.add(st.Line+c.line, "flowstate %s can print NEXT=%s, and the file has no section \"## %s\": add it", c.sub, j.Section, j.Section)
+				}
+			}
+		}
+	}
+}
+
+func callsOf(s *script) []call {
+	if s == nil {
+		return nil
+	}
+	return s.calls
+}
