@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -279,6 +280,24 @@ func checkTemplate(field, tmpl string, allowed []string) error {
 	return nil
 }
 
+// refusedName reports whether an artifact named by tmpl may be one Claude
+// Code 2.1.328 refuses a subagent to Write: a .md file whose base name
+// starts with REPORT, SUMMARY, FINDINGS or ANALYSIS, in any case, which it
+// wants returned as text instead. A name that starts with {item} or
+// {text} could be one.
+func refusedName(tmpl string) bool {
+	base := strings.ToLower(path.Base(tmpl))
+	if !strings.HasSuffix(base, ".md") {
+		return false
+	}
+	for _, p := range []string{"report", "summary", "findings", "analysis", "{item}", "{text}"} {
+		if strings.HasPrefix(base, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // distinct reports whether tmpl tells the workers of a fan-out apart.
 func distinct(tmpl string) bool {
 	return strings.Contains(tmpl, "{n") || strings.Contains(tmpl, "{item}") || strings.Contains(tmpl, "{run")
@@ -334,6 +353,8 @@ func (m *Machine) checkWork(state string, w Work) error {
 		return fmt.Errorf("output: missing; give the artifact's path under the spec directory, e.g. \"reports/{n:3}_{item}.md\"")
 	case strings.HasPrefix(w.Output, "/") || slices.Contains(strings.Split(w.Output, "/"), ".."):
 		return fmt.Errorf("output: %q must stay inside the spec directory (no leading / or ..)", w.Output)
+	case refusedName(w.Output):
+		return fmt.Errorf("output: %q: Claude Code refuses an agent's Write of a .md file whose name starts with report, summary, findings or analysis (or could: {item}); start the name otherwise, e.g. %q", w.Output, path.Join(path.Dir(w.Output), "001_"+path.Base(w.Output)))
 	case !slices.Contains(formats, w.Format):
 		return fmt.Errorf("format: %q; use one of %s", w.Format, strings.Join(formats, ", "))
 	case w.Format == FormatMarkdown && len(w.Sections) == 0:

@@ -28,7 +28,9 @@ func Prints() map[string]protocol.Prints {
 	}
 	return map[string]protocol.Prints{
 		"phase-start": with([]string{"DESCRIPTION", "CLASSIFICATION_PATH"},
-			protocol.Jump{Section: "classify", Without: []string{"--classified", "--require-scope"}},
+			// A command's own definition (--machine) is classified only
+			// when it names a classifier, which its command then asks.
+			protocol.Jump{Section: "classify", Without: []string{"--classified", "--require-scope", "--machine"}},
 			protocol.Jump{Section: "classified", With: "--classified"}),
 		"phase-plan":   plan,
 		"phase-verify": with([]string{"RUNNING"}),
