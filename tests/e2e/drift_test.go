@@ -170,7 +170,7 @@ func (s *scenario) expectGeneralPurpose(models []*standin.Server) {
 		}
 	}
 	if len(launched) == 0 {
-		s.t.Errorf("drift general-purpose: no agent was launched")
+		s.t.Errorf("drift general-purpose: no agent was launched as general-purpose")
 	}
 	for file := range launched {
 		if !strings.HasPrefix(file, filepath.Join(s.Plugin, "agents")+"/") && !strings.HasPrefix(file, filepath.Join(s.Project, ".claude", "agents")+"/") {
