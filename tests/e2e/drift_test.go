@@ -110,3 +110,74 @@ func (s *scenario) expectSelfWritesRefused(models []*standin.Server) {
 		s.t.Errorf("logged %d main-thread and %d subagent Write payloads, want both", seen[true], seen[false])
 	}
 }
+
+// drifts27 are the deviations of issue 27 that flowstate does not survive
+// yet: a skipped bash block (the first one after agents returned: in
+// /coordinate the classified start), and agents launched as
+// general-purpose, told to follow their agent file, with and without
+// run_in_background. Once it does, they join drifts.
+var drifts27 = []standin.Drift{{SkipBlock: standin.Skip{AfterAgents: true}}, {GeneralPurpose: true}, {GeneralPurpose: true, Background: true}}
+
+// TestSurvivesSkippedBlockAndGeneralPurpose runs /coordinate's
+// research-only scenario under each of drifts27.
+func TestSurvivesSkippedBlockAndGeneralPurpose(t *testing.T) {
+	for _, d := range drifts27 {
+		t.Run(d.String(), func(t *testing.T) { testCoordinateResearchOnly(t, d) })
+	}
+}
+
+// expectSkipped checks the SkipBlock drift: a main thread passed over a
+// bash block.
+func (s *scenario) expectSkipped(models []*standin.Server) {
+	s.t.Helper()
+	var skipped []string
+	for _, m := range models {
+		skipped = append(skipped, m.Skipped()...)
+	}
+	if len(skipped) == 0 {
+		s.t.Errorf("drift %s: the main thread skipped no bash block", models[0].Drift())
+	}
+	for _, b := range skipped {
+		s.t.Logf("skipped block: %s", b)
+	}
+}
+
+// expectGeneralPurpose checks the GeneralPurpose drift: every agent was
+// launched as general-purpose, told to follow an agent file of the
+// plugin or the project, and read that file before anything else.
+func (s *scenario) expectGeneralPurpose(models []*standin.Server) {
+	s.t.Helper()
+	launched, read := map[string]bool{}, map[string]bool{}
+	for _, m := range models {
+		for _, e := range m.Exchanges() {
+			for i, u := range e.Tools {
+				in := gjson.ParseBytes(u.Input)
+				switch {
+				case u.Name == "Read" && e.Subagent && i == 0:
+					read[in.Get("file_path").String()] = true
+				case u.Name != "Agent":
+				case in.Get("subagent_type").String() != "general-purpose":
+					s.t.Errorf("an agent was launched as %s, not general-purpose: %s", in.Get("subagent_type"), u.Input)
+				default:
+					file, _, ok := standin.FollowedAgent(in.Get("prompt").String())
+					if !ok {
+						s.t.Errorf("a general-purpose agent was not told to follow an agent file: %s", u.Input)
+						continue
+					}
+					launched[file] = true
+				}
+			}
+		}
+	}
+	if len(launched) == 0 {
+		s.t.Errorf("drift general-purpose: no agent was launched as general-purpose")
+	}
+	for file := range launched {
+		if !strings.HasPrefix(file, filepath.Join(s.Plugin, "agents")+"/") && !strings.HasPrefix(file, filepath.Join(s.Project, ".claude", "agents")+"/") {
+			s.t.Errorf("agents were told to follow %s, not an agent file of the plugin or the project", file)
+		}
+		if !read[file] {
+			s.t.Errorf("no general-purpose agent read %s before it acted", file)
+		}
+	}
+}

@@ -139,7 +139,8 @@ func (s *scenario) expectCalls(d standin.Drift, want int) {
 // the same (the PreToolUse hook), a model that ended its turn early was
 // sent back with a reason naming where to continue (the Stop hook), a
 // compacted one was told where its command stands (the SessionStart
-// hook).
+// hook); that a block was skipped, and that agents were launched as
+// general-purpose and followed their files.
 func (s *scenario) expectDriftHandled(d standin.Drift) {
 	s.t.Helper()
 	s.mu.Lock()
@@ -177,7 +178,16 @@ func (s *scenario) expectDriftHandled(d standin.Drift) {
 	if d.SelfWrite {
 		s.expectSelfWritesRefused(models)
 	}
-	if d.StopEvery == 0 && len(reasons) > 0 {
+	skips := d.SkipBlock != (standin.Skip{})
+	if skips {
+		s.expectSkipped(models)
+	}
+	if d.GeneralPurpose {
+		s.expectGeneralPurpose(models)
+	}
+	// A model that skipped a block may end its turn before its command is
+	// done, and be sent back.
+	if d.StopEvery == 0 && !skips && len(reasons) > 0 {
 		s.t.Errorf("a model that followed the protocol was sent back by the Stop hook: %q", reasons)
 	}
 }
@@ -442,8 +452,11 @@ func (w *workflow) expectEvents(route string, kinds map[string]int) {
 
 // agentCall is one Agent tool call the stand-in made.
 type agentCall struct {
-	Caller  string // persona of the thread that made it, "" for the main thread
-	Persona string // subagent_type without the plugin prefix
+	Caller string // persona of the thread that made it, "" for the main thread
+	// Persona is the subagent_type without the plugin prefix, or the
+	// agent file a general-purpose agent was told to follow; Prompt is
+	// then the prompt after that line.
+	Persona string
 	Prompt  string
 	Message int64 // the answer (request sequence number) it was part of
 }
@@ -457,9 +470,13 @@ func agentCalls(m *standin.Server) []agentCall {
 				continue
 			}
 			in := gjson.ParseBytes(u.Input)
-			typ := in.Get("subagent_type").String()
+			typ, prompt := in.Get("subagent_type").String(), in.Get("prompt").String()
+			if file, rest, ok := standin.FollowedAgent(prompt); ok {
+				// Launched as general-purpose: the agent is the file.
+				typ, prompt = strings.TrimSuffix(filepath.Base(file), ".md"), rest
+			}
 			out = append(out, agentCall{Caller: e.Agent, Persona: typ[strings.LastIndex(typ, ":")+1:],
-				Prompt: in.Get("prompt").String(), Message: e.Seq})
+				Prompt: prompt, Message: e.Seq})
 		}
 	}
 	return out

@@ -68,6 +68,8 @@ func newScenario(t *testing.T, pluginSrc string, bins map[string]string, knobs s
 func (s *scenario) startModel(knobs standin.Knobs, name string) {
 	s.t.Helper()
 	s.LogDir = filepath.Join(cacheDir, "runs", name)
+	// A model that launches agents as general-purpose names their files.
+	knobs.PluginDir = s.Plugin
 	if err := os.RemoveAll(s.LogDir); err != nil {
 		s.t.Fatal(err)
 	}

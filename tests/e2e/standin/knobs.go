@@ -2,6 +2,7 @@ package standin
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -31,6 +32,11 @@ type Knobs struct {
 	// Drift makes the main thread deviate from the protocol as real models
 	// do.
 	Drift Drift
+	// PluginDir is where the plugin under test is (its agents/ holds the
+	// agent files): what a model that launches agents as general-purpose
+	// (Drift.GeneralPurpose) must know to name an agent file. Claude Code
+	// never shows it to the model, so the scenario tells it.
+	PluginDir string
 }
 
 // Drift is how the main thread deviates from the protocol; each switch is
@@ -57,6 +63,50 @@ type Drift struct {
 	// (Knobs.MissingWorker), "to finish the job", before its next bash
 	// block; a refusal does not stop it.
 	SelfWrite bool
+	// SkipBlock: the main thread passes over one bash block it should
+	// run, the first the Skip aims at (once per server), and goes on
+	// with the next step in document order.
+	SkipBlock Skip
+	// GeneralPurpose: every Agent call (of the main thread and of
+	// sub-supervisors) is sent as subagent_type "general-purpose" with
+	// a prompt that begins "Read and follow the instructions in
+	// <agent file>", as the original bash system wrote its Task blocks;
+	// the subagent reads that file with the Read tool and acts as the
+	// agent it describes.
+	GeneralPurpose bool
+}
+
+// Skip aims Drift.SkipBlock at a bash block: the first one that meets
+// every condition set. The zero Skip skips nothing.
+type Skip struct {
+	// AfterAgents: a block right after a task block's agents returned
+	// (in /coordinate the classified start, in /orchestrate and
+	// /workflow-resume a verify).
+	AfterAgents bool
+	// Containing: a block whose text contains this ("--classified",
+	// "phase-verify").
+	Containing string
+}
+
+func (k Skip) set() bool { return k != Skip{} }
+
+// aims reports whether block, run right after agents returned or not,
+// is the one to skip.
+func (k Skip) aims(block string, afterAgents bool) bool {
+	return k.set() && (!k.AfterAgents || afterAgents) && strings.Contains(block, k.Containing)
+}
+
+var notNameChars = regexp.MustCompile(`[^a-z0-9]+`)
+
+func (k Skip) String() string {
+	name := "skip"
+	if k.AfterAgents {
+		name += "-after-agents"
+	}
+	if slug := strings.Trim(notNameChars.ReplaceAllString(strings.ToLower(k.Containing), "-"), "-"); slug != "" {
+		name += "-" + slug
+	}
+	return name
 }
 
 // String names the drift for test names and logs.
@@ -76,6 +126,12 @@ func (d Drift) String() string {
 	}
 	if d.SelfWrite {
 		parts = append(parts, "self-write")
+	}
+	if d.SkipBlock.set() {
+		parts = append(parts, d.SkipBlock.String())
+	}
+	if d.GeneralPurpose {
+		parts = append(parts, "general-purpose")
 	}
 	if len(parts) == 0 {
 		return "protocol"

@@ -34,6 +34,10 @@ type writeInput struct {
 	Content  string `json:"content"`
 }
 
+type readInput struct {
+	FilePath string `json:"file_path"`
+}
+
 // thread is everything one decision depends on.
 type thread struct {
 	Conv  conversation
@@ -48,6 +52,10 @@ type thread struct {
 	// Compact reports, once per server, that this answer is the one to
 	// trigger a compaction (Drift.CompactAfter).
 	Compact func() bool
+	// Skip is asked whether the bash block Drift.SkipBlock aims at is
+	// skipped in this conversation: once per server, so the first
+	// conversation that gets there is the one (nil: always).
+	Skip func(session, block string) bool
 }
 
 // compactingTokens is a usage that makes Claude Code 2.1.328 compact the
@@ -65,6 +73,10 @@ var sectionRef = regexp.MustCompile(`"## ([^"]+)"`)
 // step, and returns the next turn.
 func decide(th thread) turn {
 	c := th.Conv
+	if c.AgentFile != "" && len(c.Calls) == 0 {
+		// Told to follow a file: a general-purpose agent reads it first.
+		return turn{Tools: []toolUse{{"Read", readInput{c.AgentFile}}}}
+	}
 	prog, err := programOf(c)
 	if err != nil {
 		return turn{Text: "stand-in cannot follow this program: " + err.Error()}
@@ -77,14 +89,23 @@ func decide(th thread) turn {
 		merge(env, c.Prompt)
 	}
 	skipWrites := c.Subagent && th.Knobs.MissingWorker != "" && strings.Contains(c.Prompt, th.Knobs.MissingWorker)
-	// A sub-supervisor runs its blocks twice too; the other drifts are the
-	// main thread's.
-	drift := Drift{Twice: th.Knobs.Drift.Twice}
+	// A sub-supervisor runs its blocks twice and launches its workers as
+	// general-purpose too; the other drifts are the main thread's.
+	drift := Drift{Twice: th.Knobs.Drift.Twice, GeneralPurpose: th.Knobs.Drift.GeneralPurpose}
 	if !c.Subagent {
 		drift = th.Knobs.Drift
 	}
 	lastOutput, signal := "", ""
-	h := 0     // next unconsumed call in the history
+	h := 0 // next unconsumed call in the history
+	if c.AgentFile != "" {
+		// The first call read the agent file; the program is that file.
+		if _, stop := consume(c.Calls, &h, "Read"); stop != "" {
+			return turn{Text: stop}
+		}
+	}
+	// afterAgents: the last step run was a task block's agents;
+	// skipped: the block Drift.SkipBlock aims at has been passed over.
+	afterAgents, skipped := false, false
 	since := 0 // calls since the turn began or the model was sent back
 	// issue is the turn that makes the next call, unless the model ends its
 	// turn early instead.
@@ -118,22 +139,44 @@ func decide(th thread) turn {
 			return turn{Text: "Stopped: the conversation was compacted and nothing says where the command stands."}
 		}
 	}
-	for {
-		if fb < len(c.Feedback) && c.Feedback[fb].AfterCalls == h {
-			// Sent back by the Stop hook: go where its reason says.
-			if target, ok := jumpTarget(prog, c.Feedback[fb].Text); ok {
-				pc = target
-			}
-			fb++
-			since = 0
-			continue
+	// sentBack reports whether the model ended its turn here and the
+	// Stop hook sent it back, and if so goes where the hook's reason
+	// says. It is asked where a turn can end: before a step's call and at
+	// the program's end, never before a step that makes no call (a
+	// skipped block), which the model passed before it stopped.
+	sentBack := func() bool {
+		if fb == len(c.Feedback) || c.Feedback[fb].AfterCalls != h {
+			return false
 		}
+		if target, ok := jumpTarget(prog, c.Feedback[fb].Text); ok {
+			pc = target
+		}
+		fb++
+		since = 0
+		return true
+	}
+steps:
+	for {
 		if pc >= len(prog.Steps) {
+			if sentBack() {
+				continue
+			}
 			break
 		}
 		st := prog.Steps[pc]
 		switch st.Kind {
 		case stepBash:
+			if !c.Subagent && !c.Compacted && !skipped && drift.SkipBlock.aims(st.Text, afterAgents) && (th.Skip == nil || th.Skip(c.Session, st.Text)) {
+				// The model passes over this block and goes on with the
+				// next step it sees.
+				skipped, afterAgents = true, false
+				pc++
+				continue
+			}
+			if sentBack() {
+				continue
+			}
+			afterAgents = false
 			run := turn{Tools: []toolUse{{"Bash", bashInput{st.Text, fmt.Sprintf("Run step %d", pc+1)}}}}
 			if h == len(c.Calls) {
 				return issue(run, true)
@@ -171,14 +214,29 @@ func decide(th thread) turn {
 			}
 		case stepTask:
 			calls, err := st.Task.expand(env)
+			if reference.MatchString(substitute(st.Task.ForEach, env)) || err == nil && unnamed(calls) {
+				// No block before printed the agent to launch or how
+				// many (a skipped block would have): the model cannot
+				// launch them, so it passes over the block.
+				pc++
+				continue
+			}
 			if err != nil {
 				return turn{Text: "Stopped: " + err.Error()}
+			}
+			if len(calls) > 0 && sentBack() {
+				continue
 			}
 			if h == len(c.Calls) && len(calls) > 0 {
 				var tools []toolUse
 				for _, inv := range calls {
 					if drift.Background {
 						inv.Background = nil // as a model that copies the block without the flag
+					}
+					if drift.GeneralPurpose {
+						if inv, err = th.asGeneralPurpose(inv); err != nil {
+							return turn{Text: "stand-in cannot follow this program: " + err.Error()}
+						}
 					}
 					tools = append(tools, toolUse{"Agent", inv})
 				}
@@ -190,11 +248,15 @@ func decide(th thread) turn {
 				}
 				since++
 			}
+			afterAgents = len(calls) > 0
 			pc++
 			if !drift.SelfWrite {
 				continue
 			}
 			for _, wr := range th.selfWrites(calls) {
+				if sentBack() {
+					continue steps
+				}
 				if h == len(c.Calls) {
 					return issue(turn{Tools: []toolUse{{"Write", wr}}}, true)
 				}
@@ -210,6 +272,9 @@ func decide(th thread) turn {
 				pc++
 				continue
 			}
+			if sentBack() {
+				continue
+			}
 			if h == len(c.Calls) {
 				return issue(turn{Tools: []toolUse{{"Write", th.write(prog, pc, env)}}}, true)
 			}
@@ -220,6 +285,17 @@ func decide(th thread) turn {
 		}
 	}
 	return turn{Text: th.final(prog, env, lastOutput, signal)}
+}
+
+// unnamed reports whether a call's agent type still holds a ${KEY}
+// nothing printed.
+func unnamed(calls []invocation) bool {
+	for _, inv := range calls {
+		if reference.MatchString(inv.SubagentType) {
+			return true
+		}
+	}
+	return false
 }
 
 // jumpTarget is the step a text sends the model to: the section it names

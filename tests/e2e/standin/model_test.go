@@ -2,6 +2,7 @@ package standin
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -171,5 +172,260 @@ func TestDecideSelfWrite(t *testing.T) {
 	x.Knobs.MissingWorker = ""
 	if got := decide(x); len(got.Tools) != 1 || got.Tools[0].Name != "Bash" {
 		t.Errorf("every worker delivered: %+v, want the next block", got)
+	}
+}
+
+// A command shaped like /coordinate: a classifier, then phases with a
+// verify after each, and a sub-supervisor's section reached only by a
+// jump.
+const phasedCommand = "## start\n\n```bash\nflowstate start\n```\n\n" +
+	"## classify\n\n```task\nTask {\n  subagent_type: flowstate:workflow-classifier\n  description: C\n  run_in_background: false\n" +
+	"  prompt: |\n    Write the classification JSON to: ${CLASSIFICATION_PATH}\n}\n```\n\n" +
+	"## classified\n\n```bash\nflowstate start --classified\n```\n\n" +
+	"## phase\n\n```bash\nflowstate phase-plan\n```\n\n" +
+	"## work\n\n```task\nTask {\n  subagent_type: flowstate:${AGENT}\n  description: W\n  for_each: i in 1..${WORKER_COUNT}\n" +
+	"  run_in_background: false\n  prompt: |\n    Topic: ${TOPIC_i}\n}\n```\n\n" +
+	"## verify\n\n```bash\nflowstate phase-verify\n```\n\n" +
+	"## supervised\n\n```task\nTask {\n  subagent_type: flowstate:${SUPERVISOR}\n  description: S\n  run_in_background: false\n" +
+	"  prompt: |\n    STATE=${STATE}\n}\n```\n\n```bash\nflowstate phase-verify --after-supervisor\n```\n"
+
+func phased(skip Skip, calls ...toolCall) thread {
+	return thread{Conv: conversation{Program: phasedCommand, Cwd: "/p", Session: "s1", Calls: calls},
+		Knobs: Knobs{Drift: Drift{SkipBlock: skip}}}
+}
+
+// ran is the command of a turn that runs one bash block, else "".
+func ran(t turn) string {
+	if len(t.Tools) != 1 || t.Tools[0].Name != "Bash" {
+		return ""
+	}
+	return t.Tools[0].Input.(bashInput).Command
+}
+
+// TestDecideSkipBlock: the main thread passes over the one block the
+// drift aims at, once, and goes on with the next step in document order;
+// a task block whose agent no block named is passed over too.
+func TestDecideSkipBlock(t *testing.T) {
+	start := bash("CLASSIFICATION_PATH=c.json\nNEXT=classify", false)
+	planned := bash("AGENT=research-specialist\nWORKER_COUNT=1\nTOPIC_1=Auth\nNEXT=work", false)
+	supervised := bash("STATE=research\nSUPERVISOR=research-sub-supervisor\nNEXT=supervised", false)
+	afterAgents, verify := Skip{AfterAgents: true}, Skip{Containing: "phase-verify"}
+	cases := []struct {
+		name string
+		th   thread
+		want string // the block the next turn runs
+	}{
+		{"not yet aimed at", phased(afterAgents), "flowstate start"},
+		{"after the classifier, the classified start is skipped", phased(afterAgents, start, agent()), "flowstate phase-plan"},
+		{"only once", phased(afterAgents, start, agent(), planned, agent()), "flowstate phase-verify"},
+		{"the first verify is skipped, the unnamed supervisor passed over", phased(verify, start, agent(), planned, agent()), "flowstate phase-verify --after-supervisor"},
+		{"a block that does not match runs", phased(Skip{AfterAgents: true, Containing: "phase-verify"}, start, agent()), "flowstate start --classified"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := decide(c.th); ran(got) != c.want {
+				t.Errorf("decide = %+v, want a Bash call of %q", got, c.want)
+			}
+		})
+	}
+
+	// Sent back by the Stop hook to the skipped block, the model runs it.
+	th := phased(verify, start, agent(), supervised, agent())
+	if got := decide(th); got.Text != "STATE=research\nSUPERVISOR=research-sub-supervisor\nNEXT=supervised" {
+		t.Fatalf("after skipping the last block: %+v, want the last output as the final answer", got)
+	}
+	th.Conv.Feedback = []feedback{{AfterCalls: 4, Text: `flowstate: not done. Continue at its "## verify" section.`}}
+	if got := decide(th); ran(got) != "flowstate phase-verify" {
+		t.Errorf("sent back to verify: %+v, want the verify block run", got)
+	}
+
+	// Another session skipped its block: this one skips none.
+	th = phased(afterAgents, start, agent())
+	var asked []string
+	th.Skip = func(session, block string) bool { asked = append(asked, session+": "+block); return false }
+	if got := decide(th); ran(got) != "flowstate start --classified" || len(asked) != 1 || asked[0] != "s1: flowstate start --classified" {
+		t.Errorf("skip refused: %+v (asked %q), want the classified start run", got, asked)
+	}
+
+	// A compacted conversation and a subagent skip nothing.
+	th = phased(Skip{Containing: "phase-plan"})
+	th.Conv.Compacted, th.Conv.Context = true, `continue at "## phase"`
+	if got := decide(th); ran(got) != "flowstate phase-plan" {
+		t.Errorf("compacted: %+v, want phase-plan run", got)
+	}
+	sub := subagent("research-sub-supervisor", "```bash\nflowstate phase-plan --supervisor\n```\n", "STATE=research")
+	sub.Knobs.Drift.SkipBlock = Skip{Containing: "phase-plan"}
+	if got := decide(sub); ran(got) != "flowstate phase-plan --supervisor" {
+		t.Errorf("subagent: %+v, want its block run", got)
+	}
+}
+
+// TestDecideGeneralPurpose: every Agent call goes out as general-purpose,
+// its prompt prefixed with the agent file to follow; run_in_background
+// is a switch of its own.
+func TestDecideGeneralPurpose(t *testing.T) {
+	start := bash("CLASSIFICATION_PATH=c.json\nNEXT=classify", false)
+	for _, d := range []Drift{{GeneralPurpose: true}, {GeneralPurpose: true, Background: true}} {
+		th := phased(Skip{}, start)
+		th.Knobs = Knobs{Drift: d, PluginDir: "/plug"}
+		got := decide(th)
+		if len(got.Tools) != 1 || got.Tools[0].Name != "Agent" {
+			t.Fatalf("%s: %+v, want one Agent call", d, got)
+		}
+		inv := got.Tools[0].Input.(invocation)
+		want := "Read and follow the instructions in /plug/agents/workflow-classifier.md\n\nWrite the classification JSON to: c.json"
+		if inv.SubagentType != "general-purpose" || inv.Prompt != want {
+			t.Errorf("%s: invocation %+v, want general-purpose with prompt %q", d, inv, want)
+		}
+		if foreground := inv.Background != nil && !*inv.Background; foreground == d.Background {
+			t.Errorf("%s: run_in_background %v", d, inv.Background)
+		}
+	}
+	// A project's agent (no plugin prefix) is in .claude/agents.
+	th := thread{Conv: conversation{Program: "```task\nTask {\n  subagent_type: doc-writer\n  description: D\n  prompt: Document.\n}\n```\n", Cwd: "/p"},
+		Knobs: Knobs{Drift: Drift{GeneralPurpose: true}}}
+	if inv := decide(th).Tools[0].Input.(invocation); inv.Prompt != "Read and follow the instructions in /p/.claude/agents/doc-writer.md\n\nDocument." {
+		t.Errorf("project agent: %+v", inv)
+	}
+	// Without the plugin's directory no plugin agent's file can be named.
+	th = phased(Skip{}, start)
+	th.Knobs.Drift.GeneralPurpose = true
+	if got := decide(th); !strings.Contains(got.Text, "Knobs.PluginDir") {
+		t.Errorf("no PluginDir: %+v", got)
+	}
+}
+
+// gpSystem stands for Claude Code's own system prompt of a general-purpose
+// agent: a subagent that follows a file never runs what it says.
+const gpSystem = "You are an agent for Claude Code.\n\n```bash\necho never\n```\n"
+
+const researcherFile = "---\nname: research-specialist\ndescription: Researches\ntools: Read, Write, Bash\n---\nYou research one topic.\n\n```bash\nflowstate check\n```\n"
+
+// numbered is a file as Claude Code's Read tool returns it.
+func numbered(file string) string {
+	var b strings.Builder
+	for i, l := range strings.Split(strings.TrimSuffix(file, "\n"), "\n") {
+		fmt.Fprintf(&b, "%d\t%s\n", i+1, l)
+	}
+	return b.String() + "\n<system-reminder>\nWhenever you read a file, consider whether it is malware.\n</system-reminder>\n"
+}
+
+// follower is a general-purpose subagent told to follow file, with its
+// calls so far; its persona is what the server would give it.
+func follower(file, task string, calls ...toolCall) thread {
+	c := conversation{Subagent: true, Program: gpSystem, Prompt: followPrefix + file + "\n\n" + task, Cwd: "/p", Calls: calls}
+	c.follow()
+	return thread{Conv: c, Agent: c.followedPersona(), TestRun: func() int { return 1 }}
+}
+
+func read(result string, isError bool) toolCall {
+	return toolCall{Name: "Read", Result: result, IsError: isError, HasResult: true}
+}
+
+// TestDecideFollowsAgentFile: a general-purpose subagent reads the file
+// its prompt names, then follows its prompt and that file as the agent
+// the file names.
+func TestDecideFollowsAgentFile(t *testing.T) {
+	const file = "/plug/agents/research-specialist.md"
+	first := decide(follower(file, workerPrompt))
+	if len(first.Tools) != 1 || first.Tools[0].Name != "Read" || first.Tools[0].Input.(readInput).FilePath != file {
+		t.Fatalf("first turn = %+v, want a Read of %s", first, file)
+	}
+	th := follower(file, workerPrompt, read(numbered(researcherFile), false))
+	if th.Agent != "research-specialist" || th.Conv.Program != "You research one topic.\n\n```bash\nflowstate check\n```\n" {
+		t.Fatalf("after the Read: persona %q, program %q", th.Agent, th.Conv.Program)
+	}
+	w := decide(th).Tools[0].Input.(writeInput)
+	if w.FilePath != "/p/.claude/specs/1/reports/001.md" || !strings.HasPrefix(w.Content, "# Auth\n\n## Executive Summary\n") {
+		t.Errorf("write = %+v, want the research report", w)
+	}
+	written := toolCall{Name: "Write", HasResult: true}
+	if got := decide(follower(file, workerPrompt, read(numbered(researcherFile), false), written)); ran(got) != "flowstate check" {
+		t.Errorf("after the write: %+v, want the file's bash block", got)
+	}
+	done := decide(follower(file, workerPrompt, read(numbered(researcherFile), false), written, bash("ok", false)))
+	if done.Text != "REPORT_CREATED: .claude/specs/1/reports/001.md" {
+		t.Errorf("final = %q", done.Text)
+	}
+	if got := decide(follower(file, workerPrompt, read("File does not exist.", true))); !strings.HasPrefix(got.Text, "Stopped: the Read step failed") {
+		t.Errorf("unreadable file: %+v, want it to stop", got)
+	}
+}
+
+// TestFollowedPersonaIsTheFiles: the persona comes from the file the
+// agent read (its frontmatter name), not from the agent type or the
+// file's name, so a test-specialist's file makes test results.
+func TestFollowedPersonaIsTheFiles(t *testing.T) {
+	const file = "/plug/agents/tester.md"
+	if th := follower(file, "x"); th.Agent != "tester" {
+		t.Errorf("before the Read: persona %q, want the file's name", th.Agent)
+	}
+	th := follower(file, "Write the results to: /p/tests/results.json", read(numbered("---\nname: test-specialist\n---\nTest.\n"), false))
+	if th.Agent != "test-specialist" {
+		t.Fatalf("persona %q, want test-specialist", th.Agent)
+	}
+	if w := decide(th).Tools[0].Input.(writeInput); !strings.Contains(w.Content, `"tests_failed": 0`) {
+		t.Errorf("write = %+v, want test results", w)
+	}
+}
+
+// TestDecideGeneralPurposeSupervisor: a sub-supervisor that follows its
+// file launches its workers as general-purpose too.
+func TestDecideGeneralPurposeSupervisor(t *testing.T) {
+	supervisor := "---\nname: research-sub-supervisor\n---\n```task\nTask {\n  subagent_type: flowstate:research-specialist\n  description: R\n" +
+		"  for_each: i in 1..${COUNT}\n  prompt: |\n    Topic: ${TOPIC_i}\n}\n```\n"
+	th := follower("/plug/agents/research-sub-supervisor.md", "COUNT=2\nTOPIC_1=A\nTOPIC_2=B", read(numbered(supervisor), false))
+	th.Knobs = Knobs{Drift: Drift{GeneralPurpose: true}, PluginDir: "/plug"}
+	got := decide(th)
+	if len(got.Tools) != 2 {
+		t.Fatalf("%+v, want two Agent calls", got)
+	}
+	for i, u := range got.Tools {
+		inv := u.Input.(invocation)
+		want := fmt.Sprintf("Read and follow the instructions in /plug/agents/research-specialist.md\n\nTopic: %c", 'A'+i)
+		if inv.SubagentType != "general-purpose" || inv.Prompt != want {
+			t.Errorf("worker %d: %+v, want general-purpose with prompt %q", i+1, inv, want)
+		}
+	}
+}
+
+func TestFollowedAgent(t *testing.T) {
+	cases := []struct{ prompt, file, rest string }{
+		{"Read and follow the instructions in /a/agents/x.md\n\nTopic: A", "/a/agents/x.md", "Topic: A"},
+		{"Read and follow behavioral guidelines from:\n  /a/.claude/agents/y.md\n\nTopic: B\nmore", "/a/.claude/agents/y.md", "Topic: B\nmore"},
+		{"Read and follow: `.claude/agents/z.md`", ".claude/agents/z.md", ""},
+		{"Topic: A\nRead and follow the instructions in /a/x.md", "", ""},
+		{"Read and follow what the user says.\n\nTopic: A", "", ""},
+	}
+	for _, c := range cases {
+		file, rest, ok := FollowedAgent(c.prompt)
+		if file != c.file || rest != c.rest || ok != (c.file != "") {
+			t.Errorf("FollowedAgent(%q) = %q, %q, %v; want %q, %q", c.prompt, file, rest, ok, c.file, c.rest)
+		}
+	}
+}
+
+func TestFileText(t *testing.T) {
+	if got := fileText(numbered("---\nname: x\n\n---\nbody\twith tab\n")); got != "---\nname: x\n\n---\nbody\twith tab\n" {
+		t.Errorf("fileText = %q", got)
+	}
+	if got := fileText("not numbered\n"); got != "not numbered\n" {
+		t.Errorf("fileText = %q, want it as it is", got)
+	}
+}
+
+func TestDriftString(t *testing.T) {
+	cases := map[string]Drift{
+		"protocol":                       {},
+		"skip-after-agents":              {SkipBlock: Skip{AfterAgents: true}},
+		"skip-classified":                {SkipBlock: Skip{Containing: "--classified"}},
+		"skip-after-agents-phase-verify": {SkipBlock: Skip{AfterAgents: true, Containing: "phase-verify"}},
+		"general-purpose":                {GeneralPurpose: true},
+		"background+general-purpose":     {GeneralPurpose: true, Background: true},
+	}
+	for want, d := range cases {
+		if got := d.String(); got != want {
+			t.Errorf("%+v.String() = %q, want %q", d, got, want)
+		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
 // request is the part of a Messages API request body the stand-in reads.
@@ -11,6 +13,11 @@ type request struct {
 	System   json.RawMessage `json:"system"`
 	Messages []message       `json:"messages"`
 	Stream   bool            `json:"stream"`
+	Metadata struct {
+		// UserID is JSON that Claude Code 2.1.328 fills with, among
+		// others, the session_id.
+		UserID string `json:"user_id"`
+	} `json:"metadata"`
 }
 
 type message struct {
@@ -86,6 +93,14 @@ type conversation struct {
 	Context   string
 	// Kept are the calls Claude Code keeps from before the compaction.
 	Kept []toolCall
+	// Session is the Claude Code session the request is part of.
+	Session string
+	// AgentFile is the agent file a subagent's prompt tells it to read
+	// and follow (Drift.GeneralPurpose), "" if none; Prompt is then the
+	// rest of its prompt, and Program the file's body once its first
+	// call has read it. AgentName is the name the file gives.
+	AgentFile string
+	AgentName string
 }
 
 // feedback is a Stop hook's reason, given after the first AfterCalls calls.
@@ -197,6 +212,10 @@ func parseConversation(req request) conversation {
 				calls[i].Result = texts(r.Content)
 			}
 		}
+	}
+	c.Session = gjson.Get(req.Metadata.UserID, "session_id").String()
+	if c.Subagent {
+		c.follow()
 	}
 	return c
 }

@@ -36,6 +36,8 @@ type Server struct {
 	served     map[string]int // Messages requests received per persona ("" = main thread)
 	exchanges  []Exchange
 	compacted  bool                // Drift.CompactAfter has triggered its compaction
+	skipper    *string             // the session whose main thread skips a block (Drift.SkipBlock)
+	skipped    []string            // the bash blocks it skipped
 	async      map[string]bool     // tool ids of Agent calls Claude Code ran in the background
 	bash       map[string]string   // tool id -> result of every Bash call with a result
 	main       map[string]toolCall // tool id -> every main-thread call with a result
@@ -137,7 +139,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	conv := parseConversation(req)
 	s.mu.Lock()
 	agent := ""
-	if conv.Subagent {
+	switch {
+	case conv.AgentFile != "":
+		agent = conv.followedPersona()
+	case conv.Subagent:
 		agent = personaOf(s.agentTypes[strings.TrimSpace(conv.Prompt)])
 	}
 	s.served[agent]++
@@ -157,7 +162,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	t := decide(thread{Conv: conv, Agent: agent, Knobs: s.knobs, TestRun: s.nextTestRun, Classification: s.nextClassification, Compact: s.compactOnce})
+	t := decide(thread{Conv: conv, Agent: agent, Knobs: s.knobs, TestRun: s.nextTestRun, Classification: s.nextClassification,
+		Compact: s.compactOnce, Skip: s.skipOnce})
 	msg := t.message(fmt.Sprintf("msg_standin_%04d", seq), func() string {
 		return fmt.Sprintf("toolu_standin_%d", toolIDs.Add(1))
 	})
@@ -255,6 +261,32 @@ func (s *Server) StopFeedback() (reasons, contexts []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.feedback), slices.Clone(s.contexts)
+}
+
+// skipOnce lets the first session that reaches the block Drift.SkipBlock
+// aims at skip it, and only that session: each answer replays the
+// conversation, so it asks again at every later turn.
+func (s *Server) skipOnce(session, block string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.skipper == nil {
+		s.skipper = &session
+	}
+	if *s.skipper != session {
+		return false
+	}
+	if !slices.Contains(s.skipped, block) {
+		s.skipped = append(s.skipped, block)
+	}
+	return true
+}
+
+// Skipped returns the bash blocks the main thread passed over
+// (Drift.SkipBlock): one, once a session got to it.
+func (s *Server) Skipped() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.skipped)
 }
 
 // compactOnce is true the first time it is called.

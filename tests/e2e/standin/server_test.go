@@ -83,3 +83,55 @@ func TestServerAnswersOtherRequestsHarmlessly(t *testing.T) {
 		t.Errorf("HEAD: %v %v", resp, err)
 	}
 }
+
+// TestServerSkipsOnce: one session skips the block Drift.SkipBlock aims
+// at, at every replay of its conversation; no other session does.
+func TestServerSkipsOnce(t *testing.T) {
+	s, err := Start(Knobs{}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct {
+		session, block string
+		want           bool
+	}{{"a", "x", true}, {"a", "x", true}, {"b", "x", false}, {"b", "y", false}} {
+		if got := s.skipOnce(c.session, c.block); got != c.want {
+			t.Errorf("skipOnce(%q, %q) = %v, want %v", c.session, c.block, got, c.want)
+		}
+	}
+	if got := s.Skipped(); len(got) != 1 || got[0] != "x" {
+		t.Errorf("Skipped = %q, want [x]", got)
+	}
+}
+
+// TestServerPersonaOfAFollower: a general-purpose subagent that has read
+// its agent file is the persona the file names (the Agent call said
+// only general-purpose), and writes as that persona.
+func TestServerPersonaOfAFollower(t *testing.T) {
+	s, err := Start(Knobs{}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	prompt := followPrefix + "/plug/agents/tester.md\n\nWrite the results to: /p/tests/results.json"
+	s.agentTypes[prompt] = generalPurpose
+	req := map[string]any{
+		"system": []map[string]string{{"type": "text", "text": "x-anthropic-billing-header: cc_is_subagent=true;"}, {"type": "text", "text": gpSystem}},
+		"messages": []map[string]any{
+			{"role": "user", "content": prompt},
+			{"role": "assistant", "content": []map[string]any{{"type": "tool_use", "id": "r1", "name": "Read", "input": map[string]string{"file_path": "/plug/agents/tester.md"}}}},
+			{"role": "user", "content": []map[string]any{{"type": "tool_result", "tool_use_id": "r1", "content": numbered("---\nname: test-specialist\n---\nTest.\n")}}},
+		},
+	}
+	body, _ := json.Marshal(req)
+	resp, err := http.Post(s.URL+"/v1/messages", "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	e := s.Exchanges()
+	if len(e) != 1 || e[0].Agent != "test-specialist" || len(e[0].Tools) != 1 || !strings.Contains(string(e[0].Tools[0].Input), "tests_failed") {
+		t.Errorf("exchanges = %+v, want test-specialist writing test results", e)
+	}
+}
