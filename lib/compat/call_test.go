@@ -165,7 +165,7 @@ func TestSmInitForms(t *testing.T) {
 		{"five arguments", []string{"Add login", "coordinate", "research-only", "45", `["auth"]`}, 0, "research-only", "2\n", ""},
 		{"five, complexity as a score", []string{"Add login", "coordinate", "full-implementation", "75", `[]`}, 0, "full-implementation", "4\n", ""},
 		{"five, an empty one", []string{"Add login", "coordinate", "", "2", `[]`}, 1, "", "", "none empty"},
-		{"five, unknown scope", []string{"Add login", "coordinate", "everything", "2", `[]`}, 1, "", "", "unknown scope"},
+		{"five, unknown scope", []string{"Add login", "coordinate", "everything", "2", `[]`}, 1, "", "", "Invalid workflow_type: everything"},
 		{"five, topics not an array", []string{"Add login", "coordinate", "research-only", "2", `{}`}, 1, "", "", "JSON array"},
 		{"one argument", []string{"Add login"}, 1, "", "", "got 1 arguments"},
 		{"four arguments", []string{"a", "b", "c", "d"}, 1, "", "", "sm_init DESCRIPTION COMMAND [CLASSIFICATION_JSON], or"},

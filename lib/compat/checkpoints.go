@@ -55,7 +55,7 @@ func (c *call) ref(arg string) (ref, error) {
 			return ref{file: c.abs(path)}, nil
 		}
 	}
-	return ref{}, fail.Usagef("checkpoint file %q not found", arg)
+	return ref{}, fail.Usagef("Checkpoint file not found: %s", arg)
 }
 
 // edit changes the document r names in one locked write: fn gets it and
@@ -121,9 +121,10 @@ func (c *call) refDoc(arg string) ([]byte, error) {
 }
 
 // restore is the newest save_checkpoint of TYPE (and PROJECT): the
-// shell's workflow's checkpoint when it holds one, or without a workflow
-// the newest file (savedFile). The original matched file names by
-// prefix, so one type could restore another's checkpoint.
+// checkpoint of the shell's workflow when it holds one, else the newest
+// file (savedFile), which an earlier command may have saved without a
+// workflow. The original matched file names by prefix, so one type could
+// restore another's checkpoint.
 func (c *call) restore(typ, project string) (*store.Workflow, []byte, error) {
 	if typ == "" {
 		return nil, nil, fail.Usagef("Usage: %s <workflow-type> [project-name]", c.name)
@@ -132,18 +133,20 @@ func (c *call) restore(typ, project string) (*store.Workflow, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if w == nil {
-		_, doc, err := c.savedFile(typ, project)
-		return nil, doc, err
+	if w != nil {
+		doc, err := w.ReadCheckpoint()
+		if err != nil {
+			return nil, nil, err
+		}
+		if gjson.GetBytes(doc, "workflow_type").String() == typ && (project == "" || gjson.GetBytes(doc, "project_name").String() == project) {
+			return w, doc, nil
+		}
 	}
-	doc, err := w.ReadCheckpoint()
-	if err != nil {
-		return nil, nil, err
+	_, doc, err := c.savedFile(typ, project)
+	if err != nil && w != nil {
+		err = fmt.Errorf("%w, nor in workflow %s", err, w.ID)
 	}
-	if gjson.GetBytes(doc, "workflow_type").String() != typ || project != "" && gjson.GetBytes(doc, "project_name").String() != project {
-		return nil, nil, fail.Usagef("No checkpoint found for workflow type: %s%s in workflow %s", typ, ofProject(project), w.ID)
-	}
-	return w, doc, nil
+	return nil, doc, err
 }
 
 // save_checkpoint TYPE PROJECT [STATE_JSON]: merge the state (or stdin)
@@ -323,10 +326,15 @@ func checkpointDelete(c *call) int {
 			return 0 // nothing to delete, as rm -f
 		}
 	} else if err == nil {
-		if _, _, err = c.restore(c.arg(0), c.arg(1)); err != nil {
+		var in *store.Workflow
+		if in, _, err = c.restore(c.arg(0), c.arg(1)); err != nil {
 			return 0
 		}
-		err = w.SetCheckpoint("workflow_type", []byte("null"))
+		if in == nil {
+			_, err = c.deleteFiles(c.arg(0), c.arg(1))
+		} else {
+			err = w.SetCheckpoint("workflow_type", []byte("null"))
+		}
 	}
 	if err != nil {
 		return c.failErr(err)

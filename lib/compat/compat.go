@@ -204,9 +204,11 @@ fi
 func Help() string {
 	var b strings.Builder
 	b.WriteString("Defines the functions below, each a call of the binary; docs/migrating-from-bash.md lists\n" +
-		"what differs from the originals. Also sets a STATE_* variable per state ($STATE_RESEARCH, ...)\n" +
-		"and STATE_TRANSITIONS. No shell option is changed and no stored value is ever run. The binary\n" +
-		"is $FLOWSTATE_BIN, else flowstate on PATH. Needs bash 4.2 or later.\n")
+		"what differs from the originals. Also sets a STATE_* variable per state ($STATE_RESEARCH, ...),\n" +
+		"STATE_TRANSITIONS and what sourcing the libraries set (CHECKPOINTS_DIR, CURRENT_STATE, ...,\n" +
+		"CLAUDE_PROJECT_DIR when unset). A workflow's state file, .claude/tmp/workflow_ID.sh, is\n" +
+		"generated on every change and safe to source. No shell option is changed and no stored value\n" +
+		"is ever run. The binary is $FLOWSTATE_BIN, else flowstate on PATH. Needs bash 4.2 or later.\n")
 	lib := ""
 	line := 0
 	for _, f := range functions {

@@ -2,7 +2,6 @@ package compat
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -461,18 +460,14 @@ func appendJSONLLog(c *call) int {
 // appendTmpLog appends value, one JSON value made one line, to
 // .claude/tmp/NAME.jsonl: one write with O_APPEND.
 func (c *call) appendTmpLog(name string, value []byte) error {
-	if err := limit.JSON(value, "log "+name+": the value"); err != nil {
+	if err := checkpoint.CheckJSON(value, "log "+name+": the value"); err != nil {
 		return err
-	}
-	var line bytes.Buffer
-	if err := json.Compact(&line, value); err != nil {
-		return fail.Invalidf("log %s: value is not valid JSON (%v); pass one JSON value, e.g. '{\"ms\": 12}'", name, err)
 	}
 	path, err := c.tmpFile(name, ".jsonl")
 	if err != nil {
 		return err
 	}
-	return fsx.AppendLine(path, line.Bytes())
+	return fsx.AppendLine(path, pretty.Ugly(value))
 }
 
 // discover_latest_state_file PREFIX: the state file of the shell's (or

@@ -2,6 +2,7 @@ package compat
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -140,9 +141,11 @@ func fileName(what, s string) error {
 }
 
 // newCheckpoint is the document the original's save_checkpoint TYPE
-// PROJECT STATE wrote as checkpoint id, migrated to schema 2.1 as its
-// restore_checkpoint did, with state applied as SaveLegacyDoc applies it
-// to a workflow's (so tests_passing false stays false).
+// PROJECT STATE wrote as checkpoint id (its state_machine, phase_data,
+// supervisor_state and error_state taken from the state), migrated to
+// schema 2.1 as its restore_checkpoint did, with the rest of the state
+// applied as SaveLegacyDoc applies it to a workflow's (so tests_passing
+// false stays false).
 func newCheckpoint(id, typ, project string, state []byte, stat Stat, now time.Time) ([]byte, error) {
 	if err := CheckLegacyState(state); err != nil {
 		return nil, err
@@ -158,8 +161,12 @@ func newCheckpoint(id, typ, project string, state []byte, stat Stat, now time.Ti
 	if s := st.Get("status"); s.Type == gjson.String {
 		skeleton["status"] = s.Str // the original's state.status // "in_progress"; Migrate checks it
 	}
-	if sm := st.Get("state_machine"); sm.IsObject() {
-		skeleton["state_machine"] = sm.Value()
+	// Sections the original took from the state; in a workflow they are
+	// flowstate's, here the file's own.
+	for _, k := range []string{"state_machine", "phase_data", "supervisor_state", "error_state"} {
+		if v := st.Get(k); v.IsObject() {
+			skeleton[k] = json.RawMessage(v.Raw)
+		}
 	}
 	raw, err := checkpoint.Encode(skeleton)
 	if err != nil {
@@ -223,7 +230,7 @@ func (c *call) savedFile(typ, project string) (string, []byte, error) {
 			continue
 		}
 		doc, err := readFile(path)
-		if err != nil || !ofType(doc, typ, project) {
+		if err != nil || !ofType(doc, typ) {
 			continue
 		}
 		cands = append(cands, cand{path, fi.ModTime()})
@@ -241,11 +248,12 @@ func (c *call) savedFile(typ, project string) (string, []byte, error) {
 	return newest.path, doc, err
 }
 
-// ofType reports whether doc is a save of typ (and project, when given):
-// by its fields where it has them, else by its name, as the original.
-func ofType(doc []byte, typ, project string) bool {
-	t, pr := gjson.GetBytes(doc, "workflow_type"), gjson.GetBytes(doc, "project_name")
-	return (!t.Exists() || t.String() == typ) && (project == "" || !pr.Exists() || pr.String() == project)
+// ofType reports whether doc, whose file name matched TYPE_*, is a save
+// of typ: its workflow_type says so when it has one (an older checkpoint
+// has not, and its project_name may differ from its file's).
+func ofType(doc []byte, typ string) bool {
+	t := gjson.GetBytes(doc, "workflow_type")
+	return !t.Exists() || t.String() == typ
 }
 
 func ofProject(project string) string {
@@ -273,7 +281,7 @@ func (c *call) deleteFiles(typ, project string) (int, error) {
 	}
 	n := 0
 	for _, path := range names {
-		if doc, err := readFile(path); err == nil && ofType(doc, typ, project) {
+		if doc, err := readFile(path); err == nil && ofType(doc, typ) {
 			if err := os.Remove(path); err != nil {
 				return n, err
 			}

@@ -45,7 +45,14 @@ func smInit(c *call) int {
 // library's five-argument sm_init).
 func smInitWithClassification(c *call) int {
 	if len(c.args) != 5 || c.args[2] == "" || c.args[3] == "" || c.args[4] == "" {
-		return c.usage("%s DESCRIPTION COMMAND WORKFLOW_TYPE RESEARCH_COMPLEXITY RESEARCH_TOPICS_JSON, none empty", c.name)
+		return c.fail(1, "ERROR: %s requires classification parameters: usage: %s DESCRIPTION COMMAND WORKFLOW_TYPE RESEARCH_COMPLEXITY RESEARCH_TOPICS_JSON, none empty", c.name, c.name)
+	}
+	m := machine.Default()
+	if _, err := m.Scope(c.args[2]); err != nil {
+		return c.fail(1, "ERROR: Invalid workflow_type: %s; valid types: %s", c.args[2], strings.Join(m.ScopeNames(), ", "))
+	}
+	if t := gjson.Parse(c.args[4]); !gjson.Valid(c.args[4]) || !t.IsArray() {
+		return c.fail(1, "ERROR: research_topics_json must be valid JSON array; received: %s", c.args[4])
 	}
 	complexity := checkpoint.NormalizeComplexity(c.args[3])
 	n, _ := complexity.Int64() // 1-4
