@@ -451,3 +451,60 @@ func TestStateEdges(t *testing.T) {
 		t.Errorf("the damaged checkpoint was changed: %q", got)
 	}
 }
+
+// TestStateFile: the generated state file follows every change, holds
+// each variable once, quoted, then one export line, and never a reserved
+// name; removed, the next load writes it again; through a linked
+// .claude/tmp nothing is written, nor the workflow started.
+func TestStateFile(t *testing.T) {
+	dir := newProject(t)
+	b := block{t: t, dir: dir, session: "s", shellID: "plan_1"}
+	file := filepath.Join(dir, ".claude/tmp/workflow_plan_1.sh")
+	read := func() string {
+		t.Helper()
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	b.call("init_workflow_state", "plan_1").must(t, 0)
+	if got := read(); !strings.Contains(got, "\nWORKFLOW_ID=plan_1\n") || !strings.Contains(got, "\nCURRENT_STATE=initialize\n") ||
+		!strings.Contains(got, "\nSTATE_FILE="+file+"\n") || strings.Contains(got, "WORKFLOW_SCOPE") || strings.Contains(got, "TERMINAL_STATE") {
+		t.Errorf("before sm_init:\n%s", got)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, ".claude/tmp/.gitignore")); err != nil || string(data) != "*\n" {
+		t.Errorf(".claude/tmp/.gitignore: %q %v", data, err)
+	}
+	b.call("append_workflow_state", "EVIL", "$(touch pwned) `x` 'q'").must(t, 0)
+	b.call("append_workflow_state", "PATH", "/nowhere").must(t, 0)
+	b.call("sm_init", "Plan it", "/plan", "research-and-plan", "2", "[]").must(t, 0)
+	b.call("sm_transition", "research").must(t, 0)
+	got := read()
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	last := lines[len(lines)-1]
+	for _, want := range []string{"\nEVIL=$'$(touch pwned) `x` \\'q\\''\n", "\nWORKFLOW_SCOPE=research-and-plan\n", "\nCURRENT_STATE=research\n", "\nCOMPLETED_STATE_0=research\n", "\nCOMMAND_NAME=/plan\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "PATH=") || strings.Count(got, "CURRENT_STATE=") != 1 || !strings.HasPrefix(last, "export CLAUDE_PROJECT_DIR ") || !strings.Contains(last, " EVIL ") || strings.Contains(last, " PATH") {
+		t.Errorf("state file:\n%s", got)
+	}
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	b.call("load_workflow_state").must(t, 0)
+	if read() != got {
+		t.Errorf("not written again on load")
+	}
+
+	linked := newProject(t)
+	if err := os.Symlink(t.TempDir(), filepath.Join(linked, ".claude/tmp")); err != nil {
+		t.Fatal(err)
+	}
+	r := block{t: t, dir: linked, session: "s"}.call("init_workflow_state", "plan_2").must(t, 1)
+	if !strings.Contains(r.stderr, "symlink") || exists(mustProject(t, linked), "plan_2") {
+		t.Errorf("through a link: %q", r.stderr)
+	}
+}

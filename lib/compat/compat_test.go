@@ -32,6 +32,30 @@ func TestScriptParses(t *testing.T) {
 	}
 }
 
+// TestScriptDefaults: evaluating the script sets what sourcing the
+// libraries set, under set -u, keeping what the shell has; the project
+// it names, whatever its path holds, only when CLAUDE_PROJECT_DIR is
+// unset.
+func TestScriptDefaults(t *testing.T) {
+	project := "/p a'th/$(touch x)"
+	code := `eval "$FS_PROJECT_SCRIPT" || exit 99; echo "$CLAUDE_PROJECT_DIR|$CHECKPOINTS_DIR|$CURRENT_STATE|$TERMINAL_STATE|$WORKFLOW_SCOPE|${#COMPLETED_STATES[@]}"; env | grep -c '^CLAUDE_PROJECT_DIR='`
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{nil, project + "|" + project + "/.claude/data/checkpoints|initialize|complete||0\n1\n"},
+		{[]string{"CLAUDE_PROJECT_DIR=/q", "CURRENT_STATE=plan", "COMPLETED_STATES_COUNT=2", "COMPLETED_STATE_0=research", "COMPLETED_STATE_1=plan"},
+			"/q|/q/.claude/data/checkpoints|plan|complete||2\n1\n"},
+	} {
+		cmd := exec.Command("bash", "--norc", "--noprofile", "-u", "-c", code)
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "FS_PROJECT_SCRIPT=" + Script(project)}, tc.env...)
+		out, err := cmd.Output()
+		if err != nil || string(out) != tc.want {
+			t.Errorf("env %q: %q, %v; want %q", tc.env, out, err, tc.want)
+		}
+	}
+}
+
 // reference lists the functions of the original libraries
 // (state-persistence.sh, workflow-state-machine.sh, checkpoint-utils.sh;
 // see docs/migrating-from-bash.md): compat defines every one.

@@ -126,7 +126,7 @@ func (c *call) adopt(p *store.Project, id string) (*store.Workflow, error) {
 	if err != nil {
 		return nil, err
 	}
-	if session == "" && id != c.shellID {
+	if session == "" && id != c.shellID && id != c.Getenv("FLOWSTATE_WORKFLOW") {
 		c.warn("no CLAUDE_CODE_SESSION_ID: later blocks find workflow %s by its id (WORKFLOW_ID, load_workflow_state %s, FLOWSTATE_WORKFLOW), or as the project's only active workflow", id, id)
 	}
 	c.set("CLAUDE_PROJECT_DIR", p.Dir, true)

@@ -2,7 +2,10 @@ package compat
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -58,7 +61,7 @@ func isPendingOwned(k string) bool { return slices.Contains(pendingOwned, k) }
 // idCommand is the command a workflow id made by
 // generate_unique_workflow_id names (plan of plan_1762798806), else
 // "workflow": the command of a workflow before sm_init names it.
-var idCommand = lazyRegexp(`^([A-Za-z][A-Za-z0-9-]*?)_[0-9]`)
+var idCommand = lazyRegexp(`^([A-Za-z][A-Za-z0-9_-]*?)_[0-9]`)
 
 func commandOfID(id string) string {
 	if m := idCommand().FindStringSubmatch(id); m != nil {
@@ -171,7 +174,8 @@ func (s shell) file() ([]byte, error) {
 // writeFile rewrites w's generated state file under the workflow's lock,
 // from what is stored once every write before it is done: concurrent
 // writers each rewrite it, and the last one leaves the newest. The file
-// is replaced atomically; a reader never sees half of it.
+// is replaced atomically (a reader never sees half of it), and only when
+// it changes.
 func writeFile(w *store.Workflow) error {
 	m, err := sm.LoadMachine(w)
 	if err != nil {
@@ -189,15 +193,29 @@ func writeFile(w *store.Workflow) error {
 		if err := ensureTmp(w.P); err != nil {
 			return err
 		}
-		return fsx.WriteFile(stateFile(w.P, w.ID), data)
+		path := stateFile(w.P, w.ID)
+		// Most calls that load change nothing: no write, no fsync.
+		if old, err := fsx.ReadFile(path, len(data)+1); err == nil && bytes.Equal(old, data) {
+			return nil
+		}
+		return fsx.WriteFile(path, data)
 	})
 }
 
 // ensureTmp makes .claude/tmp a real directory of the project: never a
-// link, through which the state file would be written elsewhere.
+// link, through which the state file would be written elsewhere. One it
+// creates ignores its files in git, as .claude/state does: the state
+// files hold a workflow's values.
 func ensureTmp(p *store.Project) error {
-	if err := fsx.RefuseSymlinks(filepath.Join(p.Dir, ".claude")); err != nil {
+	dir := tmpDir(p)
+	if err := fsx.RefuseSymlinks(filepath.Join(p.Dir, ".claude"), dir); err != nil {
 		return err
 	}
-	return fsx.EnsureDir(tmpDir(p))
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := fsx.EnsureDir(dir); err != nil {
+		return err
+	}
+	return fsx.WriteFile(filepath.Join(dir, ".gitignore"), []byte("*\n"))
 }
