@@ -547,13 +547,14 @@ func saveParallelOperationCheckpoint(c *call) int {
 	if err != nil {
 		return c.failErr(err)
 	}
-	return c.saveNamedOr(w, name, value(name), "parallel_ops", base, value(base))
+	return c.saveNamedOr(w, name, value(name), "parallel_ops", base, value)
 }
 
 // saveNamedOr keeps value as the named checkpoint name of workflow w and
-// prints its reference; without a workflow (nil) it writes fileValue to
-// a new file CHECKPOINTS_DIR/sub/base.json and prints its path.
-func (c *call) saveNamedOr(w *store.Workflow, name string, value []byte, sub, base string, fileValue []byte) int {
+// prints its reference; without a workflow (nil) it writes what
+// fileValue makes of the file's name to a new file
+// CHECKPOINTS_DIR/sub/base.json and prints its path.
+func (c *call) saveNamedOr(w *store.Workflow, name string, value []byte, sub, base string, fileValue func(name string) []byte) int {
 	if w != nil {
 		if err := w.SetCheckpoint(namedPath(name), value); err != nil {
 			return c.failErr(err)
@@ -568,7 +569,7 @@ func (c *call) saveNamedOr(w *store.Workflow, name string, value []byte, sub, ba
 	if err != nil {
 		return c.failErr(err)
 	}
-	path, err := newFile(p, filepath.Join(checkpointsDir(p), sub), base, fileValue)
+	path, err := newFile(p, filepath.Join(checkpointsDir(p), sub), base, func(name string) ([]byte, error) { return fileValue(name), nil })
 	if err != nil {
 		return c.failErr(err)
 	}
@@ -710,7 +711,7 @@ func saveIterationCheckpoint(c *call) int {
 	}
 	name := "iteration_" + n
 	base := "build_" + firstNonEmpty(id, "none") + "_iteration_" + n
-	return c.saveNamedOr(w, name, []byte(doc), "", base, []byte(doc))
+	return c.saveNamedOr(w, name, []byte(doc), "", base, func(string) []byte { return []byte(doc) })
 }
 
 func isDigits(s string) bool {

@@ -105,10 +105,11 @@ func migrateFile(p *store.Project, path string) ([]byte, error) {
 	return out, fsx.WriteFile(path, out)
 }
 
-// newFile writes data to dir/base.json, or base_2.json, base_3.json, ...
-// when that is taken (the original's one-second names overwrote each
-// other), under the lock, and returns its path.
-func newFile(p *store.Project, dir, base string, data []byte) (string, error) {
+// newFile writes what data makes of its name to a new file dir/base.json,
+// or base_2.json, base_3.json, ... when that is taken (the original's
+// one-second names overwrote each other), under the lock, and returns
+// its path.
+func newFile(p *store.Project, dir, base string, data func(name string) ([]byte, error)) (string, error) {
 	l, err := lockFiles(p)
 	if err != nil {
 		return "", err
@@ -123,14 +124,30 @@ func newFile(p *store.Project, dir, base string, data []byte) (string, error) {
 			name += "_" + strconv.Itoa(n)
 		}
 		path := filepath.Join(dir, name+".json")
-		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
-			return path, fsx.WriteFile(path, data)
+		switch _, err := os.Lstat(path); {
+		case errors.Is(err, fs.ErrNotExist):
+			b, err := data(name)
+			if err != nil {
+				return "", err
+			}
+			return path, fsx.WriteFile(path, b)
+		case err != nil:
+			return "", err
 		}
 	}
 }
 
 // fileStamp is the original's file time stamp: UTC, to the second.
 func fileStamp(now time.Time) string { return now.UTC().Format("20060102_150405") }
+
+// fileNames refuses a workflow type or project name (when given) that is
+// no plain file name: they name files, and match them.
+func fileNames(typ, project string) error {
+	if err := fileName("workflow type", typ); err != nil || project == "" {
+		return err
+	}
+	return fileName("project name", project)
+}
 
 // fileName refuses a name part that is no plain file name.
 func fileName(what, s string) error {
@@ -182,24 +199,20 @@ func newCheckpoint(id, typ, project string, state []byte, stat Stat, now time.Ti
 // saveFile is save_checkpoint TYPE PROJECT STATE without a workflow: a
 // new file TYPE_PROJECT_STAMP.json in CHECKPOINTS_DIR; its path.
 func (c *call) saveFile(typ, project string, state []byte) (string, error) {
-	if err := fileName("workflow type", typ); err != nil {
-		return "", err
-	}
-	if err := fileName("project name", project); err != nil {
+	if err := fileNames(typ, project); err != nil {
 		return "", err
 	}
 	p, err := c.proj()
 	if err != nil {
 		return "", err
 	}
-	base := typ + "_" + project + "_" + fileStamp(c.Now())
-	// The id names the file; a second save in the same second gets the
-	// next free name, which the document then carries.
-	doc, err := newCheckpoint(base, typ, project, state, FileStat(c.Cwd), c.Now())
-	if err != nil {
-		return "", err
+	if err := CheckLegacyState(state); err != nil {
+		return "", err // before the lock
 	}
-	return newFile(p, checkpointsDir(p), base, doc)
+	// The checkpoint's id is its file's name.
+	return newFile(p, checkpointsDir(p), typ+"_"+project+"_"+fileStamp(c.Now()), func(id string) ([]byte, error) {
+		return newCheckpoint(id, typ, project, state, FileStat(c.Cwd), c.Now())
+	})
 }
 
 // savedFile is the newest checkpoint file of TYPE (and PROJECT) in
@@ -207,6 +220,9 @@ func (c *call) saveFile(typ, project string, state []byte) (string, error) {
 // original's restore_checkpoint did. A file of another type whose name
 // only starts like it (the original's prefix match) is not taken.
 func (c *call) savedFile(typ, project string) (string, []byte, error) {
+	if err := fileNames(typ, project); err != nil {
+		return "", nil, err
+	}
 	p, err := c.proj()
 	if err != nil {
 		return "", nil, err
@@ -266,6 +282,9 @@ func ofProject(project string) string {
 // deleteFiles removes every checkpoint file of TYPE and PROJECT, as the
 // original's checkpoint_delete did; it returns how many.
 func (c *call) deleteFiles(typ, project string) (int, error) {
+	if err := fileNames(typ, project); err != nil {
+		return 0, err
+	}
 	p, err := c.proj()
 	if err != nil {
 		return 0, err
