@@ -145,16 +145,15 @@ func reinit(p *store.Project, ip sm.InitParams) (*store.Workflow, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !pending(doc) {
-		return w, again(w, doc, ip)
+	if pending(doc) {
+		err = begin(w, ip, nil)
+	} else {
+		err = again(w.ID, doc, ip)
 	}
-	if err := begin(w, ip, nil); err != nil {
-		return nil, err
+	if err == nil && ip.Session != "" {
+		err = p.SetSession(ip.Session, w.ID)
 	}
-	if ip.Session != "" {
-		return w, p.SetSession(ip.Session, w.ID)
-	}
-	return w, nil
+	return w, err
 }
 
 // begin gives workflow w, which init_workflow_state started, the
@@ -170,7 +169,7 @@ func begin(w *store.Workflow, ip sm.InitParams, at *savedMachine) error {
 	return w.Update(func(tx *store.Tx) error {
 		st := sm.StatusOf(w.ID, tx.Checkpoint)
 		if !pending(tx.Checkpoint) {
-			return again(w, tx.Checkpoint, ip) // another sm_init came first
+			return again(w.ID, tx.Checkpoint, ip) // another sm_init came first
 		}
 		if st.CurrentState != ip.Machine.Initial || st.Status != checkpoint.InProgress {
 			return fail.Refusedf("workflow %s is in %s (%s) since init_workflow_state started it; sm_init starts a workflow in %s: choose a new id with generate_unique_workflow_id", w.ID, st.CurrentState, st.Status, ip.Machine.Initial)
@@ -202,14 +201,11 @@ func begin(w *store.Workflow, ip sm.InitParams, at *savedMachine) error {
 // again is sm_init run a second time on its workflow: still where it
 // started, with the same description, command and scope, it is the same
 // call (the block was run again); anything else is refused.
-func again(w *store.Workflow, doc []byte, ip sm.InitParams) error {
-	st := sm.StatusOf(w.ID, doc)
+func again(id string, doc []byte, ip sm.InitParams) error {
+	st := sm.StatusOf(id, doc)
 	desc := gjson.GetBytes(doc, "state_machine.workflow_config.description").String()
 	if st.Command != ip.Command || st.Scope != ip.Scope || desc != ip.Description || st.CurrentState != ip.Machine.Initial || st.Status != checkpoint.InProgress {
-		return fail.Usagef("workflow %s exists already (%s, %s, in state %s); choose a new id with generate_unique_workflow_id", w.ID, st.Command, st.Scope, st.CurrentState)
-	}
-	if ip.Session != "" {
-		return w.P.SetSession(ip.Session, w.ID)
+		return fail.Usagef("workflow %s exists already (%s, %s, in state %s); choose a new id with generate_unique_workflow_id", id, st.Command, st.Scope, st.CurrentState)
 	}
 	return nil
 }
