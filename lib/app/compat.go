@@ -71,7 +71,11 @@ func (e *env) compat(c *cli.Context) error {
 	if _, err := args(c); err != nil {
 		return err
 	}
-	e.printf("%s", compat.Script())
+	dir := ""
+	if p, err := e.Project(); err == nil {
+		dir = p.Dir // else the functions say why, when called
+	}
+	e.printf("%s", compat.Script(dir))
 	return nil
 }
 

@@ -53,6 +53,12 @@ func Call(env Env, argv []string) int {
 	}
 	c.name, c.args = f.name, rest[1:]
 	rc := f.run(c)
+	if c.touched != nil {
+		if err := writeFile(c.touched); err != nil {
+			c.warn("workflow %s: the state file %s could not be written: %v", c.touched.ID, stateFile(c.touched.P, c.touched.ID), err)
+			rc = max(rc, 1)
+		}
+	}
 	if _, err := io.WriteString(env.Answer, c.answer.String()); err != nil && rc == 0 {
 		c.warn("cannot hand the shell its variables: %v", err)
 		rc = 1
@@ -103,6 +109,9 @@ type call struct {
 	funcs   map[string]bool   // the shell's functions it may call
 	answer  strings.Builder
 	project *store.Project
+	// touched is the workflow whose generated state file the call
+	// rewrites when it is done: one it changed or loaded.
+	touched *store.Workflow
 }
 
 // arg is argument i, "" when not given.
@@ -193,36 +202,41 @@ func exists(p *store.Project, id string) bool {
 	return !errors.Is(err, fs.ErrNotExist)
 }
 
-// errNotStarted is a workflow whose id is chosen but which sm_init has
-// not created yet.
-type errNotStarted struct{ id string }
-
-func (e errNotStarted) Error() string {
-	return fmt.Sprintf("workflow %s is not started yet: init_workflow_state only chose its id; sm_init starts it", e.id)
-}
-
 // workflow finds the shell's workflow: its WORKFLOW_ID, else what
 // flowstate would pick (FLOWSTATE_WORKFLOW, the session's workflow, the
-// project's only active one). A session pointer naming a workflow not
-// started yet is errNotStarted, not a reason to pick another.
+// project's only active one).
 func (c *call) workflow() (*store.Workflow, error) {
 	p, err := c.proj()
 	if err != nil {
 		return nil, err
 	}
-	id := c.shellID
-	if id == "" && c.Getenv("FLOWSTATE_WORKFLOW") == "" && c.session() != "" {
-		if id, err = p.SessionWorkflow(c.session()); err != nil {
-			return nil, err
-		}
-	}
-	if id != "" {
-		if !exists(p, id) {
-			return nil, fail.Usagef("%w", errNotStarted{id})
-		}
-		return p.Workflow(id)
+	if c.shellID != "" {
+		return p.Workflow(c.shellID)
 	}
 	return p.Resolve(store.Selector{Env: c.Getenv("FLOWSTATE_WORKFLOW"), Session: c.session()})
+}
+
+// named is the workflow the shell names (its WORKFLOW_ID,
+// FLOWSTATE_WORKFLOW, the session's unless finished), nil when it names
+// none. The
+// checkpoint functions work without a workflow, as the original's did:
+// they never guess one.
+func (c *call) named() (*store.Workflow, error) {
+	p, err := c.proj()
+	if err != nil {
+		return nil, err
+	}
+	if c.shellID == "" && c.Getenv("FLOWSTATE_WORKFLOW") == "" {
+		id, err := p.SessionWorkflow(c.session())
+		if err != nil {
+			return nil, err
+		}
+		// A session's finished workflow is its last command's, not this one's.
+		if s, ok := p.Summary(id); id == "" || ok && s.Finished() {
+			return nil, nil
+		}
+	}
+	return c.workflow()
 }
 
 // checkpointed is the shell's workflow and its checkpoint.

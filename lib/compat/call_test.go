@@ -97,39 +97,51 @@ func answerOf(answer, name string) string {
 	return ""
 }
 
-// TestChosenIDAcrossBlocks: init_workflow_state's id reaches the next
-// blocks of the session (never another session's) and sm_init starts it.
-func TestChosenIDAcrossBlocks(t *testing.T) {
+// TestInitAcrossBlocks: init_workflow_state starts a workflow whose
+// state file exists at once, at the original's path; what the command
+// stores before sm_init is kept, the next blocks of the session (never
+// another session's) find it, and sm_init (with a slash command) gives
+// it its scope.
+func TestInitAcrossBlocks(t *testing.T) {
 	dir := newProject(t)
 	b1 := block{t: t, dir: dir, session: "s1"}
 	r := b1.call("init_workflow_state", "coordinate_42").must(t, 0)
-	if want := filepath.Join(dir, ".claude/state/workflows/coordinate_42/state"); r.stdout != want+"\n" || !r.has("export WORKFLOW_ID=coordinate_42") {
+	file := filepath.Join(dir, ".claude/tmp/workflow_coordinate_42.sh")
+	if r.stdout != file+"\n" || !r.has("export WORKFLOW_ID=coordinate_42") || !r.has("export STATE_FILE="+file) {
 		t.Fatalf("init_workflow_state: %+v", r)
 	}
-	b1.call("init_workflow_state", "coordinate_42").must(t, 0) // again: the same
-
-	// Block 2, before sm_init: loads as the original's fresh file did.
-	b2 := block{t: t, dir: dir, session: "s1"}
-	if r := b2.call("load_workflow_state").must(t, 0); !r.has("export WORKFLOW_ID=coordinate_42") {
-		t.Errorf("load before sm_init: %+v", r)
+	if _, err := os.Stat(file); err != nil {
+		t.Fatalf("no state file: %v", err)
 	}
-	if r := b2.call("append_workflow_state", "K", "v").must(t, 1); !strings.Contains(r.stderr, "not started yet") {
-		t.Errorf("append before sm_init: %q", r.stderr)
+	b1.call("append_workflow_state", "TOPIC_PATH", "specs/042").must(t, 0)
+	b1.call("append_workflow_state", "COMMAND_NAME", "/coordinate").must(t, 0) // sm_init's to set, not yet set
+	b1.call("init_workflow_state", "coordinate_42").must(t, 0)                 // again: the same, nothing lost
+
+	// Block 2, before sm_init: the stored values and the original's defaults.
+	b2 := block{t: t, dir: dir, session: "s1"}
+	r = b2.call("load_workflow_state").must(t, 0)
+	if !r.has("export WORKFLOW_ID=coordinate_42") || !r.has("export TOPIC_PATH=specs/042") || !r.has("export COMMAND_NAME=/coordinate") ||
+		!r.has("export CURRENT_STATE=initialize") || strings.Contains(r.answer, "WORKFLOW_SCOPE") || strings.Contains(r.answer, "TERMINAL_STATE") {
+		t.Errorf("load before sm_init: %s", r.answer)
 	}
 	if r := (block{t: t, dir: dir, session: "s2"}).call("load_workflow_state").must(t, 2); r.answer != "" {
 		t.Errorf("another session got %q", r.answer)
 	}
 
 	// Block 3 starts it, block 4 finds it.
-	b2.call("sm_init", "Add login", "coordinate", classification).must(t, 0)
+	b2.call("sm_init", "Add login", "/coordinate", "research-and-plan", "2", "[]").must(t, 0)
 	r = (block{t: t, dir: dir, session: "s1"}).call("load_workflow_state").must(t, 0)
-	if !r.has("export WORKFLOW_ID=coordinate_42") || !r.has("export CURRENT_STATE=initialize") || !r.has("STATE_RESEARCH=research") {
+	if !r.has("export WORKFLOW_ID=coordinate_42") || !r.has("export CURRENT_STATE=initialize") || !r.has("STATE_RESEARCH=research") ||
+		!r.has("export WORKFLOW_SCOPE=research-and-plan") || !r.has("export TERMINAL_STATE=plan") || !r.has("export COMMAND_NAME=/coordinate") || !r.has("export TOPIC_PATH=specs/042") {
 		t.Errorf("block 4: %s", r.answer)
 	}
 	// Another session may not adopt it.
 	if r := (block{t: t, dir: dir, session: "s2"}).call("init_workflow_state", "coordinate_42").must(t, 1); !strings.Contains(r.stderr, "another Claude Code session") {
 		t.Errorf("adopted by another session: %q", r.stderr)
 	}
+	// Once started, sm_init on it again with other values is refused.
+	b2.shellID = "coordinate_42"
+	b2.call("sm_init", "Other", "/coordinate", "full-implementation", "2", "[]").must(t, 1)
 }
 
 // TestSmInitForms: the design's forms and the library's, each as they
@@ -153,7 +165,7 @@ func TestSmInitForms(t *testing.T) {
 		{"five arguments", []string{"Add login", "coordinate", "research-only", "45", `["auth"]`}, 0, "research-only", "2\n", ""},
 		{"five, complexity as a score", []string{"Add login", "coordinate", "full-implementation", "75", `[]`}, 0, "full-implementation", "4\n", ""},
 		{"five, an empty one", []string{"Add login", "coordinate", "", "2", `[]`}, 1, "", "", "none empty"},
-		{"five, unknown scope", []string{"Add login", "coordinate", "everything", "2", `[]`}, 1, "", "", "unknown scope"},
+		{"five, unknown scope", []string{"Add login", "coordinate", "everything", "2", `[]`}, 1, "", "", "Invalid workflow_type: everything"},
 		{"five, topics not an array", []string{"Add login", "coordinate", "research-only", "2", `{}`}, 1, "", "", "JSON array"},
 		{"one argument", []string{"Add login"}, 1, "", "", "got 1 arguments"},
 		{"four arguments", []string{"a", "b", "c", "d"}, 1, "", "", "sm_init DESCRIPTION COMMAND [CLASSIFICATION_JSON], or"},
@@ -391,8 +403,14 @@ func TestStateEdges(t *testing.T) {
 	dir := newProject(t)
 	b := start(t, dir, "s")
 	b.call("append_workflow_state", "REPORTS", `["a.md", "b.md"]`).must(t, 0) // no JSON guard
-	if r := b.call("append_workflow_state", "PATH", "/evil").must(t, 1); !strings.Contains(r.stderr, "reserved") {
-		t.Errorf("a reserved key: %q", r.stderr)
+	// A reserved key is stored, as the original stored it, and never set in a shell.
+	b.call("append_workflow_state", "PATH", "/evil").must(t, 0)
+	b.call("append_workflow_state", "CLAUDE_PROJECT_DIR", "/elsewhere").must(t, 0)
+	if r := b.call("load_workflow_state").must(t, 0); strings.Contains(r.answer, "PATH=/evil") || strings.Contains(r.answer, "/elsewhere") || !r.has("export CLAUDE_PROJECT_DIR="+dir) {
+		t.Errorf("a reserved key reached the shell: %s", r.answer)
+	}
+	if r := b.call("load_workflow_state", "PATH").must(t, 0); r.stdout != "/evil\n" {
+		t.Errorf("load_workflow_state PATH: %q", r.stdout)
 	}
 	empty := filepath.Join(dir, "empty")
 	if err := os.WriteFile(empty, nil, 0o600); err != nil {
@@ -407,14 +425,14 @@ func TestStateEdges(t *testing.T) {
 	}
 	b.call("validate_state_file", fifo).must(t, 1)    // at once: a FIFO is no state file
 	b.call("validate_state_file", "empty").must(t, 0) // from the shell's directory
-	b.vars = map[string]string{"STATE_FILE": filepath.Join(dir, ".claude/state/workflows", b.shellID, "state")}
+	b.vars = map[string]string{"STATE_FILE": filepath.Join(dir, ".claude/tmp/workflow_"+b.shellID+".sh")}
 	b.call("validate_state_file_path", b.shellID).must(t, 0)
 	b.call("validate_state_file_path", "other").must(t, 1)
 	b.call("validate_state_file_path", "other", "").must(t, 0)
 
-	// Without a session, the chosen id is this shell's only, and it says so.
+	// Without a session, later blocks need the id, and it says so.
 	lone := block{t: t, dir: dir}
-	if r := lone.call("init_workflow_state", "solo_1").must(t, 0); !strings.Contains(r.stderr, "known only to this shell") {
+	if r := lone.call("init_workflow_state", "solo_1").must(t, 0); !strings.Contains(r.stderr, "no CLAUDE_CODE_SESSION_ID: later blocks find workflow solo_1 by its id") {
 		t.Errorf("no session: %q", r.stderr)
 	}
 	lone.shellID = "solo_1"
@@ -431,5 +449,62 @@ func TestStateEdges(t *testing.T) {
 	b.call("load_workflow_state").must(t, 3)
 	if got, _ := os.ReadFile(cp); string(got) != "{torn" {
 		t.Errorf("the damaged checkpoint was changed: %q", got)
+	}
+}
+
+// TestStateFile: the generated state file follows every change, holds
+// each variable once, quoted, then one export line, and never a reserved
+// name; removed, the next load writes it again; through a linked
+// .claude/tmp nothing is written, nor the workflow started.
+func TestStateFile(t *testing.T) {
+	dir := newProject(t)
+	b := block{t: t, dir: dir, session: "s", shellID: "plan_1"}
+	file := filepath.Join(dir, ".claude/tmp/workflow_plan_1.sh")
+	read := func() string {
+		t.Helper()
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	b.call("init_workflow_state", "plan_1").must(t, 0)
+	if got := read(); !strings.Contains(got, "\nWORKFLOW_ID=plan_1\n") || !strings.Contains(got, "\nCURRENT_STATE=initialize\n") ||
+		!strings.Contains(got, "\nSTATE_FILE="+file+"\n") || strings.Contains(got, "WORKFLOW_SCOPE") || strings.Contains(got, "TERMINAL_STATE") {
+		t.Errorf("before sm_init:\n%s", got)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, ".claude/tmp/.gitignore")); err != nil || string(data) != "*\n" {
+		t.Errorf(".claude/tmp/.gitignore: %q %v", data, err)
+	}
+	b.call("append_workflow_state", "EVIL", "$(touch pwned) `x` 'q'").must(t, 0)
+	b.call("append_workflow_state", "PATH", "/nowhere").must(t, 0)
+	b.call("sm_init", "Plan it", "/plan", "research-and-plan", "2", "[]").must(t, 0)
+	b.call("sm_transition", "research").must(t, 0)
+	got := read()
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	last := lines[len(lines)-1]
+	for _, want := range []string{"\nEVIL=$'$(touch pwned) `x` \\'q\\''\n", "\nWORKFLOW_SCOPE=research-and-plan\n", "\nCURRENT_STATE=research\n", "\nCOMPLETED_STATE_0=research\n", "\nCOMMAND_NAME=/plan\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "PATH=") || strings.Count(got, "CURRENT_STATE=") != 1 || !strings.HasPrefix(last, "export CLAUDE_PROJECT_DIR ") || !strings.Contains(last, " EVIL ") || strings.Contains(last, " PATH") {
+		t.Errorf("state file:\n%s", got)
+	}
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	b.call("load_workflow_state").must(t, 0)
+	if read() != got {
+		t.Errorf("not written again on load")
+	}
+
+	linked := newProject(t)
+	if err := os.Symlink(t.TempDir(), filepath.Join(linked, ".claude/tmp")); err != nil {
+		t.Fatal(err)
+	}
+	r := block{t: t, dir: linked, session: "s"}.call("init_workflow_state", "plan_2").must(t, 1)
+	if !strings.Contains(r.stderr, "symlink") || exists(mustProject(t, linked), "plan_2") {
+		t.Errorf("through a link: %q", r.stderr)
 	}
 }

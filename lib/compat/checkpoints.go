@@ -3,14 +3,16 @@ package compat
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
-	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
@@ -21,8 +23,9 @@ import (
 // and validated and nothing is lost to a 1-second id or a fixed temp
 // name. Parallel-operation and iteration checkpoints are named values
 // inside it (phase_data.named.NAME), printed as CHECKPOINT_PATH#NAME, a
-// reference the functions accept. Any other existing FILE is read (never
-// written) as plain JSON, so old checkpoints can still be inspected.
+// reference the functions accept. Without a workflow they keep the
+// original's files under CHECKPOINTS_DIR (standalone.go); any existing
+// FILE named is read, and written under the same lock.
 
 // ref is what a checkpoint FILE argument names: a workflow's checkpoint
 // (at "" for all of it, else the path of a named checkpoint in it), or a
@@ -52,15 +55,27 @@ func (c *call) ref(arg string) (ref, error) {
 			return ref{file: c.abs(path)}, nil
 		}
 	}
-	return ref{}, fail.Usagef("checkpoint file %q not found", arg)
+	return ref{}, fail.Usagef("Checkpoint file not found: %s", arg)
 }
 
-// writable refuses to write a plain file.
-func (r ref) writable() error {
-	if r.file != "" {
-		return fail.Usagef("%s is not a flowstate checkpoint; only workflow checkpoints are written", r.file)
+// edit changes the document r names in one locked write: fn gets it and
+// the time, and returns it changed.
+func (c *call) edit(r ref, fn func(doc []byte, now time.Time) ([]byte, error)) error {
+	if r.w == nil {
+		p, err := c.proj()
+		if err != nil {
+			return err
+		}
+		return editFile(p, r.file, func(doc []byte) ([]byte, error) { return fn(doc, c.Now()) })
 	}
-	return nil
+	return r.w.Update(func(tx *store.Tx) error {
+		doc, err := fn(tx.Checkpoint, tx.Now)
+		if err != nil {
+			return fmt.Errorf("workflow %s: %w", r.w.ID, err)
+		}
+		tx.Checkpoint = doc
+		return nil
+	})
 }
 
 // path is p inside the referenced document.
@@ -91,11 +106,7 @@ func (r ref) doc() ([]byte, error) {
 // whole is the file, or the workflow's whole checkpoint.
 func (r ref) whole() ([]byte, error) {
 	if r.file != "" {
-		b, err := fsx.ReadNamed(r.file, limit.Max)
-		if err == nil {
-			err = checkpoint.CheckJSON(b, r.file)
-		}
-		return b, err
+		return readFile(r.file)
 	}
 	return r.w.ReadCheckpoint()
 }
@@ -109,37 +120,46 @@ func (c *call) refDoc(arg string) ([]byte, error) {
 	return r.doc()
 }
 
-// saved reports whether the shell's workflow holds a save_checkpoint of
-// TYPE (and PROJECT). The original matched file names by prefix, so
-// one type could restore another's checkpoint.
-func (c *call) saved(typ, project string) (*store.Workflow, []byte, error) {
+// restore is the newest save_checkpoint of TYPE (and PROJECT): the
+// checkpoint of the shell's workflow when it holds one, else the newest
+// file (savedFile), which an earlier command may have saved without a
+// workflow. The original matched file names by prefix, so one type could
+// restore another's checkpoint.
+func (c *call) restore(typ, project string) (*store.Workflow, []byte, error) {
 	if typ == "" {
-		return nil, nil, fail.Usagef("usage: %s TYPE [PROJECT]", c.name)
+		return nil, nil, fail.Usagef("Usage: %s <workflow-type> [project-name]", c.name)
 	}
-	w, doc, err := c.checkpointed()
+	w, err := c.named()
 	if err != nil {
 		return nil, nil, err
 	}
-	if gjson.GetBytes(doc, "workflow_type").String() != typ || project != "" && gjson.GetBytes(doc, "project_name").String() != project {
-		suffix := ""
-		if project != "" {
-			suffix = " of project " + project
+	if w != nil {
+		doc, err := w.ReadCheckpoint()
+		if err != nil {
+			return nil, nil, err
 		}
-		return nil, nil, fail.Usagef("no %s checkpoint%s in workflow %s", typ, suffix, w.ID)
+		if gjson.GetBytes(doc, "workflow_type").String() == typ && (project == "" || gjson.GetBytes(doc, "project_name").String() == project) {
+			return w, doc, nil
+		}
 	}
-	return w, doc, nil
+	_, doc, err := c.savedFile(typ, project)
+	if err != nil && w != nil {
+		err = fmt.Errorf("%w, nor in workflow %s", err, w.ID)
+	}
+	return nil, doc, err
 }
 
 // save_checkpoint TYPE PROJECT [STATE_JSON]: merge the state (or stdin)
-// into the workflow's checkpoint and print its path. The design's
-// save_checkpoint COMMAND JSON merges JSON into the checkpoint instead.
+// into the workflow's checkpoint, or without a workflow write a new
+// checkpoint file, and print its path. The design's save_checkpoint
+// COMMAND JSON keeps JSON as COMMAND's checkpoint instead.
 func saveCheckpoint(c *call) int {
 	if len(c.args) == 2 && isObject(c.args[1]) {
-		return c.mergeCommand(c.args[0], []byte(c.args[1]))
+		return c.saveCommand(c.args[0], []byte(c.args[1]))
 	}
 	typ, project := c.arg(0), c.arg(1)
 	if typ == "" || project == "" {
-		return c.usage("save_checkpoint TYPE PROJECT [STATE_JSON] (state on stdin when not given), or save_checkpoint COMMAND JSON_OBJECT")
+		return c.usage("save_checkpoint <workflow-type> <project-name> <state-json> (state on stdin when not given), or save_checkpoint COMMAND JSON_OBJECT")
 	}
 	var state []byte
 	if s := c.arg(2); s != "" {
@@ -155,37 +175,55 @@ func saveCheckpoint(c *call) int {
 }
 
 func (c *call) saveState(typ, project string, state []byte) int {
-	w, err := c.workflow()
+	w, err := c.named()
 	if err != nil {
 		return c.failErr(err)
 	}
-	if err := SaveLegacy(w, state, typ, project, FileStat(c.Cwd)); err != nil {
+	path := ""
+	if w == nil {
+		path, err = c.saveFile(typ, project, state)
+	} else {
+		err = SaveLegacy(w, state, typ, project, FileStat(c.Cwd))
+		path = w.CheckpointPath()
+	}
+	if err != nil {
 		return c.failErr(err)
 	}
-	c.print(w.CheckpointPath())
+	c.print(path)
 	return 0
 }
 
 // commandWorkflow is the shell's workflow when it runs command: the
-// design kept one checkpoint per command.
+// design kept one checkpoint per command. nil without a workflow.
 func (c *call) commandWorkflow(command string) (*store.Workflow, []byte, error) {
-	w, doc, err := c.checkpointed()
+	w, err := c.named()
+	if err != nil || w == nil {
+		return nil, nil, err
+	}
+	doc, err := w.ReadCheckpoint()
 	if err != nil {
 		return nil, nil, err
 	}
-	if got := gjson.GetBytes(doc, "command").String(); got != command {
+	if got := gjson.GetBytes(doc, "command").String(); !sameCommand(got, command) {
 		return nil, nil, fail.Usagef("workflow %s runs command %s, not %q: it has no %s checkpoint", w.ID, got, command, command)
 	}
 	return w, doc, nil
 }
 
-// mergeCommand merges patch into the checkpoint of command's workflow.
-func (c *call) mergeCommand(command string, patch []byte) int {
+// saveCommand is the design's save_checkpoint COMMAND JSON: merged into
+// the checkpoint of command's workflow (which also holds flowstate's own
+// fields), or without a workflow the file CHECKPOINTS_DIR/COMMAND.json,
+// replaced as the design's was.
+func (c *call) saveCommand(command string, patch []byte) int {
 	if err := checkpoint.CheckMerge(patch); err != nil {
 		return c.failErr(err) // before reading the workflow
 	}
 	w, _, err := c.commandWorkflow(command)
-	if err == nil {
+	switch {
+	case err != nil:
+	case w == nil:
+		err = c.saveCommandFile(command, patch)
+	default:
 		err = merge(w, patch)
 	}
 	if err != nil {
@@ -207,12 +245,19 @@ func merge(w *store.Workflow, patch []byte) error {
 }
 
 // load_checkpoint COMMAND (the design's): print the checkpoint of the
-// workflow running COMMAND; 1 when it runs another.
+// workflow running COMMAND (1 when it runs another), or without a
+// workflow the file save_checkpoint COMMAND JSON wrote (1 when none).
 func loadCheckpoint(c *call) int {
 	if c.arg(0) == "" {
 		return c.usage("load_checkpoint COMMAND")
 	}
-	_, doc, err := c.commandWorkflow(c.arg(0))
+	w, doc, err := c.commandWorkflow(c.arg(0))
+	if err == nil && w == nil {
+		var path string
+		if _, path, err = c.commandFile(c.arg(0)); err == nil {
+			doc, err = readFile(path)
+		}
+	}
 	if err != nil {
 		return c.failErr(err)
 	}
@@ -226,13 +271,41 @@ func updateCheckpoint(c *call) int {
 	if len(c.args) != 3 || c.args[1] == "" {
 		return c.usage("update_checkpoint COMMAND KEY VALUE")
 	}
-	return c.mergeCommand(c.args[0], []byte(jsonText(map[string]string{c.args[1]: c.args[2]})))
+	w, _, err := c.commandWorkflow(c.args[0])
+	switch {
+	case err != nil:
+	case w == nil:
+		var p *store.Project
+		var path string
+		if p, path, err = c.commandFile(c.args[0]); err == nil {
+			err = editFile(p, path, func(doc []byte) ([]byte, error) { return setKey(doc, c.args[1], c.args[2]) })
+		}
+	default:
+		err = merge(w, []byte(jsonText(map[string]string{c.args[1]: c.args[2]})))
+	}
+	if err != nil {
+		return c.failErr(err)
+	}
+	return 0
+}
+
+// setKey sets the top-level key of the JSON object doc to the string
+// value.
+func setKey(doc []byte, key, value string) ([]byte, error) {
+	if !namedCheckpoint().MatchString(key) {
+		return nil, fail.Invalidf("key %q must match %s", key, namedCheckpoint())
+	}
+	if !gjson.ParseBytes(doc).IsObject() {
+		return nil, fail.Invalidf("the checkpoint is not a JSON object")
+	}
+	return sjson.SetBytes(doc, key, value)
 }
 
 // restore_checkpoint TYPE [PROJECT]: the checkpoint, when the workflow
-// holds a save of TYPE (and PROJECT), migrated as every read is.
+// holds a save of TYPE (and PROJECT), or without one the newest file;
+// migrated as every read is.
 func restoreCheckpoint(c *call) int {
-	_, doc, err := c.saved(c.arg(0), c.arg(1))
+	_, doc, err := c.restore(c.arg(0), c.arg(1))
 	if err != nil {
 		return c.failErr(err)
 	}
@@ -241,16 +314,29 @@ func restoreCheckpoint(c *call) int {
 }
 
 // checkpoint_delete TYPE PROJECT: forget the save, so restore_checkpoint
-// finds none. The workflow and its history stay.
+// finds none: in a workflow, which stays with its history, or the files.
 func checkpointDelete(c *call) int {
 	if c.arg(1) == "" {
 		return c.usage("checkpoint_delete TYPE PROJECT")
 	}
-	w, _, err := c.saved(c.arg(0), c.arg(1))
-	if err != nil {
-		return 0 // nothing to delete, as rm -f
+	w, err := c.named()
+	if err == nil && w == nil {
+		var n int
+		if n, err = c.deleteFiles(c.arg(0), c.arg(1)); err == nil && n == 0 {
+			return 0 // nothing to delete, as rm -f
+		}
+	} else if err == nil {
+		var in *store.Workflow
+		if in, _, err = c.restore(c.arg(0), c.arg(1)); err != nil {
+			return 0
+		}
+		if in == nil {
+			_, err = c.deleteFiles(c.arg(0), c.arg(1))
+		} else {
+			err = w.SetCheckpoint("workflow_type", []byte("null"))
+		}
 	}
-	if err := w.SetCheckpoint("workflow_type", []byte("null")); err != nil {
+	if err != nil {
 		return c.failErr(err)
 	}
 	c.print("Deleted checkpoint: " + c.arg(0) + " " + c.arg(1))
@@ -306,17 +392,18 @@ func checkpointGetField(c *call) int {
 }
 
 // checkpoint_set_field FILE PATH VALUE: VALUE stored as a string (as the
-// original did), under the workflow's lock; updated_at follows.
+// original did), in one locked write; updated_at follows.
 func checkpointSetField(c *call) int {
 	if len(c.args) < 3 {
 		return c.usage("checkpoint_set_field FILE PATH VALUE")
 	}
+	value := []byte(jsonText(c.args[2]))
 	r, err := c.ref(c.args[0])
 	if err == nil {
-		err = r.writable()
-	}
-	if err == nil {
-		err = r.w.SetCheckpoint(r.path(jqPath(c.args[1])), []byte(jsonText(c.args[2])))
+		path := r.path(jqPath(c.args[1]))
+		if err = checkpoint.CheckEdit(path, value, false); err == nil {
+			err = c.edit(r, func(doc []byte, now time.Time) ([]byte, error) { return checkpoint.Set(doc, path, value, now) })
+		}
 	}
 	if err != nil {
 		return c.failErr(err)
@@ -331,11 +418,15 @@ func checkpointIncrementReplan(c *call) int {
 		return c.usage("checkpoint_increment_replan FILE PHASE REASON")
 	}
 	r, err := c.ref(c.arg(0))
-	if err == nil {
-		err = r.writable()
-	}
-	if err == nil {
+	switch {
+	case err != nil:
+	case r.w != nil:
 		_, err = Replan(r.w, c.arg(1), c.arg(2))
+	default:
+		err = c.edit(r, func(doc []byte, now time.Time) ([]byte, error) {
+			doc, _, err := ReplanDoc(doc, c.arg(1), c.arg(2), now)
+			return doc, err
+		})
 	}
 	if err != nil {
 		return c.failErr(err)
@@ -391,10 +482,10 @@ func saveStateMachineCheckpoint(c *call) int {
 	return c.saveState(c.arg(0), c.arg(1), []byte(`{"state_machine": `+c.arg(2)+`}`))
 }
 
-// load_state_machine_checkpoint TYPE [PROJECT]: the workflow's state
-// machine, when it holds a save of TYPE (and PROJECT).
+// load_state_machine_checkpoint TYPE [PROJECT]: the state machine of
+// the save of TYPE (and PROJECT) restore_checkpoint finds.
 func loadStateMachineCheckpoint(c *call) int {
-	_, doc, err := c.saved(c.arg(0), c.arg(1))
+	_, doc, err := c.restore(c.arg(0), c.arg(1))
 	if err != nil {
 		return c.failErr(err)
 	}
@@ -403,12 +494,30 @@ func loadStateMachineCheckpoint(c *call) int {
 	return 0
 }
 
-// migrate_checkpoint_format FILE: flowstate migrates every checkpoint
-// the first time it reads it (keeping a backup).
-func migrateCheckpointFormat(*call) int { return 0 }
+// migrate_checkpoint_format FILE: a checkpoint file is migrated to
+// schema 2.1 in place, the original kept as FILE.backup; a workflow's
+// checkpoint is migrated the first time flowstate reads it (keeping a
+// backup), so there is nothing left to do.
+func migrateCheckpointFormat(c *call) int {
+	if c.arg(0) == "" {
+		return c.usage("migrate_checkpoint_format <checkpoint-file>")
+	}
+	r, err := c.ref(c.arg(0))
+	if err == nil && r.file != "" {
+		var p *store.Project
+		if p, err = c.proj(); err == nil {
+			_, err = migrateFile(p, r.file)
+		}
+	}
+	if err != nil {
+		return c.failErr(err)
+	}
+	return 0
+}
 
 // save_parallel_operation_checkpoint PLAN_PATH OPERATION [OPERATIONS_JSON]:
-// record a parallel operation before it runs; print its reference.
+// record a parallel operation before it runs; print its reference, or
+// without a workflow the file parallel_ops/parallel_OP_PLAN_STAMP.json.
 func saveParallelOperationCheckpoint(c *call) int {
 	op := c.arg(1)
 	if op == "" {
@@ -422,28 +531,49 @@ func saveParallelOperationCheckpoint(c *call) int {
 	if !json.Valid(ops) {
 		return c.fail(1, "OPERATIONS_JSON is not valid JSON")
 	}
-	value := jsonText(struct {
-		ID         string          `json:"checkpoint_id"`
-		Operation  string          `json:"operation_type"`
-		Plan       string          `json:"plan_path"`
-		Created    string          `json:"created_at"`
-		Operations json.RawMessage `json:"operations"`
-		Status     string          `json:"status"`
-	}{name, op, c.arg(0), checkpoint.Timestamp(c.Now()), ops, "pre_execution"})
-	if rc := c.saveNamed(name, []byte(value)); rc != 0 {
-		return rc
+	value := func(id string) []byte {
+		return []byte(jsonText(struct {
+			ID         string          `json:"checkpoint_id"`
+			Operation  string          `json:"operation_type"`
+			Plan       string          `json:"plan_path"`
+			Created    string          `json:"created_at"`
+			Operations json.RawMessage `json:"operations"`
+			Status     string          `json:"status"`
+		}{id, op, c.arg(0), checkpoint.Timestamp(c.Now()), ops, "pre_execution"}))
 	}
-	return c.printNamedRef(name)
-}
-
-// printNamedRef prints the reference of the shell's workflow's named
-// checkpoint name.
-func (c *call) printNamedRef(name string) int {
-	w, err := c.workflow()
+	plan := strings.TrimSuffix(filepath.Base(c.arg(0)), ".md")
+	base := "parallel_" + op + "_" + plan + "_" + fileStamp(c.Now())
+	w, err := c.named()
 	if err != nil {
 		return c.failErr(err)
 	}
-	c.print(w.CheckpointPath() + "#" + name)
+	return c.saveNamedOr(w, name, value(name), "parallel_ops", base, value)
+}
+
+// saveNamedOr keeps value as the named checkpoint name of workflow w and
+// prints its reference; without a workflow (nil) it writes what
+// fileValue makes of the file's name to a new file
+// CHECKPOINTS_DIR/sub/base.json and prints its path.
+func (c *call) saveNamedOr(w *store.Workflow, name string, value []byte, sub, base string, fileValue func(name string) []byte) int {
+	if w != nil {
+		if err := w.SetCheckpoint(namedPath(name), value); err != nil {
+			return c.failErr(err)
+		}
+		c.print(w.CheckpointPath() + "#" + name)
+		return 0
+	}
+	if err := fileName("checkpoint name", base); err != nil {
+		return c.failErr(err)
+	}
+	p, err := c.proj()
+	if err != nil {
+		return c.failErr(err)
+	}
+	path, err := newFile(p, filepath.Join(checkpointsDir(p), sub), base, func(name string) ([]byte, error) { return fileValue(name), nil })
+	if err != nil {
+		return c.failErr(err)
+	}
+	c.print(path)
 	return 0
 }
 
@@ -565,14 +695,23 @@ func saveIterationCheckpoint(c *call) int {
 		}
 		doc = "{" + strings.Join(add, ", ") + sep + body
 	}
-	if id != "" {
-		c.shellID = id
+	p, err := c.proj()
+	if err != nil {
+		return c.failErr(err)
+	}
+	var w *store.Workflow
+	switch {
+	case id == "":
+		w, err = c.named()
+	case exists(p, id):
+		w, err = p.Workflow(id)
+	}
+	if err != nil {
+		return c.failErr(err)
 	}
 	name := "iteration_" + n
-	if rc := c.saveNamed(name, []byte(doc)); rc != 0 {
-		return rc
-	}
-	return c.printNamedRef(name)
+	base := "build_" + firstNonEmpty(id, "none") + "_iteration_" + n
+	return c.saveNamedOr(w, name, []byte(doc), "", base, func(string) []byte { return []byte(doc) })
 }
 
 func isDigits(s string) bool {

@@ -6,9 +6,10 @@
 # value: the binary answers only quoted variable assignments.
 
 # _flowstate_call FUNC N READ... ARGS...: run FUNC in the binary, passing
-# what of this shell it reads (the N READs: a variable NAME; @K, its
-# arguments from the Kth on, which name variables; PREFIX(), the
-# functions so named) and this shell's WORKFLOW_ID. Its output and
+# what of this shell it reads (the N READs: a variable NAME; NAME[@], an
+# array, passed one item a line; @K, its arguments from the Kth on,
+# which name variables; PREFIX(), the functions so named) and this
+# shell's WORKFLOW_ID. Its output and
 # messages pass straight through; the assignments it answers on fd 3 are
 # evaluated here, and a function of this shell it names in __fs_run
 # (sm_execute's handler, log_command_error) is called.
@@ -22,6 +23,14 @@ _flowstate_call() {
 	for __fs_w in ${__fs_reads[@]+"${__fs_reads[@]}"}; do
 		case $__fs_w in
 		@*) __fs_names+=("${@:${__fs_w#@}}") ;;
+		*'[@]')
+			__fs_v=${__fs_w%'[@]'}
+			__fs_w=$__fs_v[@]
+			if [[ $__fs_v =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] && [ -n "${!__fs_w+x}" ]; then
+				printf -v __fs_w '%s\n' "${!__fs_w}"
+				__fs_sh+=(--set "$__fs_v=$__fs_w")
+			fi
+			;;
 		*'()')
 			while IFS= read -r __fs_v; do
 				__fs_sh+=(--function "$__fs_v")

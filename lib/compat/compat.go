@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/statefile"
 )
@@ -27,8 +28,9 @@ var dispatcher string
 
 // function is one function of the libraries. reads names what of the
 // calling shell it needs besides its arguments, which the dispatcher
-// passes: a variable NAME, @N (its arguments from the Nth on are
-// variable names) or PREFIX() (the shell's functions named so).
+// passes: a variable NAME, an array NAME[@] (one item a line), @N (its
+// arguments from the Nth on are variable names) or PREFIX() (the
+// shell's functions named so).
 type function struct {
 	name    string
 	library string
@@ -76,7 +78,7 @@ var functions = []function{
 	{"sm_get_scope", libMachine, nil, smGetScope},
 	{"sm_get_completed_count", libMachine, nil, smGetCompletedCount},
 	{"sm_print_status", libMachine, nil, smPrintStatus},
-	{"sm_save", libMachine, nil, smSave},
+	{"sm_save", libMachine, machineReads, smSave},
 	{"sm_load", libMachine, nil, smLoad},
 	{"save_completed_states_to_state", libMachine, nil, saveCompletedStatesToState},
 	{"load_completed_states_from_state", libMachine, nil, loadCompletedStatesFromState},
@@ -109,11 +111,15 @@ var functions = []function{
 	{"load_checkpoint", libDesign, nil, loadCheckpoint},
 	{"update_checkpoint", libDesign, nil, updateCheckpoint},
 	{"sm_init_with_classification", libDesign, nil, smInitWithClassification},
-	{"sm_save_with_classification", libDesign, nil, smSave},
+	{"sm_save_with_classification", libDesign, machineReads, smSave},
 	{"sm_load_with_classification", libDesign, nil, smLoad},
 
 	{"sm_finish", libFlowstate, nil, smFinish},
 }
+
+// machineReads are the shell's state machine variables, which sm_save
+// writes when the shell names no workflow.
+var machineReads = []string{"CURRENT_STATE", "COMPLETED_STATES[@]", "WORKFLOW_SCOPE", "WORKFLOW_DESCRIPTION", "COMMAND_NAME", "RESEARCH_COMPLEXITY", "RESEARCH_TOPICS_JSON"}
 
 func lookup(name string) (function, bool) {
 	for _, f := range functions {
@@ -125,11 +131,12 @@ func lookup(name string) (function, bool) {
 }
 
 // Script returns the bash text for eval: the dispatcher, one line per
-// function, and the state machine's constants: a STATE_* variable per
-// state of the default machine and STATE_TRANSITIONS, its table. (A
-// workflow with a machine of its own sets its STATE_* variables when it
-// is loaded.)
-func Script() string {
+// function, the state machine's constants (a STATE_* variable per state
+// of the default machine and STATE_TRANSITIONS, its table; a workflow
+// with a machine of its own sets its STATE_* variables when it is
+// loaded) and the variables sourcing the libraries set (prologue).
+// project is the project's directory, "" when there is none.
+func Script(project string) string {
 	var b strings.Builder
 	b.WriteString(dispatcher)
 	b.WriteString("\n# The functions, each a call of the binary.\n")
@@ -153,17 +160,55 @@ func Script() string {
 		b.WriteString("[" + s + "]=" + statefile.Quote(strings.Join(m.Transitions[s], ",")))
 	}
 	b.WriteString(")\n")
+	dir := "$PWD"
+	if project != "" {
+		dir = statefile.Quote(project)
+	}
+	fmt.Fprintf(&b, prologue, dir, checkpoint.SchemaVersion, m.Initial, final(m))
 	return b.String()
 }
+
+// prologue sets what sourcing the libraries set, so that code written
+// for them runs under set -u: CLAUDE_PROJECT_DIR when unset (exported),
+// the version variables, CHECKPOINTS_DIR, and the state machine's
+// globals, keeping values the shell has, with COMPLETED_STATES rebuilt
+// from COMPLETED_STATE_i (a state file sourced before) as the original
+// did. Only digits pass into the loop's arithmetic: bash evaluates a
+// variable's text there as an expression, and $(...) in it would run.
+const prologue = `
+# What sourcing the libraries set.
+if [ -z "${CLAUDE_PROJECT_DIR:-}" ]; then
+	CLAUDE_PROJECT_DIR=%s
+	export CLAUDE_PROJECT_DIR
+fi
+export STATE_PERSISTENCE_VERSION=1.6.0 WORKFLOW_STATE_MACHINE_VERSION=2.0.0
+CHECKPOINT_SCHEMA_VERSION=%s
+CHECKPOINTS_DIR=$CLAUDE_PROJECT_DIR/.claude/data/checkpoints
+CURRENT_STATE=${CURRENT_STATE:-%s}
+TERMINAL_STATE=${TERMINAL_STATE:-%s}
+WORKFLOW_SCOPE=${WORKFLOW_SCOPE:-}
+WORKFLOW_DESCRIPTION=${WORKFLOW_DESCRIPTION:-}
+COMMAND_NAME=${COMMAND_NAME:-}
+COMPLETED_STATES=()
+if [[ ${COMPLETED_STATES_COUNT-} =~ ^[0-9]{1,3}$ ]]; then
+	for ((__fs_i = 0; __fs_i < 10#$COMPLETED_STATES_COUNT; __fs_i++)); do
+		__fs_v=COMPLETED_STATE_$__fs_i
+		COMPLETED_STATES+=("${!__fs_v-}")
+	done
+	unset __fs_i __fs_v
+fi
+`
 
 // Help is the description `flowstate compat --help` shows: the
 // functions by library.
 func Help() string {
 	var b strings.Builder
 	b.WriteString("Defines the functions below, each a call of the binary; docs/migrating-from-bash.md lists\n" +
-		"what differs from the originals. Also sets a STATE_* variable per state ($STATE_RESEARCH, ...)\n" +
-		"and STATE_TRANSITIONS. No shell option is changed and no stored value is ever run. The binary\n" +
-		"is $FLOWSTATE_BIN, else flowstate on PATH. Needs bash 4.2 or later.\n")
+		"what differs from the originals. Also sets a STATE_* variable per state ($STATE_RESEARCH, ...),\n" +
+		"STATE_TRANSITIONS and what sourcing the libraries set (CHECKPOINTS_DIR, CURRENT_STATE, ...,\n" +
+		"CLAUDE_PROJECT_DIR when unset). A workflow's state file, .claude/tmp/workflow_ID.sh, is\n" +
+		"generated on every change and safe to source. No shell option is changed and no stored value\n" +
+		"is ever run. The binary is $FLOWSTATE_BIN, else flowstate on PATH. Needs bash 4.2 or later.\n")
 	lib := ""
 	line := 0
 	for _, f := range functions {

@@ -16,7 +16,7 @@ import (
 func bash(t *testing.T, code string, env ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	cmd := exec.Command("bash", "--norc", "--noprofile", "-c", `eval "$FS_SCRIPT" || exit 99; `+code)
-	cmd.Env = append(os.Environ(), append([]string{"FS_SCRIPT=" + Script()}, env...)...)
+	cmd.Env = append(os.Environ(), append([]string{"FS_SCRIPT=" + Script("")}, env...)...)
 	var o, e strings.Builder
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err = cmd.Run()
@@ -26,9 +26,33 @@ func bash(t *testing.T, code string, env ...string) (stdout, stderr string, err 
 // TestScriptParses: bash -n reads the whole script without a syntax error.
 func TestScriptParses(t *testing.T) {
 	cmd := exec.Command("bash", "--norc", "--noprofile", "-n")
-	cmd.Stdin = strings.NewReader(Script())
+	cmd.Stdin = strings.NewReader(Script(""))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("bash -n: %v\n%s", err, out)
+	}
+}
+
+// TestScriptDefaults: evaluating the script sets what sourcing the
+// libraries set, under set -u, keeping what the shell has; the project
+// it names, whatever its path holds, only when CLAUDE_PROJECT_DIR is
+// unset.
+func TestScriptDefaults(t *testing.T) {
+	project := "/p a'th/$(touch x)"
+	code := `eval "$FS_PROJECT_SCRIPT" || exit 99; echo "$CLAUDE_PROJECT_DIR|$CHECKPOINTS_DIR|$CURRENT_STATE|$TERMINAL_STATE|$WORKFLOW_SCOPE|${#COMPLETED_STATES[@]}"; env | grep -c '^CLAUDE_PROJECT_DIR='`
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{nil, project + "|" + project + "/.claude/data/checkpoints|initialize|complete||0\n1\n"},
+		{[]string{"CLAUDE_PROJECT_DIR=/q", "CURRENT_STATE=plan", "COMPLETED_STATES_COUNT=2", "COMPLETED_STATE_0=research", "COMPLETED_STATE_1=plan"},
+			"/q|/q/.claude/data/checkpoints|plan|complete||2\n1\n"},
+	} {
+		cmd := exec.Command("bash", "--norc", "--noprofile", "-u", "-c", code)
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "FS_PROJECT_SCRIPT=" + Script(project)}, tc.env...)
+		out, err := cmd.Output()
+		if err != nil || string(out) != tc.want {
+			t.Errorf("env %q: %q, %v; want %q", tc.env, out, err, tc.want)
+		}
 	}
 }
 
@@ -121,7 +145,7 @@ func TestNoShellOptions(t *testing.T) {
 	for _, opts := range []string{"set +euo pipefail", "set -euo pipefail"} {
 		code := opts + `; before="$- $(set -o)"; eval "$(cat)"; sm_current_state >/dev/null 2>&1; after="$- $(set -o)"; [ "$before" = "$after" ] && echo same`
 		cmd := exec.Command("bash", "--norc", "--noprofile", "-c", code)
-		cmd.Stdin = strings.NewReader(Script())
+		cmd.Stdin = strings.NewReader(Script(""))
 		cmd.Env = append(os.Environ(), "FLOWSTATE_BIN="+bin, "FAKE_LOG="+filepath.Join(t.TempDir(), "log"))
 		if out, err := cmd.CombinedOutput(); err != nil || string(out) != "same\n" {
 			t.Errorf("%s: the options changed: %v\n%s", opts, err, out)
@@ -166,7 +190,9 @@ func TestDispatcher(t *testing.T) {
 		{name: "an empty WORKFLOW_ID is none", code: `WORKFLOW_ID=; sm_get_scope`,
 			args: []string{"compat-call", "--answer-fd", "3", "--", "sm_get_scope"}},
 		{name: "variables named by arguments: set, empty, unset, invalid", code: `A=1; B=; validate_state_variables A B C 'x;y'`,
-			args: []string{"compat-call", "--answer-fd", "3", "--set", "A=1", "--set", "B=", "--", "validate_state_variables", "A", "B", "C", "x\\;y"}},
+			args: []string{"compat-call", "--answer-fd", "3", "--set", "A=1", "--set", "B=", "--set", "COMMAND_NAME=", "--", "validate_state_variables", "A", "B", "C", "x\\;y"}},
+		{name: "an array, an item a line", code: `CURRENT_STATE=plan; COMPLETED_STATES=(research 'p l'); sm_save f`,
+			args: []string{"compat-call", "--answer-fd", "3", "--set", "$'COMPLETED_STATES=research\\np l\\n'", "--set", "CURRENT_STATE=plan", "--set", "WORKFLOW_SCOPE=", "--set", "WORKFLOW_DESCRIPTION=", "--set", "COMMAND_NAME=", "--", "sm_save", "f"}},
 		{name: "arguments from the third on", code: `R=$'two\nlines'; load_workflow_state id true R`,
 			args: []string{"compat-call", "--answer-fd", "3", "--set", "$'R=two\\nlines'", "--", "load_workflow_state", "id", "true", "R"}},
 		{name: "a named variable and functions", code: `STATE_FILE=/s; validate_state_file_path w`,

@@ -1,15 +1,20 @@
 package compat
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"io/fs"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/pretty"
+	"github.com/tidwall/sjson"
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/classify"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/limit"
@@ -21,87 +26,119 @@ import (
 
 // The functions of state-persistence.sh.
 
-// answerAll hands the shell everything load_workflow_state sets: every
-// stored and derived value, exported as the sourced file did, plus
-// STATE_FILE and the state machine's variables.
-func (c *call) answerAll(w *store.Workflow) error {
-	st, err := w.LoadState()
-	if err != nil {
-		return err
-	}
-	for _, warning := range st.Warnings {
-		c.warn("workflow %s state: %s", w.ID, warning)
-	}
+// answerAll hands the shell everything load_workflow_state sets: the
+// workflow's view (shellOf), exported as the sourced file did, the
+// COMPLETED_STATES array and the STATE_* constants. The call then
+// rewrites the generated state file from the same view.
+func (c *call) answerAll(w *store.Workflow) (shell, error) {
 	doc, m, err := sm.Load(w)
 	if err != nil {
-		return err
+		return shell{}, err
 	}
-	for k, v := range sm.Derived(w, doc) {
-		st.Set(k, v)
+	s, err := shellOf(w, doc, m)
+	if err != nil {
+		return shell{}, err
 	}
-	// answerMachine gives these their original form.
-	for _, k := range []string{"CURRENT_STATE", "TERMINAL_STATE", "COMPLETED_STATES", "COMPLETED_STATES_COUNT"} {
-		delete(st.Values, k)
-	}
-	warnings, err := st.WriteLoad(&c.answer, statefile.LoadOptions{Export: true, Getenv: c.Getenv, Own: sm.IsDerived})
-	for _, warning := range warnings {
+	var b bytes.Buffer
+	warnings, err := s.exports(&b)
+	for _, warning := range append(s.values.Warnings, warnings...) {
 		c.warn("workflow %s state: %s", w.ID, warning)
 	}
 	if err != nil {
-		return err
+		return shell{}, err
 	}
-	c.set("STATE_FILE", w.P.StatePath(w.ID), false)
-	c.answerMachine(doc, m)
-	return nil
+	c.answer.Write(b.Bytes())
+	c.answerArrays(s)
+	c.touched = w
+	return s, nil
 }
 
-// answerMachine hands the shell the state machine's variables as the
-// original kept them: CURRENT_STATE (shown), TERMINAL_STATE,
-// COMPLETED_STATES (an array of the states entered),
-// COMPLETED_STATES_COUNT, COMPLETED_STATE_i and a STATE_* constant per
-// state.
-func (c *call) answerMachine(doc []byte, m *machine.Machine) {
-	st := sm.StatusOf("", doc)
-	cur := shown(st, m)
-	c.set("CURRENT_STATE", cur, true)
-	c.set("TERMINAL_STATE", st.TerminalState, true)
-	done := entered(st.CompletedStates, cur, m.Initial)
-	c.setArray("COMPLETED_STATES", done)
-	c.set("COMPLETED_STATES_COUNT", strconv.Itoa(len(done)), true)
-	for i, s := range done {
-		c.set("COMPLETED_STATE_"+strconv.Itoa(i), s, true)
+// answerMachine hands the shell the state machine's variables of view s
+// as the original kept them: CURRENT_STATE, TERMINAL_STATE (none before
+// sm_init unless stored), COMPLETED_STATES_COUNT and COMPLETED_STATE_i,
+// all exported, and the arrays and constants.
+func (c *call) answerMachine(s shell) {
+	for _, k := range []string{"CURRENT_STATE", "TERMINAL_STATE", "COMPLETED_STATES_COUNT"} {
+		if v, ok := s.values.Values[k]; ok {
+			c.set(k, v, true)
+		}
 	}
-	for _, kv := range constants(m.States()) {
+	for i, state := range s.completed {
+		c.set("COMPLETED_STATE_"+strconv.Itoa(i), state, true)
+	}
+	c.answerArrays(s)
+}
+
+// answerArrays hands the shell COMPLETED_STATES, the original's array of
+// the states entered, and a STATE_* constant per state of the machine.
+func (c *call) answerArrays(s shell) {
+	c.setArray("COMPLETED_STATES", s.completed)
+	for _, kv := range constants(s.m.States()) {
 		c.set(kv[0], kv[1], false)
 	}
 }
 
-// chooseID makes id the session's workflow-to-be (init_workflow_state),
-// so a later block finds it; a workflow of another session is refused.
-func (c *call) chooseID(p *store.Project, id string) error {
-	if err := store.ValidID(id); err != nil {
-		return fail.Invalidf("workflow id: %w", err)
+// create makes workflow id as init_workflow_state does: waiting for
+// sm_init (pendingKey), the session's workflow. Nothing is written if
+// .claude/tmp, where its state file goes, is refused.
+func (c *call) create(p *store.Project, id string) (*store.Workflow, error) {
+	if err := ensureTmp(p); err != nil {
+		return nil, err
 	}
-	session := c.session()
-	if s, ok := p.Summary(id); ok && s.Session != "" && s.Session != session {
-		return fail.Usagef("workflow %s belongs to another Claude Code session; choose a new id with generate_unique_workflow_id", id)
+	_, doc, err := sm.Document(p, sm.InitParams{
+		ID: id, Description: pendingDescription, Command: commandOfID(id), Scope: pendingScope,
+		Classification: classify.Classification{Reasoning: pendingDescription},
+		Machine:        machine.Default(), Session: c.session(),
+	})
+	if err != nil {
+		return nil, err
 	}
-	if session == "" {
-		if id != c.shellID {
-			c.warn("no CLAUDE_CODE_SESSION_ID, so workflow %s is known only to this shell: start it with sm_init in this block, or export FLOWSTATE_WORKFLOW=%s for the next ones", id, id)
-		}
-	} else if err := p.SetSession(session, id); err != nil {
-		return err
+	if doc, err = sjson.SetBytes(doc, pendingKey, true); err != nil {
+		return nil, err
 	}
-	c.set("WORKFLOW_ID", id, true)
-	c.set("STATE_FILE", p.StatePath(id), false)
-	c.set("CLAUDE_PROJECT_DIR", p.Dir, true)
-	return nil
+	return p.Create(id, doc, nil, c.session())
 }
 
-// init_workflow_state [ID]: choose the workflow id and print its state
-// file. The id is kept for the session, so later blocks find it;
-// sm_init creates the workflow. Running it again changes nothing.
+// adopt makes workflow id the shell's (init_workflow_state,
+// load_workflow_state ID true): created when missing, made the
+// session's, and its id, state file and project set in the shell, as
+// the original's new state file exported them. Another session's
+// workflow is refused; an existing one is never emptied (the original
+// truncated its state file).
+func (c *call) adopt(p *store.Project, id string) (*store.Workflow, error) {
+	if err := store.ValidID(id); err != nil {
+		return nil, fail.Invalidf("workflow id: %w", err)
+	}
+	session := c.session()
+	s, ok := p.Summary(id)
+	if ok && s.Session != "" && s.Session != session {
+		return nil, fail.Usagef("workflow %s belongs to another Claude Code session; choose a new id with generate_unique_workflow_id", id)
+	}
+	var w *store.Workflow
+	var err error
+	if ok {
+		if w, err = p.Workflow(id); err == nil && session != "" {
+			err = p.SetSession(session, id)
+		}
+	} else {
+		w, err = c.create(p, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if session == "" && id != c.shellID && id != c.Getenv("FLOWSTATE_WORKFLOW") {
+		c.warn("no CLAUDE_CODE_SESSION_ID: later blocks find workflow %s by its id (WORKFLOW_ID, load_workflow_state %s, FLOWSTATE_WORKFLOW), or as the project's only active workflow", id, id)
+	}
+	c.set("CLAUDE_PROJECT_DIR", p.Dir, true)
+	c.set("WORKFLOW_ID", id, true)
+	c.set("STATE_FILE", stateFile(p, id), true)
+	c.touched = w
+	return w, nil
+}
+
+// init_workflow_state [ID]: start the workflow (see create), make it the
+// session's, and print its state file, which exists from now on.
+// Running it again changes nothing.
 func initWorkflowState(c *call) int {
 	p, err := c.proj()
 	if err != nil {
@@ -111,18 +148,18 @@ func initWorkflowState(c *call) int {
 	if id == "" {
 		id = uniqueID("workflow", c.Now())
 	}
-	if err := c.chooseID(p, id); err != nil {
+	if _, err := c.adopt(p, id); err != nil {
 		return c.failErr(err)
 	}
-	c.print(p.StatePath(id))
+	c.print(stateFile(p, id))
 	return 0
 }
 
 // load_workflow_state [ID] [IS_FIRST_BLOCK] [REQUIRED_VAR...]: set the
-// workflow's variables in the shell. 0 loaded (or chosen and not yet
-// started); 1 none, IS_FIRST_BLOCK=true (ID is then chosen, as
-// init_workflow_state does); 2 none; 3 unreadable or a REQUIRED_VAR
-// empty. The design's load_workflow_state KEY prints one value instead.
+// workflow's variables in the shell. 0 loaded; 1 none, IS_FIRST_BLOCK=
+// true (the workflow is then started, as init_workflow_state does); 2
+// none; 3 unreadable or a REQUIRED_VAR empty. The design's
+// load_workflow_state KEY prints one value instead.
 func loadWorkflowState(c *call) int {
 	p, err := c.proj()
 	if err != nil {
@@ -132,74 +169,54 @@ func loadWorkflowState(c *call) int {
 	if len(c.args) == 1 && keyForm().MatchString(id) && !exists(p, id) {
 		return loadKey(c, id)
 	}
-	// A workflow chosen by init_workflow_state and not started yet loads
-	// as the original's new state file did: its id and paths only.
 	var w *store.Workflow
-	pending := ""
 	if id != "" {
-		if !exists(p, id) && (id == c.shellID || c.pointsAt(p, id)) {
-			pending = id
-		} else {
-			w, err = p.Workflow(id)
-		}
+		w, err = p.Workflow(id)
 	} else {
-		var ns errNotStarted
-		if w, err = c.workflow(); errors.As(err, &ns) {
-			pending, err = ns.id, nil
-		}
+		w, err = c.workflow()
 	}
+	var s shell
 	switch {
-	case pending != "":
-		if err := c.chooseID(p, pending); err != nil {
-			return c.failErr(err)
-		}
 	case err == nil:
-		if err := c.answerAll(w); err != nil {
-			return c.fail(3, "the workflow's state could not be read: %v", err)
+		if s, err = c.answerAll(w); err != nil {
+			return c.fail(3, "State file validation failed: workflow %s could not be read: %v", w.ID, err)
 		}
 	case fail.Code(err) == fail.Usage && first:
-		if id != "" {
-			if err := c.chooseID(p, id); err != nil {
-				return c.failErr(err)
-			}
+		if id == "" {
+			id = uniqueID("workflow", c.Now())
+		}
+		if _, err := c.adopt(p, id); err != nil {
+			return c.failErr(err)
 		}
 		return 1
 	case fail.Code(err) == fail.Usage:
 		if cur, _ := p.SessionWorkflow(c.session()); id != "" && cur != "" && cur != id && exists(p, cur) {
-			return c.fail(2, "no workflow %s; this session's workflow is %s (an id built from $$ differs in every bash block: call load_workflow_state without an id)", id, cur)
+			err = fmt.Errorf("no workflow %s; this session's workflow is %s (an id built from $$ differs in every bash block: call load_workflow_state without an id)", id, cur)
 		}
-		return c.fail(2, "%v", err)
+		return c.fail(2, "CRITICAL ERROR: Workflow state file not found: %v", err)
 	default:
-		return c.fail(3, "the workflow's state could not be read: %v", err)
+		return c.fail(3, "State file validation failed: %v", err)
 	}
-	return c.required(w, c.args[min(2, len(c.args)):])
+	return c.required(s, c.args[min(2, len(c.args)):])
 }
 
-// required is 3 when a REQUIRED_VAR of load_workflow_state is empty,
-// after loading (the workflow's value) or in the shell.
-func (c *call) required(w *store.Workflow, names []string) int {
-	var loaded map[string]string
-	if w != nil && len(names) > 0 {
-		if st, err := sm.Values(w); err == nil {
-			loaded = st.Values
-		}
-	}
+// required is 3 when a REQUIRED_VAR of load_workflow_state is empty
+// after loading: in the workflow's view, else in the shell.
+func (c *call) required(s shell, names []string) int {
+	var missing []string
 	for _, n := range names {
-		v, ok := loaded[n]
+		v, ok := s.value(n)
 		if !ok {
 			v = c.vars[n]
 		}
 		if !varName().MatchString(n) || v == "" {
-			return c.fail(3, "required variable %q is empty or not set after loading", n)
+			missing = append(missing, n)
 		}
 	}
+	if len(missing) > 0 {
+		return c.fail(3, "CRITICAL ERROR: Required state variables missing: %s (workflow %s, state file %s)", strings.Join(missing, " "), s.w.ID, stateFile(s.w.P, s.w.ID))
+	}
 	return 0
-}
-
-// pointsAt reports whether the session's pointer names id.
-func (c *call) pointsAt(p *store.Project, id string) bool {
-	cur, _ := p.SessionWorkflow(c.session())
-	return cur != "" && cur == id
 }
 
 func firstNonEmpty(a, b string) string {
@@ -215,11 +232,11 @@ func loadKey(c *call, key string) int {
 	if err != nil {
 		return c.fail(2, "%v", err)
 	}
-	st, err := sm.Values(w)
+	s, err := c.view(w)
 	if err != nil {
 		return c.failErr(err)
 	}
-	v, ok := st.Values[key]
+	v, ok := s.value(key)
 	if !ok {
 		return c.fail(1, "no %s in workflow %s (load_workflow_state KEY prints one value; load_workflow_state [ID] loads them all)", key, w.ID)
 	}
@@ -227,49 +244,54 @@ func loadKey(c *call, key string) int {
 	return 0
 }
 
-// checkDerived splits off the pairs naming a variable flowstate derives
-// from the checkpoint: one with the derived value changes nothing (the
-// design documents append CURRENT_STATE after sm_init) and is dropped; one with
-// another value would be silently ignored, so it is refused, an error
-// each.
-func checkDerived(w *store.Workflow, pairs [][2]string) (keep [][2]string, refused []error, err error) {
-	var derived map[string]string
+// view is the shell view of w.
+func (c *call) view(w *store.Workflow) (shell, error) {
+	doc, m, err := sm.Load(w)
+	if err != nil {
+		return shell{}, err
+	}
+	return shellOf(w, doc, m)
+}
+
+// checkOwn splits off the pairs naming a variable flowstate sets itself
+// (isOwn): one with the value the workflow gives it changes nothing (the
+// design documents append CURRENT_STATE after sm_init) and is dropped;
+// one with another value would never reach a shell, so it is refused, an
+// error each. A reserved name is stored as it is (the original stored
+// CLAUDE_PROJECT_DIR), and so, before sm_init, are the variables sm_init
+// sets (pendingOwned).
+func checkOwn(s shell, pairs [][2]string) (keep [][2]string, refused []error) {
 	for _, kv := range pairs {
-		if !sm.IsDerived(kv[0]) {
+		_, reserved := statefile.Reserved(kv[0])
+		if reserved || !isOwn(kv[0]) || s.waiting && isPendingOwned(kv[0]) {
 			keep = append(keep, kv)
 			continue
 		}
-		if derived == nil {
-			doc, err := w.ReadCheckpoint()
-			if err != nil {
-				return nil, nil, err
-			}
-			derived = sm.Derived(w, doc)
-		}
-		if derived[kv[0]] != kv[1] {
-			refused = append(refused, fail.Invalidf("%s is %q in workflow %s, derived from its checkpoint; it cannot be set to %q (sm_transition and sm_init change it)", kv[0], derived[kv[0]], w.ID, kv[1]))
+		if v, _ := s.value(kv[0]); v != kv[1] {
+			refused = append(refused, fail.Invalidf("%s is %q in workflow %s, which flowstate keeps; it cannot be set to %q (sm_transition and sm_init change it)", kv[0], v, s.w.ID, kv[1]))
 		}
 	}
-	return keep, refused, nil
+	return keep, refused
 }
 
 // appendPairs stores pairs in the shell's workflow; a pair refused by
-// checkDerived is reported and the rest stored, or, with all set,
-// nothing is.
+// checkOwn is reported and the rest stored, or, with all set, nothing
+// is.
 func (c *call) appendPairs(pairs [][2]string, all bool) int {
 	w, err := c.workflow()
 	if err != nil {
-		return c.failErr(err)
+		return c.noWorkflow(err)
 	}
 	for _, kv := range pairs {
-		if err := statefile.CheckPair(kv[0], kv[1]); err != nil {
+		if err := statefile.CheckStored(kv[0], kv[1]); err != nil {
 			return c.failErr(err)
 		}
 	}
-	pairs, refused, err := checkDerived(w, pairs)
+	s, err := c.view(w)
 	if err != nil {
 		return c.failErr(err)
 	}
+	pairs, refused := checkOwn(s, pairs)
 	for _, err := range refused {
 		c.warn("%v", err)
 	}
@@ -279,10 +301,17 @@ func (c *call) appendPairs(pairs [][2]string, all bool) int {
 	if err := w.AppendState(pairs); err != nil {
 		return c.failErr(err)
 	}
+	c.touched = w
 	if len(refused) > 0 {
 		return 1
 	}
 	return 0
+}
+
+// noWorkflow reports that the shell has no workflow to store in, with the
+// original's words.
+func (c *call) noWorkflow(err error) int {
+	return c.fail(1, "ERROR: STATE_FILE not set. Call init_workflow_state first. (%v)", err)
 }
 
 // append_workflow_state KEY VALUE
@@ -334,7 +363,9 @@ func bulkKey(k string) bool {
 	return k != "" && !strings.ContainsFunc(k, func(r rune) bool { return !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') }) && (k[0] < '0' || k[0] > '9')
 }
 
-// save_json_checkpoint NAME JSON: kept at phase_data.named.NAME.
+// save_json_checkpoint NAME JSON: validated, and kept in the workflow
+// the shell names (phase_data.named.NAME), or without one in
+// .claude/tmp/NAME.json as the original did, replaced atomically.
 func saveJSONCheckpoint(c *call) int {
 	if len(c.args) < 2 {
 		return c.usage("save_json_checkpoint NAME JSON")
@@ -346,11 +377,18 @@ func (c *call) saveNamed(name string, value []byte) int {
 	if !namedCheckpoint().MatchString(name) {
 		return c.fail(1, "name %q must match %s", name, namedCheckpoint())
 	}
-	w, err := c.workflow()
-	if err != nil {
-		return c.failErr(err)
+	w, err := c.named()
+	if err == nil && w != nil {
+		err = w.SetCheckpoint(namedPath(name), value)
+	} else if err == nil {
+		var path string
+		if path, err = c.tmpFile(name, ".json"); err == nil {
+			if err = checkpoint.CheckJSON(value, "the checkpoint "+name); err == nil {
+				err = fsx.WriteFile(path, append(bytes.TrimSpace(value), '\n'))
+			}
+		}
 	}
-	if err := w.SetCheckpoint(namedPath(name), value); err != nil {
+	if err != nil {
 		return c.failErr(err)
 	}
 	return 0
@@ -365,15 +403,28 @@ func loadJSONCheckpoint(c *call) int {
 	if !namedCheckpoint().MatchString(name) {
 		return c.fail(1, "name %q must match %s", name, namedCheckpoint())
 	}
-	_, doc, err := c.checkpointed()
+	w, err := c.named()
 	if err != nil {
 		return c.failErr(err)
 	}
-	if raw, ok, _ := checkpoint.Get(doc, namedPath(name)); ok {
-		c.print(string(pretty.Ugly([]byte(raw)))) // JSON, as saved: a string keeps its quotes
-	} else {
-		c.print("{}")
+	var raw string
+	if w != nil {
+		doc, err := w.ReadCheckpoint()
+		if err != nil {
+			return c.failErr(err)
+		}
+		raw, _, _ = checkpoint.Get(doc, namedPath(name))
+	} else if path, err := c.tmpFile(name, ".json"); err != nil {
+		return c.failErr(err)
+	} else if doc, err := readFile(path); err == nil {
+		raw = string(doc)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return c.failErr(err)
 	}
+	if raw == "" {
+		raw = "{}"
+	}
+	c.print(string(pretty.Ugly([]byte(raw)))) // JSON, as saved: a string keeps its quotes
 	return 0
 }
 
@@ -388,34 +439,56 @@ func loadClassificationCheckpoint(c *call) int {
 	return loadJSONCheckpoint(c)
 }
 
-// append_jsonl_log NAME JSON: a line of the workflow's logs/NAME.jsonl.
+// append_jsonl_log NAME JSON: a line of the workflow's logs/NAME.jsonl,
+// or without a workflow of .claude/tmp/NAME.jsonl as the original's.
 func appendJSONLLog(c *call) int {
 	if len(c.args) < 2 {
 		return c.usage("append_jsonl_log NAME JSON")
 	}
-	w, err := c.workflow()
-	if err != nil {
-		return c.failErr(err)
+	w, err := c.named()
+	if err == nil && w != nil {
+		err = w.AppendLog(c.args[0], []byte(c.args[1]))
+	} else if err == nil {
+		err = c.appendTmpLog(c.args[0], []byte(c.args[1]))
 	}
-	if err := w.AppendLog(c.args[0], []byte(c.args[1])); err != nil {
+	if err != nil {
 		return c.failErr(err)
 	}
 	return 0
 }
 
-// discover_latest_state_file COMMAND: the state file of the shell's (or
-// session's) workflow when it runs COMMAND, never the newest file.
+// appendTmpLog appends value, one JSON value made one line, to
+// .claude/tmp/NAME.jsonl: one write with O_APPEND.
+func (c *call) appendTmpLog(name string, value []byte) error {
+	if err := checkpoint.CheckJSON(value, "log "+name+": the value"); err != nil {
+		return err
+	}
+	path, err := c.tmpFile(name, ".jsonl")
+	if err != nil {
+		return err
+	}
+	return fsx.AppendLine(path, pretty.Ugly(value))
+}
+
+// discover_latest_state_file PREFIX: the state file of the shell's (or
+// session's) workflow when its id starts with PREFIX_ or it runs command
+// PREFIX; never the newest file, which may be another workflow's.
 func discoverLatestStateFile(c *call) int {
 	if c.arg(0) == "" {
 		return c.usage("discover_latest_state_file COMMAND")
 	}
 	w, doc, err := c.checkpointed()
-	if err != nil || gjson.GetBytes(doc, "command").String() != c.arg(0) {
+	if err != nil || !strings.HasPrefix(w.ID, c.arg(0)+"_") && !sameCommand(gjson.GetBytes(doc, "command").String(), c.arg(0)) {
 		return 1
 	}
-	c.print(w.P.StatePath(w.ID))
+	c.touched = w // its state file is sourced next
+	c.print(stateFile(w.P, w.ID))
 	return 0
 }
+
+// sameCommand reports whether a and b name one command, with or without
+// the slash (/plan is plan).
+func sameCommand(a, b string) bool { return strings.TrimPrefix(a, "/") == strings.TrimPrefix(b, "/") }
 
 // generate_unique_workflow_id COMMAND
 func generateUniqueWorkflowID(c *call) int {
@@ -516,7 +589,7 @@ func validateStateFile(c *call) int {
 		f.Close()
 		return 0
 	}
-	return c.fail(1, "state file %q is missing or unreadable", c.arg(0))
+	return c.fail(1, "State file does not exist or is not readable: %s", c.arg(0))
 }
 
 // validate_state_file_path ID [STATE_FILE]: 0 when STATE_FILE (default
@@ -533,8 +606,8 @@ func validateStateFilePath(c *call) int {
 	if err != nil {
 		return c.failErr(err)
 	}
-	if want := p.StatePath(c.arg(0)); file != want {
-		return c.fail(1, "STATE_FILE is %s but workflow %s keeps its state in %s", file, c.arg(0), want)
+	if want := stateFile(p, c.arg(0)); file != want {
+		return c.fail(1, "STATE_FILE PATH MISMATCH DETECTED: STATE_FILE is %s, but workflow %s's state file is %s", file, c.arg(0), want)
 	}
 	return 0
 }

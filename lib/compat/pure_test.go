@@ -172,3 +172,60 @@ func TestLastTransition(t *testing.T) {
 		}
 	}
 }
+
+// TestParseMachine: the three forms the original's sm_load read.
+func TestParseMachine(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc string
+		want      savedMachine
+	}{
+		{"a checkpoint's section", `{"state_machine": {"current_state": "plan", "completed_states": ["initialize", "research"],
+			"workflow_config": {"scope": "research-and-plan", "description": "d", "command": "/coordinate"}}}`,
+			savedMachine{current: "plan", scope: "research-and-plan", description: "d", command: "/coordinate", completed: []string{"initialize", "research"}}},
+		{"what sm_save wrote", `{"current_state": "research", "completed_states": ["research"], "workflow_config": {"scope": "research-only"}}`,
+			savedMachine{current: "research", scope: "research-only", completed: []string{"research"}}},
+		{"no scope", `{"current_state": "implement"}`, savedMachine{current: "implement", scope: "full-implementation"}},
+		{"a 1.3 checkpoint's phases", `{"workflow_state": {"current_phase": 3, "completed_phases": [1, 2]}, "state_machine": null}`,
+			savedMachine{current: "implement", scope: "full-implementation", completed: []string{"research", "plan"}}},
+		{"nothing", `{}`, savedMachine{current: "initialize", scope: "full-implementation"}},
+	} {
+		if got := parseMachine([]byte(tc.doc)); got.current != tc.want.current || got.scope != tc.want.scope ||
+			got.description != tc.want.description || got.command != tc.want.command || !slices.Equal(got.completed, tc.want.completed) {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestLeft: a saved machine's completed states in flowstate's form, the
+// states left, whichever form the file held.
+func TestLeft(t *testing.T) {
+	for _, tc := range []struct {
+		completed []string
+		current   string
+		want      []string
+	}{
+		{[]string{"research", "plan"}, "plan", []string{"initialize", "research"}},       // the original's: states entered
+		{[]string{"initialize", "research"}, "plan", []string{"initialize", "research"}}, // flowstate's: states left
+		{nil, "research", []string{"initialize"}},
+		{nil, "initialize", []string{}},
+		{[]string{"research", "research"}, "plan", []string{"initialize", "research"}},
+	} {
+		if got := left(tc.completed, tc.current, "initialize"); !slices.Equal(got, tc.want) {
+			t.Errorf("left(%q, %s) = %q, want %q", tc.completed, tc.current, got, tc.want)
+		}
+	}
+}
+
+// TestCommandOfID: the command a workflow id from
+// generate_unique_workflow_id names, the command of a workflow before
+// sm_init names one.
+func TestCommandOfID(t *testing.T) {
+	for id, want := range map[string]string{
+		"plan_1762798806": "plan", "coordinate_1795291157304325067": "coordinate", "repair_1762798806_recovered": "repair",
+		"build_plan_1": "build_plan", "test_wf": "workflow", "workflow_123": "workflow", "x": "workflow", "a-b_2": "a-b",
+	} {
+		if got := commandOfID(id); got != want {
+			t.Errorf("commandOfID(%s) = %s, want %s", id, got, want)
+		}
+	}
+}

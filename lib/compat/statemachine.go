@@ -8,9 +8,11 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/classify"
+	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/intent"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
@@ -43,7 +45,14 @@ func smInit(c *call) int {
 // library's five-argument sm_init).
 func smInitWithClassification(c *call) int {
 	if len(c.args) != 5 || c.args[2] == "" || c.args[3] == "" || c.args[4] == "" {
-		return c.usage("%s DESCRIPTION COMMAND WORKFLOW_TYPE RESEARCH_COMPLEXITY RESEARCH_TOPICS_JSON, none empty", c.name)
+		return c.fail(1, "ERROR: %s requires classification parameters: usage: %s DESCRIPTION COMMAND WORKFLOW_TYPE RESEARCH_COMPLEXITY RESEARCH_TOPICS_JSON, none empty", c.name, c.name)
+	}
+	m := machine.Default()
+	if _, err := m.Scope(c.args[2]); err != nil {
+		return c.fail(1, "ERROR: Invalid workflow_type: %s; valid types: %s", c.args[2], strings.Join(m.ScopeNames(), ", "))
+	}
+	if t := gjson.Parse(c.args[4]); !gjson.Valid(c.args[4]) || !t.IsArray() {
+		return c.fail(1, "ERROR: research_topics_json must be valid JSON array; received: %s", c.args[4])
 	}
 	complexity := checkpoint.NormalizeComplexity(c.args[3])
 	n, _ := complexity.Int64() // 1-4
@@ -77,7 +86,9 @@ func (c *call) classification() (classify.Classification, error) {
 }
 
 // initWith starts the workflow with classification cls (and the error
-// that came with it).
+// that came with it): the shell's (WORKFLOW_ID, FLOWSTATE_WORKFLOW) or
+// the one init_workflow_state started in an earlier block of the
+// session, else a new one.
 func (c *call) initWith(cls classify.Classification, err error) int {
 	if err != nil {
 		return c.failErr(err)
@@ -86,10 +97,9 @@ func (c *call) initWith(cls classify.Classification, err error) int {
 	if err != nil {
 		return c.failErr(err)
 	}
-	id := c.shellID
-	if id == "" && c.Getenv("FLOWSTATE_WORKFLOW") == "" {
-		// The id init_workflow_state chose in an earlier block.
-		if cur, _ := p.SessionWorkflow(c.session()); cur != "" && !exists(p, cur) {
+	id := firstNonEmpty(c.shellID, c.Getenv("FLOWSTATE_WORKFLOW"))
+	if id == "" {
+		if cur, _ := p.SessionWorkflow(c.session()); cur != "" && waits(p, cur) {
 			id = cur
 		}
 	}
@@ -99,23 +109,34 @@ func (c *call) initWith(cls classify.Classification, err error) int {
 	}
 	var w *store.Workflow
 	if id != "" && exists(p, id) {
-		w, err = c.again(p, params)
+		w, err = reinit(p, params)
 	} else {
 		w, _, err = sm.Init(p, params)
 	}
 	if err != nil {
 		return c.failErr(err)
 	}
-	if err := c.answerAll(w); err != nil {
+	if _, err := c.answerAll(w); err != nil {
 		return c.failErr(err)
 	}
 	return 0
 }
 
-// again is sm_init run a second time on its workflow: still where it
-// started, with the same description, command and scope, it is the same
-// call (the block was run again); anything else is refused.
-func (c *call) again(p *store.Project, ip sm.InitParams) (*store.Workflow, error) {
+// waits reports whether workflow id exists and waits for sm_init.
+func waits(p *store.Project, id string) bool {
+	w, err := p.Workflow(id)
+	if err != nil {
+		return false
+	}
+	doc, err := w.ReadCheckpoint()
+	return err == nil && pending(doc)
+}
+
+// reinit is sm_init on an existing workflow: one init_workflow_state
+// started gets the description, command, scope and classification of
+// ip, in one locked write, while it is still in its initial state; on
+// any other, sm_init must be the same call again.
+func reinit(p *store.Project, ip sm.InitParams) (*store.Workflow, error) {
 	w, err := p.Workflow(ip.ID)
 	if err != nil {
 		return nil, err
@@ -124,17 +145,69 @@ func (c *call) again(p *store.Project, ip sm.InitParams) (*store.Workflow, error
 	if err != nil {
 		return nil, err
 	}
-	st := sm.StatusOf(w.ID, doc)
+	if pending(doc) {
+		err = begin(w, ip, nil)
+	} else {
+		err = again(w.ID, doc, ip)
+	}
+	if err == nil && ip.Session != "" {
+		err = p.SetSession(ip.Session, w.ID)
+	}
+	return w, err
+}
+
+// begin gives workflow w, which init_workflow_state started, the
+// description, command, scope and classification of ip, in one locked
+// write while it is still in its initial state; moved to the state of
+// at and its completed states when at is not nil (sm_load resuming a
+// saved machine).
+func begin(w *store.Workflow, ip sm.InitParams, at *savedMachine) error {
+	_, fresh, err := sm.Document(w.P, ip)
+	if err != nil {
+		return err
+	}
+	return w.Update(func(tx *store.Tx) error {
+		st := sm.StatusOf(w.ID, tx.Checkpoint)
+		if !pending(tx.Checkpoint) {
+			return again(w.ID, tx.Checkpoint, ip) // another sm_init came first
+		}
+		if st.CurrentState != ip.Machine.Initial || st.Status != checkpoint.InProgress {
+			return fail.Refusedf("workflow %s is in %s (%s) since init_workflow_state started it; sm_init starts a workflow in %s: choose a new id with generate_unique_workflow_id", w.ID, st.CurrentState, st.Status, ip.Machine.Initial)
+		}
+		e := tx.Checkpoint
+		for _, k := range []string{"command", "workflow_description", "state_machine"} {
+			if e, err = sjson.SetRawBytes(e, k, []byte(gjson.GetBytes(fresh, k).Raw)); err != nil {
+				return err
+			}
+		}
+		event := map[string]any{"command": ip.Command, "scope": ip.Scope}
+		if at != nil {
+			if e, err = sjson.SetBytes(e, "state_machine.current_state", at.current); err == nil {
+				e, err = sjson.SetBytes(e, "state_machine.completed_states", left(at.completed, at.current, ip.Machine.Initial))
+			}
+			event["state"] = at.current
+		}
+		if err == nil {
+			e, err = sjson.SetBytes(e, "updated_at", checkpoint.Timestamp(tx.Now))
+		}
+		if err == nil {
+			tx.Checkpoint, err = sjson.DeleteBytes(e, pendingKey)
+		}
+		tx.Event("sm_init", event)
+		return err
+	})
+}
+
+// again is sm_init run a second time on its workflow: still where it
+// started, with the same description, command and scope, it is the same
+// call (the block was run again); anything else is refused.
+func again(id string, doc []byte, ip sm.InitParams) error {
+	st := sm.StatusOf(id, doc)
 	desc := gjson.GetBytes(doc, "state_machine.workflow_config.description").String()
 	if st.Command != ip.Command || st.Scope != ip.Scope || desc != ip.Description || st.CurrentState != ip.Machine.Initial || st.Status != checkpoint.InProgress {
-		return nil, fmt.Errorf("workflow %s exists already (%s, %s, in state %s); choose a new id with generate_unique_workflow_id", w.ID, st.Command, st.Scope, st.CurrentState)
+		return fail.Usagef("workflow %s exists already (%s, %s, in state %s); choose a new id with generate_unique_workflow_id", id, st.Command, st.Scope, st.CurrentState)
 	}
-	if ip.Session != "" {
-		if err := p.SetSession(ip.Session, w.ID); err != nil {
-			return nil, err
-		}
-	}
-	return w, nil
+	return nil
 }
 
 // sm_transition STATE [REASON], or the design's sm_transition FROM TO.
@@ -199,8 +272,12 @@ func (c *call) transition(args []string, patch []byte) int {
 		return c.failErr(err)
 	}
 	st := sm.StatusOf(w.ID, doc)
-	if cur := shown(st, m); !checkpoint.Active(st.Status) && to != cur {
-		return c.fail(1, "workflow %s is finished (%s, in %s); start a new one with sm_init", w.ID, st.Status, cur)
+	cur := shown(st, m)
+	switch {
+	case !checkpoint.Active(st.Status) && to != cur:
+		return c.fail(1, "ERROR: Cannot transition from terminal state: %s: workflow %s is finished (%s, in %s); start a new one with sm_init", cur, w.ID, st.Status, cur)
+	case to == cur && (from == "" || from == cur):
+		c.warn("INFO: Already in state '%s', transition skipped (idempotent)", to)
 	}
 	if finishing(st, m, to) {
 		err = c.finish(w, st, m, from, to, patch)
@@ -213,6 +290,9 @@ func (c *call) transition(args []string, patch []byte) int {
 			opts = append(opts, sm.WithCheckpoint(patch))
 		}
 		_, err = sm.Transition(w, to, reason, opts...)
+	}
+	if fail.Code(err) == fail.Refused {
+		return c.fail(1, "ERROR: Invalid transition: %s → %s: %v", cur, to, err)
 	}
 	if err != nil {
 		return c.failErr(err)
@@ -297,11 +377,12 @@ func smFinish(c *call) int {
 
 // answerMachineOf answers the machine's variables of w.
 func (c *call) answerMachineOf(w *store.Workflow) int {
-	doc, m, err := sm.Load(w)
+	s, err := c.view(w)
 	if err != nil {
 		return c.failErr(err)
 	}
-	c.answerMachine(doc, m)
+	c.answerMachine(s)
+	c.touched = w
 	return 0
 }
 
@@ -379,59 +460,6 @@ func smPrintStatus(c *call) int {
 	}
 	fmt.Fprint(c.Stderr, status.Render(status.Input{ID: w.ID, Checkpoint: doc, Events: events, Machine: m, Now: c.Now(), StuckAfter: orchestrate.DefaultStuckAfter}))
 	return 0
-}
-
-// sm_save FILE: the checkpoint's state_machine section, written to FILE.
-func smSave(c *call) int {
-	file := c.arg(0)
-	if file == "" {
-		return c.usage("%s FILE", c.name)
-	}
-	_, doc, err := c.checkpointed()
-	if err != nil {
-		return c.failErr(err)
-	}
-	raw, _, _ := checkpoint.Get(doc, "state_machine")
-	if !filepath.IsAbs(file) {
-		file = filepath.Join(c.Cwd, file)
-	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return c.failErr(err)
-	}
-	if err := os.WriteFile(file, []byte(checkpoint.Display(raw)+"\n"), 0o644); err != nil {
-		return c.failErr(err)
-	}
-	return 0
-}
-
-// sm_load FILE: the state machine's variables of the workflow FILE
-// belongs to (a checkpoint compat printed), else of the shell's. The
-// file's own contents are not adopted: the workflow's checkpoint is the
-// one truth.
-func smLoad(c *call) int {
-	file := strings.SplitN(c.arg(0), "#", 2)[0]
-	if file == "" || !isFile(c.abs(file)) {
-		return c.fail(1, "checkpoint file %q not found", c.arg(0))
-	}
-	w, err := c.refWorkflow(c.abs(file))
-	if err == nil && w == nil {
-		w, err = c.workflow()
-	}
-	if err != nil {
-		return c.failErr(err)
-	}
-	doc, err := w.ReadCheckpoint()
-	if err != nil {
-		return c.failErr(err)
-	}
-	d := sm.Derived(w, doc)
-	if w.ID != c.shellID {
-		c.set("WORKFLOW_ID", w.ID, true)
-	}
-	for _, k := range []string{"WORKFLOW_SCOPE", "WORKFLOW_DESCRIPTION", "COMMAND_NAME"} {
-		c.set(k, d[k], true)
-	}
-	return c.answerMachineOf(w)
 }
 
 // sm_execute: the shell runs execute_<state>_phase, when it defines one.

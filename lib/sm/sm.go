@@ -131,35 +131,47 @@ func createdBefore(at string, t time.Time) bool {
 
 // create is Init's first run.
 func create(p *store.Project, ip InitParams) (*store.Workflow, error) {
+	id, cp, err := Document(p, ip)
+	if err != nil {
+		return nil, err
+	}
+	return p.Create(id, cp, ip.MachineJSON, ip.Session)
+}
+
+// Document checks ip and builds the first checkpoint of the workflow
+// create would make, and its id, without creating anything.
+func Document(p *store.Project, ip InitParams) (id string, cp []byte, err error) {
 	if ip.Description == "" || ip.Command == "" {
-		return nil, fail.Usagef("sm-init needs --description TEXT and --command NAME")
+		return "", nil, fail.Usagef("sm-init needs --description TEXT and --command NAME")
 	}
 	// sm-status and state-load print the command as a bare KEY=VALUE
 	// line: a newline in it would print lines of its own choosing
-	// (CURRENT_STATE=complete). A plain name, like an id, cannot.
-	if err := store.ValidID(ip.Command); err != nil {
-		return nil, fmt.Errorf("--command: %w", err)
+	// (CURRENT_STATE=complete). A plain name, like an id, cannot; nor
+	// can the slash command's own name, /coordinate, which is how the
+	// bash libraries' commands pass it.
+	if err := store.ValidID(strings.TrimPrefix(ip.Command, "/")); err != nil {
+		return "", nil, fmt.Errorf("--command: %w", err)
 	}
 	m := ip.Machine
 	scope, err := m.Scope(ip.Scope)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	now := p.Now()
-	id := ip.ID
+	id = ip.ID
 	if id == "" {
 		id = store.NewID(ip.Command, now)
 	} else if err := store.ValidID(id); err != nil {
-		return nil, fmt.Errorf("--workflow: %w", err)
+		return "", nil, fmt.Errorf("--workflow: %w", err)
 	}
 	c := ip.Classification
 	var details json.RawMessage
 	if len(c.TopicDetails) > 0 {
 		if details, err = json.Marshal(c.TopicDetails); err != nil {
-			return nil, err
+			return "", nil, err
 		}
 	}
-	cp, err := checkpoint.New(checkpoint.Params{
+	cp, err = checkpoint.New(checkpoint.Params{
 		WorkflowID:    id,
 		Command:       ip.Command,
 		Description:   ip.Description,
@@ -180,12 +192,12 @@ func create(p *store.Project, ip InitParams) (*store.Workflow, error) {
 		Now: now,
 	})
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	if ip.Session != "" {
 		// Recorded so that another session's blocks never pick it up.
 		if cp, err = sjson.SetBytes(cp, "session_id", ip.Session); err != nil {
-			return nil, err
+			return "", nil, err
 		}
 	}
 	// The workflow keeps its gates in the checkpoint: the one place a
@@ -196,19 +208,19 @@ func create(p *store.Project, ip InitParams) (*store.Workflow, error) {
 	}
 	maps.Copy(gates, ip.Gates)
 	if err := m.CheckGates(gates); err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	if len(gates) > 0 {
 		if cp, err = sjson.SetBytes(cp, pGates, gates); err != nil {
-			return nil, err
+			return "", nil, err
 		}
 	}
 	if len(ip.Agents) > 0 {
 		if cp, err = sjson.SetBytes(cp, pAgents, ip.Agents); err != nil {
-			return nil, err
+			return "", nil, err
 		}
 	}
-	return p.Create(id, cp, ip.MachineJSON, ip.Session)
+	return id, cp, nil
 }
 
 // LoadMachine returns the workflow's machine: its custom one or the default.
@@ -696,10 +708,10 @@ func Derived(w *store.Workflow, doc []byte) map[string]string {
 	}
 }
 
-// CheckPairs refuses a batch of key/value pairs if any pair is bad or
-// names a derived key, before anything is written, so a batch is never
-// half-stored. (store.AppendState checks each pair again: it is the
-// guard for every writer.)
+// CheckPairs refuses a batch of key/value pairs if any pair is bad,
+// names a reserved key or a derived one, before anything is written, so
+// a batch is never half-stored. (store.AppendState checks each pair's
+// form again: it is the guard for every writer.)
 func CheckPairs(pairs [][2]string) error {
 	for _, kv := range pairs {
 		if err := statefile.CheckPair(kv[0], kv[1]); err != nil {

@@ -47,9 +47,10 @@ func TestStatusOf(t *testing.T) {
 	}
 }
 
-// TestInitRefusesCommand: a command that is not a plain name is refused
-// (exit 4) before anything is written, since sm-status prints it as a
-// KEY=VALUE line.
+// TestInitRefusesCommand: a command that is not a plain name, or one
+// with a leading slash (/coordinate, as the bash libraries' commands
+// pass it), is refused (exit 4) before anything is written, since
+// sm-status prints it as a KEY=VALUE line.
 func TestInitRefusesCommand(t *testing.T) {
 	dir := t.TempDir()
 	p, err := store.FindProject(func(k string) string {
@@ -61,7 +62,7 @@ func TestInitRefusesCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, cmd := range []string{"x\nCURRENT_STATE=complete", "a b", "../x", "-flag", "a=b"} {
+	for _, cmd := range []string{"x\nCURRENT_STATE=complete", "a b", "../x", "-flag", "a=b", "/", "//x", "/x\nA=b", "x/"} {
 		_, _, err := Init(p, InitParams{Description: "d", Command: cmd, Scope: "research-only", Machine: machine.Default()})
 		if fail.Code(err) != fail.Invalid || !strings.Contains(err.Error(), "--command") {
 			t.Errorf("Init(--command %q) = %v, want an invalid --command", cmd, err)
@@ -77,6 +78,13 @@ func TestInitRefusesCommand(t *testing.T) {
 	doc, err := w.ReadCheckpoint()
 	if err != nil || StatusOf(w.ID, doc).Command != "coordinate" {
 		t.Errorf("command not stored: %v", err)
+	}
+	w, _, err = Init(p, InitParams{Description: "d", Command: "/repair", Scope: "debug-only", Machine: machine.Default()})
+	if err != nil {
+		t.Fatalf("a slash command: %v", err)
+	}
+	if doc, err = w.ReadCheckpoint(); err != nil || StatusOf(w.ID, doc).Command != "/repair" || !strings.HasPrefix(w.ID, "repair-") {
+		t.Errorf("slash command: id %s, %v", w.ID, err)
 	}
 }
 

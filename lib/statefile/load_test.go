@@ -32,6 +32,26 @@ func TestCheckPairRefusesReserved(t *testing.T) {
 	}
 }
 
+// TestCheckStored: what a state file can hold. A reserved name is data
+// there (WriteLoad never hands it out); a bad key or a NUL is not.
+func TestCheckStored(t *testing.T) {
+	for _, tc := range []struct {
+		key, value string
+		ok         bool
+	}{
+		{"CLAUDE_PROJECT_DIR", "/p", true},
+		{"BASH_ENV", "$(touch x)", true},
+		{"REPORT_DIR", "a\nb", true},
+		{"BAD;touch", "v", false},
+		{"1ST", "v", false},
+		{"K", "a\x00b", false},
+	} {
+		if err := CheckStored(tc.key, tc.value); (err == nil) != tc.ok || err != nil && fail.Code(err) != fail.Invalid {
+			t.Errorf("CheckStored(%q, %q) = %v; want ok %v", tc.key, tc.value, err, tc.ok)
+		}
+	}
+}
+
 // TestWriteLoad is the policy of what state-load hands a shell, case by
 // case: the lines printed and the keys left out (with a warning each).
 func TestWriteLoad(t *testing.T) {

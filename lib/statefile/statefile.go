@@ -37,11 +37,24 @@ func ValidKey(key string) bool {
 // CheckPair validates a key and value before anything is written. A
 // reserved name (Reserved) is refused: state-load would never set it.
 func CheckPair(key, value string) error {
-	if !ValidKey(key) {
-		return fail.Invalidf("invalid key %q: keys must match [A-Za-z_][A-Za-z0-9_]*", key)
+	if err := CheckStored(key, value); err != nil {
+		return err
 	}
 	if why, ok := Reserved(key); ok {
 		return fail.Invalidf("key %s is reserved: %s, so state-load never sets it; choose another name, e.g. WF_%s", key, why, key)
+	}
+	return nil
+}
+
+// CheckStored validates what a state file can hold: a key that is a
+// shell identifier and a value without NUL. A reserved name passes:
+// stored, it is data that WriteLoad never hands a shell. The compat
+// layer stores what the bash libraries stored (CLAUDE_PROJECT_DIR);
+// state-append refuses such names with CheckPair, since they would
+// never load.
+func CheckStored(key, value string) error {
+	if !ValidKey(key) {
+		return fail.Invalidf("invalid key %q: keys must match [A-Za-z_][A-Za-z0-9_]*", key)
 	}
 	if strings.IndexByte(value, 0) >= 0 {
 		return fail.Invalidf("value of %s contains a NUL byte, which no shell variable can hold; remove it", key)

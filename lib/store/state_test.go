@@ -32,6 +32,29 @@ func testWorkflow(t *testing.T, p *Project, id string) *Workflow {
 	return w
 }
 
+// TestAppendStateStoresReservedKeys: the store keeps any key a shell
+// variable can have, reserved names included (the compat layer stores
+// what the bash libraries stored); it is state-append that refuses them.
+func TestAppendStateStoresReservedKeys(t *testing.T) {
+	w := testWorkflow(t, testProject(t), "wf-1")
+	if err := w.AppendState([][2]string{{"CLAUDE_PROJECT_DIR", "/elsewhere"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AppendState([][2]string{{"BASH_ENV", "$(touch x)"}, {"A", "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := w.LoadState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Values["CLAUDE_PROJECT_DIR"] != "/elsewhere" || st.Values["BASH_ENV"] != "$(touch x)" || st.Values["A"] != "1" {
+		t.Errorf("state = %v", st.Values)
+	}
+	if err := w.AppendState([][2]string{{"BAD;KEY", "v"}}); fail.Code(err) != fail.Invalid {
+		t.Errorf("bad key: %v; want exit 4", err)
+	}
+}
+
 // TestAppendStateCompacts: single appends decide from the size and the
 // header the append returns; once the file has more than doubled it is
 // compacted, so overwriting one key keeps it small and every value reads.

@@ -427,13 +427,15 @@ func (w *Workflow) AppendLog(name string, value []byte) error {
 // atomically, since a kill could tear a long multi-line append. The file
 // never grows past limit.MaxState: an append that would is compacted
 // first, and refused (exit 4, nothing written) if the state is still too
-// large, so every reader can read it whole.
+// large, so every reader can read it whole. A reserved key is stored
+// (statefile.CheckStored): whether one may be written is the caller's
+// rule, and no reader ever hands it to a shell.
 func (w *Workflow) AppendState(pairs [][2]string) error {
 	if len(pairs) == 0 {
 		return nil
 	}
 	for _, kv := range pairs {
-		if err := statefile.CheckPair(kv[0], kv[1]); err != nil {
+		if err := statefile.CheckStored(kv[0], kv[1]); err != nil {
 			return err
 		}
 	}
