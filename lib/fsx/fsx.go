@@ -1,7 +1,7 @@
 // Package fsx owns the way to every file flowstate keeps: one open that
 // never follows a symlink, never blocks and takes only regular files
-// (OpenFile), an exclusive flock on a sidecar lock file with a bounded
-// wait, and atomic replacement (temp file beside the target, fsync,
+// (OpenFile), an exclusive lock with a bounded wait that stays one
+// writer's whatever happens to its file (lock.go), and atomic replacement (temp file beside the target, fsync,
 // rename). A cloned repository can carry anything in .claude/state, so
 // nothing here trusts what it finds there. It knows nothing about what
 // the files contain.
@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/gofrs/flock"
 	"github.com/google/renameio/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
@@ -29,82 +28,6 @@ const (
 	DirPerm  fs.FileMode = 0o700
 	FilePerm fs.FileMode = 0o600
 )
-
-// DefaultWait bounds how long a writer waits for a lock before exit 5.
-const DefaultWait = 10 * time.Second
-
-// Lock is a held exclusive lock. The lock file is never deleted: deleting
-// it would let two holders lock two different inodes.
-type Lock struct{ fl *flock.Flock }
-
-// Acquire takes the exclusive lock on path (created 0600 if missing),
-// waiting at most wait, then fails with exit 5 naming the file. The wait
-// is a blocking flock(2), not polling: the kernel wakes waiters as soon
-// as the holder releases, so 32 writers do not starve each other.
-//
-// The lock file is opened like every other file (OpenFile's flags): a
-// dangling symlink at path must not make flowstate create the file it
-// names, and a FIFO there must not block the open. flock(2) ignores
-// O_NONBLOCK. What was locked must be a regular file, else the lock
-// means nothing.
-func Acquire(path string, wait time.Duration) (*Lock, error) {
-	fl := flock.New(path, flock.SetPermissions(FilePerm), flock.SetFlag(os.O_CREATE|os.O_RDONLY|safeFlags))
-	ok, err := fl.TryLock()
-	if err != nil {
-		return nil, lockError(path, err)
-	}
-	if ok {
-		return held(fl)
-	}
-	done := make(chan error, 1)
-	go func() { done <- fl.Lock() }()
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	select {
-	case err := <-done:
-		if err != nil {
-			return nil, lockError(path, err)
-		}
-		return held(fl)
-	case <-timer.C:
-		// The blocked flock may still succeed later; release it then, so
-		// an in-process caller never leaks a held lock.
-		go func() {
-			if <-done == nil {
-				_ = fl.Unlock()
-			}
-		}()
-		return nil, fail.Lockedf("lock %s is held by another process for more than %s; wait for it to finish or raise FLOWSTATE_LOCK_WAIT", path, wait)
-	}
-}
-
-// held returns the lock fl holds once its file is known to be regular.
-func held(fl *flock.Flock) (*Lock, error) {
-	st, err := fl.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = notRegular(fl.Path(), st.Mode())
-	}
-	if err != nil {
-		_ = fl.Unlock()
-		return nil, err
-	}
-	return &Lock{fl: fl}, nil
-}
-
-// lockError is openError for the lock file, naming the lock otherwise.
-func lockError(path string, err error) error {
-	if refused := openError(path, err); refused != err {
-		return refused
-	}
-	return fmt.Errorf("lock %s: %w", path, err)
-}
-
-// Release drops the lock. Safe to call on nil.
-func (l *Lock) Release() {
-	if l != nil {
-		_ = l.fl.Unlock()
-	}
-}
 
 // WriteFile replaces path atomically: temp file in the same directory
 // (so the rename never crosses a file system), fsync, rename, 0600.
