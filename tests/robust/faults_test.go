@@ -2,6 +2,7 @@ package robust
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,6 +15,40 @@ import (
 // I/O error, read-only files, a hook whose stdin stays open. The rule
 // they check is docs/architecture.md's: a non-zero exit changes nothing,
 // or exactly what its message says.
+
+// straceOrSkip returns strace, which injects faults into one file's
+// system calls (test.sh installs it), or skips where it cannot trace.
+func straceOrSkip(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("strace")
+	if err != nil {
+		t.Skip("strace is not installed (test.sh installs it): no way to inject an I/O error")
+	}
+	if out, err := exec.Command(path, "-f", "-qq", "-o", "/dev/null", "true").CombinedOutput(); err != nil {
+		t.Skipf("strace cannot trace here (%v: %s)", err, out)
+	}
+	return path
+}
+
+// inject makes every later run of p fail the system calls of set
+// (strace's syntax: "write,fsync") on the files at paths with errno, all
+// others running as usual; inject with no paths ends it. A file that
+// does not exist yet is matched once it does: by name.
+func (p *project) inject(set, errno string, paths ...string) {
+	p.t.Helper()
+	if len(paths) == 0 {
+		p.bin = bin
+		return
+	}
+	script := `exec strace -f -qq -o /dev/null`
+	for _, path := range paths {
+		script += " -P " + shellQuote(path)
+	}
+	p.wrap(script + " -e inject=" + set + ":error=" + errno + ` "$flowstate" "$@"`)
+}
+
+// renames are the ways a file is renamed into place (Go uses renameat).
+const renames = "rename,renameat,renameat2"
 
 // TestLockFileRemovedWhileHeld: four writers increment one counter while
 // the workflow's lock file is deleted over and over. Every increment
@@ -59,5 +94,74 @@ func TestLockFileRemovedWhileHeld(t *testing.T) {
 	deleter.Wait()
 	if got := strings.TrimSpace(p.ok("checkpoint-get", "phase_data.demo.count")); got != strconv.Itoa(acked) {
 		t.Errorf("%d increments acknowledged with the lock file deleted throughout, counter is %s", acked, got)
+	}
+}
+
+// TestTransitionIsAllOrNothing: a transition whose event cannot be
+// appended (a full disk) changes nothing, nor does one whose checkpoint
+// cannot be written: its event is cut off again. Before, the checkpoint
+// was replaced first, so a failed append left the transition made with
+// exit 1 and missing from history. If even the cut fails, the event
+// stays at the end of the log naming a revision the checkpoint never
+// reached: history leaves it out and the next write removes it.
+func TestTransitionIsAllOrNothing(t *testing.T) {
+	straceOrSkip(t)
+	p, id := victim(t)
+	events, cp := filepath.Join(p.wfDir(id), "events.jsonl"), filepath.Join(p.wfDir(id), "checkpoint.json")
+	for _, f := range []struct{ what, set, errno, path string }{
+		{"event append", "write", "ENOSPC", events},
+		{"checkpoint write", renames, "ENOSPC", cp},
+		{"checkpoint write", renames, "EIO", cp},
+	} {
+		before := snapshot(t, p.Dir)
+		p.inject(f.set, f.errno, f.path)
+		r := p.run(args("sm-transition", "plan"))
+		p.inject("", "")
+		wantRefusal(t, "sm-transition with a failing "+f.what, r, 1, errnoText[f.errno], "nothing was written")
+		sameTree(t, "sm-transition with a failing "+f.what, before, snapshot(t, p.Dir))
+	}
+
+	logged := p.readFile(events)
+	p.inject(renames+",ftruncate", "EIO", cp, events)
+	r := p.run(args("sm-transition", "plan"))
+	p.inject("", "")
+	if r.Code != 1 {
+		t.Fatalf("sm-transition with a failing checkpoint write and cut: %s", r)
+	}
+	if strings.Contains(p.ok("history"), "research → plan") {
+		t.Errorf("history shows a transition that did not happen:\n%s", p.ok("history"))
+	}
+	p.ok("checkpoint-set", "phase_data.research.n", "4")
+	if got := p.readFile(events); string(got) != string(logged) {
+		t.Errorf("the next write left the failed transition's event in the log:\n%s", got)
+	}
+	p.ok("sm-transition", "plan")
+	if n := strings.Count(p.ok("history"), "research → plan"); n != 1 {
+		t.Errorf("history shows research → plan %d times, want once", n)
+	}
+}
+
+// errnoText is how an error number reads in a message.
+var errnoText = map[string]string{"ENOSPC": "no space left on device", "EIO": "input/output error"}
+
+// TestStateAppendFsyncFails: when the state file's fsync fails (EIO),
+// state-append K V exits 1 and K keeps its value, as the batch form
+// (state-append --stdin) always did. Before, the line stayed in the
+// file, so state-get returned the value the command said it failed to
+// store.
+func TestStateAppendFsyncFails(t *testing.T) {
+	straceOrSkip(t)
+	p, id := victim(t)
+	before := snapshot(t, p.Dir)
+	// The batch form writes a temp file and renames it over the state.
+	p.inject("fsync,"+renames, "EIO", filepath.Join(p.wfDir(id), "state"))
+	for _, c := range []call{args("state-append", "KEPT", "new"), {Args: []string{"state-append", "--stdin"}, Stdin: strings.NewReader("KEPT=new\nOTHER=x\n")}} {
+		r := p.run(c)
+		wantRefusal(t, strings.Join(c.Args, " ")+" with fsync failing", r, 1, "input/output error")
+	}
+	p.inject("", "")
+	sameTree(t, "state-append with fsync failing", before, snapshot(t, p.Dir))
+	if got := p.ok("state-get", "KEPT"); got != "value with $(rm -rf /) in it" {
+		t.Errorf("state-get KEPT = %q after a state-append that failed", got)
 	}
 }
