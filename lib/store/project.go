@@ -13,11 +13,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 )
 
 // Project is a project directory and its state directory.
@@ -37,7 +39,11 @@ type Project struct {
 func FindProject(getenv func(string) string, cwd string) (*Project, error) {
 	dir := getenv("CLAUDE_PROJECT_DIR")
 	if dir == "" {
-		dir = findRoot(cwd, homes(getenv("HOME")))
+		h, err := homes(getenv)
+		if err != nil {
+			return nil, err
+		}
+		dir = findRoot(cwd, h)
 	}
 	return ProjectAt(getenv, dir)
 }
@@ -50,7 +56,11 @@ func ProjectAt(getenv func(string) string, dir string) (*Project, error) {
 	if err != nil {
 		return nil, fmt.Errorf("project dir %q: %w", dir, err)
 	}
-	if err := notClaudeHome(abs, homes(getenv("HOME"))); err != nil {
+	h, err := homes(getenv)
+	if err != nil {
+		return nil, err
+	}
+	if err := notClaudeHome(abs, h); err != nil {
 		return nil, err
 	}
 	wait := fsx.DefaultWait
@@ -97,17 +107,40 @@ func notClaudeHome(dir string, homes []string) error {
 	return nil
 }
 
-// homes is $HOME as given and, when it is reached through a symlink, as
-// the working directory would spell it; none when HOME is not set.
-func homes(home string) []string {
-	if home == "" {
-		return nil
+// homes is the user's home directory as given and, when it is reached
+// through a symlink, as the working directory would spell it. That is
+// $HOME, or the password database's entry when HOME is unset or not an
+// absolute path: without a home, the search for the project would climb
+// into it and take Claude Code's ~/.claude for a project. Neither known
+// is exit 2.
+func homes(getenv func(string) string) ([]string, error) {
+	h := getenv("HOME")
+	if !filepath.IsAbs(h) {
+		passwd, _ := fsx.ReadRegular("/etc/passwd", limit.Max) // unreadable: no home found
+		if h = homeOf(passwd, os.Getuid()); !filepath.IsAbs(h) {
+			return nil, fail.Usagef("HOME is not set (or not an absolute path) and /etc/passwd gives no home directory for uid %d, so flowstate cannot keep state out of Claude Code's ~/.claude; set HOME, or set CLAUDE_PROJECT_DIR to the project", os.Getuid())
+		}
 	}
-	h := filepath.Clean(home)
+	h = filepath.Clean(h)
 	if real, err := filepath.EvalSymlinks(h); err == nil && real != h {
-		return []string{h, real}
+		return []string{h, real}, nil
 	}
-	return []string{h}
+	return []string{h}, nil
+}
+
+// homeOf is the home directory that passwd (/etc/passwd's format) gives
+// uid, "" when it lists none. Not os/user, which does the same but links
+// the C library in: a dynamically linked binary starts slower, in every
+// bash block.
+func homeOf(passwd []byte, uid int) string {
+	id := strconv.Itoa(uid)
+	for line := range strings.Lines(string(passwd)) {
+		f := strings.Split(strings.TrimRight(line, "\r\n"), ":")
+		if len(f) == 7 && f[2] == id {
+			return f[5]
+		}
+	}
+	return ""
 }
 
 func (p *Project) workflowsDir() string { return filepath.Join(p.StateDir, "workflows") }

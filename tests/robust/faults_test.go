@@ -165,3 +165,60 @@ func TestStateAppendFsyncFails(t *testing.T) {
 		t.Errorf("state-get KEPT = %q after a state-append that failed", got)
 	}
 }
+
+// TestHomeUnset: with HOME unset, a bash block in a directory under the
+// home (found in /etc/passwd) that is in no project keeps its state
+// there, never in the home's .claude, Claude Code's configuration; with
+// no home in /etc/passwd either, it refuses (exit 2) and says why. A
+// private mount namespace gives the run a passwd naming a test home.
+func TestHomeUnset(t *testing.T) {
+	p := newProject(t)
+	home := filepath.Join(p.Root, "home")
+	work := filepath.Join(home, "code", "tool")
+	for _, d := range []string{filepath.Join(home, ".claude"), work} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(passwd string) result {
+		t.Helper()
+		file := filepath.Join(p.Root, "passwd")
+		if err := os.WriteFile(file, []byte(passwd), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Inside a user namespace (when not root) the uid is 0 too.
+		ns := []string{"-m"}
+		if os.Geteuid() != 0 {
+			ns = []string{"-r", "-m"}
+		}
+		const mount = `mount --bind "$0" /etc/passwd && exec "$@"`
+		cmd := exec.Command("unshare", append(ns, "sh", "-c", mount, file, bin, "sm-init", "--description", "d", "--command", "c", "--scope", "research-only")...)
+		cmd.Dir = work
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TMPDIR=" + filepath.Join(p.Root, "tmp")}
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		r := result{Stdout: stdout.String(), Stderr: stderr.String()}
+		if ee, ok := err.(*exec.ExitError); ok {
+			r.Code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(r.Stderr, "unshare:") || strings.Contains(r.Stderr, "mount:") {
+			t.Skipf("no private mount namespace here to give flowstate another /etc/passwd: %s", r.Stderr)
+		}
+		return r
+	}
+	r := run("root:x:0:0:root:" + home + ":/bin/sh\n")
+	if r.Code != 0 {
+		t.Fatalf("sm-init with HOME unset: %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".claude", "state")); err == nil {
+		t.Errorf("state went to the home's .claude/state")
+	}
+	if _, err := os.Stat(filepath.Join(work, ".claude", "state", "workflows", strings.TrimSpace(r.Stdout), "checkpoint.json")); err != nil {
+		t.Errorf("the workflow is not in the working directory's project: %v", err)
+	}
+	r = run("nobody:x:65534:65534::/nonexistent:/bin/sh\n")
+	wantRefusal(t, "sm-init with no HOME and no home in /etc/passwd", r, 2, "HOME is not set", "CLAUDE_PROJECT_DIR")
+}
