@@ -1,6 +1,7 @@
 package robust
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tidwall/gjson"
 )
 
 // Real faults: a lock file deleted while held, no HOME, a full disk, an
@@ -221,4 +224,38 @@ func TestHomeUnset(t *testing.T) {
 	}
 	r = run("nobody:x:65534:65534::/nonexistent:/bin/sh\n")
 	wantRefusal(t, "sm-init with no HOME and no home in /etc/passwd", r, 2, "HOME is not set", "CLAUDE_PROJECT_DIR")
+}
+
+// TestHookStdinLeftOpen: a hook reads the one JSON value on its stdin
+// and acts on it, whether or not stdin is ever closed. Before, it waited
+// for the end of stdin, gave up after 5 s and dropped the payload: here
+// the prompt a user typed would not have been recorded.
+func TestHookStdinLeftOpen(t *testing.T) {
+	p := newProject(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close() // only after the hook returned: it never sees the end of its input
+	b, _ := json.Marshal(map[string]string{"session_id": "s9", "cwd": p.Dir, "hook_event_name": "UserPromptSubmit", "prompt": "/workflow-approve looks good"})
+	if _, err := w.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	res := p.runWithin(call{Args: []string{"hook", "user-prompt-submit"}, Stdin: r})
+	if res.Code != 0 {
+		t.Fatalf("hook: %s", res)
+	}
+	got, err := os.ReadFile(filepath.Join(p.stateDir(), "prompts", "s9"))
+	if err != nil || gjson.GetBytes(got, "command").String() != "workflow-approve" {
+		t.Errorf("the hook did not act on its payload with stdin left open: %q, %v; hooks.log: %s", got, err, readOr(filepath.Join(p.stateDir(), "hooks.log")))
+	}
+}
+
+func readOr(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }
