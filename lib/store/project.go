@@ -28,6 +28,17 @@ type Project struct {
 	StateDir string
 	LockWait time.Duration
 	Now      func() time.Time
+	recorded []string
+}
+
+// Recorded lists, in order, what this Project's writes have recorded so
+// far, one phrase each ("workflow X: transition"): a command that fails
+// after some of its writes must say which stay (docs/architecture.md,
+// "What a non-zero exit means").
+func (p *Project) Recorded() []string { return p.recorded }
+
+func (p *Project) record(format string, args ...any) {
+	p.recorded = append(p.recorded, fmt.Sprintf(format, args...))
 }
 
 // FindProject locates the project: CLAUDE_PROJECT_DIR, else the nearest
@@ -237,7 +248,11 @@ func (p *Project) SetSession(session, id string) error {
 		return err
 	}
 	defer l.Release()
-	return fsx.WriteFile(p.SessionPointer(session), []byte(id+"\n"))
+	if err := fsx.WriteFile(p.SessionPointer(session), []byte(id+"\n")); err != nil {
+		return err
+	}
+	p.record("session %s points at workflow %s", session, id)
+	return nil
 }
 
 // pointerMax bounds a session pointer read: an id and a newline.
@@ -284,6 +299,9 @@ func (p *Project) ClearSession(session, expectID string) error {
 	err = os.Remove(p.SessionPointer(session))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
+	}
+	if err == nil {
+		p.record("session %s points at no workflow", session)
 	}
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -177,7 +178,10 @@ func (p *Project) Create(id string, cp, machineJSON []byte, session string) (*Wo
 			_ = os.RemoveAll(w.Dir) // nobody has seen it: no session points at it yet
 			return nil, fmt.Errorf("create workflow %s: point session %s at it: %w; nothing was created", id, session, err)
 		}
+		p.record("workflow %s created, session %s points at it", id, session)
+		return w, nil
 	}
+	p.record("workflow %s created", id)
 	return w, nil
 }
 
@@ -431,13 +435,28 @@ func (w *Workflow) commit(rev int64, doc []byte, events [][]byte) error {
 		}
 	}
 	if doc == nil {
+		w.recordCommit(events)
 		return nil
 	}
 	if err := fsx.WriteFile(w.path(checkpointFile), doc); err != nil {
 		_ = j.Truncate(before) // if this fails too, the events stay uncommitted: see above
 		return fmt.Errorf("workflow %s: %w; nothing was written", w.ID, err)
 	}
+	w.recordCommit(events)
 	return nil
+}
+
+// recordCommit notes a commit for a failure's message (Recorded): its
+// events' kinds, or the checkpoint when it had none.
+func (w *Workflow) recordCommit(events [][]byte) {
+	var kinds []string
+	for _, e := range events {
+		kinds = append(kinds, gjson.GetBytes(e, "event").String())
+	}
+	if len(kinds) == 0 {
+		kinds = []string{"checkpoint"}
+	}
+	w.P.record("workflow %s: %s", w.ID, strings.Join(kinds, ", "))
 }
 
 // uncommitted reports an event line of the change after revision rev,
@@ -499,7 +518,11 @@ func (w *Workflow) AppendLog(name string, value []byte) error {
 	if err := fsx.EnsureDir(w.path(logsDir)); err != nil {
 		return err
 	}
-	return fsx.AppendLine(filepath.Join(w.path(logsDir), name+".jsonl"), compact.Bytes())
+	if err := fsx.AppendLine(filepath.Join(w.path(logsDir), name+".jsonl"), compact.Bytes()); err != nil {
+		return err
+	}
+	w.P.record("workflow %s: log %s", w.ID, name)
+	return nil
 }
 
 // AppendState stores key/value pairs under the lock. One pair is one
@@ -515,6 +538,18 @@ func (w *Workflow) AppendState(pairs [][2]string) error {
 	if len(pairs) == 0 {
 		return nil
 	}
+	if err := w.appendState(pairs); err != nil {
+		return err
+	}
+	keys := make([]string, len(pairs))
+	for i, kv := range pairs {
+		keys[i] = kv[0]
+	}
+	w.P.record("workflow %s: state %s", w.ID, strings.Join(keys, ", "))
+	return nil
+}
+
+func (w *Workflow) appendState(pairs [][2]string) error {
 	for _, kv := range pairs {
 		if err := statefile.CheckPair(kv[0], kv[1]); err != nil {
 			return err
