@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -258,4 +259,46 @@ func readOr(path string) string {
 		return err.Error()
 	}
 	return string(b)
+}
+
+// TestClockSteppedBack: events whose times go back (the clock was
+// stepped back between two commands; here the log is edited so) give no
+// negative duration in history --json, and keep the order written.
+// Before: -7198269 ms, which history printed as 0s.
+func TestClockSteppedBack(t *testing.T) {
+	p, id := victim(t)
+	p.ok("sm-transition", "plan")
+	events := filepath.Join(p.wfDir(id), "events.jsonl")
+	lines := strings.SplitAfter(string(p.readFile(events)), "\n")
+	for i, l := range lines {
+		if strings.Contains(l, `"to":"plan"`) { // the last transition, two hours before the one it follows
+			lines[i] = regexp.MustCompile(`"ts":"[^"]*"`).ReplaceAllString(l, `"ts":"2000-01-01T00:00:00Z"`)
+		}
+	}
+	if err := os.WriteFile(events, []byte(strings.Join(lines, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Events []struct {
+			Seq        int    `json:"seq"`
+			Event      string `json:"event"`
+			DurationMs *int64 `json:"duration_ms"`
+		} `json:"events"`
+	}
+	if err := json.Unmarshal([]byte(p.ok("history", "--json")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for i, e := range doc.Events {
+		kinds = append(kinds, e.Event)
+		if e.Seq != i+1 {
+			t.Errorf("event %d has seq %d", i+1, e.Seq)
+		}
+		if e.DurationMs != nil && *e.DurationMs < 0 {
+			t.Errorf("event %d, %s, took %d ms", i+1, e.Event, *e.DurationMs)
+		}
+	}
+	if want := "init transition transition"; strings.Join(kinds, " ") != want {
+		t.Errorf("events %q, want %q in the order written", kinds, want)
+	}
 }
