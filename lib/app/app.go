@@ -21,6 +21,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/version"
@@ -68,6 +69,11 @@ func init() {
 // returns the exit code.
 func Main(args []string, io IO) int {
 	e := &env{IO: io}
+	if io.Getenv("FLOWSTATE_LOCK_TIMING") != "" {
+		// How long this command waited for locks, for bench/cmd/fsload.
+		waited := fsx.Waited()
+		defer func() { fmt.Fprintf(io.Stderr, "flowstate: waited %s for locks\n", fsx.Waited()-waited) }()
+	}
 	notFound := false // urfave/cli reports an unknown command as success
 	app := &cli.App{
 		Name:                  "flowstate",

@@ -41,8 +41,9 @@ type Lock struct{ dir, file *flock.Flock }
 // waited is how long this process waited for locks, for Waited.
 var waited atomic.Int64
 
-// Waited returns how long this process has waited for locks in all, for
-// FLOWSTATE_LOCK_TIMING (bench/cmd/fsload measures lock waits with it).
+// Waited returns how long this process has waited for locks in all:
+// with FLOWSTATE_LOCK_TIMING set, each command says on stderr how long
+// it waited (bench/cmd/fsload measures lock waits with it).
 func Waited() time.Duration { return time.Duration(waited.Load()) }
 
 // Acquire takes the exclusive lock of path (created 0600 if missing) and
