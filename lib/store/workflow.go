@@ -418,10 +418,11 @@ func (w *Workflow) commit(rev int64, doc []byte, events [][]byte) error {
 		return err
 	}
 	defer j.Close()
+	// Before any append, so that uncommitted lines are always the last.
+	if err := j.DropTail(func(line []byte) bool { return uncommitted(line, rev) }); err != nil {
+		return err
+	}
 	if doc != nil {
-		if err := j.DropTail(func(line []byte) bool { return uncommitted(line, rev) }); err != nil {
-			return err
-		}
 		for i, e := range events {
 			if events[i], err = sjson.SetBytes(e, "rev", rev+1); err != nil {
 				return err
