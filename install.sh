@@ -4,9 +4,11 @@
 #   ./install.sh [--force] [PROJECT_DIR]     install into PROJECT_DIR/.claude (default: the
 #                                            project the current directory is in); --force
 #                                            also replaces files you changed, and your own
-#                                            command or agent of a name flowstate uses
+#                                            command or agent of a name flowstate uses,
+#                                            keeping each as NAME.flowstate-backup
 #   ./install.sh --plugin                    build bin/flowstate here, for `claude --plugin-dir`
 #   ./install.sh --uninstall [PROJECT_DIR]   remove what the install put into PROJECT_DIR/.claude
+#                                            and put back what --force kept aside
 #
 # Options go before or after PROJECT_DIR. A thin wrapper: the logic lives in
 # `flowstate install`, `uninstall` and `doctor`. The binary comes from

@@ -32,6 +32,12 @@ if ! command -v zsh >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" 
 fi
 command -v zsh || true
 
+step "strace (injects I/O errors for tests/robust; those tests skip without it)"
+if ! command -v strace >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  (apt-get update -qq && apt-get install -y -qq strace >/dev/null) || echo "test.sh: could not install strace; the I/O error tests will skip"
+fi
+command -v strace || true
+
 step "vet, gofmt, go mod tidy, staticcheck $STATICCHECK_VERSION"
 go vet ./...
 go vet -tags e2e ./tests/e2e/...

@@ -324,14 +324,14 @@ func (r Runs) Span(ids []string) time.Duration {
 	if first.IsZero() {
 		return 0
 	}
-	return last.Sub(first)
+	return max(last.Sub(first), 0) // a clock stepped back: no time, never a negative one
 }
 
 // Duration is how long worker id's latest launch took, 0 while it has
 // not stopped.
 func (r Runs) Duration(id string) time.Duration {
 	if w := r.workers[id]; w != nil && !w.Stopped.IsZero() {
-		return w.Stopped.Sub(w.Launched)
+		return max(w.Stopped.Sub(w.Launched), 0)
 	}
 	return 0
 }

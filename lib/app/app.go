@@ -16,10 +16,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/version"
@@ -67,6 +69,11 @@ func init() {
 // returns the exit code.
 func Main(args []string, io IO) int {
 	e := &env{IO: io}
+	if io.Getenv("FLOWSTATE_LOCK_TIMING") != "" {
+		// How long this command waited for locks, for bench/cmd/fsload.
+		waited := fsx.Waited()
+		defer func() { fmt.Fprintf(io.Stderr, "flowstate: waited %s for locks\n", fsx.Waited()-waited) }()
+	}
 	notFound := false // urfave/cli reports an unknown command as success
 	app := &cli.App{
 		Name:                  "flowstate",
@@ -103,7 +110,19 @@ func Main(args []string, io IO) int {
 	if notFound {
 		return fail.Usage
 	}
-	return exitCode(err, io.Stderr)
+	return exitCode(e.kept(err), io.Stderr)
+}
+
+// kept adds to a command's error what its earlier writes recorded and
+// keep (docs/architecture.md, "What a non-zero exit means"): the steps of
+// phase-plan, say, record what a worker delivered before they plan the
+// next phase. A workflow that waits for a person (exit 6) says what it
+// recorded already.
+func (e *env) kept(err error) error {
+	if err == nil || e.project == nil || fail.Code(err) == fail.Waiting || len(e.project.Recorded()) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w; before that, this command recorded (and keeps): %s", err, strings.Join(e.project.Recorded(), "; "))
 }
 
 // exitCode is the one mapping of an error to flowstate's exit code

@@ -172,10 +172,14 @@ func (e *env) onHeld(status string, fn func(c *cli.Context, w *store.Workflow) e
 		if err != nil {
 			return err
 		}
-		w, err := p.ResolveWaiting(e.selector(c), status)
+		sel := e.selector(c)
+		w, waiting, err := p.ResolveWaiting(sel, status)
 		if err != nil {
 			return err
 		}
-		return fn(c, w)
+		if err := fn(c, w); err != nil || !waiting {
+			return err
+		}
+		return p.Adopt(sel.Session, w)
 	}
 }

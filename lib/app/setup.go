@@ -32,10 +32,11 @@ func (e *env) setupCommands() []*cli.Command {
 				".claude/settings.json (merged; the original is kept once as settings.json.flowstate-backup).\n" +
 				"The workflow state in .claude/state/ keeps itself out of git (its own .gitignore). A manifest with\n" +
 				"each file's hash (.claude/flowstate-manifest.json) lets `flowstate uninstall` remove\n" +
-				"exactly that. Files you changed are kept unless --force. Running it again changes nothing\n" +
-				"unless flowstate changed.",
+				"exactly that. Files you changed, and your own of flowstate's names, are kept unless --force,\n" +
+				"which keeps them beside as FILE.flowstate-backup for uninstall to put back. Running it again\n" +
+				"changes nothing unless flowstate changed.",
 			Flags: []cli.Flag{
-				&cli.BoolFlag{Name: "force", Usage: "also replace installed files you changed"},
+				&cli.BoolFlag{Name: "force", Usage: "also replace installed files you changed and your own of flowstate's names (kept as FILE.flowstate-backup)"},
 				&cli.StringFlag{Name: "from", Usage: "install commands and agents from this plugin checkout instead of the ones built into the binary"},
 			},
 			Action: e.install,

@@ -1,27 +1,23 @@
 // Package fsx owns the way to every file flowstate keeps: one open that
 // never follows a symlink, never blocks and takes only regular files
-// (OpenFile), an exclusive flock on a sidecar lock file with a bounded
-// wait, and atomic replacement (temp file beside the target, fsync,
+// (OpenFile), an exclusive lock with a bounded wait that stays one
+// writer's whatever happens to its file (lock.go), and atomic replacement (temp file beside the target, fsync,
 // rename). A cloned repository can carry anything in .claude/state, so
 // nothing here trusts what it finds there. It knows nothing about what
 // the files contain.
 package fsx
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/gofrs/flock"
 	"github.com/google/renameio/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
-	"github.com/flowstate-dev/flowstate/lib/limit"
 )
 
 // Permissions of everything flowstate creates: state is private to the user.
@@ -30,82 +26,6 @@ const (
 	FilePerm fs.FileMode = 0o600
 )
 
-// DefaultWait bounds how long a writer waits for a lock before exit 5.
-const DefaultWait = 10 * time.Second
-
-// Lock is a held exclusive lock. The lock file is never deleted: deleting
-// it would let two holders lock two different inodes.
-type Lock struct{ fl *flock.Flock }
-
-// Acquire takes the exclusive lock on path (created 0600 if missing),
-// waiting at most wait, then fails with exit 5 naming the file. The wait
-// is a blocking flock(2), not polling: the kernel wakes waiters as soon
-// as the holder releases, so 32 writers do not starve each other.
-//
-// The lock file is opened like every other file (OpenFile's flags): a
-// dangling symlink at path must not make flowstate create the file it
-// names, and a FIFO there must not block the open. flock(2) ignores
-// O_NONBLOCK. What was locked must be a regular file, else the lock
-// means nothing.
-func Acquire(path string, wait time.Duration) (*Lock, error) {
-	fl := flock.New(path, flock.SetPermissions(FilePerm), flock.SetFlag(os.O_CREATE|os.O_RDONLY|safeFlags))
-	ok, err := fl.TryLock()
-	if err != nil {
-		return nil, lockError(path, err)
-	}
-	if ok {
-		return held(fl)
-	}
-	done := make(chan error, 1)
-	go func() { done <- fl.Lock() }()
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	select {
-	case err := <-done:
-		if err != nil {
-			return nil, lockError(path, err)
-		}
-		return held(fl)
-	case <-timer.C:
-		// The blocked flock may still succeed later; release it then, so
-		// an in-process caller never leaks a held lock.
-		go func() {
-			if <-done == nil {
-				_ = fl.Unlock()
-			}
-		}()
-		return nil, fail.Lockedf("lock %s is held by another process for more than %s; wait for it to finish or raise FLOWSTATE_LOCK_WAIT", path, wait)
-	}
-}
-
-// held returns the lock fl holds once its file is known to be regular.
-func held(fl *flock.Flock) (*Lock, error) {
-	st, err := fl.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = notRegular(fl.Path(), st.Mode())
-	}
-	if err != nil {
-		_ = fl.Unlock()
-		return nil, err
-	}
-	return &Lock{fl: fl}, nil
-}
-
-// lockError is openError for the lock file, naming the lock otherwise.
-func lockError(path string, err error) error {
-	if refused := openError(path, err); refused != err {
-		return refused
-	}
-	return fmt.Errorf("lock %s: %w", path, err)
-}
-
-// Release drops the lock. Safe to call on nil.
-func (l *Lock) Release() {
-	if l != nil {
-		_ = l.fl.Unlock()
-	}
-}
-
 // WriteFile replaces path atomically: temp file in the same directory
 // (so the rename never crosses a file system), fsync, rename, 0600.
 // NewPendingFile rather than renameio.WriteFile: the latter adds
@@ -113,7 +33,15 @@ func (l *Lock) Release() {
 // nothing when every file is 0600 anyway. With WithTempDir there is no
 // probing for a temp dir either: open(O_EXCL), fstat, write, fsync,
 // close, rename.
+//
+// A read-only file at path is refused (writable): rename(2) would
+// replace it whatever its mode.
 func WriteFile(path string, data []byte) error {
+	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() {
+		if err := writable(path, st.Mode()); err != nil {
+			return err
+		}
+	}
 	t, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithStaticPermissions(FilePerm))
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -146,103 +74,6 @@ func WriteNew(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
-}
-
-// Journal is an append-only file of lines (events.jsonl, logs/, the
-// state file) open for appending. Opening it is where its torn tail is
-// cut; opening it before any other write of a change lets a refused
-// journal (a symlink, a FIFO) stop the change before it starts.
-type Journal struct {
-	f    *os.File
-	size int64
-}
-
-// OpenJournal opens path for appending (created 0600 when missing),
-// through OpenFile. If the file ends in a torn line (a writer was killed
-// mid-write), the tail is cut, so the next line does not glue onto
-// garbage. Callers hold the lock and Close the journal.
-func OpenJournal(path string) (*Journal, error) {
-	f, err := OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND)
-	if err != nil {
-		return nil, err
-	}
-	size, err := cutTornTail(f)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("append %s: %w", path, err)
-	}
-	return &Journal{f: f, size: size}, nil
-}
-
-// Append appends one line in a single write(2) with O_APPEND, so
-// concurrent readers see either none or all of it.
-//
-// No fsync: this is for append-only journals (events.jsonl, logs/) that
-// nothing restores state from. Atomicity does not need one (a single
-// O_APPEND write, and readers skip a torn line), and the data is in the
-// page cache for every later process at once; only a power loss or
-// kernel crash can drop the last lines, which costs history, never
-// state. The fsync was ~0.26 ms of every sm-transition.
-func (j *Journal) Append(line []byte) error {
-	buf := make([]byte, 0, len(line)+1)
-	buf = append(append(buf, line...), '\n')
-	if _, err := j.f.Write(buf); err != nil {
-		return fmt.Errorf("append %s: %w", j.f.Name(), err)
-	}
-	// The caller's lock keeps other writers out, so the size is known
-	// without another stat.
-	j.size += int64(len(buf))
-	return nil
-}
-
-// Close closes the journal's file.
-func (j *Journal) Close() error { return j.f.Close() }
-
-// AppendLine appends one line to the journal at path (OpenJournal, then
-// Append). Callers hold the lock.
-func AppendLine(path string, line []byte) error {
-	j, err := OpenJournal(path)
-	if err != nil {
-		return err
-	}
-	defer j.Close()
-	return j.Append(line)
-}
-
-// ErrFull is AppendLineDurable's refusal to grow a file past its bound.
-var ErrFull = errors.New("the line would take the file past its size bound")
-
-// AppendLineDurable is AppendLine followed by fsync, for the key/value
-// state file. Its single-pair append stands in for the temp-file-and-
-// rename write of a compaction, so it keeps that write's durability: a
-// value state-append acknowledged (exit 0) must survive a power loss
-// like one checkpoint-set wrote, or a later command could find its
-// checkpoint advanced past a value that is gone.
-//
-// It returns the file's size after the append and reads its first bytes
-// into head (n of them), from the file already open: the state file's
-// header and size decide whether to compact, and a second open and stat
-// would cost each state-append more than the decision. A line that would
-// take the file past bound bytes is not written: ErrFull, with the size.
-func AppendLineDurable(path string, line, head []byte, bound int64) (size int64, n int, err error) {
-	j, err := OpenJournal(path)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer j.Close()
-	if j.size+int64(len(line))+1 > bound {
-		return j.size, 0, ErrFull
-	}
-	if err := j.Append(line); err != nil {
-		return 0, 0, err
-	}
-	if err := j.f.Sync(); err != nil {
-		return 0, 0, fmt.Errorf("append %s: %w", path, err)
-	}
-	if n, err = j.f.ReadAt(head, 0); err != nil && err != io.EOF {
-		return 0, 0, fmt.Errorf("read %s: %w", path, err)
-	}
-	return j.size, n, nil
 }
 
 // RemoveStrayTemps deletes the temp files WriteFile leaves in dir when its
@@ -289,49 +120,6 @@ func isTempName(name string) bool {
 	}
 	last := name[len(name)-1]
 	return last >= '0' && last <= '9'
-}
-
-// maxTornTail bounds how far back cutTornTail looks for the last
-// newline: no append writes a longer line than a state value of
-// limit.Max bytes, every one escaped. A longer unterminated tail was not
-// written by flowstate; scanning a gigabyte of it under the lock would
-// be the cost a hostile file imposes.
-const maxTornTail = 2*limit.Max + 4096
-
-// cutTornTail truncates f after its last newline when its last byte is
-// not one, and returns f's size after that.
-func cutTornTail(f *os.File) (int64, error) {
-	st, err := f.Stat()
-	if err != nil || st.Size() == 0 {
-		return 0, err
-	}
-	size := st.Size()
-	last := make([]byte, 1)
-	if _, err := f.ReadAt(last, size-1); err != nil {
-		return 0, err
-	}
-	if last[0] == '\n' {
-		return size, nil
-	}
-	// Scan back in blocks for the last newline.
-	const block = 64 << 10
-	buf := make([]byte, block)
-	for end := size; end > 0; {
-		if size-end > maxTornTail {
-			return 0, fail.Invalidf("the file ends in more than %d MiB without a newline, which flowstate never writes; move it away", maxTornTail>>20)
-		}
-		start := max(end-block, 0)
-		n, err := f.ReadAt(buf[:end-start], start)
-		if err != nil {
-			return 0, err
-		}
-		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
-			cut := start + int64(i) + 1
-			return cut, f.Truncate(cut)
-		}
-		end = start
-	}
-	return 0, f.Truncate(0)
 }
 
 // ReadDir lists one of flowstate's own directories, refusing (exit 2) a

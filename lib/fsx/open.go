@@ -74,15 +74,33 @@ func openError(path string, err error) error {
 // refusal is notRegular for an open that failed because of what is at
 // path: O_NOFOLLOW fails with ELOOP on a link, O_NONBLOCK with ENXIO on
 // a FIFO nobody reads, a write open of a directory with EISDIR, O_EXCL
-// with EEXIST on anything. nil for any other failure.
+// with EEXIST on anything. A write open of a read-only file fails with
+// EACCES (unless flowstate runs as root): readOnly, as for root. nil for
+// any other failure.
 func refusal(path string, errno error) error {
 	switch {
 	case errors.Is(errno, syscall.ELOOP), errors.Is(errno, syscall.ENXIO), errors.Is(errno, syscall.EISDIR), errors.Is(errno, syscall.EEXIST):
 		if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
 			return notRegular(path, st.Mode())
 		}
+	case errors.Is(errno, syscall.EACCES):
+		if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() {
+			return writable(path, st.Mode())
+		}
 	}
 	return nil
+}
+
+// writable refuses a file its owner may not write (no u+w, as after
+// chmod 0400): someone made it read-only, perhaps to keep it as it is,
+// and flowstate does not replace it or append to it behind their back.
+// The mode bits decide, not access(2), so root is refused the same way.
+// Exit 1, as for the permission error a non-root write would get.
+func writable(path string, mode fs.FileMode) error {
+	if mode.Perm()&0o200 != 0 {
+		return nil
+	}
+	return fmt.Errorf("%s is read-only (mode %04o); flowstate writes no file made read-only: make it writable (chmod u+w) to let it change", path, mode.Perm())
 }
 
 // notRegular is the one refusal of a file that is not a plain file.

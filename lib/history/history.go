@@ -105,7 +105,9 @@ type clock struct {
 // took says how long what e ends took, and moves the clock on.
 func (c *clock) took(e Entry) (time.Duration, bool) {
 	str := func(k string) string { s, _ := e.Fields[k].(string); return s }
-	since := func(t time.Time) (time.Duration, bool) { return e.TS.Sub(t), !t.IsZero() }
+	// A clock stepped back (NTP, a VM restored) makes a later event's
+	// time earlier: that took no time, never a negative one.
+	since := func(t time.Time) (time.Duration, bool) { return max(e.TS.Sub(t), 0), !t.IsZero() }
 	switch e.Event {
 	case "init":
 		c.entered = e.TS

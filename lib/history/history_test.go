@@ -107,3 +107,29 @@ func TestRender(t *testing.T) {
 		t.Errorf("Render(nil) = %q", got)
 	}
 }
+
+// TestClockSteppedBack: when the clock went back between two events, what
+// the later one ends took no time, never a negative one, and the events
+// keep the order they were written in.
+func TestClockSteppedBack(t *testing.T) {
+	const back = `{"ts":"2026-04-01T12:00:00Z","event":"init"}
+{"ts":"2026-04-01T10:00:00Z","event":"transition","from":"initialize","to":"research"}
+{"ts":"2026-04-01T10:00:05Z","event":"agent_start","agent_id":"a1","agent_type":"research-specialist"}
+{"ts":"2026-04-01T09:00:00Z","event":"agent_stop","agent_id":"a1","agent_type":"research-specialist"}
+{"ts":"2026-04-01T09:00:09Z","event":"transition","from":"research","to":"plan"}
+`
+	entries, _ := Parse([]byte(back))
+	var order []string
+	for _, e := range entries {
+		order = append(order, e.Event)
+		if e.DurationMs != nil && *e.DurationMs < 0 {
+			t.Errorf("%d %s took %d ms", e.Seq, e.Event, *e.DurationMs)
+		}
+	}
+	if want := "init transition agent_start agent_stop transition"; strings.Join(order, " ") != want {
+		t.Errorf("order %q, want the order written, %q", order, want)
+	}
+	if d := entries[4].Duration(); d != 0 {
+		t.Errorf("research, entered at 10:00:00 and left at 09:00:09, took %v; want 0", d)
+	}
+}

@@ -213,33 +213,27 @@ func isTerminal(r io.Reader) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// readPayload reads the one JSON value Claude Code writes on stdin, and
+// stops there: it does not wait for the end of stdin, which a caller
+// that keeps it open never gives (a hook must return either way). It
+// waits at most wait for that value, then goes on without it.
 func readPayload(r io.Reader, wait time.Duration) (payload, error) {
 	var pl payload
 	if r == nil || isTerminal(r) {
 		return pl, nil
 	}
-	type result struct {
-		b   []byte
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		b, err := io.ReadAll(io.LimitReader(r, maxPayload))
-		ch <- result{b, err}
-	}()
-	var res result
+	ch := make(chan error, 1)
+	go func() { ch <- json.NewDecoder(io.LimitReader(r, maxPayload)).Decode(&pl) }()
+	var err error
 	select {
-	case res = <-ch:
+	case err = <-ch:
 	case <-time.After(wait):
-		return pl, fmt.Errorf("no hook payload on stdin within %s; using the environment only", wait)
+		return payload{}, fmt.Errorf("no hook payload on stdin within %s; using the environment only", wait)
 	}
-	if res.err != nil {
-		return pl, fmt.Errorf("read hook payload: %w", res.err)
-	}
-	if len(strings.TrimSpace(string(res.b))) == 0 {
-		return pl, nil
-	}
-	if err := json.Unmarshal(res.b, &pl); err != nil {
+	switch {
+	case err == io.EOF: // nothing on stdin
+		return payload{}, nil
+	case err != nil:
 		return payload{}, fmt.Errorf("hook payload is not the expected JSON (%v); using the environment only", err)
 	}
 	return pl, nil

@@ -184,7 +184,7 @@ func (d *doctor) files(m *Manifest) {
 	}
 	if len(changed) > 0 {
 		d.bad("installed files were changed since (install and uninstall keep them): "+strings.Join(changed, ", "),
-			"keep your versions, or run `flowstate install --force "+d.dir+"` to restore flowstate's")
+			"keep your versions, or run `flowstate install --force "+d.dir+"` to restore flowstate's (yours are kept as FILE"+backupSuffix+", and uninstall puts them back)")
 	}
 	if len(missing)+len(changed) == 0 {
 		d.ok(fmt.Sprintf("%d installed files unchanged (flowstate %s)", len(m.Files), m.Version))
@@ -199,8 +199,7 @@ func (d *doctor) kept(m *Manifest) {
 			d.bad(rel+" is missing: flowstate's was not installed, since your own file was there then", d.reinstall())
 			continue
 		}
-		d.bad(rel+" is your own file, not flowstate's (install kept it): "+what(rel)+" is not flowstate's",
-			"move it away and install again, or replace it: ./install.sh --force "+d.dir+" (flowstate install --force "+d.dir+")")
+		d.warn(rel+" is your own file, not flowstate's (install kept it): "+what(rel)+" is not flowstate's", keptFix(d.dir, rel))
 	}
 }
 

@@ -57,6 +57,17 @@ type Manifest struct {
 	// of that name was there (their own /coordinate, say): doctor reports
 	// them, since the command or agent of that name is not flowstate's.
 	Kept []string `json:"kept_user_files,omitempty"`
+	// Backups lists, per installed file, the user's files install
+	// --force replaced there, oldest first: uninstall puts the first back.
+	Backups map[string][]Backup `json:"backups,omitempty"`
+}
+
+// Backup is a user's file that install --force replaced, kept beside it
+// as Path (the installed file's path plus backupSuffix, and a number
+// when that name was taken).
+type Backup struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
 }
 
 // SettingsRecord is what install did to .claude/settings.json.
@@ -110,9 +121,10 @@ func Install(dir string, o Options) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	m := &Manifest{Version: o.Version, Files: map[string]string{}}
+	m := &Manifest{Version: o.Version, Files: map[string]string{}, Backups: map[string][]Backup{}}
 	if old != nil {
 		m.Dirs, m.Settings, m.Gitignore = old.Dirs, old.Settings, old.Gitignore
+		maps.Copy(m.Backups, old.Backups)
 	} else {
 		old = &Manifest{Files: map[string]string{}}
 	}
@@ -138,6 +150,7 @@ func Install(dir string, o Options) error {
 	for rel, sum := range old.Files {
 		if _, still := m.Files[rel]; !still {
 			removeFile(dir, rel, sum, o.Log)
+			m.putBack(dir, rel, o.Log)
 		}
 	}
 	if err := m.installSettings(dir); err != nil {
@@ -147,21 +160,36 @@ func Install(dir string, o Options) error {
 		return err
 	}
 	fmt.Fprintf(o.Log, "flowstate: %s/.claude has flowstate %s: %d files, hooks in settings.json (%s)\n", dir, o.Version, len(m.Files), hookNames())
-	nextSteps(o.Log, dir)
+	nextSteps(o.Log, dir, m.Kept)
 	return nil
 }
 
 // nextSteps tells the user what to do now: the commands are used from
 // Claude Code, whose bash blocks find the binary through the SessionStart
-// hook; a terminal does not have .claude/bin on its PATH.
-func nextSteps(log io.Writer, dir string) {
+// hook; a terminal does not have .claude/bin on its PATH. A command of
+// flowstate's name that is the user's own (kept) is not offered as
+// flowstate's: the line says what runs flowstate's workflow instead.
+func nextSteps(log io.Writer, dir string, kept []string) {
 	bin := filepath.Join(dir, filepath.FromSlash(binRel))
+	start := "/coordinate DESCRIPTION (also /orchestrate, /supervise, /workflow-status, /workflow-resume, /workflow-approve, /workflow-reject)"
+	if slices.Contains(kept, coordinateRel) {
+		start = "/orchestrate --scope full-implementation DESCRIPTION (your own /coordinate stays yours: " + keptFix(dir, coordinateRel) + ")"
+	}
 	fmt.Fprintf(log, `Next:
-  In Claude Code, in %s: /coordinate DESCRIPTION (also /orchestrate, /supervise, /workflow-status, /workflow-resume, /workflow-approve, /workflow-reject).
+  In Claude Code, in %s: %s.
   In a terminal, flowstate is %s; to type just flowstate there:
     export PATH=%s:"$PATH"
   flowstate doctor %s checks the installation; flowstate uninstall %s (or ./install.sh --uninstall) removes it.
-`, dir, bin, statefile.Quote(filepath.Dir(bin)), statefile.Quote(dir), statefile.Quote(dir))
+`, dir, start, bin, statefile.Quote(filepath.Dir(bin)), statefile.Quote(dir), statefile.Quote(dir))
+}
+
+// coordinateRel is flowstate's main command, which Next offers first.
+const coordinateRel = ".claude/commands/coordinate.md"
+
+// keptFix says how to get flowstate's file where the user's own rel was
+// kept, and that --force loses nothing.
+func keptFix(dir, rel string) string {
+	return fmt.Sprintf("move yours away and install again, or replace it with ./install.sh --force %s, which keeps yours as %s%s and uninstall puts it back", statefile.Quote(dir), rel, backupSuffix)
 }
 
 func projectDir(dir string) (string, error) {
@@ -232,8 +260,15 @@ func installFile(dir string, f file, old, m *Manifest, o Options) error {
 		m.Files[f.rel] = sum
 		return nil
 	case o.Force:
+		// What the user wrote there is theirs, even when forced: kept
+		// beside it. An older flowstate's file, unchanged, is not.
+		if hash(cur) != old.Files[f.rel] {
+			if err := m.backUp(dir, f.rel, cur, o.Log); err != nil {
+				return err
+			}
+		}
 	case old.Files[f.rel] == "":
-		fmt.Fprintf(o.Log, "flowstate: kept your %s (not installed by flowstate); move it away or pass --force to replace it\n", f.rel)
+		fmt.Fprintf(o.Log, "flowstate: kept your %s (not installed by flowstate): %s stays yours and flowstate's is not installed; %s\n", f.rel, what(f.rel), keptFix(dir, f.rel))
 		m.Kept = append(m.Kept, f.rel)
 		return nil
 	case hash(cur) != old.Files[f.rel]:
@@ -246,6 +281,64 @@ func installFile(dir string, f file, old, m *Manifest, o Options) error {
 	}
 	m.Files[f.rel] = sum
 	return nil
+}
+
+// backUp keeps the user's file data, about to be replaced at rel, beside
+// it (rel + backupSuffix, or that and a number when the name is taken),
+// with the mode it had, and records it for uninstall.
+func (m *Manifest) backUp(dir, rel string, data []byte, log io.Writer) error {
+	abs := filepath.Join(dir, filepath.FromSlash(rel))
+	_, mode, err := readWithMode(abs)
+	if err != nil {
+		return err
+	}
+	name := rel + backupSuffix
+	for n := 2; ; n++ {
+		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(name))); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		name = fmt.Sprintf("%s%s.%d", rel, backupSuffix, n)
+	}
+	if err := writeFile(filepath.Join(dir, filepath.FromSlash(name)), data, mode); err != nil {
+		return err
+	}
+	m.Backups[rel] = append(m.Backups[rel], Backup{Path: name, SHA256: hash(data)})
+	fmt.Fprintf(log, "flowstate: replaced your %s; yours is kept as %s, and uninstall puts it back\n", rel, name)
+	return nil
+}
+
+// putBack restores, once flowstate's file at rel is gone, the first file
+// of the user's that install --force replaced there, and names the later
+// ones (their edits of flowstate's file, replaced by a later --force),
+// which stay where they are. A backup that is gone or changed since is
+// left alone, and so is every backup while rel still exists (flowstate's
+// file, changed by the user and so kept).
+func (m *Manifest) putBack(dir, rel string, log io.Writer) {
+	backups := m.Backups[rel]
+	if len(backups) == 0 {
+		return
+	}
+	later := backups[1:]
+	abs := filepath.Join(dir, filepath.FromSlash(rel))
+	first := filepath.Join(dir, filepath.FromSlash(backups[0].Path))
+	b, err := readProjectFile(first)
+	_, there := os.Lstat(abs)
+	switch {
+	case err != nil || hash(b) != backups[0].SHA256:
+		fmt.Fprintf(log, "flowstate: did not put back %s: it is missing or was changed since install kept your %s there\n", backups[0].Path, rel)
+	case there == nil:
+		fmt.Fprintf(log, "flowstate: your %s from before the install is in %s\n", rel, backups[0].Path)
+	default:
+		if err := os.Rename(first, abs); err != nil {
+			fmt.Fprintf(log, "flowstate: could not put back your %s from %s: %v\n", rel, backups[0].Path, err)
+			break
+		}
+		fmt.Fprintf(log, "flowstate: put back your %s\n", rel)
+		delete(m.Backups, rel)
+	}
+	for _, b := range later {
+		fmt.Fprintf(log, "flowstate: your %s as a later install --force found it is in %s\n", rel, b.Path)
+	}
 }
 
 // removeFile deletes an installed file unless it was changed since.
@@ -363,6 +456,7 @@ func Uninstall(dir string, log io.Writer) error {
 	}
 	for _, rel := range files {
 		removeFile(dir, rel, m.Files[rel], log)
+		m.putBack(dir, rel, log)
 	}
 	if err := m.uninstallSettings(dir, log); err != nil {
 		return err
@@ -467,9 +561,17 @@ func readManifest(dir string) (*Manifest, error) {
 	}
 	// A cloned project can carry the manifest: uninstall must not be
 	// made to delete what it names outside .claude.
-	for _, rel := range slices.Concat(slices.Collect(maps.Keys(m.Files)), m.Dirs, m.Kept) {
+	for _, rel := range slices.Concat(slices.Collect(maps.Keys(m.Files)), m.Dirs, m.Kept, slices.Collect(maps.Keys(m.Backups))) {
 		if !inClaude(rel) {
 			return nil, fail.Invalidf("%s lists %q, which is not a path inside .claude, so flowstate did not write it; restore the manifest from version control or delete it and install again", manifestRel, rel)
+		}
+	}
+	// A backup is only ever beside the file it was replaced by.
+	for rel, backups := range m.Backups {
+		for _, b := range backups {
+			if !inClaude(b.Path) || !strings.HasPrefix(b.Path, rel+backupSuffix) || strings.Contains(strings.TrimPrefix(b.Path, rel+backupSuffix), "/") {
+				return nil, fail.Invalidf("%s lists %q as a backup of %s, which flowstate never names so; restore the manifest from version control or delete it and install again", manifestRel, b.Path, rel)
+			}
 		}
 	}
 	// An older install appended only the state line to .gitignore; other

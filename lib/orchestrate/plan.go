@@ -108,16 +108,6 @@ func planStep(w *store.Workflow, o Options) (Output, error) {
 		}
 		return out, recordPlan(v, "hierarchical", plan{Supervised: true}, false)
 	}
-	for _, wk := range batch {
-		if err := ensureSpecDir(w.P, filepath.Dir(wk.Output)); err != nil {
-			return out, err
-		}
-	}
-	if len(batch) > 0 {
-		if err := writeBrief(v); err != nil {
-			return out, err
-		}
-	}
 	// What the task block uses, and no more: the request and the earlier
 	// artifacts are in the brief, which every worker reads; paths are
 	// relative to the spec directory, printed once.
@@ -136,7 +126,21 @@ func planStep(w *store.Workflow, o Options) (Output, error) {
 	} else {
 		out.add("NEXT", "verify")
 	}
-	return out, recordPlan(v, "flat", plan{Workers: ids}, o.Supervisor)
+	if err := recordPlan(v, "flat", plan{Workers: ids}, o.Supervisor); err != nil {
+		return out, err
+	}
+	// The spec directories and the brief come after the plan's record: a
+	// plan that fails to record writes neither, and one whose brief fails
+	// is planned again (the same plan, written once) by the next run.
+	for _, wk := range batch {
+		if err := ensureSpecDir(w.P, filepath.Dir(wk.Output)); err != nil {
+			return out, err
+		}
+	}
+	if len(batch) > 0 {
+		return out, writeBrief(v)
+	}
+	return out, nil
 }
 
 // writeBrief writes the brief the state's workers read first.

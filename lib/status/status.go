@@ -255,7 +255,7 @@ func timeIn(evs []event, initial, current string, active bool, now time.Time) (m
 	for _, ev := range evs {
 		if ev.Event == "transition" || ev.Event == "rewind" || ev.Event == "finish" {
 			if in != "" && !since.IsZero() {
-				spent[in] += ev.TS.Sub(since)
+				spent[in] += max(ev.TS.Sub(since), 0) // a clock stepped back adds nothing
 			}
 			in = ""
 		}
@@ -269,7 +269,7 @@ func timeIn(evs []event, initial, current string, active bool, now time.Time) (m
 	if in == "" || in != current || !active || since.IsZero() {
 		return spent, ""
 	}
-	spent[in] += now.Sub(since)
+	spent[in] += max(now.Sub(since), 0)
 	return spent, in
 }
 

@@ -13,11 +13,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 )
 
 // Project is a project directory and its state directory.
@@ -26,6 +28,17 @@ type Project struct {
 	StateDir string
 	LockWait time.Duration
 	Now      func() time.Time
+	recorded []string
+}
+
+// Recorded lists, in order, what this Project's writes have recorded so
+// far, one phrase each ("workflow X: transition"): a command that fails
+// after some of its writes must say which stay (docs/architecture.md,
+// "What a non-zero exit means").
+func (p *Project) Recorded() []string { return p.recorded }
+
+func (p *Project) record(format string, args ...any) {
+	p.recorded = append(p.recorded, fmt.Sprintf(format, args...))
 }
 
 // FindProject locates the project: CLAUDE_PROJECT_DIR, else the nearest
@@ -37,7 +50,11 @@ type Project struct {
 func FindProject(getenv func(string) string, cwd string) (*Project, error) {
 	dir := getenv("CLAUDE_PROJECT_DIR")
 	if dir == "" {
-		dir = findRoot(cwd, homes(getenv("HOME")))
+		h, err := homes(getenv)
+		if err != nil {
+			return nil, err
+		}
+		dir = findRoot(cwd, h)
 	}
 	return ProjectAt(getenv, dir)
 }
@@ -50,7 +67,11 @@ func ProjectAt(getenv func(string) string, dir string) (*Project, error) {
 	if err != nil {
 		return nil, fmt.Errorf("project dir %q: %w", dir, err)
 	}
-	if err := notClaudeHome(abs, homes(getenv("HOME"))); err != nil {
+	h, err := homes(getenv)
+	if err != nil {
+		return nil, err
+	}
+	if err := notClaudeHome(abs, h); err != nil {
 		return nil, err
 	}
 	wait := fsx.DefaultWait
@@ -97,17 +118,40 @@ func notClaudeHome(dir string, homes []string) error {
 	return nil
 }
 
-// homes is $HOME as given and, when it is reached through a symlink, as
-// the working directory would spell it; none when HOME is not set.
-func homes(home string) []string {
-	if home == "" {
-		return nil
+// homes is the user's home directory as given and, when it is reached
+// through a symlink, as the working directory would spell it. That is
+// $HOME, or the password database's entry when HOME is unset or not an
+// absolute path: without a home, the search for the project would climb
+// into it and take Claude Code's ~/.claude for a project. Neither known
+// is exit 2.
+func homes(getenv func(string) string) ([]string, error) {
+	h := getenv("HOME")
+	if !filepath.IsAbs(h) {
+		passwd, _ := fsx.ReadRegular("/etc/passwd", limit.Max) // unreadable: no home found
+		if h = homeOf(passwd, os.Getuid()); !filepath.IsAbs(h) {
+			return nil, fail.Usagef("HOME is not set (or not an absolute path) and /etc/passwd gives no home directory for uid %d, so flowstate cannot keep state out of Claude Code's ~/.claude; set HOME, or set CLAUDE_PROJECT_DIR to the project", os.Getuid())
+		}
 	}
-	h := filepath.Clean(home)
+	h = filepath.Clean(h)
 	if real, err := filepath.EvalSymlinks(h); err == nil && real != h {
-		return []string{h, real}
+		return []string{h, real}, nil
 	}
-	return []string{h}
+	return []string{h}, nil
+}
+
+// homeOf is the home directory that passwd (/etc/passwd's format) gives
+// uid, "" when it lists none. Not os/user, which does the same but links
+// the C library in: a dynamically linked binary starts slower, in every
+// bash block.
+func homeOf(passwd []byte, uid int) string {
+	id := strconv.Itoa(uid)
+	for line := range strings.Lines(string(passwd)) {
+		f := strings.Split(strings.TrimRight(line, "\r\n"), ":")
+		if len(f) == 7 && f[2] == id {
+			return f[5]
+		}
+	}
+	return ""
 }
 
 func (p *Project) workflowsDir() string { return filepath.Join(p.StateDir, "workflows") }
@@ -204,7 +248,11 @@ func (p *Project) SetSession(session, id string) error {
 		return err
 	}
 	defer l.Release()
-	return fsx.WriteFile(p.SessionPointer(session), []byte(id+"\n"))
+	if err := fsx.WriteFile(p.SessionPointer(session), []byte(id+"\n")); err != nil {
+		return err
+	}
+	p.record("session %s points at workflow %s", session, id)
+	return nil
 }
 
 // pointerMax bounds a session pointer read: an id and a newline.
@@ -251,6 +299,9 @@ func (p *Project) ClearSession(session, expectID string) error {
 	err = os.Remove(p.SessionPointer(session))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
+	}
+	if err == nil {
+		p.record("session %s points at no workflow", session)
 	}
 	return err
 }

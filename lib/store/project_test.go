@@ -172,3 +172,13 @@ func TestClearSessionOnlyTheExpectedPointer(t *testing.T) {
 		t.Errorf("bad pointer not removed: %v", err)
 	}
 }
+
+// TestHomeOf: the home /etc/passwd gives a uid, when HOME does not say.
+func TestHomeOf(t *testing.T) {
+	passwd := []byte("root:x:0:0:root:/root:/bin/bash\n# comment\nbroken line\nann:x:1000:1000:Ann,,,:/home/ann:/bin/zsh\r\nbob:x:10000:10000::/home/bob:/bin/sh")
+	for uid, want := range map[int]string{0: "/root", 1000: "/home/ann", 10000: "/home/bob", 100: ""} {
+		if got := homeOf(passwd, uid); got != want {
+			t.Errorf("homeOf(uid %d) = %q, want %q", uid, got, want)
+		}
+	}
+}

@@ -90,24 +90,25 @@ func (p *Project) Resolve(sel Selector) (*Workflow, error) {
 // else the project's only workflow that waits so, whichever session
 // started it (a person decides for it, from any shell or session), else
 // what Resolve finds (whose workflow then says it does not wait).
-func (p *Project) ResolveWaiting(sel Selector, status string) (*Workflow, error) {
+// waiting is true when it was found by what it waits for: once the
+// person's decision is made, the caller points the session at it
+// (Adopt), and a decision that is refused moves no pointer.
+func (p *Project) ResolveWaiting(sel Selector, status string) (w *Workflow, waiting bool, err error) {
 	if sel.Flag == "" && sel.Env == "" {
 		w, err := p.waitingFor(sel.Session, status)
-		if w != nil && err == nil {
-			err = p.adopt(sel.Session, w)
-		}
 		if w != nil || err != nil {
-			return w, err
+			return w, w != nil, err
 		}
 	}
-	return p.Resolve(sel)
+	w, err = p.Resolve(sel)
+	return w, false, err
 }
 
-// adopt points a Claude Code session that has no active workflow of its
+// Adopt points a Claude Code session that has no active workflow of its
 // own at w, which a person decided for from it: the same command run
 // again (a model runs a block twice) then finds w, whatever it waits for
 // by then. A session busy with a workflow of its own keeps it.
-func (p *Project) adopt(session string, w *Workflow) error {
+func (p *Project) Adopt(session string, w *Workflow) error {
 	if session == "" {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -86,12 +87,44 @@ func (w *Workflow) EventsPath() string { return w.path(eventsFile) }
 // ReadEvents returns the newest events, whole lines of at most
 // limit.Max bytes: the log only grows, and a cloned one may be huge.
 // No events yet is no error.
+// Events of a change whose checkpoint is not written (yet, or ever) are
+// left out (commit).
 func (w *Workflow) ReadEvents() ([]byte, error) {
 	b, err := fsx.ReadTail(w.EventsPath(), limit.Max)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	return b, err
+	if err != nil {
+		return nil, err
+	}
+	return w.committed(b)
+}
+
+// committed cuts off the end of events the lines of an uncommitted
+// change. The checkpoint is read after the events, so a change whose
+// checkpoint landed in between counts, as it should. Most logs end in a
+// line with no revision after the checkpoint's, and cost no read of it.
+func (w *Workflow) committed(events []byte) ([]byte, error) {
+	rev := int64(-1)
+	for len(events) > 0 {
+		i := bytes.LastIndexByte(events[:len(events)-1], '\n') + 1
+		last := events[i:]
+		if gjson.GetBytes(last, "rev").Int() == 0 {
+			return events, nil
+		}
+		if rev < 0 {
+			cp, err := w.readCheckpointFile()
+			if err != nil {
+				return nil, err
+			}
+			rev = gjson.GetBytes(cp, revisionPath).Int()
+		}
+		if !uncommitted(last, rev) {
+			return events, nil
+		}
+		events = events[:i]
+	}
+	return events, nil
 }
 
 // creating is where Create builds a workflow: a name no id can have
@@ -145,7 +178,10 @@ func (p *Project) Create(id string, cp, machineJSON []byte, session string) (*Wo
 			_ = os.RemoveAll(w.Dir) // nobody has seen it: no session points at it yet
 			return nil, fmt.Errorf("create workflow %s: point session %s at it: %w; nothing was created", id, session, err)
 		}
+		p.record("workflow %s created, session %s points at it", id, session)
+		return w, nil
 	}
+	p.record("workflow %s created", id)
 	return w, nil
 }
 
@@ -279,17 +315,28 @@ func (w *Workflow) readLocked() ([]byte, error) {
 			return nil, err
 		}
 	}
+	// The migrated document is a new revision, so that its event is
+	// committed with it (commit).
+	rev := gjson.GetBytes(data, revisionPath).Int()
+	if out, err = sjson.SetBytes(out, revisionPath, rev+1); err != nil {
+		return nil, err
+	}
 	backup := path + ".v" + from + ".bak"
+	made := false
 	if _, err := os.Stat(backup); errors.Is(err, fs.ErrNotExist) {
 		if err := fsx.WriteFile(backup, data); err != nil {
 			return nil, err
 		}
+		made = true
 	}
-	if err := fsx.WriteFile(path, out); err != nil {
+	migrated := eventLine(w.P.Now(), "migrated", map[string]any{"from": from, "to": checkpoint.SchemaVersion, "backup": filepath.Base(backup)})
+	if err := w.commit(rev, out, [][]byte{migrated}); err != nil {
+		if made {
+			_ = os.Remove(backup) // nobody has seen it: the migration did not happen
+		}
 		return nil, err
 	}
-	now := w.P.Now()
-	return out, fsx.AppendLine(w.path(eventsFile), eventLine(now, "migrated", map[string]any{"from": from, "to": checkpoint.SchemaVersion, "backup": filepath.Base(backup)}))
+	return out, nil
 }
 
 // Tx is one locked read-modify-write of a workflow. Change Checkpoint;
@@ -302,8 +349,8 @@ type Tx struct {
 	events     [][]byte
 }
 
-// Event records a timestamped event to append once the checkpoint is
-// written.
+// Event records a timestamped event to append with the checkpoint
+// (commit).
 func (tx *Tx) Event(kind string, fields map[string]any) {
 	tx.events = append(tx.events, eventLine(tx.Now, kind, fields))
 }
@@ -312,9 +359,8 @@ func (tx *Tx) Event(kind string, fields map[string]any) {
 const revisionPath = "metadata.revision"
 
 // Update runs fn under the workflow's lock. The checkpoint is validated
-// and replaced atomically only if fn changed it; events are appended
-// after it, so a crash between the two loses at most an event, never
-// state.
+// and replaced atomically only if fn changed it, together with the
+// events fn added (commit): a failure writes neither.
 func (w *Workflow) Update(fn func(tx *Tx) error) error {
 	l, err := w.lock()
 	if err != nil {
@@ -330,15 +376,7 @@ func (w *Workflow) Update(fn func(tx *Tx) error) error {
 	if err := fn(tx); err != nil {
 		return err
 	}
-	// The event log is opened before the checkpoint is written: one that
-	// must be refused (a symlink, a FIFO) stops the change before it starts.
-	var events *fsx.Journal
-	if len(tx.events) > 0 {
-		if events, err = fsx.OpenJournal(w.path(eventsFile)); err != nil {
-			return err
-		}
-		defer events.Close()
-	}
+	var doc []byte
 	if !bytes.Equal(tx.Checkpoint, data) {
 		if err := refuseCancelled(w.ID, data); err != nil {
 			return err
@@ -348,22 +386,87 @@ func (w *Workflow) Update(fn func(tx *Tx) error) error {
 		}
 		// Every write counts, whoever makes it, so a reader can tell that
 		// the document it loaded is no longer current.
-		if tx.Checkpoint, err = sjson.SetBytes(tx.Checkpoint, revisionPath, rev+1); err != nil {
+		if doc, err = sjson.SetBytes(tx.Checkpoint, revisionPath, rev+1); err != nil {
 			return err
 		}
-		if err := checkpoint.Validate(tx.Checkpoint); err != nil {
+		if err := checkpoint.Validate(doc); err != nil {
 			return fmt.Errorf("workflow %s: refusing to write an invalid checkpoint: %w", w.ID, err)
 		}
-		if err := fsx.WriteFile(w.path(checkpointFile), tx.Checkpoint); err != nil {
-			return err
+	}
+	return w.commit(rev, doc, tx.events)
+}
+
+// commit writes one change under the lock: events, then the checkpoint
+// doc of revision rev+1 (nil when the change is events alone).
+//
+// The event log comes first and the checkpoint is the commit record.
+// Events of a checkpoint change carry its revision ("rev"); they count
+// only once the checkpoint has that revision. If writing the checkpoint
+// fails, the events are cut off again, and the command exits non-zero
+// with nothing changed. If the process is killed between the two, or
+// the cut fails too, they stay at the end of the log naming a revision
+// the checkpoint never reached: ReadEvents leaves them out, and the next
+// commit cuts them before it appends. So history never shows a change
+// that did not happen, nor misses one that did. Events alone (an
+// agent's start) are committed by their append, which a failure undoes.
+func (w *Workflow) commit(rev int64, doc []byte, events [][]byte) error {
+	if doc == nil && len(events) == 0 {
+		return nil
+	}
+	j, err := fsx.OpenJournal(w.path(eventsFile))
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	// Before any append, so that uncommitted lines are always the last.
+	if err := j.DropTail(func(line []byte) bool { return uncommitted(line, rev) }); err != nil {
+		return err
+	}
+	if doc != nil {
+		for i, e := range events {
+			if events[i], err = sjson.SetBytes(e, "rev", rev+1); err != nil {
+				return err
+			}
 		}
 	}
-	for _, line := range tx.events {
-		if err := events.Append(line); err != nil {
-			return err
+	before := j.Size()
+	if len(events) > 0 {
+		if err := j.Append(events...); err != nil {
+			return fmt.Errorf("workflow %s: %w; nothing was written", w.ID, err)
 		}
 	}
+	if doc == nil {
+		w.recordCommit(events)
+		return nil
+	}
+	if err := fsx.WriteFile(w.path(checkpointFile), doc); err != nil {
+		_ = j.Truncate(before) // if this fails too, the events stay uncommitted: see above
+		return fmt.Errorf("workflow %s: %w; nothing was written", w.ID, err)
+	}
+	w.recordCommit(events)
 	return nil
+}
+
+// recordCommit notes a commit for a failure's message (Recorded): its
+// events' kinds, or the checkpoint when it had none.
+func (w *Workflow) recordCommit(events [][]byte) {
+	var kinds []string
+	for _, e := range events {
+		kinds = append(kinds, gjson.GetBytes(e, "event").String())
+	}
+	if len(kinds) == 0 {
+		kinds = []string{"checkpoint"}
+	}
+	w.P.record("workflow %s: %s", w.ID, strings.Join(kinds, ", "))
+}
+
+// uncommitted reports an event line of the change after revision rev,
+// whose checkpoint was never written: commit's record of a change that
+// failed or was killed. Only the one revision after the checkpoint's
+// counts: a checkpoint restored by hand to an older revision does not
+// make the history after it vanish.
+func uncommitted(line []byte, rev int64) bool {
+	return gjson.GetBytes(line, "rev").Int() == rev+1
 }
 
 // refuseCancelled stops every change to a cancelled workflow (exit 3):
@@ -416,7 +519,11 @@ func (w *Workflow) AppendLog(name string, value []byte) error {
 	if err := fsx.EnsureDir(w.path(logsDir)); err != nil {
 		return err
 	}
-	return fsx.AppendLine(filepath.Join(w.path(logsDir), name+".jsonl"), compact.Bytes())
+	if err := fsx.AppendLine(filepath.Join(w.path(logsDir), name+".jsonl"), compact.Bytes()); err != nil {
+		return err
+	}
+	w.P.record("workflow %s: log %s", w.ID, name)
+	return nil
 }
 
 // AppendState stores key/value pairs under the lock. One pair is one
@@ -434,6 +541,18 @@ func (w *Workflow) AppendState(pairs [][2]string) error {
 	if len(pairs) == 0 {
 		return nil
 	}
+	if err := w.appendState(pairs); err != nil {
+		return err
+	}
+	keys := make([]string, len(pairs))
+	for i, kv := range pairs {
+		keys[i] = kv[0]
+	}
+	w.P.record("workflow %s: state %s", w.ID, strings.Join(keys, ", "))
+	return nil
+}
+
+func (w *Workflow) appendState(pairs [][2]string) error {
 	for _, kv := range pairs {
 		if err := statefile.CheckStored(kv[0], kv[1]); err != nil {
 			return err
