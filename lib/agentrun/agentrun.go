@@ -37,16 +37,22 @@ type Event struct {
 	AgentType string    `json:"agent_type,omitempty"`
 	WorkerID  string    `json:"worker_id,omitempty"`
 	Output    string    `json:"output,omitempty"` // a launch: the file its prompt says to write
+	// Generic: launched as a general-purpose agent told to be AgentType
+	// (a start then knows its type only from the launches).
+	Generic bool `json:"generic,omitempty"`
 }
 
-// Fields are the fields of an agent event as store appends them (it adds
-// ts and event); empty ones are left out.
-func Fields(session, agentID, agentType, workerID, output string) map[string]any {
-	f := map[string]any{"session": session, "agent_type": agentType}
-	for k, v := range map[string]string{"agent_id": agentID, "worker_id": workerID, "output": output} {
+// Fields are the fields of e as store appends them (it adds ts and
+// event); empty ones are left out.
+func (e Event) Fields() map[string]any {
+	f := map[string]any{"session": e.Session, "agent_type": e.AgentType}
+	for k, v := range map[string]string{"agent_id": e.AgentID, "worker_id": e.WorkerID, "output": e.Output} {
 		if v != "" {
 			f[k] = v
 		}
+	}
+	if e.Generic {
+		f["generic"] = true
 	}
 	return f
 }
@@ -100,6 +106,10 @@ type Runs struct {
 	launches map[string]int // per agent type
 	started  map[string]agent
 	stopped  map[string]agent // agent id -> type and stop time
+	// generic lists the types of the generic launches in order, and
+	// genericStarts counts the starts matched to them per type.
+	generic       []string
+	genericStarts map[string]int
 }
 
 type agent struct {
@@ -129,6 +139,9 @@ func Fold(evs []Event, session string) Runs {
 		}
 		switch ev.Event {
 		case Launch:
+			if ev.Generic {
+				r.generic = append(r.generic, ev.AgentType)
+			}
 			r.launches[ev.AgentType]++
 			w := Worker{ID: ev.WorkerID, AgentType: ev.AgentType, Output: ev.Output, Launched: ev.TS}
 			r.launched = append(r.launched, w)
@@ -139,6 +152,9 @@ func Fold(evs []Event, session string) Runs {
 		case Start:
 			if ev.AgentID != "" {
 				r.started[ev.AgentID] = agent{Type: ev.AgentType, Started: ev.TS}
+			}
+			if ev.Generic {
+				r.genericStarts[ev.AgentType]++
 			}
 		case Stop:
 			if ev.AgentID != "" {
@@ -156,6 +172,39 @@ func (r *Runs) reset() {
 	r.launched = nil
 	r.workers, r.launches = map[string]*Worker{}, map[string]int{}
 	r.started, r.stopped = map[string]agent{}, map[string]agent{}
+	r.generic, r.genericStarts = nil, map[string]int{}
+}
+
+// GenericStart names the agent a general-purpose agent that is starting
+// was launched as: the type of the first generic launch of the current
+// state no start has been matched to yet; "" when there is none. A
+// start's payload has no prompt; its launch's had.
+func (r Runs) GenericStart() string {
+	seen := map[string]int{}
+	for _, t := range r.generic {
+		seen[t]++
+		if seen[t] > r.genericStarts[t] {
+			return t
+		}
+	}
+	return ""
+}
+
+// Bound tells in which state the agent with agentID started: found is
+// false when no start of it is on record; current is true when it
+// started in the workflow's current state (after the last transition or
+// rewind). A sub-supervisor launched for a state must not act on a later
+// one.
+func Bound(evs []Event, agentID string) (found, current bool) {
+	for _, ev := range evs {
+		switch {
+		case newState(ev.Event):
+			current = false
+		case ev.Event == Start && ev.AgentID == agentID:
+			found, current = true, true
+		}
+	}
+	return found, current
 }
 
 // running counts the agents of type t that are at work: started and not

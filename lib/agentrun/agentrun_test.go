@@ -134,3 +134,51 @@ func TestEntries(t *testing.T) {
 		t.Errorf("Entries = %v\nwant %s", got, want)
 	}
 }
+
+// generic is an event of an agent launched as general-purpose.
+func generic(e Event) Event { e.Generic = true; return e }
+
+// TestGenericStart: a general-purpose agent's start names no agent; it
+// answers the oldest generic launch of the state not yet started.
+func TestGenericStart(t *testing.T) {
+	const s, rs, sup = "sess", "research-specialist", "sub-supervisor"
+	tests := []struct {
+		name   string
+		events []Event
+		want   string
+	}{
+		{"no launch", nil, ""},
+		{"a launch by its own type", []Event{ev(1, Launch, s, "", rs, "research_1")}, ""},
+		{"one generic launch", []Event{generic(ev(1, Launch, s, "", rs, "research_1"))}, rs},
+		{"its start seen", []Event{generic(ev(1, Launch, s, "", rs, "research_1")), generic(ev(2, Start, s, "a1", rs, ""))}, ""},
+		{"two launched, one started", []Event{generic(ev(1, Launch, s, "", sup, "")), generic(ev(1, Launch, s, "", rs, "research_1")),
+			generic(ev(2, Start, s, "a1", sup, ""))}, rs},
+		{"launched in an earlier state", []Event{generic(ev(1, Launch, s, "", rs, "research_1")), {TS: t0.Add(3 * time.Second), Event: "transition"}}, ""},
+	}
+	for _, tt := range tests {
+		if got := Fold(tt.events, s).GenericStart(); got != tt.want {
+			t.Errorf("%s: GenericStart() = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestBound: the state an agent started in is the current one until a
+// transition or rewind.
+func TestBound(t *testing.T) {
+	const s = "sess"
+	start := ev(1, Start, s, "sup1", "sub-supervisor", "")
+	for _, tt := range []struct {
+		name           string
+		events         []Event
+		found, current bool
+	}{
+		{"never started", []Event{ev(1, Start, s, "other", "x", "")}, false, false},
+		{"started in this state", []Event{{Event: "transition"}, start}, true, true},
+		{"started before a transition", []Event{start, {Event: "transition"}}, true, false},
+		{"started before a rewind", []Event{start, {Event: "rewind"}}, true, false},
+	} {
+		if found, current := Bound(tt.events, "sup1"); found != tt.found || current != tt.current {
+			t.Errorf("%s: Bound = %v, %v; want %v, %v", tt.name, found, current, tt.found, tt.current)
+		}
+	}
+}

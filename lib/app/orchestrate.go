@@ -61,7 +61,7 @@ func (e *env) orchestrateCommands() []*cli.Command {
 				"WORKFLOW_ID, FINAL_STATE, ARTIFACTS_DIR, ARTIFACT_COUNT and NEXT=done.\n" +
 				"--supervisor (inside a sub-supervisor): plan the current state only, never delegate.",
 			Flags:  []cli.Flag{&cli.BoolFlag{Name: "supervisor", Usage: "called by a sub-supervisor agent"}, workflowFlag()},
-			Action: e.onWorkflow(e.phasePlan),
+			Action: e.onStep(orchestrate.Plan),
 		},
 		{
 			Name:      "phase-verify",
@@ -78,7 +78,7 @@ func (e *env) orchestrateCommands() []*cli.Command {
 				"then print the SUPERVISOR_COMPLETE or SUPERVISOR_FAILED line with the workers' counts (the\n" +
 				"aggregate is in the checkpoint).",
 			Flags:  []cli.Flag{&cli.BoolFlag{Name: "supervisor", Usage: "called by a sub-supervisor agent"}, waitFlag(), workflowFlag()},
-			Action: e.onWorkflow(e.phaseVerify),
+			Action: e.onStep(orchestrate.Verify),
 		},
 		{
 			Name:      "resume",
@@ -137,36 +137,61 @@ func (e *env) phaseStart(c *cli.Context) error {
 	}
 	var m *machine.Machine
 	var machineJSON []byte
-	if path := c.String("machine"); path != "" {
+	definition := c.String("machine")
+	if definition != "" {
 		// Relative to the project, wherever the block runs: a command names
 		// its definition as .claude/flows/NAME.json.
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(p.Dir, path)
+		if !filepath.IsAbs(definition) {
+			definition = filepath.Join(p.Dir, definition)
 		}
-		if m, machineJSON, err = e.loadMachine(path); err != nil {
+		if m, machineJSON, err = e.loadMachine(definition); err != nil {
 			return err
 		}
 	}
 	return e.printStep(p)(orchestrate.Start(p, orchestrate.Request{Command: command, Scope: a.Scope, Description: a.Description,
 		ApprovePlan: a.ApprovePlan, Sequential: c.Bool("sequential"), Classified: c.Bool("classified"), Options: o,
 		Session: e.Getenv("CLAUDE_CODE_SESSION_ID"), Mode: e.Getenv("FLOWSTATE_CLASSIFICATION"),
-		Machine: m, MachineJSON: machineJSON}))
+		Machine: m, MachineJSON: machineJSON, Definition: definition}))
 }
 
-func (e *env) phasePlan(c *cli.Context, w *store.Workflow, _ []string) error {
-	o, err := e.phaseOptions(c)
-	if err != nil {
-		return err
+// onStep runs a phase step (phase-plan, phase-verify) on the block's
+// workflow. In a Claude Code session whose command has not created its
+// workflow yet (the model skipped the classified start, or the start),
+// it answers where the command really is instead of failing: the start's
+// work, done now (orchestrate.Unstarted).
+func (e *env) onStep(step func(*store.Workflow, orchestrate.Options) (orchestrate.Output, error)) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if _, err := args(c); err != nil {
+			return err
+		}
+		o, err := e.phaseOptions(c)
+		if err != nil {
+			return err
+		}
+		p, err := e.Project()
+		if err != nil {
+			return err
+		}
+		sel := e.selector(c)
+		if !o.Supervisor && sel.Flag == "" && sel.Env == "" {
+			if out, ok, err := orchestrate.Unstarted(p, sel.Session, e.Getenv("FLOWSTATE_CLASSIFICATION"), o); ok || err != nil {
+				return e.printStep(p)(out, err)
+			}
+		}
+		w, err := p.Resolve(sel)
+		if err != nil && !o.Supervisor && fail.Code(err) == fail.Usage && orchestrate.StartsHere(p, sel) {
+			// Nothing started in this session: its command's start block was
+			// never run. A model inside a command goes there, never to sm-init.
+			var out orchestrate.Output
+			out.Warnings = []string{"no workflow was started in this Claude Code session: run the command's start block first"}
+			out.Pairs.Add("NEXT", "start")
+			return e.printStep(p)(out, nil)
+		}
+		if err != nil {
+			return err
+		}
+		return e.printStep(w.P)(step(w, o))
 	}
-	return e.printStep(w.P)(orchestrate.Plan(w, o))
-}
-
-func (e *env) phaseVerify(c *cli.Context, w *store.Workflow, _ []string) error {
-	o, err := e.phaseOptions(c)
-	if err != nil {
-		return err
-	}
-	return e.printStep(w.P)(orchestrate.Verify(w, o))
 }
 
 func (e *env) resume(c *cli.Context) error {
@@ -201,7 +226,7 @@ func waitFlag() cli.Flag {
 // --wait (FLOWSTATE_WAIT), and FLOWSTATE_STUCK_AFTER, the time after
 // which an agent at work counts as stuck.
 func (e *env) phaseOptions(c *cli.Context) (orchestrate.Options, error) {
-	o := orchestrate.Options{Supervisor: c.Bool("supervisor"), Cwd: e.Cwd}
+	o := orchestrate.Options{Supervisor: c.Bool("supervisor"), Cwd: e.Cwd, Agent: e.Getenv(orchestrate.AgentEnv)}
 	var err error
 	if o.Waiting.For, err = e.duration(c, "wait", "FLOWSTATE_WAIT", orchestrate.DefaultWait); err != nil {
 		return o, err

@@ -3,6 +3,7 @@ package hook
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -13,14 +14,54 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
-// preToolUse runs before every Agent call and every file write (see
-// guardWrite).
+// preToolUse runs before every Agent call, every file write (see
+// guardWrite) and every Bash call (see bindAgent).
 func (h handler) preToolUse() {
 	if field, ok := fileTools[h.pl.ToolName]; ok {
 		h.guardWrite(field)
 		return
 	}
+	if h.pl.ToolName == "Bash" {
+		h.bindAgent()
+		return
+	}
 	h.foreground()
+}
+
+// bindAgent tells a sub-supervisor's flowstate steps which agent runs
+// them: a Bash call inside a subagent carries the agent's id (Claude Code
+// 2.1.328), and the call's input is given back with
+// `export FLOWSTATE_AGENT_ID=<id>` before the command. phase-plan and
+// phase-verify --supervisor then know the state the agent was started in,
+// and a supervisor left over from an earlier state (it ran in the
+// background while the command went on) acts on no later one. Only the
+// sub-supervisors' own steps are touched.
+func (h handler) bindAgent() {
+	in := h.pl.ToolInput
+	cmd := gjson.GetBytes(in, "command")
+	if h.pl.AgentID == "" || !validAgentID(h.pl.AgentID) || cmd.Type != gjson.String ||
+		!strings.Contains(cmd.Str, "flowstate phase-") || !strings.Contains(cmd.Str, "--supervisor") {
+		return
+	}
+	updated, err := sjson.SetBytes(in, "command", "export "+orchestrate.AgentEnv+"="+h.pl.AgentID+"\n"+cmd.Str)
+	if err != nil {
+		h.l.printf("pre-tool-use: %v", err)
+		return
+	}
+	h.answer(map[string]any{"hookSpecificOutput": map[string]any{
+		"hookEventName": "PreToolUse",
+		"updatedInput":  json.RawMessage(updated),
+	}})
+}
+
+// validAgentID reports whether id can go into a shell line as it is.
+func validAgentID(id string) bool {
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return len(id) <= 128
 }
 
 // foreground runs before every Agent call. Claude Code 2.1.328 runs a
@@ -61,18 +102,19 @@ func (h handler) foreground() {
 
 // subagent records an agent's start or stop (kind) in its workflow; a
 // stop is attributed to the worker whose artifact path the agent's prompt
-// gives, read from the agent's transcript. A start carries no prompt, so
-// a general-purpose agent is known only at its stop.
+// gives, read from the agent's transcript. A start carries no prompt: a
+// general-purpose agent is known then by the launch it answers.
 func (h handler) subagent(kind string) {
-	prompt := ""
+	var k orchestrate.Known
+	var ours bool
 	if kind == agentrun.Stop {
-		prompt = h.stoppedPrompt()
+		k, ours = orchestrate.Recognize(h.p, h.session, h.pl.AgentType, h.stoppedPrompt(), h.pl.Cwd)
+	} else {
+		k, ours = orchestrate.RecognizeStart(h.p, h.session, h.pl.AgentType)
 	}
-	k, ours := orchestrate.Recognize(h.p, h.session, h.pl.AgentType, prompt, h.pl.Cwd)
-	if !ours {
-		return
+	if ours {
+		h.record(kind, k)
 	}
-	h.record(kind, k)
 }
 
 // record appends one agent event to the agent's workflow; the
@@ -104,7 +146,8 @@ func (h handler) record(kind string, k orchestrate.Known) {
 		output = k.Output
 	}
 	err := k.Workflow.Update(func(tx *store.Tx) error {
-		tx.Event(kind, agentrun.Fields(h.session, agentID, k.Name, k.Worker, output))
+		tx.Event(kind, agentrun.Event{Session: h.session, AgentID: agentID, AgentType: k.Name, WorkerID: k.Worker, Output: output,
+			Generic: k.Generic && kind != agentrun.Stop}.Fields())
 		return nil
 	})
 	if err != nil {

@@ -161,7 +161,7 @@ func Registrations() []Registration {
 	return []Registration{
 		{"SessionStart", "", SessionStart, 30},
 		{"SessionEnd", "", SessionEnd, 0},
-		{"PreToolUse", "Agent|Task|Write|Edit|MultiEdit|NotebookEdit", PreToolUse, 10},
+		{"PreToolUse", "Agent|Task|Write|Edit|MultiEdit|NotebookEdit|Bash", PreToolUse, 10},
 		{"SubagentStart", "", SubagentStart, 10},
 		{"SubagentStop", "", SubagentStop, 10},
 		{"Stop", "", Stop, 10},

@@ -32,7 +32,7 @@ func write(t *testing.T, path, data string) {
 func agentEvent(t *testing.T, w *store.Workflow, kind, session, agentID, agentType, worker string) {
 	t.Helper()
 	err := w.Update(func(tx *store.Tx) error {
-		tx.Event(kind, agentrun.Fields(session, agentID, agentType, worker, ""))
+		tx.Event(kind, agentrun.Event{Session: session, AgentID: agentID, AgentType: agentType, WorkerID: worker}.Fields())
 		return nil
 	})
 	if err != nil {

@@ -27,6 +27,7 @@ type Known struct {
 	Workflow *store.Workflow // its workflow; nil for the classifier, which runs before it exists
 	Worker   string          // the worker of the current state its prompt is for, "" if none
 	Output   string          // the file its prompt tells it to write (absolute), "" if none
+	Generic  bool            // launched as a general-purpose agent told to be Name
 }
 
 // genericAgents are the subagent types that take their instructions from
@@ -94,6 +95,7 @@ func Recognize(p *store.Project, session, subagentType, prompt, cwd string) (Kno
 			k.Worker = workerIn(v.workers, v.facts.SpecDir, rel, prompt)
 		}
 	}
+	k.Generic = generic
 	switch {
 	case slices.Contains(names, name) && !generic:
 		k.Name = name
@@ -107,6 +109,30 @@ func Recognize(p *store.Project, session, subagentType, prompt, cwd string) (Kno
 		return Known{}, false
 	}
 	return k, true
+}
+
+// RecognizeStart is Recognize for an agent that is starting, whose
+// payload carries its type but no prompt: a general-purpose agent is
+// known by the launch it answers (agentrun.Runs.GenericStart).
+func RecognizeStart(p *store.Project, session, subagentType string) (Known, bool) {
+	if !slices.Contains(genericAgents, bareName(subagentType)) {
+		return Recognize(p, session, subagentType, "", "")
+	}
+	if p == nil || session == "" || store.ValidID(session) != nil {
+		return Known{}, false
+	}
+	w := SessionWorkflow(p, session)
+	if w == nil {
+		return Known{}, false
+	}
+	runs, err := agentRuns(w, session)
+	if err != nil {
+		return Known{}, false
+	}
+	if t := runs.GenericStart(); t != "" {
+		return Known{Name: t, Workflow: w, Generic: true}, true
+	}
+	return Known{}, false
 }
 
 // agents lists every agent of the view's workflow: its definition's and

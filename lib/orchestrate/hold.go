@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/flowstate-dev/flowstate/lib/agentrun"
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/kv"
@@ -30,6 +31,9 @@ func guarded(w *store.Workflow, o Options, signal bool, run step) (Output, error
 	if out, ok, err := held(w, o, signal); ok || err != nil {
 		return out, err
 	}
+	if out, ok, err := leftOver(w, o, signal); ok || err != nil {
+		return out, err
+	}
 	if signal {
 		if out, ok, err := rewound(w, o); ok || err != nil {
 			return out, err
@@ -42,6 +46,39 @@ func guarded(w *store.Workflow, o Options, signal bool, run step) (Output, error
 		}
 	}
 	return out, err
+}
+
+// leftOver answers a sub-supervisor's step when the agent running it was
+// started in an earlier state than the workflow's: a supervisor that ran
+// on in the background while the command moved on. It hands nothing out
+// (phase-plan) and ends with a signal saying so (phase-verify), so that it
+// never acts on a state it was not launched for.
+func leftOver(w *store.Workflow, o Options, signal bool) (out Output, ok bool, err error) {
+	if !o.Supervisor || o.Agent == "" {
+		return out, false, nil
+	}
+	data, err := w.ReadEvents()
+	if err != nil {
+		return out, false, err
+	}
+	if found, current := agentrun.Bound(agentrun.Parse(data), o.Agent); !found || current {
+		return out, false, nil
+	}
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return out, false, err
+	}
+	why := fmt.Sprintf("this sub-supervisor was started in an earlier state of workflow %s, which is in state %s now; it has nothing more to do",
+		w.ID, gjson.GetBytes(doc, "state_machine.current_state").String())
+	if signal {
+		b, _ := json.Marshal(map[string]string{"error": why})
+		out.Signal = supervisor.SupervisorFailed + ": " + string(b)
+		return out, true, nil
+	}
+	out.Warnings = []string{why}
+	out.add("WORKER_COUNT", 0)
+	out.add("NEXT", "verify")
+	return out, true, nil
 }
 
 // Stopped is the section a command ends at when a person holds its

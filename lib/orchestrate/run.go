@@ -28,8 +28,10 @@ type Run struct {
 	// its sections after the workflow's states.
 	ByState bool `json:"by_state,omitempty"`
 	// User: the command is the user's (its own definition, or the
-	// low-level API), not one of the plugin's.
+	// low-level API), not one of the plugin's; Definition is the path of
+	// its definition, for a step that finishes a skipped start.
 	User       bool      `json:"user,omitempty"`
+	Definition string    `json:"definition,omitempty"`
 	Halted     string    `json:"halted,omitempty"` // the error of the step that stopped the command
 	StopBlocks int       `json:"stop_blocks,omitempty"`
 	Asked      time.Time `json:"asked,omitzero"` // when the classifier was asked for

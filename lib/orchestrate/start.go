@@ -40,9 +40,11 @@ type Request struct {
 	Mode        string  // FLOWSTATE_CLASSIFICATION: "" or agent, offline
 	Options     Options // how the first phase is planned
 	// Machine is the command's workflow definition, nil for the default
-	// one; MachineJSON is the file as given, kept with the workflow.
+	// one; MachineJSON is the file as given, kept with the workflow, and
+	// Definition the file's absolute path.
 	Machine     *machine.Machine
 	MachineJSON []byte
+	Definition  string
 }
 
 // definition is the request's workflow definition.
@@ -100,7 +102,8 @@ func Start(p *store.Project, r Request) (Output, error) {
 	}
 	// The same request again keeps its workflow id (and what the hooks
 	// recorded of its classifier) unless that run failed or finished.
-	run := Run{Command: r.Command, Description: r.Description, Scope: r.Scope, Sequential: r.Sequential, ApprovePlan: r.ApprovePlan, User: r.Machine != nil}
+	run := Run{Command: r.Command, Description: r.Description, Scope: r.Scope, Sequential: r.Sequential, ApprovePlan: r.ApprovePlan,
+		User: r.Machine != nil, Definition: r.Definition}
 	if again && prev.Halted == "" && !exists {
 		run = prev
 	}
@@ -204,6 +207,56 @@ func Start(p *store.Project, r Request) (Output, error) {
 	st, err := started(p, w.ID, r.Options)
 	st.Warnings = append(out.Warnings, st.Warnings...)
 	return st, err
+}
+
+// Unstarted answers a phase step (phase-plan, phase-verify) that
+// session's command ran before its workflow exists: the model skipped the
+// block that creates it (the classified start, or the start itself).
+// Rather than fail with a hint no model inside a command should follow,
+// it does what the skipped block does, which is safe to run twice: the
+// workflow is created from the classification (or the classifier is
+// asked for again, NEXT=classify, when it never ran), and its first phase
+// planned. ok is false when the session's command has its workflow, or
+// runs none (then the step resolves its workflow as usual).
+func Unstarted(p *store.Project, session, mode string, o Options) (Output, bool, error) {
+	run, ok := ReadRun(p, session)
+	if !ok || run.ByState {
+		return Output{}, false, nil
+	}
+	if _, exists := p.Summary(run.Workflow); exists {
+		return Output{}, false, nil
+	}
+	r := Request{Command: run.Command, Scope: run.Scope, Description: run.Description, Sequential: run.Sequential,
+		ApprovePlan: run.ApprovePlan, Session: session, Mode: mode, Options: o, Definition: run.Definition,
+		// The classifier at work since it was asked: wait for its answer.
+		Classified: run.Classifier != "" && !run.ClassifierLaunched.IsZero() && !run.ClassifierLaunched.Before(run.Asked)}
+	if run.Definition != "" {
+		b, err := fsx.ReadNamed(run.Definition, limit.Max)
+		if err != nil {
+			return Output{}, true, fmt.Errorf("the definition of /%s: %w", run.Command, err)
+		}
+		if r.Machine, err = machine.Parse(b); err != nil {
+			return Output{}, true, fmt.Errorf("%s: %w", run.Definition, err)
+		}
+		r.MachineJSON = b
+	}
+	out, err := Start(p, r)
+	out.Warnings = append([]string{fmt.Sprintf("/%s had not created its workflow yet (a block of its start was not run): flowstate did that now", run.Command)}, out.Warnings...)
+	return out, true, err
+}
+
+// StartsHere reports whether a phase step that found no workflow for sel
+// runs inside a Claude Code session that has started none (no run record,
+// no session pointer): the model skipped its command's start block.
+func StartsHere(p *store.Project, sel store.Selector) bool {
+	if sel.Session == "" || sel.Flag != "" || sel.Env != "" {
+		return false
+	}
+	if _, ok := ReadRun(p, sel.Session); ok {
+		return false
+	}
+	id, err := p.SessionWorkflow(sel.Session)
+	return err == nil && id == ""
 }
 
 // refuseClassification answers the classifier's malformed answer err (at

@@ -32,7 +32,15 @@ type Options struct {
 	// printed relative to it, which the agents started from the same
 	// directory resolve alike.
 	Cwd string
+	// Agent is the id of the agent running the step (AgentEnv), when the
+	// hooks said: a sub-supervisor's steps act only in the state it
+	// started in.
+	Agent string
 }
+
+// AgentEnv names the environment variable through which the PreToolUse
+// hook tells a sub-supervisor's steps the agent's id.
+const AgentEnv = "FLOWSTATE_AGENT_ID"
 
 // show is how a step prints path: relative to o.Cwd when it is the
 // project directory (where Claude Code starts agents), else absolute.
