@@ -163,17 +163,25 @@ func HeldMessage(w *store.Workflow, doc []byte) string {
 // plugin's /workflow-resume for a workflow of the built-in definition, its
 // own command's --resume for a user's definition, and its command again
 // for one on the low-level API (its start block finds the workflow).
-func ResumeHint(w *store.Workflow) string {
+func ResumeHint(w *store.Workflow) string { return resumeWith(w, "") }
+
+// RetryHint is how the user runs again the workers whose failure workflow
+// w went on without.
+func RetryHint(w *store.Workflow) string { return resumeWith(w, "--retry-failed") }
+
+// resumeWith is ResumeHint with an option of resume's.
+func resumeWith(w *store.Workflow, option string) string {
 	doc, m, err := sm.Load(w)
 	custom, _ := w.MachineJSON()
 	cmd := gjson.GetBytes(doc, "command").String()
+	lowLevel := gjson.GetBytes(doc, "state_machine.agents").Exists()
 	switch {
-	case err != nil || custom == nil && !gjson.GetBytes(doc, "state_machine.agents").Exists():
-		return "/flowstate:" + ResumeCommand
-	case len(m.Work) == 0 || gjson.GetBytes(doc, "state_machine.agents").Exists():
+	case err != nil || custom == nil && !lowLevel:
+		return strings.TrimSpace("/flowstate:" + ResumeCommand + " " + option)
+	case len(m.Work) == 0 || lowLevel:
 		return "/" + cmd
 	}
-	return "/" + cmd + " --resume " + w.ID
+	return strings.Join(strings.Fields("/"+cmd+" --resume "+option+" "+w.ID), " ")
 }
 
 // rewound answers a verify whose workflow a person rewound since the

@@ -133,14 +133,14 @@ func verifyStep(w *store.Workflow, o Options) (Output, error) {
 		return out, err
 	}
 	if how == acceptPartial {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("partial failure in %s of workflow %s: %d of %d workers did not deliver (%v); going on with the others. /flowstate:%s --retry-failed re-runs them",
-			v.state, w.ID, len(problems), len(v.workers), errors.Join(problems...), ResumeCommand))
+		out.Warnings = append(out.Warnings, fmt.Sprintf("partial failure in %s of workflow %s: %d of %d workers did not deliver (%v); going on with the others. %s re-runs them",
+			v.state, w.ID, len(problems), len(v.workers), errors.Join(problems...), RetryHint(w)))
 	}
 	if how == recordOnly {
 		if err := sm.Fail(w, problems[0].Error()); err != nil {
 			return out, err
 		}
-		return out, fmt.Errorf("%w; run /flowstate:workflow-resume to re-run only the workers that did not deliver", errors.Join(problems...))
+		return out, fmt.Errorf("%w; run %s to re-run only the workers that did not deliver", errors.Join(problems...), ResumeHint(w))
 	}
 	for _, warning := range res.warnings {
 		// An accepted failure is warned about once, above.

@@ -111,21 +111,6 @@ func (s *scenario) expectSelfWritesRefused(models []*standin.Server) {
 	}
 }
 
-// drifts27 are the deviations of issue 27 that flowstate does not survive
-// yet: a skipped bash block (the first one after agents returned: in
-// /coordinate the classified start), and agents launched as
-// general-purpose, told to follow their agent file, with and without
-// run_in_background. Once it does, they join drifts.
-var drifts27 = []standin.Drift{{SkipBlock: standin.Skip{AfterAgents: true}}, {GeneralPurpose: true}, {GeneralPurpose: true, Background: true}}
-
-// TestSurvivesSkippedBlockAndGeneralPurpose runs /coordinate's
-// research-only scenario under each of drifts27.
-func TestSurvivesSkippedBlockAndGeneralPurpose(t *testing.T) {
-	for _, d := range drifts27 {
-		t.Run(d.String(), func(t *testing.T) { testCoordinateResearchOnly(t, d) })
-	}
-}
-
 // expectSkipped checks the SkipBlock drift: a main thread passed over a
 // bash block.
 func (s *scenario) expectSkipped(models []*standin.Server) {

@@ -26,7 +26,11 @@ import (
 
 // drifts are the protocol followed to the letter and each way real
 // models deviate from it: every flowstate scenario runs under each.
-var drifts = []standin.Drift{{}, {Background: true}, {Twice: true}, {StopEvery: 3}, {CompactAfter: 4}}
+var drifts = []standin.Drift{{}, {Background: true}, {Twice: true}, {StopEvery: 3}, {CompactAfter: 4},
+	// A skipped bash block (the first after agents returned: in /coordinate
+	// the classified start), and agents launched as general-purpose told to
+	// follow their agent file, with and without run_in_background.
+	{SkipBlock: standin.Skip{AfterAgents: true}}, {GeneralPurpose: true}, {GeneralPurpose: true, Background: true}}
 
 // underEachDrift runs a scenario once per drift, as subtests named after
 // it.
