@@ -113,7 +113,28 @@ func (e *env) phaseStart(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	a, err := orchestrate.ParseArgs(command, string(raw), c.Bool("require-scope"))
+	p, o, err := e.projectOptions(c)
+	if err != nil {
+		return err
+	}
+	m := machine.Default()
+	var machineJSON []byte
+	definition := c.String("machine")
+	if definition != "" {
+		// Relative to the project, wherever the block runs: a command names
+		// its definition as .claude/flows/NAME.json.
+		if !filepath.IsAbs(definition) {
+			definition = filepath.Join(p.Dir, definition)
+		}
+		if m, machineJSON, err = e.loadMachine(definition); err != nil {
+			return err
+		}
+	}
+	var scopes []string
+	if c.Bool("require-scope") {
+		scopes = m.ScopeNames()
+	}
+	a, err := orchestrate.ParseArgs(command, string(raw), scopes)
 	if err != nil {
 		return err
 	}
@@ -126,27 +147,13 @@ func (e *env) phaseStart(c *cli.Context) error {
 	default:
 		return fail.Usagef("FLOWSTATE_APPROVE_PLAN=%q: use 1 (every plan waits for approval) or 0", v)
 	}
-	p, o, err := e.projectOptions(c)
-	if err != nil {
-		return err
-	}
 	if a.Resume {
 		r := a.ResumeRequest
 		r.Command, r.Actor = command, e.actor()
 		return e.printStep(p)(orchestrate.Resume(p, r, e.selector(c), o))
 	}
-	var m *machine.Machine
-	var machineJSON []byte
-	definition := c.String("machine")
-	if definition != "" {
-		// Relative to the project, wherever the block runs: a command names
-		// its definition as .claude/flows/NAME.json.
-		if !filepath.IsAbs(definition) {
-			definition = filepath.Join(p.Dir, definition)
-		}
-		if m, machineJSON, err = e.loadMachine(definition); err != nil {
-			return err
-		}
+	if machineJSON == nil {
+		m = nil // the built-in definition
 	}
 	return e.printStep(p)(orchestrate.Start(p, orchestrate.Request{Command: command, Scope: a.Scope, Description: a.Description,
 		ApprovePlan: a.ApprovePlan, Sequential: c.Bool("sequential"), Classified: c.Bool("classified"), Options: o,

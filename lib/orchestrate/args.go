@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
-	"github.com/flowstate-dev/flowstate/lib/machine"
 )
 
 // A command's arguments as typed. Pure: no I/O.
@@ -25,9 +24,9 @@ type Arguments struct {
 // ParseArgs splits a command's arguments as typed into the options before
 // the description (--scope SCOPE, --approve-plan, in any order) and the
 // description. One pair of quotes around the whole description is
-// dropped. A command that requires a scope refuses arguments without one,
-// naming the scopes.
-func ParseArgs(command, raw string, requireScope bool) (Arguments, error) {
+// dropped. A command that requires a scope (requireScope lists its
+// definition's scopes) refuses arguments without one, naming them.
+func ParseArgs(command, raw string, requireScope []string) (Arguments, error) {
 	var a Arguments
 	s := strings.TrimSpace(raw)
 	if rest, ok := option(s, "--resume"); ok {
@@ -57,11 +56,11 @@ func ParseArgs(command, raw string, requireScope bool) (Arguments, error) {
 		s = strings.TrimSpace(s[1 : len(s)-1])
 	}
 	if s == "" {
-		return a, fail.Usagef("no workflow description given; pass one after the command, e.g. /flowstate:coordinate research auth patterns")
+		return a, fail.Usagef("no workflow description given; say what to do after the command, e.g. /%s research auth patterns", command)
 	}
 	a.Description = s
-	if a.Scope == "" && requireScope {
-		return a, fail.Usagef("give the scope first: /flowstate:%s --scope SCOPE DESCRIPTION, SCOPE one of %s", command, strings.Join(machine.Default().ScopeNames(), ", "))
+	if a.Scope == "" && requireScope != nil {
+		return a, fail.Usagef("give the scope first: /%s --scope SCOPE DESCRIPTION, SCOPE one of %s", command, strings.Join(requireScope, ", "))
 	}
 	return a, nil
 }

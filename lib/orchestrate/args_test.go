@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -16,12 +17,16 @@ func TestParseArgs(t *testing.T) {
 	}{
 		{"fix the bug", false, "", "fix the bug", ""},
 		{"--scope research-only fix it", true, "research-only", "fix it", ""},
-		{"fix the bug", true, "", "", "give the scope first: /flowstate:orchestrate --scope SCOPE DESCRIPTION, SCOPE one of "},
+		{"fix the bug", true, "", "", "give the scope first: /orchestrate --scope SCOPE DESCRIPTION, SCOPE one of debug-only, "},
 		{"", false, "", "", "no workflow description given"},
 		{"", true, "", "", "no workflow description given"},
 	}
 	for _, tt := range tests {
-		a, err := ParseArgs("orchestrate", tt.raw, tt.requireScope)
+		var scopes []string
+		if tt.requireScope {
+			scopes = machine.Default().ScopeNames()
+		}
+		a, err := ParseArgs("orchestrate", tt.raw, scopes)
 		scope, desc := a.Scope, a.Description
 		if tt.msg != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.msg) || fail.Code(err) != fail.Usage {
@@ -58,7 +63,7 @@ func TestParseArgsOptions(t *testing.T) {
 		{"\n", "", "", false, "no workflow description"},
 	}
 	for _, tt := range tests {
-		a, err := ParseArgs("coordinate", tt.raw, false)
+		a, err := ParseArgs("coordinate", tt.raw, nil)
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) || fail.Code(err) != fail.Usage {
 				t.Errorf("ParseArgs(%q): err %v, want usage error %q", tt.raw, err, tt.err)
