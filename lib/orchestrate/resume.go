@@ -54,13 +54,12 @@ func (r ResumeRequest) owns(w *store.Workflow) error {
 		return err
 	}
 	cmd := gjson.GetBytes(doc, "command").String()
-	switch custom, err := w.MachineJSON(); {
-	case err != nil:
-		return err
+	own := ResumeHint(w) != "/flowstate:"+ResumeCommand // a user's definition, or the low-level API
+	switch {
 	case r.Command != "" && cmd != r.Command:
-		return fail.Usagef("workflow %s was started by /%s, not /%s; resume it with /%s --resume %s", w.ID, cmd, r.Command, cmd, w.ID)
-	case r.Command == "" && custom != nil:
-		return fail.Usagef("workflow %s runs /%s's own definition, whose agents its command names; resume it with /%s --resume %s", w.ID, cmd, cmd, w.ID)
+		return fail.Refusedf("workflow %s was started by /%s, not /%s; continue it with %s", w.ID, cmd, r.Command, ResumeHint(w))
+	case r.Command == "" && own:
+		return fail.Refusedf("workflow %s runs /%s's own steps, whose agents that command names; continue it with %s", w.ID, cmd, ResumeHint(w))
 	}
 	return nil
 }
@@ -245,7 +244,10 @@ func unfinished(p *store.Project, sel store.Selector, r ResumeRequest) (*store.W
 	// The session's own workflow, when cancelled, is what the user is told
 	// about if nothing else can be resumed.
 	var cancelled *store.Workflow
-	if w, err := p.Resolve(sel); err == nil && r.owns(w) == nil {
+	var notOurs error // the session's own workflow is another command's
+	if w, err := p.Resolve(sel); err == nil && r.owns(w) != nil {
+		notOurs = r.owns(w)
+	} else if err == nil {
 		switch s, _ := p.Summary(w.ID); {
 		case s.Status == checkpoint.Cancelled:
 			cancelled = w
@@ -275,6 +277,8 @@ func unfinished(p *store.Project, sel store.Selector, r ResumeRequest) (*store.W
 	switch {
 	case len(ids) == 0 && cancelled != nil:
 		return cancelled, nil
+	case len(ids) == 0 && notOurs != nil:
+		return nil, notOurs
 	case len(ids) == 0:
 		return nil, fail.Usagef("no unfinished workflow in %s; see `flowstate list`", p.Dir)
 	case len(ids) == 1:
