@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/intent"
+	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/sm"
@@ -84,99 +84,131 @@ func (r Request) scope(m *machine.Machine) (string, error) {
 // already written (run again after the classifier, say after compaction)
 // creates the workflow at once.
 func Start(p *store.Project, r Request) (Output, error) {
-	var out Output
 	if r.Session != "" {
 		if err := store.ValidID(r.Session); err != nil {
-			return out, fail.Usagef("CLAUDE_CODE_SESSION_ID: %v", err)
+			return Output{}, fail.Usagef("CLAUDE_CODE_SESSION_ID: %v", err)
 		}
 	}
+	run, exists := r.runOf(p)
+	if exists {
+		return started(p, run.Workflow, r.Options)
+	}
+	m := r.definition()
+	cls, classPath, ended, err := r.classification(p, m, &run)
+	if ended != nil || err != nil {
+		return *orEmpty(ended), err
+	}
+	return create(p, r, m, run, cls, classPath)
+}
+
+// runOf is the run record of the request: the session's earlier one when
+// it is the same request (its workflow id and what the hooks recorded of
+// its classifier stay) unless that run failed or finished; a new one
+// otherwise. exists is true when that earlier run's workflow exists and is
+// active: the start is done, and answers as it did.
+func (r Request) runOf(p *store.Project) (run Run, exists bool) {
 	prev, ok := ReadRun(p, r.Session)
 	again := ok && prev.Command == r.Command && prev.Description == r.Description && prev.Scope == r.Scope &&
 		prev.Sequential == r.Sequential && prev.ApprovePlan == r.ApprovePlan
-	exists := false
-	if again {
-		var s store.Summary
-		if s, exists = p.Summary(prev.Workflow); exists && s.Active() {
-			return started(p, prev.Workflow, r.Options)
-		}
+	s, created := p.Summary(prev.Workflow)
+	switch {
+	case again && created && s.Active():
+		return prev, true
+	case again && !created && prev.Halted == "":
+		return prev, false
 	}
-	// The same request again keeps its workflow id (and what the hooks
-	// recorded of its classifier) unless that run failed or finished.
-	run := Run{Command: r.Command, Description: r.Description, Scope: r.Scope, Sequential: r.Sequential, ApprovePlan: r.ApprovePlan,
-		User: r.Machine != nil, Definition: r.Definition}
-	if again && prev.Halted == "" && !exists {
-		run = prev
+	return Run{Command: r.Command, Description: r.Description, Scope: r.Scope, Sequential: r.Sequential, ApprovePlan: r.ApprovePlan,
+		User: r.Machine != nil, Definition: r.Definition}, false
+}
+
+// orEmpty is *o, or an empty output for nil.
+func orEmpty(o *Output) *Output {
+	if o == nil {
+		return &Output{}
 	}
-	m := r.definition()
+	return o
+}
+
+// classification is how the request is classified: by its given scope
+// (or its definition's only one), offline, or by the definition's
+// classifier agent. ended is the step's output when it ends before the
+// workflow exists: the classifier is asked for (NEXT=classify) or still
+// at work (NEXT=classified). classPath is where the agent wrote, "" for
+// no agent.
+func (r Request) classification(p *store.Project, m *machine.Machine, run *Run) (cls classify.Classification, classPath string, ended *Output, err error) {
 	scope, err := r.scope(m)
-	if err != nil {
-		return out, err
-	}
-	var cls classify.Classification
-	classPath := ""
 	switch mode := r.Mode; {
+	case err != nil:
+		return cls, "", nil, err
 	case scope != "":
 		// No topics: a topics fan-out studies the request itself, one worker.
 		if _, err := m.Scope(scope); err != nil {
-			return out, err
+			return cls, "", nil, err
 		}
-		if cls, err = classify.Given(scope, 1, ""); err != nil {
-			return out, err
-		}
+		cls, err = classify.Given(scope, 1, "")
+		return cls, "", nil, err
 	case mode == "offline":
-		cls = intent.Classify(r.Description)
+		return intent.Classify(r.Description), "", nil, nil
 	case mode != "" && mode != "agent":
-		return out, fail.Usagef("FLOWSTATE_CLASSIFICATION=%q: use agent (the default) or offline", mode)
-	default:
-		// The classifier runs between two bash blocks that share nothing but
-		// files: the run record keeps the workflow id it writes under.
-		if run.Workflow == "" && !r.Classified {
-			run.Workflow = store.NewID(r.Command, p.Now())
-		}
-		run.Classifier = m.Classifier
-		if r.Classified && run.Workflow == "" {
-			return out, fail.Usagef("no classification pending for this session; start again with /flowstate:%s DESCRIPTION", r.Command)
-		}
-		classPath = filepath.Join(specDir(p, run.Workflow), "classification.json")
-		var found bool
-		var err error
-		cls, found, err = readClassification(classPath)
+		return cls, "", nil, fail.Usagef("FLOWSTATE_CLASSIFICATION=%q: use agent (the default) or offline", mode)
+	}
+	return r.askedClassification(p, m, run)
+}
+
+// askedClassification is the classification the definition's classifier
+// agent wrote, which runs between two bash blocks that share nothing but
+// files: the run record keeps the workflow id it writes under. Without a
+// usable answer yet the classifier is asked for (again); while it is at
+// work the step waits, then answers NEXT=classified.
+func (r Request) askedClassification(p *store.Project, m *machine.Machine, run *Run) (cls classify.Classification, classPath string, ended *Output, err error) {
+	if run.Workflow == "" && !r.Classified {
+		run.Workflow = store.NewID(r.Command, p.Now())
+	}
+	run.Classifier = m.Classifier
+	if r.Classified && run.Workflow == "" {
+		return cls, "", nil, fail.Usagef("no classification pending for this session; start again with /%s DESCRIPTION", r.Command)
+	}
+	classPath = filepath.Join(specDir(p, run.Workflow), "classification.json")
+	cls, found, err := readClassification(classPath)
+	if err == nil && !found && r.Classified && (run.RefusedWhy == "" || classifierAskedAgain(p, r.Session, *run)) {
+		busy := r.Options.Waiting.wait(func() bool {
+			cls, found, err = readClassification(classPath)
+			return err == nil && !found && classifierBusy(p, r.Session, r.Options.Waiting)
+		})
 		switch {
-		case found && err == nil:
-		case fail.Code(err) == fail.Invalid:
-			return refuseClassification(p, r, run, classPath, err)
-		case err != nil:
-			return out, err
-		case !r.Classified, run.RefusedWhy != "" && !classifierAskedAgain(p, r.Session, run):
-			// Nothing usable yet, or the block that refused the first
-			// answer run again before the classifier was: ask (again).
-			if run.Asked.IsZero() {
-				run.Asked = p.Now().UTC()
-			}
-			return askClassifier(p, r, run, classPath)
-		default:
-			busy := r.Options.Waiting.wait(func() bool {
-				cls, found, err = readClassification(classPath)
-				return !found && classifierBusy(p, r.Session, r.Options.Waiting)
-			})
-			switch {
-			case fail.Code(err) == fail.Invalid:
-				return refuseClassification(p, r, run, classPath, err)
-			case err != nil:
-				return out, err
-			case busy:
-				out.add("NEXT", "classified")
-				return out, nil
-			case !found:
-				return out, fail.Usagef("the workflow-classifier wrote no classification at %s; run /flowstate:%s again", classPath, r.Command)
-			}
+		case err == nil && busy:
+			return cls, classPath, &Output{Pairs: kv.Pairs{{Key: "NEXT", Value: "classified"}}}, nil
+		case err == nil && !found:
+			return cls, classPath, nil, fail.Usagef("the %s wrote no classification at %s; run /%s again", m.Classifier, classPath, r.Command)
 		}
 	}
+	switch {
+	case fail.Code(err) == fail.Invalid:
+		out, err := refuseClassification(p, r, *run, classPath, err)
+		return cls, classPath, &out, err
+	case err != nil:
+		return cls, classPath, nil, err
+	case !found:
+		// Nothing usable yet, or the block that refused the first answer
+		// run again before the classifier was: ask (again).
+		if run.Asked.IsZero() {
+			run.Asked = p.Now().UTC()
+		}
+		out, err := askClassifier(p, r, *run, classPath)
+		return cls, classPath, &out, err
+	}
+	return cls, classPath, nil, nil
+}
+
+// create creates the workflow of r from its classification, with the
+// coordination the command asked for, and plans its first phase. The run
+// record names the workflow before it exists, so that a start killed in
+// between is found again rather than started twice.
+func create(p *store.Project, r Request, m *machine.Machine, run Run, cls classify.Classification, classPath string) (Output, error) {
+	var out Output
 	if run.Workflow == "" {
 		run.Workflow = store.NewID(r.Command, p.Now())
 	}
-	// The run record names the workflow before it exists, so that a start
-	// killed in between is found again rather than started twice.
 	run.Halted, run.StopBlocks = "", 0
 	if err := writeRun(p, r.Session, run); err != nil {
 		return out, err
@@ -188,11 +220,6 @@ func Start(p *store.Project, r Request) (Output, error) {
 			out.Warnings = append(out.Warnings, warning)
 		}
 	}
-	w, _, err := sm.Init(p, sm.InitParams{ID: run.Workflow, Description: r.Description, Command: r.Command, Scope: cls.WorkflowType,
-		Classification: cls, Machine: m, MachineJSON: r.MachineJSON, Session: r.Session, Gates: gates})
-	if err != nil {
-		return out, err
-	}
 	coord := adaptive
 	if r.Sequential {
 		coord = sequential
@@ -201,7 +228,9 @@ func Start(p *store.Project, r Request) (Output, error) {
 	if classPath != "" {
 		init["classification_path"] = classPath
 	}
-	if err := setPhaseData(w, "initialize", init); err != nil {
+	w, _, err := sm.Init(p, sm.InitParams{ID: run.Workflow, Description: r.Description, Command: r.Command, Scope: cls.WorkflowType,
+		Classification: cls, Machine: m, MachineJSON: r.MachineJSON, Session: r.Session, Gates: gates, PhaseData: init})
+	if err != nil {
 		return out, err
 	}
 	st, err := started(p, w.ID, r.Options)
@@ -397,19 +426,6 @@ func refuseLinkedSpecDir(p *store.Project, dir string) error {
 		chain = append(chain, cur)
 	}
 	return fsx.RefuseSymlinks(chain...)
-}
-
-// setPhaseData merges fields into phase_data.<state>.
-func setPhaseData(w *store.Workflow, state string, fields map[string]string) error {
-	return w.Update(func(tx *store.Tx) error {
-		// Sorted, so the checkpoint's bytes do not depend on map order.
-		for _, k := range slices.Sorted(maps.Keys(fields)) {
-			if err := set(tx, "phase_data."+state+"."+k, fields[k]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
 }
 
 // set writes value as JSON at path of tx's checkpoint.

@@ -91,7 +91,7 @@ func load(w *store.Workflow) (*view, error) {
 		doc:        doc,
 		state:      get("state_machine.current_state").String(),
 		terminal:   get("state_machine.workflow_config.terminal_state").String(),
-		sequential: get("phase_data.initialize.coordination").String() == sequential,
+		sequential: get("phase_data."+gjson.Escape(m.Initial)+".coordination").String() == sequential,
 		records:    map[string]map[string]supervisor.Record{},
 		session:    get("session_id").String(),
 	}

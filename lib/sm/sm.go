@@ -61,6 +61,9 @@ type InitParams struct {
 	// definition names (sm-init --agents): the hooks hold them to the
 	// protocol.
 	Agents []string
+	// PhaseData are fields of the initial state's phase_data, written with
+	// the workflow (how the command coordinates it, say).
+	PhaseData map[string]string
 	// Since is when the user last invoked a command in the session (the
 	// UserPromptSubmit hook's record); zero when unknown. The session's
 	// unfinished workflow of the same request created since then is this
@@ -217,6 +220,12 @@ func Document(p *store.Project, ip InitParams) (id string, cp []byte, err error)
 	}
 	if len(ip.Agents) > 0 {
 		if cp, err = sjson.SetBytes(cp, pAgents, ip.Agents); err != nil {
+			return "", nil, err
+		}
+	}
+	// Sorted, so the checkpoint's bytes do not depend on map order.
+	for _, k := range slices.Sorted(maps.Keys(ip.PhaseData)) {
+		if cp, err = sjson.SetBytes(cp, "phase_data."+gjson.Escape(m.Initial)+"."+gjson.Escape(k), ip.PhaseData[k]); err != nil {
 			return "", nil, err
 		}
 	}
