@@ -110,8 +110,12 @@ func (h handler) record(kind, agent, prompt string) {
 	if kind == agentrun.Launch {
 		agentID = "" // a PreToolUse inside a subagent carries the caller's id
 	}
+	f := agentrun.Fields(h.session, agentID, agent, worker)
+	if t := agentTranscript(h.pl.SessionTranscript, agentID); kind == agentrun.Start && t != "" {
+		f["transcript"] = t // status reads what a running agent spent so far
+	}
 	err := w.Update(func(tx *store.Tx) error {
-		tx.Event(kind, agentrun.Fields(h.session, agentID, agent, worker))
+		tx.Event(kind, f)
 		return nil
 	})
 	if err != nil {
