@@ -84,7 +84,7 @@ func (h handler) measure(w *store.Workflow, agent string, res usage.AgentResult)
 	}
 	f := map[string]any{
 		"session": h.session, "agent_id": res.ID, "agent_type": agent, "model": a.Model,
-		"usage": a.Usage.Fields(), "requests": a.Requests, "tool_uses": a.ToolUses,
+		"usage": a.Usage, "requests": a.Requests, "tool_uses": a.ToolUses,
 		"duration_ms": res.DurationMs, "status": res.Status, "source": source,
 	}
 	if worker := orchestrate.WorkerFor(w, res.Prompt); worker != "" {
@@ -160,7 +160,7 @@ func (h handler) mainUsage() {
 	}
 	for _, s := range m.Spent {
 		fields = append(fields, map[string]any{
-			"session": h.session, "state": s.State, "model": s.Model, "usage": s.Usage.Fields(),
+			"session": h.session, "state": s.State, "model": s.Model, "usage": s.Usage,
 			"requests": s.Requests, "cursor": m.Next,
 		})
 	}

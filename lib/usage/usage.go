@@ -39,14 +39,6 @@ func (u Usage) Total() int64 { return u.Input + u.Output + u.CacheRead + u.Cache
 // Zero reports that u holds no tokens.
 func (u Usage) Zero() bool { return u == Usage{} }
 
-// Fields is u as an event records it.
-func (u Usage) Fields() map[string]any {
-	return map[string]any{
-		"input_tokens": u.Input, "output_tokens": u.Output,
-		"cache_read_tokens": u.CacheRead, "cache_write_tokens": u.CacheWrite,
-	}
-}
-
 // FromFields reads u back from an event's "usage" object as decoded
 // into a map (numbers as float64 or json.Number); anything else counts 0.
 func FromFields(v any) Usage {

@@ -286,7 +286,7 @@ func TestTokens(t *testing.T) {
 
 func TestFromFields(t *testing.T) {
 	u := Usage{1, 2, 3, 4}
-	b, _ := json.Marshal(u.Fields())
+	b, _ := json.Marshal(u)
 	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
