@@ -27,7 +27,9 @@ func open(t *testing.T, name string) *os.File {
 }
 
 // k is the usage of k messages numbered 1..n summed: k = n(n+1)/2.
-func k(sum int64) Usage { return Usage{Input: sum, Output: 2 * sum, CacheRead: 100 * sum, CacheWrite: 10 * sum} }
+func k(sum int64) Usage {
+	return Usage{Input: sum, Output: 2 * sum, CacheRead: 100 * sum, CacheWrite: 10 * sum}
+}
 
 func TestScanAgent(t *testing.T) {
 	a, err := ScanAgent(open(t, "agent-supervisor.jsonl"))
