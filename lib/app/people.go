@@ -1,7 +1,6 @@
 package app
 
 import (
-
 	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
 
@@ -39,7 +38,7 @@ func (e *env) peopleCommands() []*cli.Command {
 				"thread; money only with a price table in " + usage.SettingsFile + " (README, \"What a workflow cost\").\n" +
 				"--json prints the workflow and its run: tokens, cost, states, agents, waits, marks (docs/cli.md).\n" +
 				"--timeline draws the states and agents on one time axis, as wide as the terminal.",
-			Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}, &cli.BoolFlag{Name: "timeline", Usage: "draw the run on a time axis"}, workflowFlag()},
+			Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}, &cli.BoolFlag{Name: "timeline", Usage: "draw the run on a time axis"}, workflowFlag()},
 			Action: e.onLooked(e.status),
 		},
 		{
