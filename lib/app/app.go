@@ -99,6 +99,10 @@ func Main(args []string, io IO) int {
 	for _, c := range app.Commands {
 		prepare(c)
 	}
+	if n := len(args); n > 0 && args[n-1] == completeFlag {
+		e.complete(app, args[1:n-1])
+		return fail.OK
+	}
 	err := app.Run(permute(app, args))
 	if notFound {
 		return fail.Usage

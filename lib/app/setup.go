@@ -82,8 +82,7 @@ func (e *env) setupCommands() []*cli.Command {
 			Description: "bash: add `source <(flowstate completion bash)` to ~/.bashrc.\n" +
 				"zsh:  add `source <(flowstate completion zsh)` to ~/.zshrc (after compinit), or save the\n" +
 				"      output as _flowstate in a directory of $fpath.",
-			BashComplete: completeShells,
-			Action:       e.completion,
+			Action: e.completion,
 		},
 		{
 			Name:      "version",
