@@ -22,6 +22,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/term"
 	"github.com/flowstate-dev/flowstate/lib/version"
 )
 
@@ -75,7 +76,7 @@ func Main(args []string, io IO) int {
 		Version:               version.Version,
 		HideHelpCommand:       true,
 		CustomAppHelpTemplate: appHelp,
-		Writer:                io.Stdout,
+		Writer:                helpWriter{io.Stdout, term.Width(io.Getenv, io.Stdout)},
 		ErrWriter:             io.Stderr,
 		Reader:                io.Stdin,
 		EnableBashCompletion:  true,

@@ -138,7 +138,7 @@ func (e *env) list(c *cli.Context) error {
 	if c.Bool("json") {
 		return e.printJSON(all)
 	}
-	e.printf("%s", status.List(all))
+	e.printf("%s", status.List(all, e.width()))
 	return nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -15,6 +14,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/hook"
 	"github.com/flowstate-dev/flowstate/lib/install"
 	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/term"
 	"github.com/flowstate-dev/flowstate/lib/version"
 )
 
@@ -220,12 +220,12 @@ func (e *env) help(c *cli.Context) error {
 	case "":
 		return cli.ShowAppHelp(c)
 	case "exit-codes":
-		tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "CODE\tMEANING")
+		// CODE is narrower than its heading: MEANING starts at column 6.
+		e.printf("CODE  MEANING\n")
 		for _, row := range fail.Table {
-			fmt.Fprintf(tw, "%d\t%s\n", row.Code, row.Meaning)
+			e.printf("%-4d  %s\n", row.Code, term.Indent(row.Meaning, e.width(), "      "))
 		}
-		return tw.Flush()
+		return nil
 	}
 	if c.App.Command(topic) == nil {
 		hint := ""
