@@ -28,12 +28,12 @@ func (e *env) setupCommands() []*cli.Command {
 			Usage:     "install the commands, agents, this binary and the hooks into PROJECT_DIR/.claude",
 			UsageText: "flowstate install [--force] [--from PLUGIN_DIR] [PROJECT_DIR]   (default: the project the current directory is in)",
 			Description: "Commands go to .claude/commands (as /coordinate, not /flowstate:coordinate), agents\n" +
-				"to .claude/agents, the binary to .claude/bin/flowstate, and flowstate's hooks into\n" +
-				".claude/settings.json (merged; the original is kept once as settings.json.flowstate-backup).\n" +
-				"The workflow state in .claude/state/ keeps itself out of git (its own .gitignore). A manifest with\n" +
-				"each file's hash (.claude/flowstate-manifest.json) lets `flowstate uninstall` remove\n" +
-				"exactly that. Files you changed are kept unless --force. Running it again changes nothing\n" +
-				"unless flowstate changed.",
+				"to .claude/agents, flowstate's hooks into .claude/settings.json (merged), and a manifest with\n" +
+				"each file's hash (.claude/flowstate-manifest.json) lets `flowstate uninstall` remove exactly\n" +
+				"that: what a team commits. This machine's own, the binary (.claude/bin/flowstate) and the\n" +
+				"original settings.json (kept once as .claude/bin/settings.json.flowstate-backup), stay out of\n" +
+				"git through .claude/bin/.gitignore; workflow state in .claude/state/ through its own. Files you\n" +
+				"changed are kept unless --force. Running it again changes nothing unless flowstate changed.",
 			Flags: []cli.Flag{
 				&cli.BoolFlag{Name: "force", Usage: "also replace installed files you changed"},
 				&cli.StringFlag{Name: "from", Usage: "install commands and agents from this plugin checkout instead of the ones built into the binary"},
