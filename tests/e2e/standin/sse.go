@@ -20,7 +20,7 @@ func (t turn) message(id string, toolID func() string) map[string]any {
 	return map[string]any{
 		"id": id, "type": "message", "role": "assistant", "model": "stand-in",
 		"content": content, "stop_reason": stop, "stop_sequence": nil,
-		"usage": map[string]int{"input_tokens": max(100, t.InputTokens), "output_tokens": 1, "cache_read_input_tokens": 300, "cache_creation_input_tokens": 40},
+		"usage": map[string]int{"input_tokens": max(1, t.InputTokens), "output_tokens": 1},
 	}
 }
 
@@ -62,7 +62,7 @@ func events(msg map[string]any) ([]sseEvent, error) {
 	return append(evs,
 		sseEvent{"message_delta", map[string]any{
 			"delta": map[string]any{"stop_reason": msg["stop_reason"], "stop_sequence": nil},
-			"usage": map[string]int{"output_tokens": 20},
+			"usage": map[string]int{"output_tokens": 1},
 		}},
 		sseEvent{"message_stop", map[string]any{}},
 	), nil
