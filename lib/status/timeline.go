@@ -125,12 +125,11 @@ func Timeline(t timeline.Timeline, width int, color bool) string {
 func axis(cols int, span time.Duration) string {
 	line := []rune(strings.Repeat(" ", cols))
 	for c := 0; c < cols; c += 16 {
-		text := "┊" + Duration(time.Duration(float64(span)*float64(c)/float64(cols)))
-		for i, r := range []rune(text) {
-			if c+i < cols {
-				line[c+i] = r
-			}
+		text := []rune("┊" + Duration(time.Duration(float64(span)*float64(c)/float64(cols))))
+		if c+len(text) > cols {
+			break // a label cut short would read as another time
 		}
+		copy(line[c:], text)
 	}
 	return strings.TrimRight(string(line), " ")
 }

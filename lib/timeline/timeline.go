@@ -80,6 +80,7 @@ type Agent struct {
 	Transcript              string // where its transcript is, while it runs
 	Artifact                string // the file its worker record names
 	Error                   string
+	takenBack               int // the rewind that took it back (its index), when Rewound
 }
 
 // Statuses of an agent.
@@ -197,6 +198,17 @@ func (b *builder) state() string {
 	return b.t.States[len(b.t.States)-1].Name
 }
 
+// stateAt is the state the workflow was in at t, and the rewinds before
+// it; the initial state before it was created.
+func (b *builder) stateAt(t time.Time) (string, int) {
+	for i := len(b.t.States) - 1; i >= 0; i-- {
+		if s := b.t.States[i]; !s.Start.After(t) {
+			return s.Name, s.Epoch
+		}
+	}
+	return b.in.Initial, 0
+}
+
 func (b *builder) enter(name string, at time.Time) {
 	if n := len(b.t.States); n > 0 && b.t.States[n-1].End.IsZero() {
 		b.t.States[n-1].End = at
@@ -290,8 +302,8 @@ func (b *builder) rewind(ev event) {
 		}
 	}
 	for i := range b.t.Agents {
-		if a := &b.t.Agents[i]; back[a.State] && a.Epoch == b.epoch {
-			a.Rewound = true
+		if a := &b.t.Agents[i]; back[a.State] && !a.Rewound {
+			a.Rewound, a.takenBack = true, b.epoch
 		}
 	}
 }
@@ -356,8 +368,11 @@ func (b *builder) measured(ev event) {
 	i := b.byAgentID(ev)
 	a := &b.t.Agents[i]
 	if !seen {
+		// Its run is known from the usage alone: it belongs to the state
+		// it started in (the classifier's: before the workflow existed).
 		a.Start = ev.TS.Add(-time.Duration(ev.DurationMs) * time.Millisecond)
 		a.End = ev.TS
+		a.State, a.Epoch = b.stateAt(a.Start)
 	}
 	if a.End.IsZero() {
 		a.End = ev.TS
@@ -421,11 +436,19 @@ func (b *builder) finish() {
 			s.Partial = true
 		}
 	}
+	for _, a := range t.Agents {
+		if a.Start.Before(t.Start) {
+			t.Start = a.Start // the classifier ran before the workflow existed
+		}
+	}
 	artifacts, errors := b.records()
 	for i := range t.Agents {
 		a := &t.Agents[i]
 		if a.Worker != "" {
-			key := [2]any{a.Worker, a.Epoch}
+			key := [2]any{a.Worker, -1}
+			if a.Rewound {
+				key[1] = a.takenBack
+			}
 			if a.Artifact == "" {
 				a.Artifact = artifacts[key]
 			}
@@ -446,11 +469,12 @@ func (b *builder) finish() {
 		}
 	}
 	t.Lanes = lanes(t.Agents, t.End)
-	waves(t.Agents, t.End)
+	waves(t.Agents)
 }
 
-// records are the artifact and error of each worker's record by epoch:
-// the rewinds keep what they took back, the checkpoint the current ones.
+// records are the artifact and error of each worker's record: the
+// rewinds keep what they took back (keyed by the rewind's index), the
+// checkpoint the current ones (-1).
 func (b *builder) records() (artifacts, errs map[[2]any]string) {
 	artifacts, errs = map[[2]any]string{}, map[[2]any]string{}
 	add := func(epoch int, sups gjson.Result) {
@@ -467,11 +491,10 @@ func (b *builder) records() (artifacts, errs map[[2]any]string) {
 			return true
 		})
 	}
-	rw := b.doc.Get("rewinds").Array()
-	for i, r := range rw {
+	for i, r := range b.doc.Get("rewinds").Array() {
 		add(i, r.Get("supervisor_state"))
 	}
-	add(len(rw), b.doc.Get("supervisor_state"))
+	add(-1, b.doc.Get("supervisor_state"))
 	return artifacts, errs
 }
 
@@ -501,9 +524,13 @@ func lanes(agents []Agent, end time.Time) int {
 	return len(free)
 }
 
-// waves numbers, per state and epoch, the groups of agents that overlap
-// in time: the workers launched together, then the ones after them.
-func waves(agents []Agent, end time.Time) {
+// waveGap is how far apart the starts of agents launched together can
+// be: Claude Code starts the Agent calls of one message at once.
+const waveGap = 3 * time.Second
+
+// waves numbers, per state and epoch, the batches of agents launched
+// together: the first workers of a phase, then the ones after them.
+func waves(agents []Agent) {
 	type key struct {
 		state string
 		epoch int
@@ -514,19 +541,13 @@ func waves(agents []Agent, end time.Time) {
 	}
 	sort.SliceStable(order, func(i, j int) bool { return agents[order[i]].Start.Before(agents[order[j]].Start) })
 	wave := map[key]int{}
-	until := map[key]time.Time{}
+	first := map[key]time.Time{}
 	for _, i := range order {
 		a := &agents[i]
 		k := key{a.State, a.Epoch}
-		stop := a.End
-		if stop.IsZero() {
-			stop = end
-		}
-		if wave[k] == 0 || a.Start.After(until[k]) {
+		if wave[k] == 0 || a.Start.Sub(first[k]) > waveGap {
 			wave[k]++
-			until[k] = stop
-		} else if stop.After(until[k]) {
-			until[k] = stop
+			first[k] = a.Start
 		}
 		a.Wave = wave[k]
 	}

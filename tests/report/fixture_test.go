@@ -106,7 +106,7 @@ func fixture(t *testing.T, project, id string, n int) int {
 	wave := func(kind, prefix, sub string, first, k int, start, dur float64, failed map[int]bool) float64 {
 		last := start
 		for i := 0; i < k; i++ {
-			s := start + float64(i%7)*0.4
+			s := start + float64(i%7)*0.25
 			e := s + dur*(0.6+0.8*rng.Float64())
 			st := "completed"
 			if failed[first+i] {
