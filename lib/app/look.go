@@ -71,7 +71,8 @@ func (e *env) mostRecent(p *store.Project) *store.Workflow {
 	if err != nil {
 		return nil
 	}
-	e.tell("workflow %s, the project's most recent (%s, %s); another: --workflow ID (flowstate list)", w.ID, all[0].Status, all[0].CurrentState)
+	// Short enough for 80 columns with an id: `flowstate list` has the others.
+	e.tell("the most recent workflow: %s", w.ID)
 	return w
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/status"
 	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/term"
 	"github.com/flowstate-dev/flowstate/lib/timeline"
 	"github.com/flowstate-dev/flowstate/lib/usage"
 )
@@ -164,7 +165,7 @@ func (e *env) status(c *cli.Context, w *store.Workflow) error {
 		return nil
 	}
 	e.printf("%s", status.Render(status.Input{ID: w.ID, Checkpoint: r.doc, Events: r.events, Machine: r.machine, Now: r.now,
-		StuckAfter: r.stuck, Color: e.colorful(), Timeline: &r.timeline, Prices: prices}))
+		StuckAfter: r.stuck, Color: e.colorful(), Timeline: &r.timeline, Prices: prices, Width: e.width()}))
 	return nil
 }
 
@@ -194,7 +195,7 @@ func (e *env) history(c *cli.Context, w *store.Workflow) error {
 		return e.printJSON(history.Document{WorkflowID: w.ID, Events: entries, Agents: doc.Agents, Tokens: doc.Tokens})
 	}
 	e.printf("%s", history.Render(entries, e.width()))
-	e.printf("%s", history.Spent(r.timeline, prices))
+	e.printf("%s", term.Fit(history.Spent(r.timeline, prices), e.width()))
 	return nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/agentrun"
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/machine"
+	"github.com/flowstate-dev/flowstate/lib/term"
 	"github.com/flowstate-dev/flowstate/lib/timeline"
 	"github.com/flowstate-dev/flowstate/lib/usage"
 )
@@ -36,6 +37,7 @@ type Input struct {
 	// nil: Render folds it.
 	Timeline *timeline.Timeline
 	Prices   *usage.Prices // turns tokens into money; nil: tokens only
+	Width    int           // lines wider are wrapped (term.Fit); 0: none
 }
 
 // run is in's timeline, folded when the caller did not.
@@ -144,7 +146,7 @@ func Render(in Input) string {
 	}
 	supervisorSection(&b, doc.Get("supervisor_state"), p)
 	errorSection(&b, doc.Get("error_state"), evs, p)
-	return b.String()
+	return term.Fit(b.String(), in.Width)
 }
 
 // holdSection says who holds the workflow and what lets it go on, and

@@ -32,8 +32,42 @@ func Width(getenv func(string) string, f any) int {
 }
 
 // Len is how many columns s takes: one per rune (flowstate's text is
-// Latin and box-drawing characters).
-func Len(s string) int { return utf8.RuneCountInString(s) }
+// Latin and box-drawing characters), colour escapes taking none.
+func Len(s string) int {
+	if !strings.Contains(s, "\x1b[") {
+		return utf8.RuneCountInString(s)
+	}
+	n, esc := 0, false
+	for _, r := range s {
+		switch {
+		case esc:
+			esc = r != 'm'
+		case r == 0x1b:
+			esc = true
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// Fit wraps each line of text wider than width at spaces, its further
+// lines indented two more than it; 0 keeps text as it is.
+func Fit(text string, width int) string {
+	if width <= 0 {
+		return text
+	}
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if Len(l) <= width {
+			continue
+		}
+		body := strings.TrimLeft(l, " ")
+		lead := strings.Repeat(" ", len(l)-len(body))
+		lines[i] = lead + Indent(body, width, lead+"  ")
+	}
+	return strings.Join(lines, "\n")
+}
 
 // Wrap breaks s into lines of at most width columns at spaces, never
 // inside a word: a word longer than width has a line of its own. width 0

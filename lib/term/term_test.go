@@ -44,3 +44,14 @@ func TestWidth(t *testing.T) {
 		t.Errorf("no COLUMNS, not a terminal: %d", got)
 	}
 }
+
+func TestFit(t *testing.T) {
+	in := "short\n  a long line with \x1b[31mcolour\x1b[0m that goes past the edge\nok"
+	want := "short\n  a long line with\n    \x1b[31mcolour\x1b[0m that goes\n    past the edge\nok"
+	if got := Fit(in, 24); got != want {
+		t.Errorf("Fit:\n%q\nwant\n%q", got, want)
+	}
+	if Len("\x1b[1mbold\x1b[0m") != 4 {
+		t.Errorf("escapes take columns")
+	}
+}
