@@ -37,8 +37,11 @@ func (e *env) peopleCommands() []*cli.Command {
 			Description: "Without --workflow, FLOWSTATE_WORKFLOW or a workflow of this session: the project's only active one,\n" +
 				"else its most recent (named on stderr). Tokens are what the hooks recorded per agent and for the main\n" +
 				"thread; money only with a price table in " + usage.SettingsFile + " (README, \"What a workflow cost\").\n" +
-				"--json prints the workflow and its run: tokens, cost, states, agents, waits, marks (docs/cli.md).\n" +
-				"--timeline draws the states and agents on one time axis, as wide as the terminal.",
+				"--json prints {\"workflow_id\", \"status\", \"current_state\", ..., \"tokens\" (input_tokens, output_tokens,\n" +
+				"cache_read_tokens, cache_write_tokens, total), \"cost\" and \"currency\" (with prices), \"duration_ms\",\n" +
+				"\"states\", \"agents\" (each with its tokens, model, requests, tool_uses, wave, lane, status),\n" +
+				"\"main_thread\", \"spent_per_state\", \"waits\", \"marks\"}. --timeline draws the states and agents\n" +
+				"on one time axis, as wide as the terminal.",
 			Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}, &cli.BoolFlag{Name: "timeline", Usage: "draw the run on a time axis"}, workflowFlag()},
 			Action: e.onLooked(e.status),
 		},
