@@ -38,10 +38,7 @@ import (
 // names the branch it shows.
 func (e *env) onLooked(fn func(c *cli.Context, w *store.Workflow) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		if _, err := args(c); err != nil {
-			return err
-		}
-		p, err := e.Project()
+		p, err := e.argless(c)
 		if err != nil {
 			return err
 		}

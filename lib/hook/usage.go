@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -30,8 +31,9 @@ import (
 const maxTranscript = 512 << 20
 
 // agentIDs are the ids Claude Code gives agents; anything else is not
-// made into a path.
-var agentIDs = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+// made into a path. Compiled on first use: every flowstate process would
+// otherwise compile it at start-up.
+var agentIDs = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`) })
 
 // postToolUse records the usage of one of flowstate's agents whose Agent
 // call returned.
@@ -98,7 +100,7 @@ func (h handler) measure(w *store.Workflow, agent string, res usage.AgentResult)
 // (nested agents too). "" when either is unknown.
 func agentTranscript(session, agentID string) string {
 	base, ok := strings.CutSuffix(session, ".jsonl")
-	if !ok || !agentIDs.MatchString(agentID) {
+	if !ok || !agentIDs().MatchString(agentID) {
 		return ""
 	}
 	return filepath.Join(base, "subagents", "agent-"+agentID+".jsonl")

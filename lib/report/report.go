@@ -18,6 +18,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/status"
@@ -38,7 +39,7 @@ type Input struct {
 
 // Render writes the page.
 func Render(w io.Writer, in Input) error {
-	return page.Execute(w, build(in))
+	return page().Execute(w, build(in))
 }
 
 // view is what the template reads.
@@ -403,4 +404,5 @@ func ticks(span time.Duration) []tick {
 	return out
 }
 
-var page = template.Must(template.New("page").Parse(pageHTML))
+// page is parsed on first use, not at every flowstate start.
+var page = sync.OnceValue(func() *template.Template { return template.Must(template.New("page").Parse(pageHTML)) })
