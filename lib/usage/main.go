@@ -11,7 +11,8 @@ import (
 // Stop, from where the last read stopped (a Cursor the hook keeps in the
 // workflow's events). A turn (a person's prompt and all the model did
 // for it) counts for a workflow when it overlaps the workflow's life:
-// it ended after the workflow was created and began before it finished.
+// its last answer came after the workflow was created, and it began
+// before the workflow finished.
 
 // Window is a workflow's life as one session's turns are measured
 // against it.
@@ -63,10 +64,15 @@ func ScanMain(r io.Reader, cur Cursor, win Window, stateAt func(time.Time) strin
 	turnStart := cur.TurnStart
 	var turn messages
 	var results []AgentResult
-	// commit adds the buffered turn when it overlaps win; end is when the
-	// next turn began (zero: it is still the last).
-	commit := func(end time.Time) {
-		in := (end.IsZero() || end.After(win.From)) && (win.Until.IsZero() || !turnStart.After(win.Until))
+	// commit adds the buffered turn when it overlaps win.
+	commit := func() {
+		var last time.Time
+		for _, m := range turn.list {
+			if m.ts.After(last) {
+				last = m.ts
+			}
+		}
+		in := !last.Before(win.From) && (win.Until.IsZero() || !turnStart.After(win.Until))
 		if in {
 			for _, m := range turn.list {
 				k := [2]string{stateAt(m.ts), m.model}
@@ -96,13 +102,12 @@ func ScanMain(r io.Reader, cur Cursor, win Window, stateAt func(time.Time) strin
 				return
 			}
 			if prompt(line) {
-				ts := timestamp(line)
-				commit(ts)
-				turnStart = ts
+				commit()
+				turnStart = timestamp(line)
 			}
 		}
 	})
-	commit(time.Time{})
+	commit()
 	out.Next = Cursor{Offset: cur.Offset + n, TurnStart: turnStart}
 	return out, err
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
@@ -116,6 +117,15 @@ func TestStopRecordsWhatTheMainThreadSpent(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
+	// The turn that created the workflow answered after it was created:
+	// its lines get times from now on, in their order.
+	var shifted []string
+	for i, line := range strings.Split(strings.TrimSpace(string(main)), "\n") {
+		if gjson.Get(line, "timestamp").Exists() {
+			line, _ = sjson.Set(line, "timestamp", now.Add(time.Duration(i)*time.Millisecond).UTC().Format(time.RFC3339Nano))
+		}
+		shifted = append(shifted, line)
+	}
 	write := func(lines ...string) {
 		t.Helper()
 		f, err := os.OpenFile(transcript, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
@@ -127,7 +137,7 @@ func TestStopRecordsWhatTheMainThreadSpent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(strings.TrimSpace(string(main)), classifierResult(now.Add(-time.Second), "c1"))
+	write(strings.Join(shifted, "\n"), classifierResult(now.Add(100*time.Millisecond), "c1"))
 	stopped := func() {
 		t.Helper()
 		r := hook(t, project, "", "stop", payload(map[string]any{"session_id": "s1", "cwd": project, "transcript_path": transcript, "stop_hook_active": false}))
@@ -139,7 +149,7 @@ func TestStopRecordsWhatTheMainThreadSpent(t *testing.T) {
 	stopped() // nothing new: nothing recorded twice
 	mains := events(t, project, id, "main_usage")
 	if len(mains) != 1 || usageOf(mains[0]) != `{"input_tokens":21,"output_tokens":42,"cache_read_tokens":2100,"cache_write_tokens":210}` ||
-		mains[0].Get("requests").Int() != 6 || mains[0].Get("state").String() != "initialize" || mains[0].Get("model").String() != "stand-in" {
+		mains[0].Get("requests").Int() != 6 || mains[0].Get("state").String() != "research" || mains[0].Get("model").String() != "stand-in" {
 		t.Fatalf("main_usage events: %v", mains)
 	}
 	agents := events(t, project, id, "agent_usage")
@@ -163,5 +173,57 @@ func TestStopRecordsWhatTheMainThreadSpent(t *testing.T) {
 	stopped()
 	if n := len(events(t, project, id, "main_usage")); n != 2 {
 		t.Errorf("a turn after the finish was recorded: %d main_usage events", n)
+	}
+}
+
+// A workflow resumed in another session: that session's turns count from
+// its first record in the workflow, and both sessions' spend stays.
+func TestMainThreadAcrossSessions(t *testing.T) {
+	project := newProject(t, "p")
+	id, output := started(t, project, "s1", "research-only")
+	now := time.Now()
+	transcripts := map[string]string{}
+	for _, s := range []string{"s1", "s2"} {
+		transcripts[s] = claudeHome(t, s, nil)
+	}
+	write := func(session string, lines ...string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(transcripts[session]), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(transcripts[session], os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(strings.Join(lines, "\n") + "\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stopped := func(session string) {
+		t.Helper()
+		if r := hook(t, project, "", "stop", payload(map[string]any{"session_id": session, "cwd": project, "transcript_path": transcripts[session]})); r.code != 0 {
+			t.Fatal(r)
+		}
+	}
+	// The turn that created the workflow: begun before, answered after.
+	write("s1", promptLine(now.Add(-time.Minute)), answerLine(now.Add(time.Millisecond), "a", 3))
+	stopped("s1")
+	// s2 did something else first, then took the workflow over.
+	write("s2", promptLine(now.Add(-time.Hour)), answerLine(now.Add(-time.Hour+time.Second), "x", 1000))
+	flowstate(t, project, "s2", "resume", id)
+	write("s2", promptLine(now.Add(time.Second)))
+	if r := hook(t, project, "", "pre-tool-use", payload(map[string]any{"session_id": "s2", "cwd": project, "tool_name": "Agent",
+		"tool_input": map[string]any{"subagent_type": "flowstate:research-specialist", "prompt": "Write the research report to: " + output}})); r.code != 0 {
+		t.Fatal(r)
+	}
+	write("s2", answerLine(now.Add(2*time.Second), "b", 5))
+	stopped("s2")
+	var got []string
+	for _, e := range events(t, project, id, "main_usage") {
+		got = append(got, e.Get("session").String()+":"+e.Get("usage.input_tokens").String())
+	}
+	if strings.Join(got, " ") != "s1:3 s2:5" {
+		t.Errorf("main_usage %v, want s1's 3 and s2's 5 (not its turn from before it took the workflow)", got)
 	}
 }
