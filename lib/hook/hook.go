@@ -130,6 +130,7 @@ func Run(event string, env Env) {
 			h.reanchor()
 		}
 	case SessionEnd:
+		h.mainUsage() // the last answer, which Claude Code may write after Stop
 		if p != nil && session != "" {
 			endSession(p, session, l)
 		}

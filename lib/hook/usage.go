@@ -26,6 +26,8 @@ import (
 // tokens since the last Stop of its session (main_usage, per state), and
 // any of flowstate's agents the main transcript shows but no PostToolUse
 // recorded: the classifier, which runs before its workflow exists.
+// Claude Code may write a turn's last answer after the Stop hook ran; the
+// next Stop, or SessionEnd, reads it from where Stop stopped.
 
 // maxTranscript bounds what is read of one transcript.
 const maxTranscript = 512 << 20
@@ -88,6 +90,7 @@ func (h handler) measure(w *store.Workflow, agent string, res usage.AgentResult)
 		"session": h.session, "agent_id": res.ID, "agent_type": agent, "model": a.Model,
 		"usage": a.Usage, "requests": a.Requests, "tool_uses": a.ToolUses,
 		"duration_ms": res.DurationMs, "status": res.Status, "source": source,
+		"ended": res.At.UTC().Format(time.RFC3339Nano), // read at Stop, it ended earlier
 	}
 	if worker := orchestrate.WorkerFor(w, res.Prompt); worker != "" {
 		f["worker_id"] = worker

@@ -138,6 +138,7 @@ type event struct {
 	ToolUses   int             `json:"tool_uses"`
 	DurationMs int64           `json:"duration_ms"`
 	Transcript string          `json:"transcript"`
+	Ended      time.Time       `json:"ended"` // agent_usage: when its Agent call returned
 	Message    string          `json:"message"`
 	Reason     string          `json:"reason"`
 	Error      string          `json:"error"`
@@ -367,15 +368,19 @@ func (b *builder) measured(ev event) {
 	_, seen := b.byID[ev.AgentID]
 	i := b.byAgentID(ev)
 	a := &b.t.Agents[i]
+	ended := ev.Ended
+	if ended.IsZero() {
+		ended = ev.TS
+	}
 	if !seen {
 		// Its run is known from the usage alone: it belongs to the state
 		// it started in (the classifier's: before the workflow existed).
-		a.Start = ev.TS.Add(-time.Duration(ev.DurationMs) * time.Millisecond)
-		a.End = ev.TS
+		a.Start = ended.Add(-time.Duration(ev.DurationMs) * time.Millisecond)
+		a.End = ended
 		a.State, a.Epoch = b.stateAt(a.Start)
 	}
 	if a.End.IsZero() {
-		a.End = ev.TS
+		a.End = ended
 	}
 	if a.Worker == "" && ev.WorkerID != "" {
 		a.Worker = ev.WorkerID

@@ -58,6 +58,9 @@ func TestWhatItCost(t *testing.T) {
 			continue
 		}
 		recorded[a.AgentType] = append(recorded[a.AgentType], fmt.Sprint(a.Tokens.Usage))
+		if want := map[string]string{"workflow-classifier": "initialize", "research-specialist": "research"}[a.AgentType]; a.State != want {
+			t.Errorf("%s ran in %s, want %s", a.AgentType, a.State, want)
+		}
 		all = all.Add(a.Tokens.Usage)
 		t.Logf("agent %s %s in %s: %d tokens (input %d, output %d, cache read %d, cache write %d), %d requests, %d ms",
 			a.AgentType, a.WorkerID, a.State, a.Tokens.Total, a.Tokens.Input, a.Tokens.Output, a.Tokens.CacheRead, a.Tokens.CacheWrite, a.Requests, a.DurationMs)

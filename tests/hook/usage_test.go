@@ -157,6 +157,9 @@ func TestStopRecordsWhatTheMainThreadSpent(t *testing.T) {
 		agents[0].Get("model").String() != "claude-haiku-5-5" || agents[0].Get("requests").Int() != 3 {
 		t.Fatalf("the classifier, seen only in the main transcript, is not recorded once: %v", agents)
 	}
+	if ended := agents[0].Get("ended").Time(); !ended.Equal(now.Add(100 * time.Millisecond).UTC()) {
+		t.Errorf("the classifier ended %v, when its result came (%v), not when Stop read it", ended, now.Add(100*time.Millisecond))
+	}
 	// The next turn, in research: only it is added.
 	write(promptLine(now.Add(time.Second)), answerLine(now.Add(2*time.Second), "m2", 7))
 	stopped()
