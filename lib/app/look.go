@@ -117,7 +117,7 @@ func liveUsage(t *timeline.Timeline) {
 		if err != nil {
 			continue
 		}
-		got, err := usage.ScanAgent(io.LimitReader(f, limit.Max*32))
+		got, err := usage.ScanAgent(io.LimitReader(f, usage.MaxTranscript))
 		f.Close()
 		if err == nil {
 			a.Usage, a.Requests, a.ToolUses, a.Model = got.Usage, got.Requests, got.ToolUses, got.Model

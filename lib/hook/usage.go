@@ -29,9 +29,6 @@ import (
 // Claude Code may write a turn's last answer after the Stop hook ran; the
 // next Stop, or SessionEnd, reads it from where Stop stopped.
 
-// maxTranscript bounds what is read of one transcript.
-const maxTranscript = 512 << 20
-
 // agentIDs are the ids Claude Code gives agents; anything else is not
 // made into a path. Compiled on first use: every flowstate process would
 // otherwise compile it at start-up.
@@ -72,7 +69,7 @@ func (h handler) recordable() bool {
 func (h handler) measure(w *store.Workflow, agent string, res usage.AgentResult) map[string]any {
 	a, source := usage.Agent{}, "last-request"
 	if path := agentTranscript(h.pl.SessionTranscript, res.ID); path != "" {
-		scanned, err := scanFile(path, func(r io.Reader) (usage.Agent, error) { return usage.ScanAgent(r) })
+		scanned, err := scanFile(path, usage.ScanAgent)
 		if err == nil && scanned.Requests > 0 {
 			a, source = scanned, "transcript"
 		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -119,7 +116,7 @@ func scanFile[T any](path string, scan func(io.Reader) (T, error)) (T, error) {
 		return zero, err
 	}
 	defer f.Close()
-	return scan(io.LimitReader(f, maxTranscript))
+	return scan(io.LimitReader(f, usage.MaxTranscript))
 }
 
 // mainUsage records what the main thread spent for the session's
@@ -208,7 +205,7 @@ func (h handler) scanMain(past usage.Past) (usage.Main, error) {
 	if _, err := f.Seek(cur.Offset, io.SeekStart); err != nil {
 		return usage.Main{}, err
 	}
-	return usage.ScanMain(io.LimitReader(f, maxTranscript), cur, past.Window, past.StateAt)
+	return usage.ScanMain(io.LimitReader(f, usage.MaxTranscript), cur, past.Window, past.StateAt)
 }
 
 func maxTime(a, b time.Time) time.Time {

@@ -26,6 +26,9 @@ import (
 // request body Claude Code logs) are skipped, never one that holds usage.
 const maxLine = 16 << 20
 
+// MaxTranscript bounds what is read of one transcript.
+const MaxTranscript = 512 << 20
+
 // Agent is what an agent's transcript says it spent.
 type Agent struct {
 	Usage    Usage
