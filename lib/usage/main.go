@@ -90,10 +90,13 @@ func ScanMain(r io.Reader, cur Cursor, win Window, stateAt func(time.Time) strin
 		turn, results = messages{}, nil
 	}
 	n, err := eachLine(r, func(line []byte) {
-		if gjson.GetBytes(line, "isSidechain").Bool() {
+		kind := lineType(line)
+		// The type first: most bytes are in lines of other types (request
+		// bodies), which have no isSidechain to look for.
+		if kind != "assistant" && kind != "user" || gjson.GetBytes(line, "isSidechain").Bool() {
 			return
 		}
-		switch lineType(line) {
+		switch kind {
 		case "assistant":
 			turn.add(parseMessage(line))
 		case "user":
