@@ -26,11 +26,21 @@ fi
 export PATH="$npm_prefix/node_modules/.bin:$PATH"
 claude --version
 
-step "zsh (for the zsh completion test; skipped when it cannot be installed)"
-if ! command -v zsh >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-  (apt-get update -qq && apt-get install -y -qq zsh >/dev/null) || echo "test.sh: could not install zsh; the zsh completion test will skip"
+step "zsh, tmux, chromium (completion in zsh; the terminal in an 80-column tmux pane; the report in a browser)"
+# Debian's packages; a test whose tool is missing skips, except tmux and
+# chromium once installed here (FLOWSTATE_REQUIRE_*: then a missing one fails).
+missing=
+for tool in zsh tmux chromium; do
+  command -v "$tool" >/dev/null || missing="$missing $tool"
+done
+if [ -n "$missing" ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null) ||
+    echo "test.sh: could not install$missing; their tests will skip"
 fi
 command -v zsh || true
+if command -v tmux >/dev/null; then export FLOWSTATE_REQUIRE_TMUX=1; tmux -V; fi
+if command -v chromium >/dev/null; then export FLOWSTATE_REQUIRE_BROWSER=1; chromium --version 2>/dev/null || true; fi
+export REPORT_SCREENSHOTS="$PWD/.cache/report-screenshots"
 
 step "strace (injects I/O errors for tests/robust; those tests skip without it)"
 if ! command -v strace >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
@@ -53,6 +63,8 @@ fi
 
 step "unit, process-per-block, plugin and robustness suites"
 go test -count=1 ./...
+echo "report screenshots (tests/report, headless Chromium): $REPORT_SCREENSHOTS"
+ls "$REPORT_SCREENSHOTS" 2>/dev/null || true
 
 step "end to end in Claude Code"
 go test -count=1 -timeout 45m -tags e2e -v ./tests/e2e/... 2>&1 | grep -Ev '^=== (RUN|PAUSE|CONT)'

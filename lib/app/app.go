@@ -24,6 +24,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/term"
 	"github.com/flowstate-dev/flowstate/lib/version"
 )
 
@@ -82,7 +83,7 @@ func Main(args []string, io IO) int {
 		Version:               version.Version,
 		HideHelpCommand:       true,
 		CustomAppHelpTemplate: appHelp,
-		Writer:                io.Stdout,
+		Writer:                helpWriter{io.Stdout, term.Width(io.Getenv, io.Stdout)},
 		ErrWriter:             io.Stderr,
 		Reader:                io.Stdin,
 		EnableBashCompletion:  true,
@@ -105,6 +106,10 @@ func Main(args []string, io IO) int {
 	}
 	for _, c := range app.Commands {
 		prepare(c)
+	}
+	if n := len(args); n > 0 && args[n-1] == completeFlag {
+		e.complete(app, args[1:n-1])
+		return fail.OK
 	}
 	err := app.Run(permute(app, args))
 	if notFound {

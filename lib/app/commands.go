@@ -50,15 +50,19 @@ VERSION:
 COMMANDS:{{$width := offsetCommands .VisibleCommands 5}}{{$category := ""}}{{range .VisibleCommands}}{{if ne .Category $category}}{{if $category}}
 {{end}}{{$category = .Category}}
    {{.Category}}:{{end}}
-     {{$names := join .Names ", "}}{{$names}}{{indent (subtract $width (offset $names 3)) ""}}{{wrap .Usage $width}}{{end}}
+     {{$names := join .Names ", "}}{{$names}}{{indent (subtract $width (offset $names 3)) ""}}{{wrap .Usage (add $width 2)}}{{end}}
 
-GLOBAL OPTIONS:{{template "visibleFlagTemplate" .}}
+GLOBAL OPTIONS:
+{{flags .VisibleFlags}}
 `
 
 // prepare makes every command report usage errors as exit 2 with one
 // line on stderr, never help text on stdout (stdout may be eval'd).
 func prepare(c *cli.Command) {
 	c.OnUsageError = usageError
+	if c.CustomHelpTemplate == "" {
+		c.CustomHelpTemplate = commandHelp
+	}
 	for _, sub := range c.Subcommands {
 		prepare(sub)
 	}

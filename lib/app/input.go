@@ -165,10 +165,7 @@ func (e *env) onWorkflow(fn func(c *cli.Context, w *store.Workflow, a []string) 
 // that waits for a person with status (store's ResolveWaiting finds it).
 func (e *env) onHeld(status string, fn func(c *cli.Context, w *store.Workflow) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		if _, err := args(c); err != nil {
-			return err
-		}
-		p, err := e.Project()
+		p, err := e.argless(c)
 		if err != nil {
 			return err
 		}
@@ -182,4 +179,12 @@ func (e *env) onHeld(status string, fn func(c *cli.Context, w *store.Workflow) e
 		}
 		return p.Adopt(sel.Session, w)
 	}
+}
+
+// argless is the project of a command that takes no arguments.
+func (e *env) argless(c *cli.Context) (*store.Project, error) {
+	if _, err := args(c); err != nil {
+		return nil, err
+	}
+	return e.Project()
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+
+	"github.com/flowstate-dev/flowstate/lib/term"
 )
 
 // Writing a command's result: machine output on stdout, messages for
@@ -46,9 +48,11 @@ func (e *env) tell(format string, a ...any) {
 // colorful is true when stdout is a terminal and the user has not asked
 // for no colour (https://no-color.org).
 func (e *env) colorful() bool {
-	if e.Getenv("NO_COLOR") != "" || e.Getenv("TERM") == "dumb" {
-		return false
-	}
+	return e.Getenv("NO_COLOR") == "" && e.Getenv("TERM") != "dumb" && e.terminal()
+}
+
+// terminal is true when stdout is a terminal: a person reads it.
+func (e *env) terminal() bool {
 	f, ok := e.Stdout.(*os.File)
 	if !ok {
 		return false
@@ -56,3 +60,7 @@ func (e *env) colorful() bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
+
+// width is the terminal width to fit output for people to (term.Width):
+// COLUMNS, else stdout's terminal, else 0 (whole lines).
+func (e *env) width() int { return term.Width(e.Getenv, e.Stdout) }

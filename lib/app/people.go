@@ -1,16 +1,19 @@
 package app
 
 import (
-	"time"
-
+	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/history"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/status"
 	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/term"
+	"github.com/flowstate-dev/flowstate/lib/timeline"
+	"github.com/flowstate-dev/flowstate/lib/usage"
 )
 
 // peopleCommands are what a person does with workflows from any shell or
@@ -29,20 +32,39 @@ func (e *env) peopleCommands() []*cli.Command {
 		},
 		{
 			Name:      "status",
-			Usage:     "show the workflow for people: its route (✓ done, ▶ current, · pending), time per state, the agents at work, supervisors, errors",
-			UsageText: "flowstate status [--workflow ID]   (colour only on a terminal, never with NO_COLOR set)",
-			Flags:     []cli.Flag{workflowFlag()},
-			Action:    e.onWorkflow(e.status),
+			Usage:     "show the workflow for people: its route (✓ done, ▶ current, · pending), time and tokens per state, the agents at work, supervisors, errors",
+			UsageText: "flowstate status [--json | --timeline] [--workflow ID]   (colour only on a terminal, never with NO_COLOR set)",
+			Description: "Without --workflow, FLOWSTATE_WORKFLOW or a workflow of this session: the project's only active one,\n" +
+				"else its most recent (named on stderr). Tokens are what the hooks recorded per agent and for the main\n" +
+				"thread; money only with a price table in " + usage.SettingsFile + " (README, \"What a workflow cost\").\n" +
+				"--json prints {\"workflow_id\", \"status\", \"current_state\", ..., \"tokens\" (input_tokens, output_tokens,\n" +
+				"cache_read_tokens, cache_write_tokens, total), \"cost\" and \"currency\" (with prices), \"duration_ms\",\n" +
+				"\"states\", \"agents\" (each with its tokens, model, requests, tool_uses, wave, lane, status),\n" +
+				"\"main_thread\", \"spent_per_state\", \"waits\", \"marks\"}. --timeline draws the states and agents\n" +
+				"on one time axis, as wide as the terminal.",
+			Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}, &cli.BoolFlag{Name: "timeline", Usage: "draw the run on a time axis"}, workflowFlag()},
+			Action: e.onLooked(e.status),
 		},
 		{
 			Name:      "history",
-			Usage:     "list the workflow's events in order: transitions, gates and decisions, pauses, errors, retries, agents and workers, with durations",
+			Usage:     "list the workflow's events in order: transitions, gates and decisions, pauses, errors, retries, agents and workers, with durations and tokens",
 			UsageText: "flowstate history [--json] [--workflow ID]",
-			Description: "A duration is the time in the state left (transition, rewind, finish), an agent's run (its stop),\n" +
-				"the wait for a person (approve, reject, unpause). --json prints {\"workflow_id\", \"events\": [{\"seq\",\n" +
-				"\"ts\", \"event\", \"summary\", \"duration_ms\", \"fields\"}]}, fields being the event as recorded.",
+			Description: "A duration is the time in the state left (transition, rewind, finish), an agent's run (its stop, its\n" +
+				"usage), the wait for a person (approve, reject, unpause). --json prints {\"workflow_id\", \"events\":\n" +
+				"[{\"seq\", \"ts\", \"event\", \"summary\", \"duration_ms\", \"fields\"}], \"agents\", \"tokens\"}, fields\n" +
+				"being the event as recorded, agents every agent's run and tokens. Without --workflow: as status.",
 			Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}, workflowFlag()},
-			Action: e.onWorkflow(e.history),
+			Action: e.onLooked(e.history),
+		},
+		{
+			Name:      "report",
+			Usage:     "write one self-contained HTML page of the workflow's run: states and agents on a timeline, waits, failures, tokens, artifacts",
+			UsageText: "flowstate report [-o FILE] [--workflow ID]",
+			Description: "The page needs no network (no scripts, fonts or images) and links the agents' artifacts. It goes to\n" +
+				"FILE (replaced atomically), else to stdout, else (stdout a terminal) to ID.html here. Without\n" +
+				"--workflow: as status.",
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the page to `FILE`"}, workflowFlag()},
+			Action: e.onLooked(e.report),
 		},
 		{
 			Name:      "approve",
@@ -120,40 +142,63 @@ func (e *env) list(c *cli.Context) error {
 	if c.Bool("json") {
 		return e.printJSON(all)
 	}
-	e.printf("%s", status.List(all))
+	e.printf("%s", status.List(all, e.width()))
 	return nil
 }
 
-func (e *env) status(_ *cli.Context, w *store.Workflow, _ []string) error {
-	doc, m, err := sm.Load(w)
+func (e *env) status(c *cli.Context, w *store.Workflow) error {
+	if c.Bool("json") && c.Bool("timeline") {
+		return fail.Usagef("status: --json and --timeline exclude each other")
+	}
+	r, err := e.run(w)
 	if err != nil {
 		return err
 	}
-	events, err := w.ReadEvents()
-	if err != nil {
-		return err
+	prices := e.prices()
+	switch {
+	case c.Bool("json"):
+		doc := gjson.ParseBytes(r.doc)
+		return e.printJSON(statusDoc{
+			WorkflowID: w.ID, Command: doc.Get("command").String(), Scope: doc.Get("state_machine.workflow_config.scope").String(),
+			Status: doc.Get("status").String(), CurrentState: doc.Get("state_machine.current_state").String(),
+			Description: doc.Get("workflow_description").String(), Document: r.timeline.Document(prices),
+		})
+	case c.Bool("timeline"):
+		e.printf("%s", status.Timeline(r.timeline, e.width(), e.colorful()))
+		return nil
 	}
-	stuck, err := e.duration(nil, "", "FLOWSTATE_STUCK_AFTER", orchestrate.DefaultStuckAfter)
-	if err != nil {
-		return err
-	}
-	e.printf("%s", status.Render(status.Input{ID: w.ID, Checkpoint: doc, Events: events, Machine: m, Now: time.Now(), StuckAfter: stuck, Color: e.colorful()}))
+	e.printf("%s", status.Render(status.Input{ID: w.ID, Checkpoint: r.doc, Events: r.events, Machine: r.machine, Now: r.now,
+		StuckAfter: r.stuck, Color: e.colorful(), Timeline: &r.timeline, Prices: prices, Width: e.width()}))
 	return nil
 }
 
-func (e *env) history(c *cli.Context, w *store.Workflow, _ []string) error {
-	data, err := w.ReadEvents()
+// statusDoc is `flowstate status --json`.
+type statusDoc struct {
+	WorkflowID   string `json:"workflow_id"`
+	Command      string `json:"command"`
+	Scope        string `json:"scope"`
+	Status       string `json:"status"`
+	CurrentState string `json:"current_state"`
+	Description  string `json:"description"`
+	timeline.Document
+}
+
+func (e *env) history(c *cli.Context, w *store.Workflow) error {
+	r, err := e.run(w)
 	if err != nil {
 		return err
 	}
-	entries, skipped := history.Parse(data)
+	entries, skipped := history.Parse(r.events)
 	if skipped > 0 {
 		e.warn("workflow %s: %d damaged lines of %s skipped", w.ID, skipped, w.EventsPath())
 	}
+	prices := e.prices()
 	if c.Bool("json") {
-		return e.printJSON(history.Document{WorkflowID: w.ID, Events: entries})
+		doc := r.timeline.Document(prices)
+		return e.printJSON(history.Document{WorkflowID: w.ID, Events: entries, Agents: doc.Agents, Tokens: doc.Tokens})
 	}
-	e.printf("%s", history.Render(entries))
+	e.printf("%s", history.Render(entries, e.width()))
+	e.printf("%s", term.Fit(history.Spent(r.timeline, prices), e.width()))
 	return nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -15,6 +14,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/hook"
 	"github.com/flowstate-dev/flowstate/lib/install"
 	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/term"
 	"github.com/flowstate-dev/flowstate/lib/version"
 )
 
@@ -28,13 +28,14 @@ func (e *env) setupCommands() []*cli.Command {
 			Usage:     "install the commands, agents, this binary and the hooks into PROJECT_DIR/.claude",
 			UsageText: "flowstate install [--force] [--from PLUGIN_DIR] [PROJECT_DIR]   (default: the project the current directory is in)",
 			Description: "Commands go to .claude/commands (as /coordinate, not /flowstate:coordinate), agents\n" +
-				"to .claude/agents, the binary to .claude/bin/flowstate, and flowstate's hooks into\n" +
-				".claude/settings.json (merged; the original is kept once as settings.json.flowstate-backup).\n" +
-				"The workflow state in .claude/state/ keeps itself out of git (its own .gitignore). A manifest with\n" +
-				"each file's hash (.claude/flowstate-manifest.json) lets `flowstate uninstall` remove\n" +
-				"exactly that. Files you changed, and your own of flowstate's names, are kept unless --force,\n" +
-				"which keeps them beside as FILE.flowstate-backup for uninstall to put back. Running it again\n" +
-				"changes nothing unless flowstate changed.",
+				"to .claude/agents, flowstate's hooks into .claude/settings.json (merged), and a manifest with\n" +
+				"each file's hash (.claude/flowstate-manifest.json) lets `flowstate uninstall` remove exactly\n" +
+				"that: what a team commits. This machine's own, the binary (.claude/bin/flowstate) and the\n" +
+				"original settings.json (kept once as .claude/bin/settings.json.flowstate-backup), stay out of\n" +
+				"git through .claude/bin/.gitignore; workflow state in .claude/state/ through its own. Files you\n" +
+				"changed, and your own of flowstate's names, are kept unless --force, which keeps them beside as\n" +
+				"FILE.flowstate-backup for uninstall to put back. Running it again changes nothing unless\n" +
+				"flowstate changed.",
 			Flags: []cli.Flag{
 				&cli.BoolFlag{Name: "force", Usage: "also replace installed files you changed and your own of flowstate's names (kept as FILE.flowstate-backup)"},
 				&cli.StringFlag{Name: "from", Usage: "install commands and agents from this plugin checkout instead of the ones built into the binary"},
@@ -83,8 +84,7 @@ func (e *env) setupCommands() []*cli.Command {
 			Description: "bash: add `source <(flowstate completion bash)` to ~/.bashrc.\n" +
 				"zsh:  add `source <(flowstate completion zsh)` to ~/.zshrc (after compinit), or save the\n" +
 				"      output as _flowstate in a directory of $fpath.",
-			BashComplete: completeShells,
-			Action:       e.completion,
+			Action: e.completion,
 		},
 		{
 			Name:      "version",
@@ -222,12 +222,12 @@ func (e *env) help(c *cli.Context) error {
 	case "":
 		return cli.ShowAppHelp(c)
 	case "exit-codes":
-		tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "CODE\tMEANING")
+		// CODE is narrower than its heading: MEANING starts at column 6.
+		e.printf("CODE  MEANING\n")
 		for _, row := range fail.Table {
-			fmt.Fprintf(tw, "%d\t%s\n", row.Code, row.Meaning)
+			e.printf("%-4d  %s\n", row.Code, term.Indent(row.Meaning, e.width(), "      "))
 		}
-		return tw.Flush()
+		return nil
 	}
 	if c.App.Command(topic) == nil {
 		hint := ""

@@ -15,11 +15,13 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/status"
+	"github.com/flowstate-dev/flowstate/lib/term"
+	"github.com/flowstate-dev/flowstate/lib/timeline"
+	"github.com/flowstate-dev/flowstate/lib/usage"
 )
 
 // Entry is one event. Fields are the event as recorded, but for its time
@@ -33,10 +35,13 @@ type Entry struct {
 	Fields     map[string]any `json:"fields"`
 }
 
-// Document is `flowstate history --json`.
+// Document is `flowstate history --json`: the events, and every agent's
+// run with what it spent (timeline.AgentDoc), and the workflow's tokens.
 type Document struct {
-	WorkflowID string  `json:"workflow_id"`
-	Events     []Entry `json:"events"`
+	WorkflowID string              `json:"workflow_id"`
+	Events     []Entry             `json:"events"`
+	Agents     []timeline.AgentDoc `json:"agents"`
+	Tokens     timeline.Tokens     `json:"tokens"`
 }
 
 // Duration is the entry's duration, 0 when it has none.
@@ -144,6 +149,11 @@ func (c *clock) took(e Entry) (time.Duration, bool) {
 		if t, ok := c.launches[str("worker_id")]; ok {
 			return since(t)
 		}
+	case usage.AgentEvent:
+		if n, ok := e.Fields["duration_ms"].(json.Number); ok {
+			ms, err := n.Int64()
+			return time.Duration(ms) * time.Millisecond, err == nil
+		}
 	}
 	return 0, false
 }
@@ -197,6 +207,10 @@ func summary(kind string, f map[string]any) string {
 		return agent + " started"
 	case "agent_stop":
 		return agent + " stopped"
+	case usage.AgentEvent:
+		return fmt.Sprintf("%s spent %s in %s requests, %s tool calls%s", agent, tokens(f["usage"]), str("requests"), str("tool_uses"), model(str("model")))
+	case usage.MainEvent:
+		return fmt.Sprintf("main thread in %s spent %s in %s requests%s", str("state"), tokens(f["usage"]), str("requests"), model(str("model")))
 	case "migrated":
 		return fmt.Sprintf("checkpoint migrated from %s to %s (original kept as %s)", str("from"), str("to"), str("backup"))
 	}
@@ -205,6 +219,20 @@ func summary(kind string, f map[string]any) string {
 		parts = append(parts, k+"="+str(k))
 	}
 	return strings.Join(parts, " ")
+}
+
+func model(m string) string {
+	if m == "" {
+		return ""
+	}
+	return ", model " + m
+}
+
+// tokens is a recorded usage for people.
+func tokens(v any) string {
+	u := usage.FromFields(v)
+	return fmt.Sprintf("%s tokens (input %s, output %s, cache read %s, cache write %s)", usage.Tokens(u.Total()),
+		usage.Tokens(u.Input), usage.Tokens(u.Output), usage.Tokens(u.CacheRead), usage.Tokens(u.CacheWrite))
 }
 
 // text is a field's value as one safe line: a value from the log must not
@@ -231,26 +259,65 @@ func texts(v any) []string {
 	return out
 }
 
-// Render lays the entries out for people, one line each: time (UTC),
-// event, how long it took, and what it means (last, as it may be long).
-func Render(entries []Entry) string {
+// Render lays the entries out for people, one event each: time (UTC),
+// event, how long it took, and what it means (last, as it may be long,
+// wrapped at width under its column; 0 keeps it on one line).
+func Render(entries []Entry, width int) string {
 	if len(entries) == 0 {
 		return "no events recorded\n"
 	}
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME (UTC)\tEVENT\tTOOK\tWHAT")
+	rows := [][4]string{{"TIME (UTC)", "EVENT", "TOOK", "WHAT"}}
 	for _, e := range entries {
 		took := ""
 		if e.DurationMs != nil {
 			took = status.Duration(e.Duration())
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.TS.UTC().Format("2006-01-02 15:04:05"), kv.OneLine(e.Event), took, e.Summary)
+		rows = append(rows, [4]string{e.TS.UTC().Format("2006-01-02 15:04:05"), kv.OneLine(e.Event), took, e.Summary})
 	}
-	_ = tw.Flush() // a strings.Builder does not fail
-	lines := strings.Split(b.String(), "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " ")
+	var cols [3]int
+	for _, r := range rows {
+		for i := range cols {
+			cols[i] = max(cols[i], term.Len(r[i]))
+		}
 	}
-	return strings.Join(lines, "\n")
+	indent := strings.Repeat(" ", cols[0]+cols[1]+cols[2]+6)
+	var b strings.Builder
+	for _, r := range rows {
+		line := fmt.Sprintf("%-*s  %-*s  %-*s  %s", cols[0], r[0], cols[1], r[1], cols[2], r[2], term.Indent(r[3], width, indent))
+		b.WriteString(strings.TrimRight(line, " ") + "\n")
+	}
+	return b.String()
+}
+
+// Spent is what the workflow spent, after its events: in all, and per
+// state, agents and main thread together; nothing when no tokens were
+// recorded.
+func Spent(t timeline.Timeline, prices *usage.Prices) string {
+	total := t.Total()
+	if total.Zero() {
+		return ""
+	}
+	perState, all, priced := t.Cost(prices)
+	money := func(v float64) string {
+		if prices == nil {
+			return ""
+		}
+		return "  " + prices.Money(v)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nspent %s tokens (input %s, output %s, cache read %s, cache write %s)%s\n", usage.Tokens(total.Total()),
+		usage.Tokens(total.Input), usage.Tokens(total.Output), usage.Tokens(total.CacheRead), usage.Tokens(total.CacheWrite), money(all))
+	if prices != nil && !priced {
+		b.WriteString("  (models without a price in the table are left out of the money)\n")
+	}
+	width := 0
+	for _, s := range t.Spent() {
+		width = max(width, term.Len(s.State))
+	}
+	for _, s := range t.Spent() {
+		if !s.Usage.Zero() {
+			fmt.Fprintf(&b, "  %-*s  %7s tokens%s\n", width, kv.OneLine(s.State), usage.Tokens(s.Usage.Total()), money(perState[s.State]))
+		}
+	}
+	return b.String()
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flowstate-dev/flowstate/lib/timeline"
 )
 
 const log = `{"ts":"2026-04-01T10:00:00Z","event":"init"}
@@ -12,6 +14,8 @@ const log = `{"ts":"2026-04-01T10:00:00Z","event":"init"}
 {"ts":"2026-04-01T10:00:02Z","event":"agent_launch","session":"s","agent_type":"research-specialist","worker_id":"research_1"}
 {"ts":"2026-04-01T10:00:03Z","event":"agent_start","session":"s","agent_id":"a1","agent_type":"research-specialist"}
 {"ts":"2026-04-01T10:00:43Z","event":"agent_stop","session":"s","agent_id":"a1","agent_type":"research-specialist","worker_id":"research_1"}
+{"ts":"2026-04-01T10:00:43.5Z","event":"agent_usage","session":"s","agent_id":"a1","agent_type":"research-specialist","worker_id":"research_1","model":"claude-opus-5-5","usage":{"input_tokens":1200,"output_tokens":340,"cache_read_tokens":45000,"cache_write_tokens":2100},"requests":7,"tool_uses":6,"duration_ms":40500,"status":"completed","source":"transcript"}
+{"ts":"2026-04-01T10:00:43.6Z","event":"main_usage","session":"s","state":"research","model":"claude-opus-5-5","usage":{"input_tokens":10,"output_tokens":20,"cache_read_tokens":3000,"cache_write_tokens":400},"requests":3,"cursor":{"offset":100}}
 {"ts":"2026-04-01T10:00:44Z","event":"worker","state":"research","worker_id":"research_1","status":"completed"}
 this line was torn by a crash
 {"ts":"2026-04-01T10:01:00Z","event":"transition","from":"research","to":"plan"}
@@ -42,6 +46,8 @@ func TestParse(t *testing.T) {
 		{"research-specialist research_1 launched", -1},
 		{"research-specialist started", -1},
 		{"research-specialist research_1 stopped", 40 * time.Second},
+		{"research-specialist research_1 spent 48.6k tokens (input 1.2k, output 340, cache read 45.0k, cache write 2.1k) in 7 requests, 6 tool calls, model claude-opus-5-5", 40500 * time.Millisecond},
+		{"main thread in research spent 3.4k tokens (input 10, output 20, cache read 3.0k, cache write 400) in 3 requests, model claude-opus-5-5", -1},
 		{"research worker research_1 recorded completed", -1},
 		{"research → plan", 59 * time.Second},
 		{"waits for approval to enter implement: Approve the plan", -1},
@@ -77,12 +83,13 @@ func TestParse(t *testing.T) {
 // TestJSONIsStable: the document's shape is the contract for tools.
 func TestJSONIsStable(t *testing.T) {
 	entries, _ := Parse([]byte(log))
-	b, err := json.Marshal(Document{WorkflowID: "w", Events: entries[4:5]})
+	b, err := json.Marshal(Document{WorkflowID: "w", Events: entries[4:5], Agents: []timeline.AgentDoc{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := `{"workflow_id":"w","events":[{"seq":5,"ts":"2026-04-01T10:00:43Z","event":"agent_stop","summary":"research-specialist research_1 stopped","duration_ms":40000,` +
-		`"fields":{"agent_id":"a1","agent_type":"research-specialist","session":"s","worker_id":"research_1"}}]}`
+		`"fields":{"agent_id":"a1","agent_type":"research-specialist","session":"s","worker_id":"research_1"}}],` +
+		`"agents":[],"tokens":{"input_tokens":0,"output_tokens":0,"cache_read_tokens":0,"cache_write_tokens":0,"total":0}}`
 	if string(b) != want {
 		t.Errorf("JSON\n%s\nwant\n%s", b, want)
 	}
@@ -90,7 +97,7 @@ func TestJSONIsStable(t *testing.T) {
 
 func TestRender(t *testing.T) {
 	entries, _ := Parse([]byte(log))
-	out := Render(entries[:5])
+	out := Render(entries[:5], 0)
 	want := "TIME (UTC)           EVENT         TOOK   WHAT\n" +
 		"2026-04-01 10:00:00  init                 workflow created\n" +
 		"2026-04-01 10:00:01  transition    1.0s   initialize → research: classified\n" +
@@ -100,11 +107,11 @@ func TestRender(t *testing.T) {
 	if out != want {
 		t.Errorf("Render:\n%s\nwant\n%s", out, want)
 	}
-	if strings.Contains(Render(entries), "\x1b") {
+	if strings.Contains(Render(entries, 0), "\x1b") {
 		t.Error("an escape sequence from the log reached the terminal")
 	}
-	if got := Render(nil); got != "no events recorded\n" {
-		t.Errorf("Render(nil) = %q", got)
+	if got := Render(nil, 0); got != "no events recorded\n" {
+		t.Errorf("Render(nil, 0) = %q", got)
 	}
 }
 

@@ -145,9 +145,13 @@ func (h handler) record(kind string, k orchestrate.Known) {
 		agentID = "" // a PreToolUse inside a subagent carries the caller's id
 		output = k.Output
 	}
+	f := agentrun.Event{Session: h.session, AgentID: agentID, AgentType: k.Name, WorkerID: k.Worker, Output: output,
+		Generic: k.Generic && kind != agentrun.Stop}.Fields()
+	if t := agentTranscript(h.pl.SessionTranscript, agentID); kind == agentrun.Start && t != "" {
+		f["transcript"] = t // status reads what a running agent spent so far
+	}
 	err := k.Workflow.Update(func(tx *store.Tx) error {
-		tx.Event(kind, agentrun.Event{Session: h.session, AgentID: agentID, AgentType: k.Name, WorkerID: k.Worker, Output: output,
-			Generic: k.Generic && kind != agentrun.Stop}.Fields())
+		tx.Event(kind, f)
 		return nil
 	})
 	if err != nil {

@@ -6,8 +6,10 @@
 // whatever the model does: PreToolUse makes flowstate's agents run in the
 // foreground and records each launch, and refuses the main thread's write
 // of a file only an agent writes (guardWrite), SubagentStart and SubagentStop
-// record each agent's start and end, Stop sends a model that ends its
-// turn before its command is done back to the step where it stands, and
+// record each agent's start and end, PostToolUse and Stop record what the
+// agents and the main thread spent (usage.go), Stop sends a model that
+// ends its turn before its command is done back to the step where it
+// stands, and
 // UserPromptSubmit notes which command the user typed, so that only the
 // user approves, rejects or lets a paused workflow go on.
 //
@@ -40,6 +42,7 @@ const (
 	SessionStart  = "session-start"
 	SessionEnd    = "session-end"
 	PreToolUse    = "pre-tool-use"
+	PostToolUse   = "post-tool-use"
 	SubagentStart = "subagent-start"
 	SubagentStop  = "subagent-stop"
 	Stop          = "stop"
@@ -61,9 +64,12 @@ type payload struct {
 	SessionID string `json:"session_id"`
 	Cwd       string `json:"cwd"`
 	Source    string `json:"source"` // SessionStart: startup, resume, clear, compact
-	// PreToolUse
-	ToolName  string          `json:"tool_name"`
-	ToolInput json.RawMessage `json:"tool_input"`
+	// The session's transcript (every event), where the usage is read
+	SessionTranscript string `json:"transcript_path"`
+	// PreToolUse, PostToolUse
+	ToolName     string          `json:"tool_name"`
+	ToolInput    json.RawMessage `json:"tool_input"`
+	ToolResponse json.RawMessage `json:"tool_response"`
 	// SubagentStart, SubagentStop
 	AgentID        string `json:"agent_id"`
 	AgentType      string `json:"agent_type"`
@@ -124,16 +130,20 @@ func Run(event string, env Env) {
 			h.reanchor()
 		}
 	case SessionEnd:
+		h.mainUsage() // the last answer, which Claude Code may write after Stop
 		if p != nil && session != "" {
 			endSession(p, session, l)
 		}
 	case PreToolUse:
 		h.preToolUse()
+	case PostToolUse:
+		h.postToolUse()
 	case SubagentStart:
 		h.subagent(agentrun.Start)
 	case SubagentStop:
 		h.subagent(agentrun.Stop)
 	case Stop:
+		h.mainUsage()
 		h.stop()
 	case UserPrompt:
 		h.userPrompt()
@@ -162,6 +172,7 @@ func Registrations() []Registration {
 		{"SessionStart", "", SessionStart, 30},
 		{"SessionEnd", "", SessionEnd, 0},
 		{"PreToolUse", "Agent|Task|Write|Edit|MultiEdit|NotebookEdit|Bash", PreToolUse, 10},
+		{"PostToolUse", "Agent|Task", PostToolUse, 10},
 		{"SubagentStart", "", SubagentStart, 10},
 		{"SubagentStop", "", SubagentStop, 10},
 		{"Stop", "", Stop, 10},

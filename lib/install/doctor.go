@@ -168,8 +168,8 @@ func (d *doctor) settings() {
 func (d *doctor) files(m *Manifest) {
 	var missing, changed []string
 	for _, rel := range slices.Sorted(maps.Keys(m.Files)) {
-		if rel == binRel {
-			continue // checked by running it
+		if rel == binRel || m.Files[rel] == local {
+			continue // the binary is checked by running it; the rest of localDir is one machine's
 		}
 		b, err := readProjectFile(filepath.Join(d.dir, filepath.FromSlash(rel)))
 		switch {

@@ -1,6 +1,10 @@
 // Package install owns putting flowstate into a project's .claude/ and
 // taking it out again: commands and agents (de-namespaced for a project),
 // the binary, the hooks in settings.json, and a manifest of all of it.
+// What a team commits (commands, agents, settings.json, the manifest) is
+// the same on every machine; what is one machine's alone (the binary, built
+// for its platform, and the backup of settings.json from before the
+// install) sits in .claude/bin/, whose own .gitignore keeps git out.
 // Uninstall removes exactly what the manifest lists, keeps what the user
 // changed since, and puts settings.json back byte for byte when nothing
 // else touched it. Doctor says what is wrong with an installation. It
@@ -40,9 +44,19 @@ import (
 const (
 	manifestRel  = ".claude/flowstate-manifest.json"
 	settingsRel  = ".claude/settings.json"
-	backupSuffix = ".flowstate-backup"
+	backupSuffix = ".flowstate-backup" // a user's file --force replaced, kept beside it
+	backupRel    = localDir + "/settings.json" + backupSuffix
+	legacyBackup = settingsRel + backupSuffix // where versions before 0.2 kept it
 	gitignoreRel = ".gitignore"
 	stateIgnore  = ".claude/state/"
+	// localDir holds what is one machine's: the binary and the backup.
+	localDir       = ".claude/bin"
+	localGitignore = localDir + "/.gitignore"
+	// local is the manifest's mark, in place of a hash, for the files of
+	// localDir: they differ from machine to machine (a binary per
+	// platform), so the manifest, which a team commits, does not pin
+	// them; they are flowstate's, replaced and removed as such.
+	local = "local"
 )
 
 // Manifest records what install added, so that uninstall removes exactly
@@ -95,9 +109,10 @@ type Options struct {
 
 // file is one file install wants in the project.
 type file struct {
-	rel  string
-	data []byte
-	mode fs.FileMode
+	rel   string
+	data  []byte
+	mode  fs.FileMode
+	local bool // one machine's (localDir): recorded as local, not by hash
 }
 
 // Install installs flowstate into dir/.claude. Run again, it updates what
@@ -132,7 +147,7 @@ func Install(dir string, o Options) error {
 	if err != nil {
 		return err
 	}
-	rels := []string{settingsRel, manifestRel}
+	rels := []string{settingsRel, manifestRel, backupRel}
 	for _, f := range want {
 		rels = append(rels, f.rel)
 	}
@@ -231,7 +246,10 @@ func wanted(o Options) ([]file, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the flowstate binary to install: %w", err)
 	}
-	return append(out, file{rel: binRel, data: bin, mode: 0o755}), nil
+	return append(out,
+		file{rel: binRel, data: bin, mode: 0o755, local: true},
+		file{rel: localGitignore, data: []byte("# flowstate: this machine's binary and settings backup, never committed\n*\n"), mode: 0o644, local: true},
+	), nil
 }
 
 // In a project, commands and agents are not namespaced: the plugin's
@@ -251,14 +269,21 @@ func rewrite(b []byte) []byte {
 func installFile(dir string, f file, old, m *Manifest, o Options) error {
 	abs := filepath.Join(dir, filepath.FromSlash(f.rel))
 	sum := hash(f.data)
+	record := sum
+	if f.local {
+		record = local
+	}
 	cur, err := readProjectFile(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return err
 	case hash(cur) == sum:
-		m.Files[f.rel] = sum
+		m.Files[f.rel] = record
 		return nil
+	case old.Files[f.rel] == local, f.local && old.Files[f.rel] != "":
+		// This machine's own file (the binary) that flowstate installed:
+		// replaced by this install's.
 	case o.Force:
 		// What the user wrote there is theirs, even when forced: kept
 		// beside it. An older flowstate's file, unchanged, is not.
@@ -279,7 +304,7 @@ func installFile(dir string, f file, old, m *Manifest, o Options) error {
 	if err := writeFile(abs, f.data, f.mode); err != nil {
 		return err
 	}
-	m.Files[f.rel] = sum
+	m.Files[f.rel] = record
 	return nil
 }
 
@@ -349,7 +374,7 @@ func removeFile(dir, rel, sum string, log io.Writer) {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		fmt.Fprintf(log, "flowstate: kept %s: %v\n", rel, err)
-	case hash(cur) != sum:
+	case sum != local && hash(cur) != sum:
 		fmt.Fprintf(log, "flowstate: kept %s: it was changed after flowstate installed it; delete it yourself if you do not need it\n", rel)
 	default:
 		if err := os.Remove(abs); err != nil {
@@ -404,9 +429,12 @@ func (m *Manifest) installSettings(dir string) error {
 	if err != nil {
 		return err
 	}
+	if err := moveLegacyBackup(dir); err != nil {
+		return err
+	}
 	if !bytes.Equal(next, cur) {
 		if cur != nil && !hasOurs(cur) {
-			if err := writeFile(link+backupSuffix, cur, mode); err != nil {
+			if err := writeFile(filepath.Join(dir, filepath.FromSlash(backupRel)), cur, mode); err != nil {
 				return err
 			}
 			m.Settings.Backup = hash(cur)
@@ -417,6 +445,22 @@ func (m *Manifest) installSettings(dir string) error {
 		}
 	}
 	m.Settings.SHA256 = hash(next)
+	return nil
+}
+
+// moveLegacyBackup moves the backup an older version left beside
+// settings.json, where git saw it, into localDir.
+func moveLegacyBackup(dir string) error {
+	old, now := filepath.Join(dir, filepath.FromSlash(legacyBackup)), filepath.Join(dir, filepath.FromSlash(backupRel))
+	if _, err := os.Lstat(old); err != nil {
+		return nil
+	}
+	if _, err := os.Lstat(now); err == nil {
+		return nil // both: keep both, the user decides
+	}
+	if err := os.Rename(old, now); err != nil {
+		return fmt.Errorf("move %s to %s: %w", legacyBackup, backupRel, err)
+	}
 	return nil
 }
 
@@ -451,15 +495,19 @@ func Uninstall(dir string, log io.Writer) error {
 		return err
 	}
 	files := slices.Sorted(maps.Keys(m.Files))
-	if err := refuseLinks(dir, append(files, settingsRel)); err != nil {
+	if err := refuseLinks(dir, append(files, settingsRel, backupRel)); err != nil {
 		return err
-	}
-	for _, rel := range files {
-		removeFile(dir, rel, m.Files[rel], log)
-		m.putBack(dir, rel, log)
 	}
 	if err := m.uninstallSettings(dir, log); err != nil {
 		return err
+	}
+	_, kept := os.Lstat(filepath.Join(dir, filepath.FromSlash(backupRel)))
+	for _, rel := range files {
+		if rel == localGitignore && kept == nil {
+			continue // the backup it keeps out of git is still there
+		}
+		removeFile(dir, rel, m.Files[rel], log)
+		m.putBack(dir, rel, log)
 	}
 	if err := m.uninstallGitignore(dir); err != nil {
 		return err
@@ -487,7 +535,10 @@ func (m *Manifest) uninstallSettings(dir string, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	backup := link + backupSuffix
+	backup := filepath.Join(dir, filepath.FromSlash(backupRel))
+	if _, err := os.Lstat(backup); err != nil {
+		backup = filepath.Join(dir, filepath.FromSlash(legacyBackup)) // an older install's
+	}
 	// Through a link, the backup (a file of the project, which a cloned
 	// one can plant with the manifest's hashes to match) is never copied
 	// over the file the link names: that could be any of the user's
@@ -522,7 +573,8 @@ func (m *Manifest) uninstallSettings(dir string, log io.Writer) error {
 		msg = "flowstate: settings.json is a link, so only flowstate's hooks were taken out of " + abs
 	}
 	if _, err := os.Stat(backup); err == nil {
-		msg += "; your settings from before the install are in " + settingsRel + backupSuffix
+		rel, _ := filepath.Rel(dir, backup)
+		msg += "; your settings from before the install are in " + filepath.ToSlash(rel)
 	}
 	fmt.Fprintln(log, msg)
 	return nil

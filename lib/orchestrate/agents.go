@@ -84,6 +84,22 @@ func Recognize(p *store.Project, session, subagentType, prompt, cwd string) (Kno
 	if w == nil {
 		return Known{}, false
 	}
+	return recognizeIn(w, subagentType, prompt, cwd)
+}
+
+// AgentOf names the agent of workflow w, whatever its status, that an
+// Agent call of subagentType with prompt stands for (as Recognize knows
+// them); ok is false for any other.
+func AgentOf(w *store.Workflow, subagentType, prompt string) (string, bool) {
+	k, ok := recognizeIn(w, subagentType, prompt, "")
+	return k.Name, ok
+}
+
+// recognizeIn is Recognize for the agents of w.
+func recognizeIn(w *store.Workflow, subagentType, prompt, cwd string) (Known, bool) {
+	name := bareName(subagentType)
+	generic := slices.Contains(genericAgents, name)
+	p := w.P
 	v, err := load(w)
 	if err != nil {
 		return Known{}, false

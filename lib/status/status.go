@@ -18,6 +18,9 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/agentrun"
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/machine"
+	"github.com/flowstate-dev/flowstate/lib/term"
+	"github.com/flowstate-dev/flowstate/lib/timeline"
+	"github.com/flowstate-dev/flowstate/lib/usage"
 )
 
 // Input is everything Render shows.
@@ -29,6 +32,21 @@ type Input struct {
 	Now        time.Time
 	StuckAfter time.Duration // an agent at work longer than this is shown stuck
 	Color      bool
+	// Timeline is the run folded from Checkpoint and Events, with what
+	// running agents spent so far (the caller reads their transcripts);
+	// nil: Render folds it.
+	Timeline *timeline.Timeline
+	Prices   *usage.Prices // turns tokens into money; nil: tokens only
+	Width    int           // lines wider are wrapped (term.Fit); 0: none
+}
+
+// run is in's timeline, folded when the caller did not.
+func (in Input) run() *timeline.Timeline {
+	if in.Timeline == nil {
+		tl := timeline.Build(timeline.Input{ID: in.ID, Checkpoint: in.Checkpoint, Events: in.Events, Initial: in.Machine.Initial, Now: in.Now, StuckAfter: in.StuckAfter})
+		in.Timeline = &tl
+	}
+	return in.Timeline
 }
 
 // ANSI colours, used only when Input.Color is set.
@@ -88,6 +106,12 @@ func Render(in Input) string {
 	for _, s := range rows {
 		width = max(width, len(s))
 	}
+	run := in.run()
+	cost := newCosts(run, in.Prices)
+	timeWidth := 0
+	for s, d := range spent {
+		timeWidth = max(timeWidth, len(Duration(d))+len(soFar(s == running)))
+	}
 	for _, s := range rows {
 		mark, color := markPending, dim
 		// The current state comes before completed: back in test after
@@ -103,20 +127,26 @@ func Render(in Input) string {
 			mark, color = markCurrent, yellow
 		}
 		line := fmt.Sprintf("  %s %-*s", p.paint(color, mark), width, s)
+		took := ""
 		if d, ok := spent[s]; ok {
-			line += "  " + Duration(d)
-			if s == running {
-				line += " so far"
-			}
+			took = Duration(d) + soFar(s == running)
+		}
+		if t := cost.state(s); t != "" {
+			line += fmt.Sprintf("  %-*s  %s", timeWidth, took, t)
+		} else if took != "" {
+			line += "  " + took
 		}
 		b.WriteString(strings.TrimRight(line, " ") + "\n")
 	}
+	if t := cost.total(); t != "" {
+		fmt.Fprintf(&b, "  spent %s\n", t)
+	}
 	if active {
-		agentSection(&b, in, doc, current, p)
+		agentSection(&b, in, doc, current, p, cost)
 	}
 	supervisorSection(&b, doc.Get("supervisor_state"), p)
 	errorSection(&b, doc.Get("error_state"), evs, p)
-	return b.String()
+	return term.Fit(b.String(), in.Width)
 }
 
 // holdSection says who holds the workflow and what lets it go on, and
@@ -149,7 +179,7 @@ func holdSection(b *strings.Builder, doc gjson.Result, p painter) {
 // agentSection shows the agents launched in the current state, as the
 // hooks recorded them: at work (for how long), stuck (past the bound),
 // or stopped, and then whether their worker was recorded done or failed.
-func agentSection(b *strings.Builder, in Input, doc gjson.Result, current string, p painter) {
+func agentSection(b *strings.Builder, in Input, doc gjson.Result, current string, p painter, cost costs) {
 	runs := agentrun.Fold(agentrun.Parse(in.Events), doc.Get("session_id").String())
 	entries := runs.Entries(in.Now, in.StuckAfter)
 	if len(entries) == 0 {
@@ -187,6 +217,7 @@ func agentSection(b *strings.Builder, in Input, doc gjson.Result, current string
 		if e.Took > 0 && e.Status == agentrun.Stopped {
 			what += " after " + Duration(e.Took)
 		}
+		what += cost.agent(e.AgentType, e.Launched)
 		fmt.Fprintf(b, "  %s %-*s  %s\n", p.paint(color, mark), width, name, what)
 	}
 }

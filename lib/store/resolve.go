@@ -202,14 +202,24 @@ func (p *Project) List() ([]Summary, error) {
 		return nil, err
 	}
 	out := make([]Summary, 0, len(ids))
+	// updated_at counts seconds: within one, the checkpoint written last
+	// is the newer (two commands a second apart are the usual case).
+	written := make(map[string]int64, len(ids))
 	for _, id := range ids {
 		out = append(out, p.summarize(id))
+		if fi, err := os.Lstat(filepath.Join(p.workflowsDir(), id, checkpointFile)); err == nil {
+			written[id] = fi.ModTime().UnixNano()
+		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].UpdatedAt != out[j].UpdatedAt {
-			return out[i].UpdatedAt > out[j].UpdatedAt
+		a, b := out[i], out[j]
+		switch {
+		case a.UpdatedAt != b.UpdatedAt:
+			return a.UpdatedAt > b.UpdatedAt
+		case written[a.ID] != written[b.ID]:
+			return written[a.ID] > written[b.ID]
 		}
-		return out[i].ID > out[j].ID
+		return a.ID > b.ID
 	})
 	return out, nil
 }

@@ -3,6 +3,7 @@ package docs
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,18 +14,67 @@ import (
 // completed) and returns the candidates, one per line.
 func complete(t *testing.T, script string, words ...string) []string {
 	t.Helper()
+	return completeIn(t, t.TempDir(), script, words...)
+}
+
+// completeIn is complete in project.
+func completeIn(t *testing.T, project, script string, words ...string) []string {
+	t.Helper()
 	prog := `source <(flowstate completion bash) || exit 1
 ` + script + `
 COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
 _flowstate_complete
 printf '%s\n' "${COMPREPLY[@]}"`
 	cmd := exec.Command("bash", append([]string{"-c", prog, "bash"}, words...)...)
-	cmd.Env = []string{"PATH=" + binDir + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	cmd.Env = []string{"PATH=" + binDir + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + t.TempDir(), "CLAUDE_PROJECT_DIR=" + project}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("bash: %v\n%s", err, out)
 	}
 	return strings.Fields(string(out))
+}
+
+// A workflow's states, its id and every flag are offered where they go;
+// a command is never run to answer a TAB.
+func TestBashCompletionStatesWorkflowsFlags(t *testing.T) {
+	project := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(binDir, "flowstate"), args...)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "CLAUDE_PROJECT_DIR=" + project}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("flowstate %v: %v\n%s", args, err, out)
+		}
+	}
+	run("sm-init", "--workflow", "wf-a", "--description", "d", "--command", "coordinate", "--scope", "full-implementation")
+	run("--workflow", "wf-a", "sm-transition", "research")
+	run("--workflow", "wf-a", "sm-transition", "plan")
+	run("sm-init", "--workflow", "wf-b", "--description", "d", "--command", "coordinate", "--scope", "research-only")
+	for _, c := range []struct {
+		words []string
+		want  string
+	}{
+		{[]string{"flowstate", "--workflow", "wf-a", "sm-transition", ""}, "implement complete debug"},
+		{[]string{"flowstate", "sm-transition", "--workflow", "wf-a", "i"}, "implement"},
+		{[]string{"flowstate", "rewind", "--workflow=wf-a", ""}, "initialize research plan"},
+		{[]string{"flowstate", "--workflow", ""}, "wf-b wf-a"},
+		{[]string{"flowstate", "status", "--workflow", "wf-"}, "wf-b wf-a"},
+		{[]string{"flowstate", "sm-init", "--scope", "research-"}, "research-and-plan research-and-revise research-only"},
+		{[]string{"flowstate", "sm-init", "--"}, "--description --command --scope --complexity --topics --classification --min-confidence --machine --gate --agents --workflow --help"},
+		{[]string{"flowstate", "status", "-"}, "--json --timeline --workflow --help -h"},
+		{[]string{"flowstate", "sm-transition", "--", "--"}, ""},
+	} {
+		if got := strings.Join(completeIn(t, project, "", c.words...), " "); got != c.want {
+			t.Errorf("%q<TAB> offered %q, want %q", c.words, got, c.want)
+		}
+	}
+	// sm-init -- <TAB> once ran sm-init (urfave/cli runs a command when a
+	// "--" precedes its completion flag).
+	completeIn(t, project, "", "flowstate", "sm-init", "--", "")
+	completeIn(t, project, "", "flowstate", "cancel", "--reason", "x", "--", "")
+	if entries, _ := os.ReadDir(filepath.Join(project, ".claude", "state", "workflows")); len(entries) != 2 {
+		t.Errorf("completing created or removed workflows: %d of them", len(entries))
+	}
 }
 
 func TestBashCompletionRegistered(t *testing.T) {
@@ -108,6 +158,9 @@ _flowstate`
 	}
 	if out := run("flowstate", "--wo"); out != "--workflow\n" {
 		t.Errorf("flowstate --wo<TAB> in zsh: %q", out)
+	}
+	if out := run("flowstate", "rewind", ""); out != "initialize\nresearch\nplan\nimplement\ntest\ndocument\ncomplete\ndebug\n" {
+		t.Errorf("flowstate rewind <TAB> in zsh, without a workflow: %q", out)
 	}
 	if out := run("flowstate", "graph", "--machine", ""); out != "FILES\n" {
 		t.Errorf("flowstate graph --machine <TAB> in zsh: %q", out)

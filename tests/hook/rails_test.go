@@ -400,6 +400,7 @@ func TestHookLatency(t *testing.T) {
 		{"pre-tool-use", write},
 		{"subagent-start", sub},
 		{"subagent-stop", sub},
+		{"post-tool-use", agentReturned("s1", project, "/nonexistent/s1.jsonl", "flowstate:research-specialist", "a1", "Write the research report to: "+output)},
 		{"stop", payload(map[string]any{"session_id": "s1", "cwd": project})},
 		{"session-start", payload(map[string]any{"session_id": "s1", "cwd": project, "source": "compact"})},
 		{"user-prompt-submit", payload(map[string]any{"session_id": "s1", "cwd": project, "prompt": "/flowstate:workflow-approve ok"})},

@@ -222,7 +222,7 @@ func TestInstallReinstallUninstall(t *testing.T) {
 				if len(keys) < len(origKeys) || !slices.Equal(keys[:len(origKeys)], origKeys) {
 					t.Errorf("key order %v, want %v first", keys, origKeys)
 				}
-				if b := readFile(t, settingsPath+".flowstate-backup"); !bytes.Equal(b, orig) {
+				if b := readFile(t, filepath.Join(dir, ".claude", "bin", "settings.json.flowstate-backup")); !bytes.Equal(b, orig) {
 					t.Errorf("backup differs from the original settings")
 				}
 			}
@@ -338,11 +338,17 @@ func TestUserChangesSurvive(t *testing.T) {
 		!bytes.Contains(after, []byte("MY_VAR")) || !bytes.Contains(after, []byte("log-session-end")) {
 		t.Errorf("uninstall after a settings edit: want flowstate's hooks out and the user's in:\n%s", after)
 	}
-	if !strings.Contains(errs, "settings.json.flowstate-backup") {
+	if !strings.Contains(errs, ".claude/bin/settings.json.flowstate-backup") {
 		t.Errorf("uninstall did not point at the backup: %s", errs)
 	}
-	if _, err := os.Stat(filepath.Join(dir, ".claude", "bin")); err == nil {
-		t.Errorf(".claude/bin left behind")
+	// The backup stays, out of git's sight; the binary is gone.
+	left, _ := os.ReadDir(filepath.Join(dir, ".claude", "bin"))
+	var names []string
+	for _, e := range left {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != ".gitignore settings.json.flowstate-backup" {
+		t.Errorf(".claude/bin after uninstall holds %v, want the backup and the .gitignore that keeps it out of git", names)
 	}
 }
 
@@ -750,7 +756,7 @@ func TestPlantedBackupNeverRestoredThroughALink(t *testing.T) {
 	victim := filepath.Join(t.TempDir(), ".bashrc")
 	writeFile(t, victim, []byte("# the distribution's default .bashrc\n"))
 	evil := []byte("touch /tmp/pwned\n")
-	writeFile(t, filepath.Join(dir, ".claude", "settings.json.flowstate-backup"), evil)
+	writeFile(t, filepath.Join(dir, ".claude", "bin", "settings.json.flowstate-backup"), evil)
 	if err := os.Symlink(victim, filepath.Join(dir, ".claude", "settings.json")); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -144,6 +145,7 @@ func TestNPMPackages(t *testing.T) {
 	}
 
 	flowstate := filepath.Join(dir, "node_modules", ".bin", "flowstate")
+	native(t, flowstate)
 	version, errs, code := run(dir, flowstate, "version")
 	stamp, err := exec.Command("sh", filepath.Join(testenv.RepoRoot(), "scripts", "build"), "--version").Output()
 	if err != nil {
@@ -204,6 +206,7 @@ func TestNPMPackages(t *testing.T) {
 		t.Fatal(err)
 	}
 	launcher := filepath.Join(dir, "node_modules", scope+"flowstate", "bin", "flowstate.js")
+	callTimes(t, run, dir, flowstate, launcher)
 	_, errs, code = run(dir, "node", "-r", fake, launcher, "version")
 	if code != 1 || !strings.HasPrefix(errs, fmt.Sprintf("flowstate: no prebuilt binary for win32-%s (there are linux-x64, linux-arm64, darwin-x64, darwin-arm64); build flowstate from source", strings.TrimPrefix(platform(), runtime.GOOS+"-"))) {
 		t.Errorf("on another platform: exit %d, %q", code, errs)
@@ -211,7 +214,10 @@ func TestNPMPackages(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(dir, "node_modules", scope+"flowstate-"+platform())); err != nil {
 		t.Fatal(err)
 	}
-	_, errs, code = run(dir, flowstate, "version")
+	if v, _, code := run(dir, flowstate, "version"); code != 0 || v != version {
+		t.Errorf("the native flowstate command needs its platform package once installed: exit %d, %q", code, v)
+	}
+	_, errs, code = run(dir, "node", launcher, "version")
 	if code != 1 || !strings.Contains(errs, "the package "+scope+"flowstate-"+platform()+", which holds the binary for this machine, is not installed") ||
 		!strings.Contains(errs, "npm install -g "+scope+"flowstate@") || strings.Count(errs, "\n") != 1 {
 		t.Errorf("without the platform package: exit %d, %q", code, errs)
@@ -251,4 +257,69 @@ func globalInstall(t *testing.T, run func(dir, name string, args ...string) (str
 	if got, errs, code := run(t.TempDir(), filepath.Join(prefix, "bin", "flowstate"), "version"); code != 0 || strings.TrimSpace(got) != version {
 		t.Errorf("flowstate version after npm install -g: exit %d, %q%s; want %q", code, got, errs, version)
 	}
+	native(t, filepath.Join(prefix, "bin", "flowstate"))
+
+	// Without install scripts the node launcher stays the command, and works.
+	prefix = t.TempDir()
+	out, errs, code = run(t.TempDir(), "npm", "install", "-g", "--ignore-scripts", "--prefix", prefix, "--offline", "--no-audit", "--no-fund",
+		pkgs[scope+"flowstate"], pkgs[scope+"flowstate-"+platform()])
+	if code != 0 {
+		t.Fatalf("npm install -g --ignore-scripts: exit %d\n%s%s", code, out, errs)
+	}
+	cmd := filepath.Join(prefix, "bin", "flowstate")
+	if head := magic(t, cmd); head != "#!/u" {
+		t.Errorf("--ignore-scripts: the flowstate command starts %q, want the node launcher", head)
+	}
+	if got, errs, code := run(t.TempDir(), cmd, "version"); code != 0 || strings.TrimSpace(got) != version {
+		t.Errorf("the node launcher: exit %d, %q%s; want %q", code, got, errs, version)
+	}
+}
+
+// magic is the first four bytes of the file the command is, links
+// followed.
+func magic(t *testing.T, command string) string {
+	t.Helper()
+	f, err := os.Open(command)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 4)
+	if _, err := f.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// native checks that the flowstate command npm made is the native binary
+// (ELF or Mach-O), not the node launcher.
+func native(t *testing.T, command string) {
+	t.Helper()
+	switch m := magic(t, command); m {
+	case "\x7fELF", "\xcf\xfa\xed\xfe":
+	default:
+		real, _ := filepath.EvalSymlinks(command)
+		t.Errorf("%s (%s) starts %q: the postinstall did not put the native binary in place of the node launcher", command, real, m)
+	}
+}
+
+// callTimes logs what a call costs through the native command and
+// through the node launcher: the figures behind installing the first.
+func callTimes(t *testing.T, run func(dir, name string, args ...string) (string, string, int), dir, command, launcher string) {
+	t.Helper()
+	const n = 10
+	median := func(name string, args ...string) time.Duration {
+		var took []time.Duration
+		for i := 0; i < n; i++ {
+			start := time.Now()
+			if _, errs, code := run(dir, name, args...); code != 0 {
+				t.Fatalf("%s %v: exit %d: %s", name, args, code, errs)
+			}
+			took = append(took, time.Since(start))
+		}
+		slices.Sort(took)
+		return took[n/2]
+	}
+	t.Logf("flowstate version, median of %d: %v as npm's command (native), %v through the node launcher",
+		n, median(command, "version"), median("node", launcher, "version"))
 }

@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-// The `flowstate` command of the npm package: it runs the prebuilt binary
-// that npm installed for this machine, one of this package's
+// The `flowstate` command of the npm package until its postinstall
+// (install.js) puts the native binary in its place, and its fallback when
+// that could not be done (npm --ignore-scripts): it runs the prebuilt
+// binary that npm installed for this machine, one of this package's
 // optionalDependencies (npm skips the others by their os and cpu fields),
-// with the same arguments and streams, and exits as it exits. Inside Claude
-// Code the SessionStart hook puts that binary's own directory on PATH, so
-// bash blocks run it without starting node.
+// with the same arguments and streams, and exits as it exits.
 'use strict';
 
 const { spawnSync } = require('child_process');

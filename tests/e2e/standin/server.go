@@ -57,6 +57,8 @@ type Exchange struct {
 	Agent    string // persona of the subagent ("" in the main thread)
 	Text     string // final text; empty when the turn made tool calls
 	Tools    []ToolUse
+	Usage    Usage  // the tokens the answer reported
+	Prompt   string // a subagent's prompt: which agent of its persona it is
 }
 
 // ToolUse is one tool call the stand-in made.
@@ -164,10 +166,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 	t := decide(thread{Conv: conv, Agent: agent, Knobs: s.knobs, TestRun: s.nextTestRun, Classification: s.nextClassification,
 		Compact: s.compactOnce, Skip: s.skipOnce})
+	u := usageOf(seq, t)
 	msg := t.message(fmt.Sprintf("msg_standin_%04d", seq), func() string {
 		return fmt.Sprintf("toolu_standin_%d", toolIDs.Add(1))
-	})
-	s.record(seq, conv, agent, t)
+	}, u)
+	s.record(seq, conv, agent, t, u)
 	reply, _ := json.MarshalIndent(msg, "", "  ")
 	s.log(name+".reply.json", reply)
 	if !req.Stream {
@@ -312,10 +315,13 @@ func (s *Server) nextTestRun() int {
 	return s.testRuns
 }
 
-func (s *Server) record(seq int64, conv conversation, agent string, t turn) {
+func (s *Server) record(seq int64, conv conversation, agent string, t turn, u Usage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := Exchange{Seq: seq, Subagent: conv.Subagent, Agent: agent}
+	e := Exchange{Seq: seq, Subagent: conv.Subagent, Agent: agent, Usage: u}
+	if conv.Subagent {
+		e.Prompt = strings.TrimSpace(conv.Prompt)
+	}
 	if len(t.Tools) == 0 {
 		e.Text = t.Text
 	}

@@ -6,8 +6,9 @@ import (
 	"net/http"
 )
 
-// message is the assistant message a turn becomes, as the API returns it.
-func (t turn) message(id string, toolID func() string) map[string]any {
+// message is the assistant message a turn becomes, as the API returns it,
+// reporting u.
+func (t turn) message(id string, toolID func() string, u Usage) map[string]any {
 	var content []map[string]any
 	stop := "end_turn"
 	if len(t.Tools) == 0 {
@@ -20,7 +21,8 @@ func (t turn) message(id string, toolID func() string) map[string]any {
 	return map[string]any{
 		"id": id, "type": "message", "role": "assistant", "model": "stand-in",
 		"content": content, "stop_reason": stop, "stop_sequence": nil,
-		"usage": map[string]int{"input_tokens": max(1, t.InputTokens), "output_tokens": 1},
+		"usage": map[string]int{"input_tokens": u.Input, "output_tokens": u.Output,
+			"cache_read_input_tokens": u.CacheRead, "cache_creation_input_tokens": u.CacheWrite},
 	}
 }
 
@@ -39,6 +41,15 @@ func events(msg map[string]any) ([]sseEvent, error) {
 		start[k] = v
 	}
 	start["content"], start["stop_reason"] = []any{}, nil
+	// As the API streams it: the output so far at the start, the final
+	// count in message_delta.
+	usage := msg["usage"].(map[string]int)
+	startUsage := map[string]int{}
+	for k, v := range usage {
+		startUsage[k] = v
+	}
+	startUsage["output_tokens"] = 1
+	start["usage"] = startUsage
 	evs := []sseEvent{{"message_start", map[string]any{"message": start}}}
 	for i, b := range msg["content"].([]map[string]any) {
 		var first, delta map[string]any
@@ -62,7 +73,7 @@ func events(msg map[string]any) ([]sseEvent, error) {
 	return append(evs,
 		sseEvent{"message_delta", map[string]any{
 			"delta": map[string]any{"stop_reason": msg["stop_reason"], "stop_sequence": nil},
-			"usage": map[string]int{"output_tokens": 1},
+			"usage": map[string]int{"output_tokens": usage["output_tokens"]},
 		}},
 		sseEvent{"message_stop", map[string]any{}},
 	), nil

@@ -1,0 +1,208 @@
+package app
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/renameio/v2"
+	"github.com/tidwall/gjson"
+	"github.com/urfave/cli/v2"
+
+	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/limit"
+	"github.com/flowstate-dev/flowstate/lib/machine"
+	"github.com/flowstate-dev/flowstate/lib/orchestrate"
+	"github.com/flowstate-dev/flowstate/lib/report"
+	"github.com/flowstate-dev/flowstate/lib/sm"
+	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/timeline"
+	"github.com/flowstate-dev/flowstate/lib/usage"
+	"github.com/flowstate-dev/flowstate/lib/version"
+)
+
+// Looking at a workflow (status, history, report): which one, its run
+// folded into a timeline, what it cost.
+
+// onLooked wraps an action that only reads a workflow. Without --workflow
+// or FLOWSTATE_WORKFLOW, where no workflow is the session's or the only
+// active one (a finished one looked at from a terminal), it takes the
+// project's most recent workflow and says which on stderr, as `git log`
+// names the branch it shows.
+func (e *env) onLooked(fn func(c *cli.Context, w *store.Workflow) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		p, err := e.argless(c)
+		if err != nil {
+			return err
+		}
+		sel := e.selector(c)
+		w, err := p.Resolve(sel)
+		if err != nil && sel.Flag == "" && sel.Env == "" && fail.Code(err) == fail.Usage {
+			if w = e.mostRecent(p); w == nil {
+				return err
+			}
+			err = nil
+		}
+		if err != nil {
+			return err
+		}
+		return fn(c, w)
+	}
+}
+
+// mostRecent is the project's most recently updated workflow, nil when
+// it has none.
+func (e *env) mostRecent(p *store.Project) *store.Workflow {
+	all, err := p.List()
+	if err != nil || len(all) == 0 {
+		return nil
+	}
+	w, err := p.Workflow(all[0].ID)
+	if err != nil {
+		return nil
+	}
+	// Short enough for 80 columns with an id: `flowstate list` has the others.
+	e.tell("the most recent workflow: %s", w.ID)
+	return w
+}
+
+// looked is what a look shows of w: its checkpoint, events and machine,
+// and its timeline with what its running agents spent so far.
+type looked struct {
+	doc, events []byte
+	machine     *machine.Machine
+	timeline    timeline.Timeline
+	stuck       time.Duration
+	now         time.Time
+}
+
+func (e *env) run(w *store.Workflow) (*looked, error) {
+	doc, m, err := sm.Load(w)
+	if err != nil {
+		return nil, err
+	}
+	events, err := w.ReadEvents()
+	if err != nil {
+		return nil, err
+	}
+	stuck, err := e.duration(nil, "", "FLOWSTATE_STUCK_AFTER", orchestrate.DefaultStuckAfter)
+	if err != nil {
+		return nil, err
+	}
+	r := &looked{doc: doc, events: events, machine: m, stuck: stuck, now: time.Now()}
+	r.timeline = timeline.Build(timeline.Input{ID: w.ID, Checkpoint: doc, Events: events, Initial: m.Initial, Now: r.now, StuckAfter: stuck})
+	liveUsage(&r.timeline)
+	return r, nil
+}
+
+// liveUsage reads what each running agent spent so far from its
+// transcript, which SubagentStart recorded. The path comes from the event
+// log, which a cloned repository may carry: only a file named as Claude
+// Code names an agent's transcript is read, never a FIFO or device, and
+// only the usage is taken from it.
+func liveUsage(t *timeline.Timeline) {
+	for i := range t.Agents {
+		a := &t.Agents[i]
+		if a.Measured || !a.End.IsZero() || !agentTranscript(a.Transcript) {
+			continue
+		}
+		f, err := fsx.OpenRegular(a.Transcript)
+		if err != nil {
+			continue
+		}
+		got, err := usage.ScanAgent(io.LimitReader(f, usage.MaxTranscript))
+		f.Close()
+		if err == nil {
+			a.Usage, a.Requests, a.ToolUses, a.Model = got.Usage, got.Requests, got.ToolUses, got.Model
+		}
+	}
+}
+
+func agentTranscript(path string) bool {
+	return filepath.IsAbs(path) && strings.HasPrefix(filepath.Base(path), "agent-") && strings.HasSuffix(path, ".jsonl") &&
+		filepath.Base(filepath.Dir(path)) == "subagents"
+}
+
+// prices is the project's price table (usage.SettingsFile), nil when it
+// has none. A table that cannot be used is said once on stderr: the
+// tokens are shown all the same.
+func (e *env) prices() *usage.Prices {
+	p, err := e.Project()
+	if err != nil {
+		return nil
+	}
+	path := filepath.Join(p.Dir, filepath.FromSlash(usage.SettingsFile))
+	b, err := fsx.ReadRegular(path, limit.Max)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	var prices *usage.Prices
+	if err == nil {
+		prices, err = usage.ParseSettings(b)
+	}
+	if err != nil {
+		e.warn("no money shown: %v", err)
+	}
+	return prices
+}
+
+// report writes the HTML page of w's run (lib/report).
+func (e *env) report(c *cli.Context, w *store.Workflow) error {
+	r, err := e.run(w)
+	if err != nil {
+		return err
+	}
+	p, err := e.Project()
+	if err != nil {
+		return err
+	}
+	out := c.String("output")
+	if out == "" && e.terminal() {
+		out = w.ID + ".html"
+	}
+	dir := e.Cwd
+	if out != "" {
+		dir = filepath.Dir(e.path(out))
+	}
+	doc := gjson.ParseBytes(r.doc)
+	in := report.Input{
+		Run: r.timeline, Scope: doc.Get("state_machine.workflow_config.scope").String(), Prices: e.prices(),
+		Generated: r.now, Version: version.Version, StateOrder: r.machine.States(),
+		Artifact: func(path string) string { return artifactLink(p.Dir, dir, path) },
+	}
+	var page bytes.Buffer
+	if err := report.Render(&page, in); err != nil {
+		return err
+	}
+	if out == "" {
+		_, err := e.Stdout.Write(page.Bytes())
+		return err
+	}
+	if err := renameio.WriteFile(e.path(out), page.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("workflow %s: write the report: %w", w.ID, err)
+	}
+	e.tell("workflow %s: report written to %s", w.ID, out)
+	return nil
+}
+
+// artifactLink is a worker's output path as a link from a page in dir:
+// relative when both are in the project, so the page and the specs move
+// together; a file URL otherwise.
+func artifactLink(project, dir, path string) string {
+	abs := path
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(project, abs)
+	}
+	within := func(p string) bool { return p == project || strings.HasPrefix(p, project+string(filepath.Separator)) }
+	if rel, err := filepath.Rel(dir, abs); err == nil && within(abs) && within(dir) {
+		return filepath.ToSlash(rel)
+	}
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
+}

@@ -1,0 +1,214 @@
+package hook
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/orchestrate"
+	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/usage"
+)
+
+// What a workflow spent is recorded by two hooks. PostToolUse, after each
+// of flowstate's Agent calls returns, records the agent's tokens, model,
+// requests, tool calls and duration (agent_usage), summed from its
+// transcript. Stop, at the end of each turn, records the main thread's
+// tokens since the last Stop of its session (main_usage, per state), and
+// any of flowstate's agents the main transcript shows but no PostToolUse
+// recorded: the classifier, which runs before its workflow exists.
+// Claude Code may write a turn's last answer after the Stop hook ran; the
+// next Stop, or SessionEnd, reads it from where Stop stopped.
+
+// agentIDs are the ids Claude Code gives agents; anything else is not
+// made into a path. Compiled on first use: every flowstate process would
+// otherwise compile it at start-up.
+var agentIDs = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`) })
+
+// postToolUse records the usage of one of flowstate's agents whose Agent
+// call returned.
+func (h handler) postToolUse() {
+	if h.pl.ToolName != "Agent" && h.pl.ToolName != "Task" || !h.recordable() {
+		return
+	}
+	k, ours := orchestrate.Recognize(h.p, h.session, gjson.GetBytes(h.pl.ToolInput, "subagent_type").String(),
+		gjson.GetBytes(h.pl.ToolInput, "prompt").String(), h.pl.Cwd)
+	if !ours || k.Workflow == nil {
+		return // the classifier before its workflow: Stop finds it in the main transcript
+	}
+	res, ok := usage.ParseAgentResult(h.pl.ToolResponse, h.env.Now)
+	if !ok {
+		return
+	}
+	w := k.Workflow
+	f := h.measure(w, k.Name, res)
+	if err := w.Update(func(tx *store.Tx) error { tx.Event(usage.AgentEvent, f); return nil }); err != nil {
+		h.l.printf("post-tool-use: %v", err)
+	}
+}
+
+// recordable reports a hook that knows its project and a well-formed
+// session.
+func (h handler) recordable() bool {
+	return h.p != nil && h.session != "" && store.ValidID(h.session) == nil
+}
+
+// measure makes the agent_usage fields of agent's result res, reading
+// the agent's transcript.
+func (h handler) measure(w *store.Workflow, agent string, res usage.AgentResult) map[string]any {
+	a, source := usage.Agent{}, "last-request"
+	if path := agentTranscript(h.pl.SessionTranscript, res.ID); path != "" {
+		scanned, err := scanFile(path, usage.ScanAgent)
+		if err == nil && scanned.Requests > 0 {
+			a, source = scanned, "transcript"
+		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+			h.l.printf("agent %s: %v", res.ID, err)
+		}
+	}
+	a = a.WithFinal(res.Last)
+	if res.Model != "" {
+		a.Model = res.Model
+	}
+	if res.ToolUses > 0 {
+		a.ToolUses = res.ToolUses
+	}
+	f := map[string]any{
+		"session": h.session, "agent_id": res.ID, "agent_type": agent, "model": a.Model,
+		"usage": a.Usage, "requests": a.Requests, "tool_uses": a.ToolUses,
+		"duration_ms": res.DurationMs, "status": res.Status, "source": source,
+		"ended": res.At.UTC().Format(time.RFC3339Nano), // read at Stop, it ended earlier
+	}
+	if worker := orchestrate.WorkerFor(w, res.Prompt); worker != "" {
+		f["worker_id"] = worker
+	}
+	return f
+}
+
+// agentTranscript is where Claude Code 2.1.328 keeps an agent's
+// transcript: beside the session's, <session>/subagents/agent-<id>.jsonl
+// (nested agents too). "" when either is unknown.
+func agentTranscript(session, agentID string) string {
+	base, ok := strings.CutSuffix(session, ".jsonl")
+	if !ok || !agentIDs().MatchString(agentID) {
+		return ""
+	}
+	return filepath.Join(base, "subagents", "agent-"+agentID+".jsonl")
+}
+
+// scanFile runs scan over the file at path, from its start; the file is
+// Claude Code's, opened like any file flowstate reads but does not own
+// (never a FIFO or device).
+func scanFile[T any](path string, scan func(io.Reader) (T, error)) (T, error) {
+	var zero T
+	f, err := fsx.OpenRegular(path)
+	if err != nil {
+		return zero, err
+	}
+	defer f.Close()
+	return scan(io.LimitReader(f, usage.MaxTranscript))
+}
+
+// mainUsage records what the main thread spent for the session's
+// workflow since the session's last record, and the agents only the main
+// transcript shows.
+func (h handler) mainUsage() {
+	if !h.recordable() || h.pl.SessionTranscript == "" {
+		return
+	}
+	id, err := h.p.SessionWorkflow(h.session)
+	if err != nil || id == "" {
+		return
+	}
+	w, err := h.p.Workflow(id)
+	if err != nil {
+		return
+	}
+	events, err := w.ReadEvents()
+	if err != nil {
+		h.l.printf("stop: %v", err)
+		return
+	}
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		h.l.printf("stop: %v", err)
+		return
+	}
+	past := usage.PastMain(events, h.session, gjson.GetBytes(doc, "session_id").String(), gjson.GetBytes(doc, "state_machine.current_state").String())
+	if !checkpoint.Active(gjson.GetBytes(doc, "status").String()) {
+		past.Window.Until = past.Finished
+	}
+	m, err := h.scanMain(past)
+	if err != nil {
+		h.l.printf("stop: %v", err)
+		return
+	}
+	var fields []map[string]any
+	for _, res := range m.Agents {
+		agent, ours := orchestrate.AgentOf(w, res.Type, res.Prompt)
+		if ours && !past.Measured[res.ID] {
+			fields = append(fields, h.measure(w, agent, res))
+		}
+	}
+	for _, s := range m.Spent {
+		fields = append(fields, map[string]any{
+			"session": h.session, "state": s.State, "model": s.Model, "usage": s.Usage,
+			"requests": s.Requests, "cursor": m.Next,
+		})
+	}
+	if len(fields) == 0 {
+		return
+	}
+	err = w.Update(func(tx *store.Tx) error {
+		for _, f := range fields {
+			kind := usage.MainEvent
+			if _, ok := f["agent_id"]; ok {
+				kind = usage.AgentEvent
+			}
+			tx.Event(kind, f)
+		}
+		return nil
+	})
+	if err != nil {
+		h.l.printf("stop: %v", err)
+	}
+}
+
+// scanMain reads the session transcript from where the last record left
+// it. A transcript shorter than that was rewritten: it is read again from
+// its start, counting the turns that ended after the last record (the
+// one open then counts again; Claude Code 2.1.328 only appends).
+func (h handler) scanMain(past usage.Past) (usage.Main, error) {
+	f, err := fsx.OpenRegular(h.pl.SessionTranscript)
+	if err != nil {
+		return usage.Main{}, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return usage.Main{}, err
+	}
+	cur := past.Cursor
+	if st.Size() < cur.Offset {
+		past.Window.From, cur = maxTime(past.Window.From, past.Last), usage.Cursor{}
+	}
+	if _, err := f.Seek(cur.Offset, io.SeekStart); err != nil {
+		return usage.Main{}, err
+	}
+	return usage.ScanMain(io.LimitReader(f, usage.MaxTranscript), cur, past.Window, past.StateAt)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,408 @@
+// Package report owns `flowstate report`: one self-contained HTML page of
+// a workflow's run, for people to look at afterwards. It holds a timeline
+// of the states and of every agent as bars on one time axis (the agents
+// at work at once side by side, each wave of a state bracketed), the
+// waits for a person, failures, retries, rewinds and partial failures
+// marked, the tokens (and money, with a price table) on every bar, and
+// links to the agents' artifacts. The page needs nothing from a network:
+// no scripts, no fonts, no images, only inline CSS, and it lays itself
+// out from 3 agents to hundreds, on a narrow window or a wide one.
+//
+// It is pure: Render writes the page for a timeline the caller built.
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flowstate-dev/flowstate/lib/status"
+	"github.com/flowstate-dev/flowstate/lib/timeline"
+	"github.com/flowstate-dev/flowstate/lib/usage"
+)
+
+// Input is what a page shows.
+type Input struct {
+	Run        timeline.Timeline
+	Scope      string
+	Prices     *usage.Prices
+	Generated  time.Time
+	Version    string
+	Artifact   func(path string) string // a worker's output path as a link from the page; "" for none
+	StateOrder []string                 // the machine's states, for colours that stay put
+}
+
+// Render writes the page.
+func Render(w io.Writer, in Input) error {
+	return page().Execute(w, build(in))
+}
+
+// view is what the template reads.
+type view struct {
+	Title, ID, Command, Description, Scope, Status, Version string
+	Generated, Started, Ended                               string
+	Took, Tokens, Money                                     string
+	Active                                                  bool
+	Ticks                                                   []tick
+	States                                                  []bar
+	Waits                                                   []bar
+	Marks                                                   []mark
+	Lanes                                                   [][]bar
+	Waves                                                   []bar
+	Summary                                                 []summaryRow
+	Agents                                                  []agentRow
+	Main                                                    []mainRow
+	Legend                                                  []legend
+	Height                                                  int // px of the agent lanes
+	Counts                                                  string
+}
+
+type tick struct {
+	Left  float64
+	Label string
+}
+
+// bar is one span on the axis; Left and Width in percent of it.
+type bar struct {
+	Left, Width float64
+	Class       string
+	Label       string
+	Title       string
+	Color       string
+	Wave        int
+	Agent       int // index in agentRow, for the anchor
+}
+
+type mark struct {
+	Left  float64
+	Kind  string
+	Title string
+	Glyph string
+}
+
+type summaryRow struct {
+	State, Took, Tokens, Money, Agents, Notes string
+	Color                                     string
+}
+
+type agentRow struct {
+	N                                                           int
+	Type, Worker, State, Status, Start, Took, Model, Error      string
+	Input, Output, CacheRead, CacheWrite, Total, Money, Attempt string
+	Requests, ToolUses                                          string
+	Wave                                                        int
+	Link, Artifact                                              string
+	Class                                                       string
+	Rewound                                                     bool
+}
+
+type mainRow struct {
+	State, Model, Total, Input, Output, CacheRead, CacheWrite, Requests, Money string
+}
+
+type legend struct{ Class, Label string }
+
+// palette colours states in the order the machine lists them.
+var palette = []string{"#8ecae6", "#90be6d", "#f9c74f", "#f8961e", "#577590", "#43aa8b", "#f94144", "#b5838d", "#9d4edd", "#adb5bd"}
+
+func build(in Input) view {
+	t := in.Run
+	span := t.End.Sub(t.Start)
+	if span <= 0 {
+		span = time.Second
+	}
+	pos := func(at time.Time) float64 {
+		return clamp(100 * float64(at.Sub(t.Start)) / float64(span))
+	}
+	width := func(from, to time.Time) float64 {
+		return math.Max(0.25, pos(to)-pos(from))
+	}
+	colors := map[string]string{}
+	for i, s := range in.StateOrder {
+		colors[s] = palette[i%len(palette)]
+	}
+	color := func(s string) string {
+		if c, ok := colors[s]; ok {
+			return c
+		}
+		c := palette[len(colors)%len(palette)]
+		colors[s] = c
+		return c
+	}
+	v := view{
+		ID: t.ID, Command: t.Command, Description: t.Description, Scope: in.Scope, Status: t.Status, Version: in.Version,
+		Generated: stamp(in.Generated), Started: stamp(t.Start), Took: status.Duration(t.End.Sub(t.Start)), Active: t.Active,
+		Tokens: usage.Tokens(t.Total().Total()),
+	}
+	v.Title = "flowstate · " + t.ID
+	if !t.Active {
+		v.Ended = stamp(t.End)
+	}
+	perState, total, complete := t.Cost(in.Prices)
+	if in.Prices != nil {
+		v.Money = in.Prices.Money(total)
+		if !complete {
+			v.Money += " (models without a price left out)"
+		}
+	}
+	v.Ticks = ticks(span)
+	for i := range v.Ticks {
+		v.Ticks[i].Left = clamp(v.Ticks[i].Left)
+	}
+	for _, s := range t.States {
+		cls := "state"
+		var notes []string
+		if s.Rewound {
+			cls += " rewound"
+			notes = append(notes, "rewound: its work was taken back")
+		}
+		if s.Failed {
+			cls += " failed"
+			notes = append(notes, "an error was recorded")
+		}
+		if s.Partial {
+			cls += " partial"
+			notes = append(notes, "partial failure: some workers failed, the workflow went on")
+		}
+		if s.Current {
+			cls += " current"
+		}
+		title := fmt.Sprintf("%s: %s (%s → %s)", s.Name, status.Duration(s.End.Sub(s.Start)), clock(s.Start), clock(s.End))
+		if len(notes) > 0 {
+			title += "; " + strings.Join(notes, "; ")
+		}
+		v.States = append(v.States, bar{Left: pos(s.Start), Width: width(s.Start, s.End), Class: cls, Label: s.Name, Title: title, Color: color(s.Name)})
+	}
+	for _, w := range t.Waits {
+		end := w.End
+		if end.IsZero() {
+			end = t.End
+		}
+		what := "waiting for approval to enter " + w.State
+		if w.Kind == "pause" {
+			what = "paused in " + w.State
+		}
+		if w.Message != "" {
+			what += ": " + w.Message
+		}
+		title := fmt.Sprintf("%s, %s", what, status.Duration(end.Sub(w.Start)))
+		if w.Outcome != "" {
+			title += "; then " + w.Outcome
+			if w.By != "" {
+				title += " by " + w.By
+			}
+		}
+		v.Waits = append(v.Waits, bar{Left: pos(w.Start), Width: width(w.Start, end), Class: "wait " + w.Kind, Label: waitLabel(w), Title: title})
+	}
+	for _, m := range t.Marks {
+		v.Marks = append(v.Marks, mark{Left: pos(m.At), Kind: m.Kind, Glyph: glyphs[m.Kind], Title: fmt.Sprintf("%s %s in %s: %s", clock(m.At), m.Kind, m.State, m.Text)})
+	}
+	v.Lanes = make([][]bar, t.Lanes)
+	waves := map[[2]any]*bar{}
+	order := agentOrder(t.Agents)
+	for n, i := range order {
+		a := t.Agents[i]
+		end := a.End
+		if end.IsZero() {
+			end = t.End
+		}
+		cls := "agent " + a.Status
+		if a.Rewound {
+			cls += " rewound"
+		}
+		name := a.Type
+		if a.Worker != "" {
+			name += " " + a.Worker
+		}
+		label := a.Worker // the state's colour says the kind; the title says all
+		if label == "" {
+			label = a.Type
+		}
+		if !a.Usage.Zero() {
+			label += " · " + usage.Tokens(a.Usage.Total())
+		}
+		title := fmt.Sprintf("%s\n%s in %s, wave %d: %s, %s (%s → %s)", name, a.Status, a.State, a.Wave, status.Duration(end.Sub(a.Start)),
+			tokensText(a.Usage), clock(a.Start), clock(end))
+		if a.Model != "" {
+			title += "\nmodel " + a.Model
+		}
+		if a.Attempt > 1 {
+			title += fmt.Sprintf("\nattempt %d", a.Attempt)
+			cls += " retry"
+		}
+		if a.Rewound {
+			title += "\nrewound: its state's work was taken back"
+		}
+		if a.Error != "" {
+			title += "\n" + a.Error
+		}
+		b := bar{Left: pos(a.Start), Width: width(a.Start, end), Class: cls, Label: label, Title: title, Color: color(a.State), Wave: a.Wave, Agent: n + 1}
+		v.Lanes[a.Lane] = append(v.Lanes[a.Lane], b)
+		k := [2]any{a.State + "\x00" + fmt.Sprint(a.Epoch), a.Wave}
+		if wb, ok := waves[k]; ok {
+			r := math.Max(wb.Left+wb.Width, b.Left+b.Width)
+			wb.Left = math.Min(wb.Left, b.Left)
+			wb.Width = r - wb.Left
+			wb.Agent++
+		} else {
+			waves[k] = &bar{Left: b.Left, Width: b.Width, Label: fmt.Sprintf("%s wave %d", a.State, a.Wave), Color: color(a.State), Agent: 1, Wave: a.Wave}
+		}
+		v.Agents = append(v.Agents, newAgentRow(in, n+1, a, end))
+	}
+	for _, wb := range waves {
+		wb.Title = fmt.Sprintf("%s: %d agent(s)", wb.Label, wb.Agent)
+		v.Waves = append(v.Waves, *wb)
+	}
+	sort.Slice(v.Waves, func(i, j int) bool { return v.Waves[i].Left < v.Waves[j].Left })
+	v.Height = max(1, t.Lanes) * 22
+	agentsIn := map[string]int{}
+	for _, a := range t.Agents {
+		agentsIn[a.State]++
+	}
+	for _, s := range t.Spent() {
+		var took time.Duration
+		var notes []string
+		for _, st := range t.States {
+			if st.Name == s.State {
+				took += st.End.Sub(st.Start)
+				if st.Rewound && !contains(notes, "rewound") {
+					notes = append(notes, "rewound")
+				}
+				if st.Partial && !contains(notes, "partial failure") {
+					notes = append(notes, "partial failure")
+				}
+				if st.Failed && !contains(notes, "error") {
+					notes = append(notes, "error")
+				}
+			}
+		}
+		row := summaryRow{State: s.State, Took: status.Duration(took), Tokens: usage.Tokens(s.Usage.Total()), Agents: fmt.Sprint(agentsIn[s.State]),
+			Notes: strings.Join(notes, ", "), Color: color(s.State)}
+		if in.Prices != nil {
+			row.Money = in.Prices.Money(perState[s.State])
+		}
+		v.Summary = append(v.Summary, row)
+	}
+	for _, m := range t.Main {
+		row := mainRow{State: m.State, Model: m.Model, Total: usage.Tokens(m.Usage.Total()), Input: num(m.Usage.Input), Output: num(m.Usage.Output),
+			CacheRead: num(m.Usage.CacheRead), CacheWrite: num(m.Usage.CacheWrite), Requests: fmt.Sprint(m.Requests)}
+		if c, ok := in.Prices.Cost(m.Model, m.Usage); ok {
+			row.Money = in.Prices.Money(c)
+		}
+		v.Main = append(v.Main, row)
+	}
+	v.Counts = fmt.Sprintf("%d agents, at most %d at once; %d states", len(t.Agents), t.Lanes, len(t.States))
+	v.Legend = []legend{{"done", "done"}, {"failed", "failed"}, {"running", "running"}, {"stuck", "stuck"}, {"stopped", "stopped, not checked"},
+		{"lost", "never seen stopping"}, {"rewound", "rewound (work taken back, still spent)"}, {"retry", "a worker run again"}}
+	return v
+}
+
+var glyphs = map[string]string{"error": "✗", "retry": "↻", "rewind": "↺", "cancel": "⊘"}
+
+func waitLabel(w timeline.Wait) string {
+	if w.Kind == "pause" {
+		return "paused"
+	}
+	return "approval"
+}
+
+func newAgentRow(in Input, n int, a timeline.Agent, end time.Time) agentRow {
+	r := agentRow{N: n, Type: a.Type, Worker: a.Worker, State: a.State, Status: a.Status, Start: "+" + status.Duration(a.Start.Sub(in.Run.Start)),
+		Took: status.Duration(end.Sub(a.Start)), Model: a.Model, Error: a.Error, Wave: a.Wave, Class: a.Status, Rewound: a.Rewound,
+		Input: num(a.Usage.Input), Output: num(a.Usage.Output), CacheRead: num(a.Usage.CacheRead), CacheWrite: num(a.Usage.CacheWrite),
+		Total: usage.Tokens(a.Usage.Total()), Requests: fmt.Sprint(a.Requests), ToolUses: fmt.Sprint(a.ToolUses)}
+	if !a.Measured && a.Usage.Zero() {
+		r.Total, r.Input, r.Output, r.CacheRead, r.CacheWrite, r.Requests, r.ToolUses = "–", "", "", "", "", "", ""
+	}
+	if a.Attempt > 1 {
+		r.Attempt = fmt.Sprint(a.Attempt)
+	}
+	if c, ok := in.Prices.Cost(a.Model, a.Usage); ok {
+		r.Money = in.Prices.Money(c)
+	}
+	if a.Artifact != "" {
+		r.Artifact = a.Artifact
+		if in.Artifact != nil {
+			r.Link = in.Artifact(a.Artifact)
+		}
+	}
+	return r
+}
+
+// agentOrder lists agents by start, then lane: the order of the table and
+// of the anchors the bars link to.
+func agentOrder(agents []timeline.Agent) []int {
+	order := make([]int, len(agents))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := agents[order[i]], agents[order[j]]
+		if !a.Start.Equal(b.Start) {
+			return a.Start.Before(b.Start)
+		}
+		return a.Lane < b.Lane
+	})
+	return order
+}
+
+func tokensText(u usage.Usage) string {
+	if u.Zero() {
+		return "no tokens recorded"
+	}
+	return fmt.Sprintf("%s tokens (input %s, output %s, cache read %s, cache write %s)", usage.Tokens(u.Total()),
+		usage.Tokens(u.Input), usage.Tokens(u.Output), usage.Tokens(u.CacheRead), usage.Tokens(u.CacheWrite))
+}
+
+// num writes n with thin separators: 1 234 567.
+func num(n int64) string {
+	s := fmt.Sprint(n)
+	var out []string
+	for len(s) > 3 {
+		out = append([]string{s[len(s)-3:]}, out...)
+		s = s[:len(s)-3]
+	}
+	return strings.Join(append([]string{s}, out...), "\u202f")
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func clamp(x float64) float64 { return math.Max(0, math.Min(100, x)) }
+
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
+
+func clock(t time.Time) string { return t.UTC().Format("15:04:05") }
+
+// ticks are 5 to 10 marks on the axis at round durations.
+func ticks(span time.Duration) []tick {
+	steps := []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
+		time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
+		time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour}
+	step := steps[len(steps)-1]
+	for _, s := range steps {
+		if span/s <= 8 {
+			step = s
+			break
+		}
+	}
+	var out []tick
+	for d := time.Duration(0); d <= span; d += step {
+		out = append(out, tick{Left: 100 * float64(d) / float64(span), Label: status.Duration(d)})
+	}
+	return out
+}
+
+// page is parsed on first use, not at every flowstate start.
+var page = sync.OnceValue(func() *template.Template { return template.Must(template.New("page").Parse(pageHTML)) })

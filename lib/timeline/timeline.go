@@ -1,0 +1,618 @@
+// Package timeline owns what a workflow did over time, as people look at
+// it afterwards: the spans of its states, every agent it ran as a bar on
+// the same clock (parallel ones side by side, in waves), the waits for a
+// person, the failures, retries and rewinds, and the tokens each agent and
+// the main thread spent, phase by phase. `flowstate status`, `history` and
+// `report` show it.
+//
+// It is pure: Build folds a workflow's events.jsonl and checkpoint, which
+// the caller reads. Nothing spent is ever dropped: work a rewind threw
+// away is marked, and still counted.
+package timeline
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/flowstate-dev/flowstate/lib/agentrun"
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/usage"
+)
+
+// Input is what Build reads.
+type Input struct {
+	ID         string
+	Checkpoint []byte
+	Events     []byte
+	Initial    string // the machine's initial state
+	Now        time.Time
+	StuckAfter time.Duration
+}
+
+// Timeline is a workflow's run.
+type Timeline struct {
+	ID          string
+	Command     string
+	Description string
+	Status      string
+	Start, End  time.Time // End is the finish, else now
+	Active      bool
+	States      []State
+	Agents      []Agent
+	Waits       []Wait
+	Marks       []Mark
+	Main        []Spend // the main thread's tokens, per state and model
+	Lanes       int     // the most agents at work at once
+}
+
+// State is one stay in a state.
+type State struct {
+	Name       string
+	Start, End time.Time
+	Current    bool // the workflow is in it now
+	Rewound    bool // a later rewind took its work back
+	Failed     bool // an error was recorded in it
+	Partial    bool // some of its workers failed and the workflow went on without them
+	Epoch      int  // rewinds before it
+}
+
+// Agent is one agent's run.
+type Agent struct {
+	ID, Type, Worker, State string
+	Session                 string
+	Start, End              time.Time // End is zero while it runs
+	Status                  string    // Running, Stuck, Done, Failed, Stopped, Lost
+	Attempt                 int       // 1, then 2... for a worker run again
+	Rewound                 bool      // its state's work was taken back by a rewind
+	Epoch                   int
+	Lane, Wave              int // its row among the agents at work at once; its wave in its state (1-based)
+	Usage                   usage.Usage
+	Model                   string
+	Requests, ToolUses      int
+	Measured                bool   // Usage is known (its Agent call returned)
+	Transcript              string // where its transcript is, while it runs
+	Artifact                string // the file its worker record names
+	Error                   string
+	takenBack               int // the rewind that took it back (its index), when Rewound
+}
+
+// Statuses of an agent.
+const (
+	Running = "running"
+	Stuck   = "stuck"
+	Done    = "done"
+	Failed  = "failed"
+	Stopped = "stopped" // stopped, its worker not checked (or not a worker)
+	Lost    = "lost"    // never seen stopping, and the workflow is over
+)
+
+// Wait is a time the workflow waited for a person.
+type Wait struct {
+	Kind       string // gate, pause
+	State      string
+	Start, End time.Time // End is zero while it waits
+	Message    string
+	Outcome    string // approve, reject, unpause, cancel
+	By         string
+}
+
+// Mark is a moment worth marking: an error, a retry, a rewind, a cancel.
+type Mark struct {
+	Kind  string
+	At    time.Time
+	State string
+	Text  string
+}
+
+// Spend is tokens spent in a state with a model.
+type Spend struct {
+	State    string
+	Model    string
+	Usage    usage.Usage
+	Requests int
+}
+
+// event is one line of events.jsonl with the fields read here.
+type event struct {
+	TS         time.Time       `json:"ts"`
+	Event      string          `json:"event"`
+	From       string          `json:"from"`
+	To         string          `json:"to"`
+	State      string          `json:"state"`
+	States     []string        `json:"states"`
+	Status     string          `json:"status"`
+	Session    string          `json:"session"`
+	AgentID    string          `json:"agent_id"`
+	AgentType  string          `json:"agent_type"`
+	WorkerID   string          `json:"worker_id"`
+	Model      string          `json:"model"`
+	Usage      json.RawMessage `json:"usage"`
+	Requests   int             `json:"requests"`
+	ToolUses   int             `json:"tool_uses"`
+	DurationMs int64           `json:"duration_ms"`
+	Transcript string          `json:"transcript"`
+	Ended      time.Time       `json:"ended"` // agent_usage: when its Agent call returned
+	Message    string          `json:"message"`
+	Reason     string          `json:"reason"`
+	Error      string          `json:"error"`
+	By         string          `json:"by"`
+	Retry      int             `json:"retry"`
+	Max        int             `json:"max"`
+}
+
+func (e event) usage() usage.Usage {
+	var u usage.Usage
+	_ = json.Unmarshal(e.Usage, &u)
+	return u
+}
+
+func parse(data []byte) []event {
+	var out []event
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), len(data)+1)
+	for sc.Scan() {
+		var ev event
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Event != "" && !ev.TS.IsZero() {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// Build folds a workflow's events and checkpoint into its timeline.
+func Build(in Input) Timeline {
+	doc := gjson.ParseBytes(in.Checkpoint)
+	t := Timeline{
+		ID: in.ID, Command: doc.Get("command").String(), Description: doc.Get("workflow_description").String(),
+		Status: doc.Get("status").String(),
+	}
+	t.Active = checkpoint.Active(t.Status)
+	b := builder{t: &t, in: in, doc: doc, byID: map[string]int{}, launches: map[string][]int{}, attempts: map[string]int{}}
+	for _, ev := range parse(in.Events) {
+		b.fold(ev)
+	}
+	b.finish()
+	return t
+}
+
+type builder struct {
+	t        *Timeline
+	in       Input
+	doc      gjson.Result
+	epoch    int
+	byID     map[string]int   // agent id -> index in t.Agents
+	launches map[string][]int // agent type -> agents launched, not yet started
+	attempts map[string]int   // worker id -> runs so far
+}
+
+func (b *builder) state() string {
+	if len(b.t.States) == 0 {
+		return b.in.Initial
+	}
+	return b.t.States[len(b.t.States)-1].Name
+}
+
+// stateAt is the state the workflow was in at t, and the rewinds before
+// it; the initial state before it was created.
+func (b *builder) stateAt(t time.Time) (string, int) {
+	for i := len(b.t.States) - 1; i >= 0; i-- {
+		if s := b.t.States[i]; !s.Start.After(t) {
+			return s.Name, s.Epoch
+		}
+	}
+	return b.in.Initial, 0
+}
+
+func (b *builder) enter(name string, at time.Time) {
+	if n := len(b.t.States); n > 0 && b.t.States[n-1].End.IsZero() {
+		b.t.States[n-1].End = at
+	}
+	b.t.States = append(b.t.States, State{Name: name, Start: at, Epoch: b.epoch})
+}
+
+func (b *builder) fold(ev event) {
+	t := b.t
+	if t.Start.IsZero() || ev.TS.Before(t.Start) {
+		t.Start = ev.TS
+	}
+	switch ev.Event {
+	case "init":
+		b.enter(b.in.Initial, ev.TS)
+	case "transition":
+		b.enter(ev.To, ev.TS)
+	case "rewind":
+		b.rewind(ev)
+		b.epoch++
+		b.enter(ev.To, ev.TS)
+		t.Marks = append(t.Marks, Mark{Kind: "rewind", At: ev.TS, State: ev.To, Text: ev.From + " → " + ev.To + note(ev.Reason)})
+	case "finish":
+		if n := len(t.States); n > 0 {
+			t.States[n-1].End = ev.TS
+		}
+		t.End = ev.TS
+	case "reopen":
+		b.enter(b.state(), ev.TS)
+	case "error":
+		if n := len(t.States); n > 0 {
+			t.States[n-1].Failed = true
+		}
+		t.Marks = append(t.Marks, Mark{Kind: "error", At: ev.TS, State: ev.State, Text: ev.Error})
+	case "retry":
+		t.Marks = append(t.Marks, Mark{Kind: "retry", At: ev.TS, State: ev.State, Text: retryText(ev)})
+	case "cancel":
+		t.Marks = append(t.Marks, Mark{Kind: "cancel", At: ev.TS, State: ev.State, Text: ev.By + note(ev.Reason)})
+		b.endWait("pause", ev)
+	case "gate":
+		t.Waits = append(t.Waits, Wait{Kind: "gate", State: ev.State, Start: ev.TS, Message: ev.Message})
+	case "approve", "reject":
+		b.endWait("gate", ev)
+	case "pause":
+		t.Waits = append(t.Waits, Wait{Kind: "pause", State: ev.State, Start: ev.TS, Message: ev.Reason, By: ev.By})
+	case "unpause":
+		b.endWait("pause", ev)
+	case agentrun.Launch:
+		i := b.agent("", ev)
+		b.launches[ev.AgentType] = append(b.launches[ev.AgentType], i)
+	case agentrun.Start:
+		b.started(ev)
+	case agentrun.Stop:
+		i := b.byAgentID(ev)
+		if a := &t.Agents[i]; a.End.IsZero() {
+			a.End = ev.TS
+			if a.Worker == "" {
+				a.Worker = ev.WorkerID
+			}
+		}
+	case usage.AgentEvent:
+		b.measured(ev)
+	case usage.MainEvent:
+		b.spent(ev)
+	case "worker", "supervisor-record":
+		b.recorded(ev)
+	}
+}
+
+func note(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	return ": " + reason
+}
+
+func retryText(ev event) string {
+	return "retry " + strconv.Itoa(ev.Retry) + " of " + strconv.Itoa(ev.Max)
+}
+
+// rewind marks what the rewind took back: the stays in its states and
+// their agents, from before it.
+func (b *builder) rewind(ev event) {
+	back := map[string]bool{}
+	for _, s := range ev.States {
+		back[s] = true
+	}
+	for i := range b.t.States {
+		if back[b.t.States[i].Name] && b.t.States[i].Epoch == b.epoch {
+			b.t.States[i].Rewound = true
+		}
+	}
+	for i := range b.t.Agents {
+		if a := &b.t.Agents[i]; back[a.State] && !a.Rewound {
+			a.Rewound, a.takenBack = true, b.epoch
+		}
+	}
+}
+
+func (b *builder) endWait(kind string, ev event) {
+	for i := len(b.t.Waits) - 1; i >= 0; i-- {
+		if w := &b.t.Waits[i]; w.Kind == kind && w.End.IsZero() {
+			w.End, w.Outcome = ev.TS, ev.Event
+			if ev.By != "" {
+				w.By = ev.By
+			}
+			return
+		}
+	}
+}
+
+// agent adds an agent seen first in ev.
+func (b *builder) agent(id string, ev event) int {
+	a := Agent{ID: id, Type: ev.AgentType, Worker: ev.WorkerID, State: b.state(), Session: ev.Session, Start: ev.TS, Epoch: b.epoch}
+	if a.Worker != "" {
+		b.attempts[a.Worker]++
+		a.Attempt = b.attempts[a.Worker]
+	}
+	b.t.Agents = append(b.t.Agents, a)
+	i := len(b.t.Agents) - 1
+	if id != "" {
+		b.byID[id] = i
+	}
+	return i
+}
+
+// started pairs an agent's start with the oldest launch of its type not
+// started yet (the hooks see a launch, then its start, in that order).
+func (b *builder) started(ev event) {
+	if _, ok := b.byID[ev.AgentID]; ok || ev.AgentID == "" {
+		return
+	}
+	if q := b.launches[ev.AgentType]; len(q) > 0 {
+		i := q[0]
+		b.launches[ev.AgentType] = q[1:]
+		b.byID[ev.AgentID] = i
+		a := &b.t.Agents[i]
+		a.ID, a.Transcript = ev.AgentID, ev.Transcript
+		return
+	}
+	i := b.agent(ev.AgentID, ev)
+	b.t.Agents[i].Transcript = ev.Transcript
+}
+
+// byAgentID is the agent of ev's id, added when it was not seen starting.
+func (b *builder) byAgentID(ev event) int {
+	if i, ok := b.byID[ev.AgentID]; ok && ev.AgentID != "" {
+		return i
+	}
+	return b.agent(ev.AgentID, ev)
+}
+
+// measured records an agent's usage; an agent seen only here (the
+// classifier, before its workflow existed) gets its run from it.
+func (b *builder) measured(ev event) {
+	_, seen := b.byID[ev.AgentID]
+	i := b.byAgentID(ev)
+	a := &b.t.Agents[i]
+	ended := ev.Ended
+	if ended.IsZero() {
+		ended = ev.TS
+	}
+	if !seen {
+		// Its run is known from the usage alone: it belongs to the state
+		// it started in (the classifier's: before the workflow existed).
+		a.Start = ended.Add(-time.Duration(ev.DurationMs) * time.Millisecond)
+		a.End = ended
+		a.State, a.Epoch = b.stateAt(a.Start)
+	}
+	if a.End.IsZero() {
+		a.End = ended
+	}
+	if a.Worker == "" && ev.WorkerID != "" {
+		a.Worker = ev.WorkerID
+	}
+	a.Usage, a.Model, a.Requests, a.ToolUses, a.Measured = ev.usage(), ev.Model, ev.Requests, ev.ToolUses, true
+	if ev.Status != "" && ev.Status != "completed" {
+		a.Status, a.Error = Failed, "its Agent call ended "+ev.Status
+	}
+}
+
+func (b *builder) spent(ev event) {
+	u := ev.usage()
+	for i := range b.t.Main {
+		if s := &b.t.Main[i]; s.State == ev.State && s.Model == ev.Model {
+			s.Usage = s.Usage.Add(u)
+			s.Requests += ev.Requests
+			return
+		}
+	}
+	b.t.Main = append(b.t.Main, Spend{State: ev.State, Model: ev.Model, Usage: u, Requests: ev.Requests})
+}
+
+// recorded applies a worker's record (done or failed) to its latest run.
+func (b *builder) recorded(ev event) {
+	for i := len(b.t.Agents) - 1; i >= 0; i-- {
+		if a := &b.t.Agents[i]; a.Worker == ev.WorkerID && ev.WorkerID != "" {
+			switch ev.Status {
+			case checkpoint.WorkerCompleted:
+				a.Status = Done
+			case checkpoint.WorkerFailed:
+				a.Status = Failed
+			}
+			return
+		}
+	}
+}
+
+func (b *builder) finish() {
+	t, doc := b.t, b.doc
+	if t.End.IsZero() || t.Active {
+		t.End = b.in.Now
+	}
+	if n := len(t.States); n > 0 {
+		last := &t.States[n-1]
+		if last.End.IsZero() || t.Active {
+			last.End = t.End
+		}
+		last.Current = t.Active
+	}
+	for i := range t.Waits {
+		if t.Waits[i].End.IsZero() && !t.Active {
+			t.Waits[i].End = t.End
+		}
+	}
+	for i := range t.States {
+		s := &t.States[i]
+		if !s.Rewound && len(doc.Get("phase_data."+gjson.Escape(s.Name)+".partial_failures").Array()) > 0 {
+			s.Partial = true
+		}
+	}
+	for _, a := range t.Agents {
+		if a.Start.Before(t.Start) {
+			t.Start = a.Start // the classifier ran before the workflow existed
+		}
+	}
+	artifacts, errors := b.records()
+	for i := range t.Agents {
+		a := &t.Agents[i]
+		if a.Worker != "" {
+			key := [2]any{a.Worker, -1}
+			if a.Rewound {
+				key[1] = a.takenBack
+			}
+			if a.Artifact == "" {
+				a.Artifact = artifacts[key]
+			}
+			if a.Error == "" && a.Status == Failed {
+				a.Error = errors[key]
+			}
+		}
+		switch {
+		case a.Status != "":
+		case !a.End.IsZero():
+			a.Status = Stopped
+		case !t.Active:
+			a.Status, a.End = Lost, t.End
+		case b.in.StuckAfter > 0 && b.in.Now.Sub(a.Start) > b.in.StuckAfter:
+			a.Status = Stuck
+		default:
+			a.Status = Running
+		}
+	}
+	t.Lanes = lanes(t.Agents, t.End)
+	waves(t.Agents)
+}
+
+// records are the artifact and error of each worker's record: the
+// rewinds keep what they took back (keyed by the rewind's index), the
+// checkpoint the current ones (-1).
+func (b *builder) records() (artifacts, errs map[[2]any]string) {
+	artifacts, errs = map[[2]any]string{}, map[[2]any]string{}
+	add := func(epoch int, sups gjson.Result) {
+		sups.ForEach(func(_, sup gjson.Result) bool {
+			for _, w := range sup.Get("workers").Array() {
+				key := [2]any{w.Get("worker_id").String(), epoch}
+				if p := w.Get("output_path").String(); p != "" {
+					artifacts[key] = p
+				}
+				if e := w.Get("error").String(); e != "" {
+					errs[key] = e
+				}
+			}
+			return true
+		})
+	}
+	for i, r := range b.doc.Get("rewinds").Array() {
+		add(i, r.Get("supervisor_state"))
+	}
+	add(-1, b.doc.Get("supervisor_state"))
+	return artifacts, errs
+}
+
+// lanes gives every agent the lowest row free when it starts, so agents
+// at work at once sit side by side, and returns the rows used.
+func lanes(agents []Agent, end time.Time) int {
+	order := make([]int, len(agents))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return agents[order[i]].Start.Before(agents[order[j]].Start) })
+	var free []time.Time // per lane: when it is free again
+	for _, i := range order {
+		a := &agents[i]
+		stop := a.End
+		if stop.IsZero() {
+			stop = end
+		}
+		lane := slices.IndexFunc(free, func(t time.Time) bool { return !t.After(a.Start) })
+		if lane < 0 {
+			lane = len(free)
+			free = append(free, time.Time{})
+		}
+		free[lane] = stop
+		a.Lane = lane
+	}
+	return len(free)
+}
+
+// waveGap is how far apart the starts of agents launched together can
+// be: Claude Code starts the Agent calls of one message at once.
+const waveGap = 3 * time.Second
+
+// waves numbers, per state and epoch, the batches of agents launched
+// together: the first workers of a phase, then the ones after them.
+func waves(agents []Agent) {
+	type key struct {
+		state string
+		epoch int
+	}
+	order := make([]int, len(agents))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return agents[order[i]].Start.Before(agents[order[j]].Start) })
+	wave := map[key]int{}
+	first := map[key]time.Time{}
+	for _, i := range order {
+		a := &agents[i]
+		k := key{a.State, a.Epoch}
+		if wave[k] == 0 || a.Start.Sub(first[k]) > waveGap {
+			wave[k]++
+			first[k] = a.Start
+		}
+		a.Wave = wave[k]
+	}
+}
+
+// Spent sums what the agents and the main thread spent, per state, in
+// the order the states were first entered.
+func (t Timeline) Spent() []Spend {
+	var out []Spend
+	at := map[string]int{}
+	add := func(state string, u usage.Usage, n int) {
+		i, ok := at[state]
+		if !ok {
+			i = len(out)
+			at[state] = i
+			out = append(out, Spend{State: state})
+		}
+		out[i].Usage = out[i].Usage.Add(u)
+		out[i].Requests += n
+	}
+	for _, s := range t.States {
+		add(s.Name, usage.Usage{}, 0)
+	}
+	for _, a := range t.Agents {
+		add(a.State, a.Usage, a.Requests)
+	}
+	for _, m := range t.Main {
+		add(m.State, m.Usage, m.Requests)
+	}
+	return out
+}
+
+// Total is every token the workflow spent.
+func (t Timeline) Total() usage.Usage {
+	var u usage.Usage
+	for _, s := range t.Spent() {
+		u = u.Add(s.Usage)
+	}
+	return u
+}
+
+// Cost is what the workflow cost at prices: per state, and in all; ok is
+// false when a model that spent tokens has no price (the sums then leave
+// it out).
+func (t Timeline) Cost(p *usage.Prices) (perState map[string]float64, total float64, ok bool) {
+	perState, ok = map[string]float64{}, true
+	add := func(state, model string, u usage.Usage) {
+		if u.Zero() {
+			return
+		}
+		c, priced := p.Cost(model, u)
+		ok = ok && priced
+		perState[state] += c
+		total += c
+	}
+	for _, a := range t.Agents {
+		add(a.State, a.Model, a.Usage)
+	}
+	for _, m := range t.Main {
+		add(m.State, m.Model, m.Usage)
+	}
+	return perState, total, ok
+}

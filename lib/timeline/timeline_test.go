@@ -1,0 +1,166 @@
+package timeline
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flowstate-dev/flowstate/lib/usage"
+)
+
+var t0 = time.Date(2026, 5, 4, 9, 30, 0, 0, time.UTC)
+
+// log writes events.jsonl: each line's "at" is seconds after t0.
+func log(lines ...map[string]any) []byte {
+	var b strings.Builder
+	for _, l := range lines {
+		m := map[string]any{"ts": t0.Add(time.Duration(l["at"].(float64) * float64(time.Second))).Format(time.RFC3339Nano)}
+		for k, v := range l {
+			if k != "at" {
+				m[k] = v
+			}
+		}
+		j, _ := json.Marshal(m)
+		b.Write(append(j, '\n'))
+	}
+	return []byte(b.String())
+}
+
+func ev(at float64, kind string, kv ...any) map[string]any {
+	m := map[string]any{"at": at, "event": kind}
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i].(string)] = kv[i+1]
+	}
+	return m
+}
+
+func tok(n int64) map[string]any {
+	return map[string]any{"input_tokens": n, "output_tokens": 2 * n, "cache_read_tokens": 10 * n, "cache_write_tokens": 3 * n}
+}
+
+// worker is one worker's run: launch, start, stop, usage, record.
+func worker(from, to float64, id, kind, worker, status string, n int64) []map[string]any {
+	return []map[string]any{
+		ev(from, "agent_launch", "session", "s", "agent_type", kind, "worker_id", worker),
+		ev(from+0.1, "agent_start", "session", "s", "agent_id", id, "agent_type", kind, "transcript", "/t/"+id),
+		ev(to, "agent_stop", "session", "s", "agent_id", id, "agent_type", kind, "worker_id", worker),
+		ev(to+0.1, usage.AgentEvent, "session", "s", "agent_id", id, "agent_type", kind, "worker_id", worker, "model", "m1", "usage", tok(n), "requests", 3, "tool_uses", 4, "duration_ms", (to-from)*1000, "status", "completed"),
+		ev(to+0.2, "worker", "state", "x", "worker_id", worker, "status", status),
+	}
+}
+
+func run(t *testing.T, status string, now float64, lines ...[]map[string]any) Timeline {
+	t.Helper()
+	var all []map[string]any
+	for _, l := range lines {
+		all = append(all, l...)
+	}
+	doc := fmt.Sprintf(`{"command":"coordinate","status":%q,"workflow_description":"d","phase_data":{"implement":{"partial_failures":["impl_2"]}},`+
+		`"supervisor_state":{"s":{"workers":[{"worker_id":"r1","status":"completed","output_path":"specs/r1.md"},{"worker_id":"impl_2","status":"failed","error":"no report"}]}},`+
+		`"rewinds":[{"supervisor_state":{"s":{"workers":[{"worker_id":"t1","status":"completed","output_path":"specs/t1.md"}]}}}]}`, status)
+	return Build(Input{ID: "wf", Checkpoint: []byte(doc), Events: log(all...), Initial: "initialize", Now: t0.Add(time.Duration(now * float64(time.Second))), StuckAfter: time.Hour})
+}
+
+func TestBuild(t *testing.T) {
+	tl := run(t, "complete", 500,
+		[]map[string]any{ev(0, "init"),
+			// The classifier, seen only by its usage, before the workflow existed.
+			ev(2, usage.AgentEvent, "session", "s", "agent_id", "c1", "agent_type", "workflow-classifier", "model", "m2", "usage", tok(1), "requests", 2, "duration_ms", 5000, "status", "completed"),
+			ev(3, "transition", "from", "initialize", "to", "research")},
+		worker(4, 40, "a1", "research-specialist", "r1", "completed", 10),
+		worker(5, 30, "a2", "research-specialist", "r2", "completed", 20),
+		worker(31, 50, "a3", "research-specialist", "r3", "completed", 30), // in the lane r2 left, a second wave
+		[]map[string]any{ev(60, "transition", "from", "research", "to", "implement"),
+			ev(61, "gate", "state", "implement", "message", "Approve"), ev(90, "approve", "state", "implement", "by", "ann")},
+		worker(91, 120, "a4", "implementation-executor", "impl_2", "failed", 5),
+		worker(121, 150, "a5", "implementation-executor", "impl_2", "completed", 6), // run again
+		[]map[string]any{ev(151, "transition", "from", "implement", "to", "test")},
+		worker(152, 160, "a6", "test-specialist", "t1", "completed", 7),
+		[]map[string]any{ev(161, "error", "state", "test", "error", "2 failed"), ev(162, "retry", "state", "test", "retry", 1, "max", 2),
+			ev(170, "rewind", "from", "test", "to", "test", "states", []string{"test"}, "reason", "bad fixture", "by", "ann")},
+		worker(171, 180, "a7", "test-specialist", "t1", "completed", 8),
+		[]map[string]any{ev(200, usage.MainEvent, "session", "s", "state", "research", "model", "m1", "usage", tok(100), "requests", 9),
+			ev(201, usage.MainEvent, "session", "s", "state", "test", "model", "m1", "usage", tok(50), "requests", 4),
+			ev(210, "finish", "state", "test", "status", "complete")},
+	)
+	var got []string
+	for _, a := range tl.Agents {
+		got = append(got, fmt.Sprintf("%s %s %s %s lane%d wave%d try%d rewound=%v %v", a.ID, a.Worker, a.State, a.Status, a.Lane, a.Wave, a.Attempt, a.Rewound, a.Usage.Total()))
+	}
+	want := []string{
+		"c1  initialize stopped lane0 wave1 try0 rewound=false 16",
+		"a1 r1 research done lane0 wave1 try1 rewound=false 160",
+		"a2 r2 research done lane1 wave1 try1 rewound=false 320",
+		"a3 r3 research done lane1 wave2 try1 rewound=false 480",
+		"a4 impl_2 implement failed lane0 wave1 try1 rewound=false 80",
+		"a5 impl_2 implement done lane0 wave2 try2 rewound=false 96",
+		"a6 t1 test done lane0 wave1 try1 rewound=true 112",
+		"a7 t1 test done lane0 wave1 try2 rewound=false 128",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("agents:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !tl.Start.Equal(t0.Add(-3*time.Second)) || !tl.End.Equal(t0.Add(210*time.Second)) || tl.Active || tl.Lanes != 2 {
+		t.Errorf("start %v end %v active %v lanes %d", tl.Start, tl.End, tl.Active, tl.Lanes)
+	}
+	var states []string
+	for _, s := range tl.States {
+		states = append(states, fmt.Sprintf("%s/%v/r%v/f%v/p%v", s.Name, s.End.Sub(s.Start).Seconds(), s.Rewound, s.Failed, s.Partial))
+	}
+	if got := strings.Join(states, " "); got != "initialize/3/rfalse/ffalse/pfalse research/57/rfalse/ffalse/pfalse implement/91/rfalse/ffalse/ptrue test/19/rtrue/ftrue/pfalse test/40/rfalse/ffalse/pfalse" {
+		t.Errorf("states %s", got)
+	}
+	if len(tl.Waits) != 1 || tl.Waits[0].End.Sub(tl.Waits[0].Start) != 29*time.Second || tl.Waits[0].Outcome != "approve" || tl.Waits[0].By != "ann" {
+		t.Errorf("waits %+v", tl.Waits)
+	}
+	var marks []string
+	for _, m := range tl.Marks {
+		marks = append(marks, m.Kind+":"+m.Text)
+	}
+	if got := strings.Join(marks, ", "); got != "error:2 failed, retry:retry 1 of 2, rewind:test → test: bad fixture" {
+		t.Errorf("marks %s", got)
+	}
+	if tl.Agents[1].Artifact != "specs/r1.md" || tl.Agents[6].Artifact != "specs/t1.md" || tl.Agents[4].Error != "no report" {
+		t.Errorf("artifacts and errors from the records: %+v", tl.Agents)
+	}
+	var spent []string
+	for _, s := range tl.Spent() {
+		spent = append(spent, fmt.Sprintf("%s:%d", s.State, s.Usage.Total()))
+	}
+	// The rewound test run still counts: thrown-away work was spent.
+	if got := strings.Join(spent, " "); got != "initialize:16 research:2560 implement:176 test:1040" {
+		t.Errorf("spent per state %s", got)
+	}
+	if tl.Total().Total() != 16+2560+176+1040 {
+		t.Errorf("total %d", tl.Total().Total())
+	}
+	prices := &usage.Prices{Currency: "EUR", PerM: map[string]usage.Rate{"m1": {Input: 1e6}}}
+	perState, total, ok := tl.Cost(prices)
+	if ok || total != 10+20+30+5+6+7+8+100+50 || perState["test"] != 65 {
+		t.Errorf("cost: %v %v %v (m2 has no price)", perState, total, ok)
+	}
+	d := tl.Document(prices)
+	if d.Tokens.Total != tl.Total().Total() || *d.Cost != total || *d.CostComplete || d.Currency != "EUR" || len(d.Agents) != 8 || d.Agents[0].Tokens == nil || d.Ended == nil {
+		t.Errorf("document %+v", d)
+	}
+}
+
+// A running workflow: agents at work now, stuck past the bound, and a
+// workflow that ended with an agent never seen stopping.
+func TestStatuses(t *testing.T) {
+	start := []map[string]any{ev(0, "init"), ev(1, "transition", "from", "initialize", "to", "research"),
+		ev(2, "agent_launch", "session", "s", "agent_type", "r", "worker_id", "w1"),
+		ev(2.5, "agent_start", "session", "s", "agent_id", "a1", "agent_type", "r", "transcript", "/t/a1.jsonl")}
+	tl := run(t, "in_progress", 60, start)
+	if a := tl.Agents[0]; a.Status != Running || !a.End.IsZero() || a.Transcript != "/t/a1.jsonl" || !tl.States[1].Current {
+		t.Errorf("running: %+v", a)
+	}
+	if a := run(t, "in_progress", 7200, start).Agents[0]; a.Status != Stuck {
+		t.Errorf("after two hours: %s", a.Status)
+	}
+	if a := run(t, "cancelled", 60, start, []map[string]any{ev(30, "cancel", "state", "research", "by", "ann"), ev(30, "finish", "state", "research", "status", "cancelled")}).Agents[0]; a.Status != Lost || !a.End.Equal(t0.Add(30*time.Second)) {
+		t.Errorf("cancelled: %+v", a)
+	}
+}

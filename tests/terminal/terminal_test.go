@@ -1,0 +1,198 @@
+// Package terminaltest runs flowstate where a person reads it: an
+// interactive bash in an 80-column tmux pane (test.sh installs tmux), with
+// the completion script loaded. What the pane shows is checked: no line
+// wider than the pane (tmux joins what the terminal wrapped, -J), help
+// and tables fitted without a word or a row broken, a finished workflow
+// shown without naming it, and TAB offering states and workflow ids.
+package terminaltest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
+)
+
+var bin string
+
+func TestMain(m *testing.M) {
+	var cleanup func()
+	bin, cleanup = testenv.BuildOrExit()
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// pane is a tmux session of its own (its own server socket) running an
+// interactive bash of width columns.
+type pane struct {
+	t      *testing.T
+	socket string
+	env    []string
+	n      int // commands sent, for their end markers
+}
+
+func newPane(t *testing.T, width int, env ...string) *pane {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("FLOWSTATE_REQUIRE_TMUX") != "" {
+			t.Fatal("tmux is not installed (apt-get install tmux; test.sh does)")
+		}
+		t.Skip("tmux is not installed; test.sh installs it (apt-get install tmux)")
+	}
+	home := t.TempDir()
+	p := &pane{t: t, socket: filepath.Join(t.TempDir(), "tmux.sock"),
+		env: testenv.Env(home, append([]string{"TERM=xterm-256color", "LANG=C.UTF-8", "LC_ALL=C.UTF-8",
+			"PATH=" + filepath.Dir(bin) + ":/usr/bin:/bin"}, env...)...)}
+	p.tmux("-f", "/dev/null", "new-session", "-d", "-x", fmt.Sprint(width), "-y", "200", "bash --norc --noprofile")
+	t.Cleanup(func() { _ = p.cmd("kill-server").Run() })
+	p.run("source <(flowstate completion bash)")
+	return p
+}
+
+func (p *pane) cmd(args ...string) *exec.Cmd {
+	c := exec.Command("tmux", append([]string{"-S", p.socket}, args...)...)
+	c.Env = p.env
+	return c
+}
+
+func (p *pane) tmux(args ...string) string {
+	p.t.Helper()
+	out, err := p.cmd(args...).CombinedOutput()
+	if err != nil {
+		p.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// screen is the pane's history and screen, the lines the terminal wrapped
+// joined back (-J): each line as the program wrote it.
+func (p *pane) screen() string { return p.tmux("capture-pane", "-p", "-J", "-S", "-") }
+
+// run types line and Enter, waits until it has finished, and returns
+// what it printed, as the pane shows it: the lines between the one typed
+// and the end marker it echoes.
+func (p *pane) run(line string) string {
+	p.t.Helper()
+	p.n++
+	typed := fmt.Sprintf("%s; echo END-''%d", line, p.n)
+	p.tmux("send-keys", "-l", typed)
+	p.tmux("send-keys", "Enter")
+	screen := p.wait(fmt.Sprintf("\nEND-%d\n", p.n))
+	_, out, _ := strings.Cut(screen, typed+"\n")
+	out, _, _ = strings.Cut(out, fmt.Sprintf("END-%d\n", p.n))
+	return out
+}
+
+// wait polls the pane until it shows text.
+func (p *pane) wait(text string) string {
+	p.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s := p.screen()
+		if strings.Contains(s, text) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("the pane never showed %q:\n%s", text, s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// fits fails for a line wider than width columns.
+func fits(t *testing.T, what, out string, width int) {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if n := len([]rune(l)); n > width {
+			t.Errorf("%s: a line of %d columns in a %d-column pane: %q", what, n, width, l)
+		}
+	}
+}
+
+func TestEightyColumns(t *testing.T) {
+	project := t.TempDir()
+	p := newPane(t, 80, "CLAUDE_PROJECT_DIR="+project)
+	p.run("flowstate sm-init --workflow coordinate-20251107-143022-a1b2c3 --description 'Add login with sessions' --command coordinate --scope full-implementation >/dev/null")
+	p.run("flowstate sm-transition research && flowstate sm-transition plan")
+	p.run("flowstate sm-init --workflow orchestrate-20251106-090000-ffffff --description 'Study auth' --command orchestrate --scope research-only >/dev/null")
+	p.run("flowstate --workflow orchestrate-20251106-090000-ffffff sm-transition research && flowstate --workflow orchestrate-20251106-090000-ffffff sm-finish")
+
+	help := p.run("flowstate help")
+	fits(t, "flowstate help", help, 80)
+	if !strings.Contains(help, "     sm-init            create a workflow, print its id, and make it the\n                        session's current workflow") {
+		t.Errorf("help does not wrap a command's usage under its column:\n%s", help)
+	}
+	for _, c := range []string{"status", "sm-init", "phase-verify", "report", "history"} {
+		out := p.run("flowstate " + c + " --help")
+		fits(t, c+" --help", out, 80)
+		// Every word of the unwrapped help is there, whole.
+		whole, err := exec.Command(bin, c, "--help").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := strings.Fields(out), strings.Fields(string(whole)); strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%s --help at 80 columns is not the same words:\n%s", c, out)
+		}
+	}
+
+	list := p.run("flowstate list")
+	fits(t, "flowstate list", list, 80)
+	rows := strings.Split(strings.TrimSpace(list), "\n")
+	if len(rows) != 3 || !strings.Contains(list, "\ncoordinate-20251107-143022-a1b2c3 ") || !strings.Contains(list, "\norchestrate-20251106-090000-ffffff ") {
+		t.Errorf("list at 80 columns is not one row per workflow with the id whole:\n%s", list)
+	}
+
+	// The active workflow is the only one: status shows it. Once it is
+	// finished too, the most recent, named.
+	// Its first line is 81 columns: wrapped, not cut.
+	out := p.run("flowstate status")
+	fits(t, "status", out, 80)
+	if !strings.HasPrefix(out, "coordinate-20251107-143022-a1b2c3 coordinate · full-implementation ·\n  in_progress\n") {
+		t.Errorf("status:\n%s", out)
+	}
+	p.run("flowstate sm-finish --status abandoned")
+	out = p.run("flowstate status")
+	fits(t, "status", out, 80)
+	if !strings.Contains(out, "flowstate: the most recent workflow: coordinate-20251107-143022-a1b2c3\n") {
+		t.Errorf("status of a finished workflow outside a session does not name the one it shows:\n%s", out)
+	}
+	out = p.run("flowstate history")
+	fits(t, "history", out, 80)
+	if !strings.Contains(out, "the most recent workflow") || !strings.Contains(out, "research → plan") {
+		t.Errorf("history outside a session:\n%s", out)
+	}
+	fits(t, "status --timeline", p.run("flowstate status --timeline"), 80)
+	fits(t, "help exit-codes", p.run("flowstate help exit-codes"), 80)
+
+	// TAB, twice: bash lists what completion offers.
+	complete := func(typed string) string {
+		t.Helper()
+		before := p.screen()
+		p.tmux("send-keys", "-l", typed)
+		p.tmux("send-keys", "Tab", "Tab")
+		// bash lists the candidates, then shows the line typed again.
+		deadline := time.Now().Add(20 * time.Second)
+		shown := ""
+		for strings.Count(shown, typed) < 2 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+			shown = strings.TrimPrefix(p.screen(), before)
+		}
+		p.tmux("send-keys", "C-u")
+		return shown
+	}
+	if got := complete("flowstate --workflow coordinate-20251107-143022-a1b2c3 rewind "); !strings.Contains(got, "initialize") || !strings.Contains(got, "research") || !strings.Contains(got, "plan") {
+		t.Errorf("rewind <TAB><TAB> offered:\n%s", got)
+	}
+	if got := complete("flowstate status --workflow "); !strings.Contains(got, "coordinate-20251107-143022-a1b2c3") || !strings.Contains(got, "orchestrate-20251106-090000-ffffff") {
+		t.Errorf("--workflow <TAB><TAB> offered:\n%s", got)
+	}
+	if got := complete("flowstate sm-init --"); !strings.Contains(got, "--description") || !strings.Contains(got, "--gate") || strings.Contains(got, "help h") {
+		t.Errorf("sm-init --<TAB><TAB> offered:\n%s", got)
+	}
+}
