@@ -186,13 +186,10 @@ func (e *env) onStep(step func(*store.Workflow, orchestrate.Options) (orchestrat
 			}
 		}
 		w, err := p.Resolve(sel)
-		if err != nil && !o.Supervisor && fail.Code(err) == fail.Usage && orchestrate.StartsHere(p, sel) {
-			// Nothing started in this session: its command's start block was
-			// never run. A model inside a command goes there, never to sm-init.
-			var out orchestrate.Output
-			out.Warnings = []string{"no workflow was started in this Claude Code session: run the command's start block first"}
-			out.Pairs.Add("NEXT", "start")
-			return e.printStep(p)(out, nil)
+		if err != nil && !o.Supervisor && fail.Code(err) == fail.Usage {
+			if out, ok := orchestrate.NoStart(p, sel); ok {
+				return e.printStep(p)(out, nil)
+			}
 		}
 		if err != nil {
 			return err

@@ -75,7 +75,7 @@ func leftOver(w *store.Workflow, o Options, signal bool) (out Output, ok bool, e
 		out.Signal = supervisor.SupervisorFailed + ": " + string(b)
 		return out, true, nil
 	}
-	out.Warnings = []string{why}
+	out.warn(note, "%s", why)
 	out.add("WORKER_COUNT", 0)
 	out.add("NEXT", "verify")
 	return out, true, nil
@@ -205,6 +205,6 @@ func rewound(w *store.Workflow, o Options) (out Output, ok bool, err error) {
 		return out, true, nil
 	}
 	out, err = Plan(w, o)
-	out.Warnings = append([]string{why}, out.Warnings...)
+	out.Warnings = append([]Warning{{Text: why}}, out.Warnings...)
 	return out, true, err
 }

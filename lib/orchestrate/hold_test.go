@@ -72,7 +72,7 @@ func TestRewoundUnderARunningCommand(t *testing.T) {
 	// ones, and the brief says what the person wants.
 	out, err := Verify(w, Options{})
 	if err != nil || value(t, out, "NEXT") != "work" || !strings.HasSuffix(value(t, out, "OUTPUT_1"), ".v2.md") ||
-		len(out.Warnings) == 0 || !strings.Contains(out.Warnings[0], "was rewound to research") {
+		len(out.Warnings) == 0 || !strings.Contains(out.Warnings[0].Text, "was rewound to research") {
 		t.Fatalf("verify after a rewind: %v\n%s%v", err, out, out.Warnings)
 	}
 	brief, err := os.ReadFile(filepath.Join(value(t, out, "SPEC_DIR"), "briefs", "research-specialist.md"))

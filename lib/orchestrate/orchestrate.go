@@ -17,17 +17,61 @@
 // flags; it never touches state files, hooks or installs.
 package orchestrate
 
-import "github.com/flowstate-dev/flowstate/lib/kv"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/flowstate-dev/flowstate/lib/kv"
+)
 
 // Output is what one step prints: KEY=VALUE lines, ending with NEXT=, or a
 // sub-supervisor's closing signal line. Warnings go to stderr.
 type Output struct {
 	Pairs    kv.Pairs
 	Signal   string // SUPERVISOR_COMPLETE: ... or SUPERVISOR_FAILED: ..., printed alone
-	Warnings []string
+	Warnings []Warning
 }
 
 func (o *Output) add(key string, value any) { o.Pairs.Add(key, value) }
+
+// Warning is one thing a step tells the person, on stderr. Its kind lets
+// a step that says a thing once leave out what another part said of it.
+type Warning struct {
+	kind warningKind
+	Text string
+}
+
+func (w Warning) String() string { return w.Text }
+
+type warningKind int
+
+const (
+	note            warningKind = iota
+	workerFailed                // the aggregation's: a worker that did not deliver
+	partialAccepted             // a verify went on without some workers of its state
+	finishedWithout             // the finished workflow went on without some workers
+)
+
+// warn adds a note of kind to the output.
+func (o *Output) warn(kind warningKind, format string, args ...any) {
+	o.Warnings = append(o.Warnings, Warning{kind: kind, Text: fmt.Sprintf(format, args...)})
+}
+
+// without is ws less the warnings of kind.
+func without(ws []Warning, kind warningKind) []Warning {
+	var out []Warning
+	for _, w := range ws {
+		if w.kind != kind {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// has reports whether ws has a warning of kind.
+func has(ws []Warning, kind warningKind) bool {
+	return slices.ContainsFunc(ws, func(w Warning) bool { return w.kind == kind })
+}
 
 // String is the output as printed: the signal line, or a line per pair.
 func (o Output) String() string {

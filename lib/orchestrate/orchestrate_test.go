@@ -26,7 +26,7 @@ func TestOutputString(t *testing.T) {
 		want string
 	}{
 		{Output{}, ""},
-		{Output{Pairs: kv.Pairs{{Key: "A", Value: "1"}, {Key: "NEXT", Value: "phase"}}, Warnings: []string{"not printed"}}, "A=1\nNEXT=phase\n"},
+		{Output{Pairs: kv.Pairs{{Key: "A", Value: "1"}, {Key: "NEXT", Value: "phase"}}, Warnings: []Warning{{Text: "not printed"}}}, "A=1\nNEXT=phase\n"},
 		{Output{Pairs: kv.Pairs{{Key: "EMPTY", Value: ""}}}, "EMPTY=\n"},
 		{Output{Pairs: kv.Pairs{{Key: "A", Value: "1"}}, Signal: "SUPERVISOR_COMPLETE: {}"}, "SUPERVISOR_COMPLETE: {}\n"},
 	}

@@ -56,8 +56,8 @@ func TestPartialFailureGoesOn(t *testing.T) {
 	if err != nil || value(t, got, "NEXT") != "done" {
 		t.Fatalf("verify: %v\n%s", err, got)
 	}
-	if len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], "finished without workers research_2 (research)") ||
-		!strings.Contains(got.Warnings[0], "--retry-failed") {
+	if len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0].Text, "finished without workers research_2 (research)") ||
+		!strings.Contains(got.Warnings[0].Text, "--retry-failed") {
 		t.Errorf("warnings %q", got.Warnings)
 	}
 	doc, _ := w.ReadCheckpoint()

@@ -292,8 +292,8 @@ func finish(v *view, o Options) (Output, error) {
 		return true
 	})
 	if len(accepted) > 0 {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("workflow %s finished without workers %s, whose failure it went on without; %s runs them again",
-			v.w.ID, strings.Join(accepted, ", "), RetryHint(v.w)))
+		out.warn(finishedWithout, "workflow %s finished without workers %s, whose failure it went on without; %s runs them again",
+			v.w.ID, strings.Join(accepted, ", "), RetryHint(v.w))
 	}
 	out.add("WORKFLOW_ID", v.w.ID)
 	out.add("FINAL_STATE", v.state)

@@ -217,7 +217,7 @@ func create(p *store.Project, r Request, m *machine.Machine, run Run, cls classi
 	if r.ApprovePlan {
 		var warning string
 		if gates, warning = planGate(m, cls.WorkflowType); warning != "" {
-			out.Warnings = append(out.Warnings, warning)
+			out.warn(note, "%s", warning)
 		}
 	}
 	coord := adaptive
@@ -270,22 +270,27 @@ func Unstarted(p *store.Project, session, mode string, o Options) (Output, bool,
 		r.MachineJSON = b
 	}
 	out, err := Start(p, r)
-	out.Warnings = append([]string{fmt.Sprintf("/%s had not created its workflow yet (a block of its start was not run): flowstate did that now", run.Command)}, out.Warnings...)
+	out.Warnings = append([]Warning{{Text: fmt.Sprintf("/%s had not created its workflow yet (a block of its start was not run): flowstate did that now", run.Command)}}, out.Warnings...)
 	return out, true, err
 }
 
-// StartsHere reports whether a phase step that found no workflow for sel
-// runs inside a Claude Code session that has started none (no run record,
-// no session pointer): the model skipped its command's start block.
-func StartsHere(p *store.Project, sel store.Selector) bool {
+// NoStart answers a phase step that found no workflow for sel, run inside
+// a Claude Code session that has started none (no run record, no session
+// pointer): the model skipped its command's start block, and goes there
+// (NEXT=start), never to a low-level command. ok is false anywhere else.
+func NoStart(p *store.Project, sel store.Selector) (out Output, ok bool) {
 	if sel.Session == "" || sel.Flag != "" || sel.Env != "" {
-		return false
+		return out, false
 	}
 	if _, ok := ReadRun(p, sel.Session); ok {
-		return false
+		return out, false
 	}
-	id, err := p.SessionWorkflow(sel.Session)
-	return err == nil && id == ""
+	if id, err := p.SessionWorkflow(sel.Session); err != nil || id != "" {
+		return out, false
+	}
+	out.warn(note, "no workflow was started in this Claude Code session: run the command's start block first")
+	out.add("NEXT", "start")
+	return out, true
 }
 
 // refuseClassification answers the classifier's malformed answer err (at

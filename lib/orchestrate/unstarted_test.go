@@ -39,7 +39,9 @@ func TestUnstarted(t *testing.T) {
 	if _, ok, err := Unstarted(p, "s1", "", Options{}); ok || err != nil {
 		t.Errorf("once the workflow exists the step is the ordinary one: %v, %v", ok, err)
 	}
-	if StartsHere(p, store.Selector{Session: "s1"}) || !StartsHere(p, store.Selector{Session: "s2"}) || StartsHere(p, store.Selector{}) {
-		t.Errorf("StartsHere: s1 started its command, s2 none, and no session is no Claude Code")
+	for sel, want := range map[store.Selector]bool{{Session: "s1"}: false, {Session: "s2"}: true, {}: false, {Session: "s2", Flag: "x"}: false} {
+		if out, ok := NoStart(p, sel); ok != want || ok && value(t, out, "NEXT") != "start" {
+			t.Errorf("NoStart(%+v) = %v\n%s; want %v (s1 started its command, s2 none, no session is no Claude Code)", sel, ok, out, want)
+		}
 	}
 }

@@ -71,97 +71,114 @@ func (o Options) show(p *store.Project, path string) string {
 func Verify(w *store.Workflow, o Options) (Output, error) { return guarded(w, o, true, verifyStep) }
 
 func verifyStep(w *store.Workflow, o Options) (Output, error) {
-	var out Output
-	var v *view
-	var runs agentrun.Runs
-	var targets []Worker
-	var h handout
-	var err error
-	busy := o.Waiting.wait(func() bool {
-		if v, runs, err = look(w); err != nil || !v.hasRole {
-			return false
-		}
-		if h = v.handout(runs, o); h != begun {
-			return h == unrecorded
-		}
-		targets = v.targets(runs, o.Supervisor)
-		return len(v.busy(runs, targets, o)) > 0
-	})
-	if err != nil {
-		return out, err
-	}
-	if !v.hasRole || v.role.Supervisor == nil && o.Supervisor {
-		if o.Supervisor {
-			return out, fail.Usagef("workflow %s is in state %s, which has no sub-supervisor", w.ID, v.state)
-		}
+	c, err := watch(w, o)
+	switch v := c.v; {
+	case err != nil:
+		return Output{}, err
+	case o.Supervisor && (!v.hasRole || v.role.Supervisor == nil):
+		return Output{}, fail.Usagef("workflow %s is in state %s, which has no sub-supervisor", w.ID, v.state)
+	case !v.hasRole, c.handout == unstarted:
+		// No agents here, or nothing run since the plan was printed (the
+		// model ran this block again rather than the task block): plan.
 		return Plan(w, o)
+	case c.busy:
+		return c.stillAtWork(o), nil
 	}
-	switch {
-	case h == unstarted:
-		// Nothing was run since the plan was printed (the model ran this
-		// block again rather than the task block): print it again.
-		return Plan(w, o)
-	case busy:
-		ids := []string{"agents launched moments ago, not on record yet"}
-		if h == begun {
-			ids = v.busy(runs, targets, o)
-		}
-		out.Warnings = append(out.Warnings, fmt.Sprintf("workflow %s, %s: still at work after %s: %s; checking again", w.ID, v.state, o.Waiting.For, strings.Join(ids, ", ")))
-		out.add("RUNNING", len(ids))
-		out.add("NEXT", "verify")
-		return out, nil
-	}
-	recs, problems, err := check(v, runs, targets)
+	v := c.v
+	recs, problems, err := check(v, c.runs, c.targets)
 	if err != nil {
-		return out, err
+		return Output{}, err
 	}
-	// A sub-supervisor reports failed workers in its signal; the command
-	// stops on them, with its aggregate left for the run that has them all.
-	how := conclude
-	switch {
-	case o.Supervisor && len(problems) > 0:
-		how = partial
-	case o.Supervisor:
-		how = supervise
-	case len(problems) > 0 && v.partialOK(recs):
-		how = acceptPartial
-	case len(problems) > 0:
-		how = recordOnly
-	}
-	res, err := settle(v, runs, changed(v, recs), how, planKey(o.Supervisor))
+	how := modeOf(o.Supervisor, len(problems) > 0, v.partialOK(recs))
+	res, err := settle(v, c.runs, changed(v, recs), how, planKey(o.Supervisor))
 	if err != nil {
-		return out, err
+		return Output{}, err
 	}
-	if how == acceptPartial {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("partial failure in %s of workflow %s: %d of %d workers did not deliver (%v); going on with the others. %s re-runs them",
-			v.state, w.ID, len(problems), len(v.workers), errors.Join(problems...), RetryHint(w)))
-	}
-	if how == recordOnly {
+	out := Output{Warnings: res.warnings}
+	switch {
+	case how == recordOnly:
 		if err := sm.Fail(w, problems[0].Error()); err != nil {
 			return out, err
 		}
 		return out, fmt.Errorf("%w; run %s to re-run only the workers that did not deliver", errors.Join(problems...), ResumeHint(w))
-	}
-	for _, warning := range res.warnings {
-		// An accepted failure is warned about once, above.
-		if how == acceptPartial && strings.HasPrefix(warning, "worker ") && strings.Contains(warning, " failed: ") {
-			continue
-		}
-		out.Warnings = append(out.Warnings, warning)
-	}
-	if o.Supervisor && (res.left == 0 || len(problems) > 0) {
+	case how == acceptPartial:
+		// Said once, here: not again for each worker by the aggregation.
+		out.Warnings = without(out.Warnings, workerFailed)
+		out.warn(partialAccepted, "partial failure in %s of workflow %s: %d of %d workers did not deliver (%v); going on with the others. %s re-runs them",
+			v.state, w.ID, len(problems), len(v.workers), errors.Join(problems...), RetryHint(w))
+	case o.Supervisor && (res.left == 0 || len(problems) > 0):
 		out.Signal = res.signal
 		return out, nil
 	}
 	// Verified: the same step plans what comes next, so that a phase costs
 	// the model one bash block and one task block.
 	next, err := Plan(w, o)
-	if how == acceptPartial && next.finished() {
-		// finish says it again, for the whole workflow: once is enough.
-		out.Warnings = out.Warnings[1:]
+	if has(next.Warnings, finishedWithout) {
+		// The finished workflow names every worker it went on without.
+		out.Warnings = without(out.Warnings, partialAccepted)
 	}
 	next.Warnings = append(out.Warnings, next.Warnings...)
 	return next, err
+}
+
+// modeOf is how a verify settles its batch: a sub-supervisor reports
+// failed workers in its signal (the command stops on them, its aggregate
+// left for the run that has them all); the command goes on without
+// failed workers when enough others delivered, else records them and
+// stops.
+func modeOf(inSupervisor, failed, partialOK bool) settleMode {
+	switch {
+	case inSupervisor && failed:
+		return partial
+	case inSupervisor:
+		return supervise
+	case failed && partialOK:
+		return acceptPartial
+	case failed:
+		return recordOnly
+	}
+	return conclude
+}
+
+// checked is what a verify found, having waited for the agents at work:
+// the view, the agents' runs, the batch to check and whether it was
+// started.
+type checked struct {
+	v       *view
+	runs    agentrun.Runs
+	targets []Worker
+	handout handout
+	busy    bool // agents are still at work after the wait
+}
+
+// watch reads the workflow until no agent of the batch to check is at
+// work, or o.Waiting is over.
+func watch(w *store.Workflow, o Options) (c checked, err error) {
+	c.busy = o.Waiting.wait(func() bool {
+		if c.v, c.runs, err = look(w); err != nil || !c.v.hasRole {
+			return false
+		}
+		if c.handout = c.v.handout(c.runs, o); c.handout != begun {
+			return c.handout == unrecorded
+		}
+		c.targets = c.v.targets(c.runs, o.Supervisor)
+		return len(c.v.busy(c.runs, c.targets, o)) > 0
+	})
+	return c, err
+}
+
+// stillAtWork answers a verify whose agents are still at work: run it
+// again (NEXT=verify).
+func (c checked) stillAtWork(o Options) Output {
+	var out Output
+	ids := []string{"agents launched moments ago, not on record yet"}
+	if c.handout == begun {
+		ids = c.v.busy(c.runs, c.targets, o)
+	}
+	out.warn(note, "workflow %s, %s: still at work after %s: %s; checking again", c.v.w.ID, c.v.state, o.Waiting.For, strings.Join(ids, ", "))
+	out.add("RUNNING", len(ids))
+	out.add("NEXT", "verify")
+	return out
 }
 
 // look reads the workflow and what the hooks recorded of its agents.
@@ -364,7 +381,7 @@ func notLaunched(runs agentrun.Runs, v *view, wk Worker) string {
 type settled struct {
 	left     int // workers of the state not recorded completed
 	signal   string
-	warnings []string
+	warnings []Warning
 	failed   int64 // the state's check: its fail_when number, summed
 }
 
@@ -552,7 +569,7 @@ func record(v *view, recs []supervisor.Record, agg []byte, verified string) erro
 // orchestrating model's context, where nothing reads it (the next block
 // checks the files): so it counts the workers and says where the
 // aggregate is, rather than carrying it.
-func aggregate(v *view, span time.Duration) (signal string, agg []byte, warnings []string, err error) {
+func aggregate(v *view, span time.Duration) (signal string, agg []byte, warnings []Warning, err error) {
 	if v.role.Kind() == "" && v.role.Supervisor == nil {
 		return "", nil, nil, nil
 	}
@@ -581,7 +598,15 @@ func aggregate(v *view, span time.Duration) (signal string, agg []byte, warnings
 		line = supervisor.SupervisorFailed
 	case v.role.Kind() != "":
 		// A state without an aggregation has its counts and nothing more.
-		agg, warnings, err = supervisor.Aggregate(v.role.Kind(), recs, supervisor.Dirs{Cwd: v.w.P.Dir, Project: v.w.P.Dir, SpanMs: span.Milliseconds()})
+		var notes []supervisor.Warning
+		agg, notes, err = supervisor.Aggregate(v.role.Kind(), recs, supervisor.Dirs{Cwd: v.w.P.Dir, Project: v.w.P.Dir, SpanMs: span.Milliseconds()})
+		for _, n := range notes {
+			kind := note
+			if n.Failed {
+				kind = workerFailed
+			}
+			warnings = append(warnings, Warning{kind: kind, Text: n.Text})
+		}
 		var failed *supervisor.FailedError
 		switch {
 		case errors.As(err, &failed):

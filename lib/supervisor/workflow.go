@@ -97,12 +97,23 @@ type Dirs struct {
 	SpanMs       int64 // how long the workers took together, when measured (inputs)
 }
 
+// Warning is what Aggregate says besides the aggregate: an output it could
+// not read, or a worker that failed (Failed), which a caller that reports
+// the failures itself leaves out.
+type Warning struct {
+	Worker string
+	Failed bool
+	Text   string
+}
+
+func (w Warning) String() string { return w.Text }
+
 // Aggregate reads what the records point to and returns the
 // aggregated_metadata of kind. The warnings, set even with an error, name
 // outputs that could not be read and then workers that failed.
-func Aggregate(kind Kind, recs []Record, d Dirs) ([]byte, []string, error) {
+func Aggregate(kind Kind, recs []Record, d Dirs) ([]byte, []Warning, error) {
 	in := inputs{SpanMs: d.SpanMs}
-	var warnings []string
+	var warnings []Warning
 	in.Outputs, warnings = readOutputs(recs, d.Cwd)
 	if kind == Implementation {
 		in.FileLines = fileLines(d.Project)
@@ -116,7 +127,7 @@ func Aggregate(kind Kind, recs []Record, d Dirs) ([]byte, []string, error) {
 	}
 	_ = json.Unmarshal(out, &partial) // out was just marshalled
 	for _, f := range partial.Failures {
-		warnings = append(warnings, fmt.Sprintf("worker %s failed: %s", f.WorkerID, f.Error))
+		warnings = append(warnings, Warning{Worker: f.WorkerID, Failed: true, Text: fmt.Sprintf("worker %s failed: %s", f.WorkerID, f.Error)})
 	}
 	return out, warnings, nil
 }
@@ -124,9 +135,9 @@ func Aggregate(kind Kind, recs []Record, d Dirs) ([]byte, []string, error) {
 // readOutputs reads each record's output_path. A file that cannot be read
 // is left out: aggregate then lists its worker among the failures, with
 // the path; one too large is also a warning.
-func readOutputs(recs []Record, cwd string) (map[string][]byte, []string) {
+func readOutputs(recs []Record, cwd string) (map[string][]byte, []Warning) {
 	out := map[string][]byte{}
-	var warnings []string
+	var warnings []Warning
 	for _, r := range recs {
 		if r.OutputPath == "" {
 			continue
@@ -138,7 +149,7 @@ func readOutputs(recs []Record, cwd string) (map[string][]byte, []string) {
 		if b, err := limit.ReadAll(f, r.OutputPath); err == nil {
 			out[r.OutputPath] = b
 		} else {
-			warnings = append(warnings, fmt.Sprintf("worker %s: %v", r.WorkerID, err))
+			warnings = append(warnings, Warning{Worker: r.WorkerID, Text: fmt.Sprintf("worker %s: %v", r.WorkerID, err)})
 		}
 		f.Close()
 	}

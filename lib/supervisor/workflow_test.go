@@ -141,7 +141,7 @@ func TestAggregate(t *testing.T) {
 	if !strings.Contains(string(out), `"total_lines":3,`) {
 		t.Errorf("the modified file's 3 lines are not counted from the project: %s", out)
 	}
-	if want := []string{"worker w2 failed: timeout"}; !reflect.DeepEqual(warnings, want) {
+	if want := []Warning{{Worker: "w2", Failed: true, Text: "worker w2 failed: timeout"}}; !reflect.DeepEqual(warnings, want) {
 		t.Errorf("warnings %q, want %q", warnings, want)
 	}
 	recs[0].Status, recs[0].Error = checkpoint.WorkerFailed, "gone"
