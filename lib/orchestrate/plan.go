@@ -57,38 +57,49 @@ func advance(w *store.Workflow) (v *view, done bool, err error) {
 func Plan(w *store.Workflow, o Options) (Output, error) { return guarded(w, o, false, planStep) }
 
 func planStep(w *store.Workflow, o Options) (Output, error) {
-	var out Output
 	if err := runnable(w); err != nil {
-		return out, err
+		return Output{}, err
 	}
-	var v *view
-	var err error
-	if o.Supervisor {
-		v, err = load(w)
-	} else {
-		if err := reconcile(w, o); err != nil {
-			return out, err
-		}
-		var done bool
-		if v, done, err = advance(w); err == nil && done {
-			return finish(v, o)
-		}
-	}
-	if err != nil {
-		return out, err
-	}
-	if !v.hasRole {
-		return out, fail.Usagef("workflow %s is in state %s, which has no agents to run", w.ID, v.state)
+	v, done, err := current(w, o)
+	switch {
+	case err != nil:
+		return Output{}, err
+	case done:
+		return finish(v, o)
+	case !v.hasRole:
+		return Output{}, fail.Usagef("workflow %s is in state %s, which has no agents to run", w.ID, v.state)
 	}
 	runs, err := agentRuns(w, v.session)
 	if err != nil {
-		return out, err
+		return Output{}, err
 	}
 	pending, remaining := Pending(v.workers, v.done, v.sequential)
-	supervise := Supervise(v.role, v.workers, v.sequential)
-	now, stuck := w.P.Now(), o.Waiting.stuckAfter()
-	var batch []Worker
-	atWork := false
+	batch, atWork := v.idle(pending, runs, o)
+	if Supervise(v.role, v.workers, v.sequential) && !o.Supervisor && remaining > 0 {
+		return v.delegate(atWork || runs.AnyRunning(w.P.Now(), o.Waiting.stuckAfter(), v.role.SupervisorAgent()))
+	}
+	return v.handOut(batch, o)
+}
+
+// current is the view of the state a plan works on: in a sub-supervisor
+// the current state as it is; for the command, after recording what an
+// earlier plan's agents delivered and moving past finished states (done
+// when none is left).
+func current(w *store.Workflow, o Options) (v *view, done bool, err error) {
+	if o.Supervisor {
+		v, err = load(w)
+		return v, false, err
+	}
+	if err := reconcile(w, o); err != nil {
+		return nil, false, err
+	}
+	return advance(w)
+}
+
+// idle splits the pending workers into those to hand out and whether any
+// is still at work: a worker whose agent runs is not handed out again.
+func (v *view) idle(pending []Worker, runs agentrun.Runs, o Options) (batch []Worker, atWork bool) {
+	now, stuck := v.w.P.Now(), o.Waiting.stuckAfter()
 	for _, wk := range pending {
 		if st, _ := runs.Worker(wk.ID, now, stuck); st == agentrun.Running {
 			atWork = true
@@ -96,23 +107,33 @@ func planStep(w *store.Workflow, o Options) (Output, error) {
 		}
 		batch = append(batch, wk)
 	}
-	if supervise && !o.Supervisor && remaining > 0 {
-		// The supervisor's task block needs these and no worker values: a
-		// model given both could launch the workers and their supervisor.
-		out.add("STATE", v.state)
-		if atWork || runs.AnyRunning(now, stuck, v.role.SupervisorAgent()) {
-			out.add("NEXT", "verify")
-		} else {
-			out.add("SUPERVISOR", v.role.SupervisorAgent())
-			out.add("NEXT", "supervised")
-		}
-		return out, recordPlan(v, "hierarchical", plan{Supervised: true}, false)
+	return batch, atWork
+}
+
+// delegate hands the state to its sub-supervisor (NEXT=supervised), or,
+// while agents of the state are at work, waits for them (NEXT=verify).
+// The supervisor's task block needs these and no worker values: a model
+// given both could launch the workers and their supervisor.
+func (v *view) delegate(atWork bool) (Output, error) {
+	var out Output
+	out.add("STATE", v.state)
+	if atWork {
+		out.add("NEXT", "verify")
+	} else {
+		out.add("SUPERVISOR", v.role.SupervisorAgent())
+		out.add("NEXT", "supervised")
 	}
-	// What the task block uses, and no more: the request and the earlier
-	// artifacts are in the brief, which every worker reads; paths are
-	// relative to the spec directory, printed once.
+	return out, recordPlan(v, "hierarchical", plan{Supervised: true}, false)
+}
+
+// handOut prints the batch for the task block: what it uses, and no
+// more (the request and the earlier artifacts are in the brief every
+// worker reads; paths are relative to the spec directory, printed once).
+// An empty batch, its agents at work, waits for them (NEXT=verify).
+func (v *view) handOut(batch []Worker, o Options) (Output, error) {
+	var out Output
 	out.add("AGENT", v.role.Agent)
-	out.add("SPEC_DIR", o.show(w.P, v.facts.SpecDir))
+	out.add("SPEC_DIR", o.show(v.w.P, v.facts.SpecDir))
 	out.add("WORKER_COUNT", len(batch))
 	ids := make([]string, len(batch))
 	for i, wk := range batch {
@@ -121,11 +142,11 @@ func planStep(w *store.Workflow, o Options) (Output, error) {
 		out.add(numbered("OUTPUT", i), rel)
 		ids[i] = wk.ID
 	}
-	if len(batch) > 0 {
-		out.add("NEXT", "work")
-	} else {
+	if len(batch) == 0 {
 		out.add("NEXT", "verify")
+		return out, recordPlan(v, "flat", plan{Workers: ids}, o.Supervisor)
 	}
+	out.add("NEXT", "work")
 	if err := recordPlan(v, "flat", plan{Workers: ids}, o.Supervisor); err != nil {
 		return out, err
 	}
@@ -133,14 +154,11 @@ func planStep(w *store.Workflow, o Options) (Output, error) {
 	// plan that fails to record writes neither, and one whose brief fails
 	// is planned again (the same plan, written once) by the next run.
 	for _, wk := range batch {
-		if err := ensureSpecDir(w.P, filepath.Dir(wk.Output)); err != nil {
+		if err := ensureSpecDir(v.w.P, filepath.Dir(wk.Output)); err != nil {
 			return out, err
 		}
 	}
-	if len(batch) > 0 {
-		return out, writeBrief(v)
-	}
-	return out, nil
+	return out, writeBrief(v)
 }
 
 // writeBrief writes the brief the state's workers read first.

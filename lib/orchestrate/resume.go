@@ -241,22 +241,52 @@ func withAccepted(p *store.Project, sel store.Selector, r ResumeRequest) (*store
 // none, the session's own cancelled workflow is returned, for Resume to
 // say why it cannot go on.
 func unfinished(p *store.Project, sel store.Selector, r ResumeRequest) (*store.Workflow, error) {
-	// The session's own workflow, when cancelled, is what the user is told
-	// about if nothing else can be resumed.
-	var cancelled *store.Workflow
-	var notOurs error // the session's own workflow is another command's
-	if w, err := p.Resolve(sel); err == nil && r.owns(w) != nil {
-		notOurs = r.owns(w)
-	} else if err == nil {
-		switch s, _ := p.Summary(w.ID); {
-		case s.Status == checkpoint.Cancelled:
-			cancelled = w
-		case resumable(s.Status):
-			if v, err := load(w); err == nil && !v.finished() {
-				return w, nil
-			}
+	w, cancelled, notOurs := sessionsOwn(p, sel, r)
+	if w != nil {
+		return w, nil
+	}
+	ids, err := unfinishedIDs(p, r)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(ids) == 0 && cancelled != nil:
+		return cancelled, nil
+	case len(ids) == 0 && notOurs != nil:
+		return nil, notOurs
+	case len(ids) == 0:
+		return nil, fail.Usagef("no unfinished workflow in %s; see `flowstate list`", p.Dir)
+	case len(ids) == 1:
+		return p.Workflow(ids[0])
+	}
+	return nil, fail.Usagef("%d unfinished workflows: %s; pass one: %s ID", len(ids), strings.Join(ids, ", "), r.slash())
+}
+
+// sessionsOwn looks at the session's own workflow: w when it is one to
+// resume; when it is not, whether it was cancelled (what the user is told
+// about if nothing else can be resumed) or is another command's (why
+// not).
+func sessionsOwn(p *store.Project, sel store.Selector, r ResumeRequest) (w, cancelled *store.Workflow, notOurs error) {
+	own, err := p.Resolve(sel)
+	if err != nil {
+		return nil, nil, nil
+	}
+	if err := r.owns(own); err != nil {
+		return nil, nil, err
+	}
+	switch s, _ := p.Summary(own.ID); {
+	case s.Status == checkpoint.Cancelled:
+		return nil, own, nil
+	case resumable(s.Status):
+		if v, err := load(own); err == nil && !v.finished() {
+			return own, nil, nil
 		}
 	}
+	return nil, nil, nil
+}
+
+// unfinishedIDs lists the project's workflows r may resume whose work is
+// not finished.
+func unfinishedIDs(p *store.Project, r ResumeRequest) ([]string, error) {
 	all, err := p.List()
 	if err != nil {
 		return nil, err
@@ -274,17 +304,7 @@ func unfinished(p *store.Project, sel store.Selector, r ResumeRequest) (*store.W
 			ids = append(ids, s.ID)
 		}
 	}
-	switch {
-	case len(ids) == 0 && cancelled != nil:
-		return cancelled, nil
-	case len(ids) == 0 && notOurs != nil:
-		return nil, notOurs
-	case len(ids) == 0:
-		return nil, fail.Usagef("no unfinished workflow in %s; see `flowstate list`", p.Dir)
-	case len(ids) == 1:
-		return p.Workflow(ids[0])
-	}
-	return nil, fail.Usagef("%d unfinished workflows: %s; pass one: %s ID", len(ids), strings.Join(ids, ", "), r.slash())
+	return ids, nil
 }
 
 // resumable reports whether a workflow with status may be resumed: not

@@ -456,18 +456,7 @@ func settle(v *view, runs agentrun.Runs, recs []supervisor.Record, how settleMod
 		v.records[v.role.Key()][rec.WorkerID] = rec
 	}
 	if how == acceptPartial {
-		for _, rec := range recs {
-			if rec.Status == checkpoint.WorkerFailed {
-				v.accepted[rec.WorkerID] = true
-			}
-		}
-		// Already failed and recorded (a sub-supervisor's workers, or a
-		// verify run again): their failures are this batch's too.
-		for id, rec := range v.records[v.role.Key()] {
-			if rec.Status == checkpoint.WorkerFailed && slices.ContainsFunc(v.workers, func(w Worker) bool { return w.ID == id }) {
-				v.accepted[id] = true
-			}
-		}
+		v.accept(recs)
 		how = conclude
 	}
 	_, res.left = Pending(v.workers, v.done, false)
@@ -480,20 +469,46 @@ func settle(v *view, runs agentrun.Runs, recs []supervisor.Record, how settleMod
 	if err := record(v, recs, agg, verified); err != nil {
 		return res, err
 	}
-	if aggErr != nil || !complete || v.role.FailWhen == "" {
+	if aggErr != nil || !complete {
 		return res, aggErr
 	}
-	failed, fs := v.failures(v.role, v.facts)
-	res.failed = failed
-	if failed > 0 && !v.facts.Loop.OwesRecovery() {
-		if err := sm.Fail(v.w, FailureLine(v.role, failed, fs)); err != nil {
-			return res, err
-		}
-		if _, err := sm.Retry(v.w, sm.DefaultMaxRetries); err != nil {
-			return res, err
+	res.failed, aggErr = v.recover()
+	return res, aggErr
+}
+
+// accept takes the failures among recs, and those of the state recorded
+// already (a sub-supervisor's workers, or a verify run again), as
+// accepted: the workflow goes on without those workers.
+func (v *view) accept(recs []supervisor.Record) {
+	for _, rec := range recs {
+		if rec.Status == checkpoint.WorkerFailed {
+			v.accepted[rec.WorkerID] = true
 		}
 	}
-	return res, nil
+	for id, rec := range v.records[v.role.Key()] {
+		if rec.Status == checkpoint.WorkerFailed && slices.ContainsFunc(v.workers, func(w Worker) bool { return w.ID == id }) {
+			v.accepted[id] = true
+		}
+	}
+}
+
+// recover acts on the check of a state whose workers are all recorded:
+// when what it counts (fail_when) is above 0 and no recovery is owed yet,
+// the state's failure is recorded and a retry spent, which sends the
+// workflow to the recovery state. It returns the count.
+func (v *view) recover() (int64, error) {
+	if v.role.FailWhen == "" {
+		return 0, nil
+	}
+	failed, fs := v.failures(v.role, v.facts)
+	if failed == 0 || v.facts.Loop.OwesRecovery() {
+		return failed, nil
+	}
+	if err := sm.Fail(v.w, FailureLine(v.role, failed, fs)); err != nil {
+		return failed, err
+	}
+	_, err := sm.Retry(v.w, sm.DefaultMaxRetries)
+	return failed, err
 }
 
 // changed leaves out the records that are stored already as they are: a
