@@ -81,12 +81,3 @@ func (o Output) String() string {
 	return o.Pairs.String()
 }
 
-// finished reports whether the output ends the command (NEXT=done).
-func (o Output) finished() bool {
-	for _, p := range o.Pairs {
-		if p.Key == "NEXT" {
-			return p.Value == "done"
-		}
-	}
-	return false
-}
