@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,5 +48,48 @@ func TestTicks(t *testing.T) {
 		if got := len(ticks(span)); got != want {
 			t.Errorf("ticks(%v): %d, want %d", span, got, want)
 		}
+	}
+}
+
+// TestWaves: a wave's bracket spans its agents' bars and counts them, and
+// waves that start together keep the order of their first agents, so the
+// same run always makes the same page.
+func TestWaves(t *testing.T) {
+	t0 := time.Date(2026, 5, 4, 9, 30, 0, 0, time.UTC)
+	agent := func(state string, wave, lane int, from, to time.Duration) timeline.Agent {
+		return timeline.Agent{Type: "w", State: state, Wave: wave, Lane: lane, Start: t0.Add(from), End: t0.Add(to), Status: timeline.Done}
+	}
+	run := timeline.Timeline{ID: "wf", Start: t0, End: t0.Add(100 * time.Second), Lanes: 4, Agents: []timeline.Agent{
+		agent("review", 1, 0, 10*time.Second, 20*time.Second),
+		agent("audit", 1, 1, 10*time.Second, 30*time.Second),
+		agent("review", 1, 2, 12*time.Second, 40*time.Second),
+		agent("review", 2, 3, 50*time.Second, 60*time.Second),
+	}}
+	v := build(Input{Run: run})
+	var got []string
+	for _, w := range v.Waves {
+		got = append(got, fmt.Sprintf("%s %.0f-%.0f", w.Title, w.Left, w.Left+w.Width))
+	}
+	want := []string{"review wave 1: 2 agent(s) 10-40", "audit wave 1: 1 agent(s) 10-30", "review wave 2: 1 agent(s) 50-60"}
+	if !slices.Equal(got, want) {
+		t.Errorf("waves %q, want %q", got, want)
+	}
+}
+
+// TestStays: a state's time is the sum of its stays, and what befell any
+// of them is noted once, in the order first met.
+func TestStays(t *testing.T) {
+	t0 := time.Date(2026, 5, 4, 9, 30, 0, 0, time.UTC)
+	states := []timeline.State{
+		{Name: "test", Start: t0, End: t0.Add(time.Minute), Failed: true},
+		{Name: "debug", Start: t0.Add(time.Minute), End: t0.Add(2 * time.Minute), Rewound: true},
+		{Name: "test", Start: t0.Add(2 * time.Minute), End: t0.Add(4 * time.Minute), Failed: true, Partial: true, Rewound: true},
+	}
+	took, notes := stays(states, "test")
+	if want := []string{"error", "rewound", "partial failure"}; took != 3*time.Minute || !slices.Equal(notes, want) {
+		t.Errorf("stays: %v %q, want 3m0s %q", took, notes, want)
+	}
+	if took, notes := stays(states, "plan"); took != 0 || notes != nil {
+		t.Errorf("stays in a state never entered: %v %q", took, notes)
 	}
 }
