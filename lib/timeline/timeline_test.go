@@ -164,3 +164,30 @@ func TestStatuses(t *testing.T) {
 		t.Errorf("cancelled: %+v", a)
 	}
 }
+
+// TestSettle: an agent's status when its worker recorded none.
+func TestSettle(t *testing.T) {
+	now := t0.Add(time.Hour)
+	for _, tc := range []struct {
+		name          string
+		agent         Agent
+		active        bool
+		stuckAfter    time.Duration
+		status        string
+		endsAtTheRuns bool
+	}{
+		{"recorded", Agent{Status: Done, Start: t0}, true, time.Minute, Done, false},
+		{"stopped", Agent{Start: t0, End: t0.Add(time.Second)}, true, time.Minute, Stopped, false},
+		{"over", Agent{Start: t0}, false, time.Minute, Lost, true},
+		{"stuck", Agent{Start: t0}, true, time.Minute, Stuck, false},
+		{"no bound", Agent{Start: t0}, true, 0, Running, false},
+		{"running", Agent{Start: now.Add(-time.Second)}, true, time.Minute, Running, false},
+	} {
+		b := builder{t: &Timeline{Active: tc.active, End: now}, in: Input{Now: now, StuckAfter: tc.stuckAfter}}
+		a := tc.agent
+		b.settle(&a)
+		if a.Status != tc.status || a.End.Equal(now) != tc.endsAtTheRuns {
+			t.Errorf("%s: %s, ends %v; want %s", tc.name, a.Status, a.End, tc.status)
+		}
+	}
+}
