@@ -459,7 +459,10 @@ func ticks(span time.Duration) []tick {
 	steps := []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
 		time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
 		time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour}
-	step := steps[len(steps)-1]
+	// Past the steps, whole days: a run of weeks, or one a damaged log
+	// dates back centuries, gets no more marks than a short one.
+	const day = 24 * time.Hour
+	step := (span/8 + day - 1) / day * day
 	for _, s := range steps {
 		if span/s <= 8 {
 			step = s
@@ -467,7 +470,8 @@ func ticks(span time.Duration) []tick {
 		}
 	}
 	var out []tick
-	for d := time.Duration(0); d <= span; d += step {
+	for i := time.Duration(0); i <= span/step; i++ {
+		d := i * step // never past span, so never overflows
 		out = append(out, tick{Left: 100 * float64(d) / float64(span), Label: status.Duration(d)})
 	}
 	return out

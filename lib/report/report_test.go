@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -43,11 +44,33 @@ func TestRenderEscapesAndLinks(t *testing.T) {
 	}
 }
 
+// TestTicks: 5 to 10 marks on any span, to the longest a time.Duration
+// holds (a run whose damaged log dates it to year 1), which once took the
+// loop past the span's end into an overflow and never returned.
 func TestTicks(t *testing.T) {
-	for span, want := range map[time.Duration]int{30 * time.Second: 7, 31*time.Minute + 41*time.Second: 7, 3 * time.Hour: 7} {
+	for span, want := range map[time.Duration]int{30 * time.Second: 7, 31*time.Minute + 41*time.Second: 7, 3 * time.Hour: 7,
+		9 * 24 * time.Hour: 5, 20 * 24 * time.Hour: 7, time.Duration(math.MaxInt64): 8} {
 		if got := len(ticks(span)); got != want {
 			t.Errorf("ticks(%v): %d, want %d", span, got, want)
 		}
+	}
+	if got := ticks(20 * 24 * time.Hour); got[1].Label != "72h00m" {
+		t.Errorf("ticks of 20 days: a mark every %s, want every 3 days", got[1].Label)
+	}
+}
+
+// A run whose log has no dated event (lost, or the checkpoint is older
+// than it) spans from its checkpoint's creation, not from the zero time:
+// its page is made, and small.
+func TestRenderWithoutEvents(t *testing.T) {
+	now := time.Date(2026, 5, 4, 9, 30, 0, 0, time.UTC)
+	run := timeline.Build(timeline.Input{ID: "wf", Checkpoint: []byte(`{"status": "in_progress", "created_at": "2026-05-04T09:00:00Z"}`), Initial: "initialize", Now: now})
+	var b bytes.Buffer
+	if err := Render(&b, Input{Run: run, Generated: now}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "2026-05-04 09:00:00 UTC") || b.Len() > 64<<10 {
+		t.Errorf("a page of %d bytes, started %s", b.Len(), run.Start)
 	}
 }
 

@@ -467,6 +467,9 @@ func (b *builder) finish() {
 	if t.End.IsZero() || t.Active {
 		t.End = b.in.Now
 	}
+	if t.Start.IsZero() {
+		t.Start = b.created()
+	}
 	b.closeStates()
 	for i := range t.Waits {
 		if t.Waits[i].End.IsZero() && !t.Active {
@@ -488,6 +491,18 @@ func (b *builder) finish() {
 	}
 	t.Lanes = lanes(t.Agents, t.End)
 	waves(t.Agents)
+}
+
+// created is when a run without a dated event (its log lost, or a
+// checkpoint older than the log) began: when its checkpoint was created,
+// else at its end, so that its span is never the centuries back to the
+// zero time.
+func (b *builder) created() time.Time {
+	at, err := time.Parse(time.RFC3339Nano, b.doc.Get("created_at").String())
+	if err != nil || at.After(b.t.End) {
+		return b.t.End
+	}
+	return at
 }
 
 // closeStates ends the last stay (at the end, or now while the workflow

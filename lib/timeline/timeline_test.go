@@ -191,3 +191,21 @@ func TestSettle(t *testing.T) {
 		}
 	}
 }
+
+// TestStartWithoutEvents: a run whose log has no dated event starts when
+// its checkpoint was created, else at its end; never at the zero time,
+// which made its span centuries long.
+func TestStartWithoutEvents(t *testing.T) {
+	now := t0.Add(time.Hour)
+	for created, want := range map[string]time.Time{
+		`"created_at": "2026-04-01T10:00:00Z", `: time.Date(2026, 4, 1, 10, 0, 0, 0, time.UTC),
+		``:                                       now,
+		`"created_at": "yesterday", `:            now,
+		`"created_at": "2999-01-01T00:00:00Z", `: now,
+	} {
+		tl := Build(Input{ID: "w", Checkpoint: []byte(`{` + created + `"status": "in_progress"}`), Events: []byte("torn\n"), Initial: "initialize", Now: now})
+		if !tl.Start.Equal(want) || !tl.End.Equal(now) {
+			t.Errorf("%s: %s to %s, want %s to %s", created, tl.Start, tl.End, want, now)
+		}
+	}
+}
