@@ -59,15 +59,40 @@ const MinConfidence = 0.7
 // are accepted because agents add them; any other text is rejected.
 // Research topics may be strings or objects with a short_name. Unknown
 // fields are ignored. Every error is fail.Invalid except a
-// minConfidence outside 0-1, which is the caller's flag (fail.Usage).
+// minConfidence outside 0-1, which is the caller's flag (fail.Usage); with
+// an error comes the zero Classification.
 func Parse(data []byte, minConfidence float64) (Classification, error) {
-	var c Classification
 	if math.IsNaN(minConfidence) || minConfidence < 0 || minConfidence > 1 {
-		return c, fail.Usagef("--min-confidence %v is outside 0-1", minConfidence)
+		return Classification{}, fail.Usagef("--min-confidence %v is outside 0-1", minConfidence)
 	}
+	raw, err := object(data)
+	if err != nil {
+		return Classification{}, err
+	}
+	var c Classification
+	if c.WorkflowType, err = workflowType(raw); err != nil {
+		return Classification{}, err
+	}
+	if c.Confidence, err = confidence(raw, minConfidence); err != nil {
+		return Classification{}, err
+	}
+	if c.ResearchComplexity, err = complexity(raw); err != nil {
+		return Classification{}, err
+	}
+	if c.ResearchTopics, c.TopicDetails, err = researchTopics(raw, c.ResearchComplexity); err != nil {
+		return Classification{}, err
+	}
+	if c.Reasoning, err = reasoning(raw); err != nil {
+		return Classification{}, err
+	}
+	return c, nil
+}
+
+// object is the answer's JSON object, its signal and fence stripped.
+func object(data []byte) (map[string]json.RawMessage, error) {
 	body := unfence(bytes.TrimPrefix(bytes.TrimSpace(data), []byte(signal)))
 	if err := limit.JSON(body, "classification"); err != nil {
-		return c, err
+		return nil, err
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
@@ -75,62 +100,73 @@ func Parse(data []byte, minConfidence float64) (Classification, error) {
 		if err != nil {
 			why = err.Error()
 		}
-		return c, fail.Invalidf("classification is not valid JSON (%s); expected one JSON object like "+
+		return nil, fail.Invalidf("classification is not valid JSON (%s); expected one JSON object like "+
 			`{"workflow_type": "research-and-plan", "confidence": 0.9, "research_complexity": 2, "research_topics": ["A", "B"], "reasoning": "..."}`+
 			", optionally in a ```json fence, and nothing else", why)
 	}
+	return raw, nil
+}
 
+// workflowType is one of the default machine's scopes.
+func workflowType(raw map[string]json.RawMessage) (string, error) {
 	wt, ok := stringField(raw, "workflow_type")
 	if !ok || !slices.Contains(machine.DefaultScopes(), wt) {
-		return c, fail.Invalidf("classification: workflow_type %s is not one of %s; the classifier must return one of them",
+		return "", fail.Invalidf("classification: workflow_type %s is not one of %s; the classifier must return one of them",
 			show(raw, "workflow_type"), strings.Join(machine.DefaultScopes(), ", "))
 	}
-	c.WorkflowType = wt
+	return wt, nil
+}
 
+// confidence is a number from 0 to 1, at least minConfidence.
+func confidence(raw map[string]json.RawMessage, minConfidence float64) (float64, error) {
 	conf, ok := numberField(raw, "confidence")
 	switch {
 	case !ok:
-		return c, fail.Invalidf("classification: confidence %s is not a number; the classifier must return a number from 0 to 1",
+		return 0, fail.Invalidf("classification: confidence %s is not a number; the classifier must return a number from 0 to 1",
 			show(raw, "confidence"))
 	case conf < 0 || conf > 1:
-		return c, fail.Invalidf("classification: confidence %v is outside 0-1; the classifier must return a number from 0 to 1", conf)
+		return 0, fail.Invalidf("classification: confidence %v is outside 0-1; the classifier must return a number from 0 to 1", conf)
 	case conf < minConfidence:
-		return c, fail.Invalidf("classification: confidence %v is below the minimum %v; re-run the classifier with a clearer description, or change the threshold with --min-confidence",
+		return 0, fail.Invalidf("classification: confidence %v is below the minimum %v; re-run the classifier with a clearer description, or change the threshold with --min-confidence",
 			conf, minConfidence)
 	}
-	c.Confidence = conf
+	return conf, nil
+}
 
+// complexity is research_complexity: an integer from 1 to MaxComplexity.
+func complexity(raw map[string]json.RawMessage) (int, error) {
 	n, ok := numberField(raw, "research_complexity")
 	if !ok || n != math.Trunc(n) || n < 1 || n > MaxComplexity {
-		return c, fail.Invalidf("classification: research_complexity %s is not an integer from 1 to %d; the classifier must return one",
+		return 0, fail.Invalidf("classification: research_complexity %s is not an integer from 1 to %d; the classifier must return one",
 			show(raw, "research_complexity"), MaxComplexity)
 	}
-	c.ResearchComplexity = int(n)
+	return int(n), nil
+}
 
-	topicsErr := fail.Invalidf("classification: research_topics %s is not an array of exactly %d non-empty strings (research_complexity is %d); the classifier must return one topic per research worker",
-		show(raw, "research_topics"), c.ResearchComplexity, c.ResearchComplexity)
+// researchTopics are n topics, none blank; details are their objects when
+// the classifier gave objects.
+func researchTopics(raw map[string]json.RawMessage, n int) ([]string, []Topic, error) {
 	topics, details, err := parseTopics(raw["research_topics"])
-	if err != nil || len(topics) != c.ResearchComplexity {
-		return c, topicsErr
+	// NUL cannot be stored in workflow state (exit-code table: invalid data).
+	blank := func(t string) bool { return strings.TrimSpace(t) == "" || strings.ContainsRune(t, 0) }
+	if err != nil || len(topics) != n || slices.ContainsFunc(topics, blank) {
+		return nil, nil, fail.Invalidf("classification: research_topics %s is not an array of exactly %d non-empty strings (research_complexity is %d); the classifier must return one topic per research worker",
+			show(raw, "research_topics"), n, n)
 	}
-	c.TopicDetails = details
-	for _, t := range topics {
-		// NUL cannot be stored in workflow state (exit-code table: invalid data).
-		if strings.TrimSpace(t) == "" || strings.ContainsRune(t, 0) {
-			return c, topicsErr
-		}
-	}
-	c.ResearchTopics = topics
+	return topics, details, nil
+}
 
-	if r, present := raw["reasoning"]; present && !isNull(r) {
-		s, ok := stringField(raw, "reasoning")
-		if !ok {
-			return c, fail.Invalidf("classification: reasoning %s is not a string; the classifier must return a string (it may be empty)",
-				show(raw, "reasoning"))
-		}
-		c.Reasoning = s
+// reasoning is a string, empty when absent or null.
+func reasoning(raw map[string]json.RawMessage) (string, error) {
+	if r, present := raw["reasoning"]; !present || isNull(r) {
+		return "", nil
 	}
-	return c, nil
+	s, ok := stringField(raw, "reasoning")
+	if !ok {
+		return "", fail.Invalidf("classification: reasoning %s is not a string; the classifier must return a string (it may be empty)",
+			show(raw, "reasoning"))
+	}
+	return s, nil
 }
 
 // parseTopics reads research_topics: strings, or objects whose

@@ -158,67 +158,90 @@ func (c *clock) took(e Entry) (time.Duration, bool) {
 	return 0, false
 }
 
-// summary says what an event means, in one line.
+// summary says what an event means, in one line; an event of a kind not
+// in meanings lists its fields.
 func summary(kind string, f map[string]any) string {
-	str := func(k string) string { return text(f[k]) }
-	with := func(s, k string) string {
-		if v := str(k); v != "" {
-			return s + ": " + v
+	for _, m := range meanings {
+		if m.kind == kind {
+			return m.say(f)
 		}
-		return s
-	}
-	who := str("by")
-	if who == "" {
-		who = "someone"
-	}
-	agent := strings.TrimSpace(str("agent_type") + " " + str("worker_id"))
-	switch kind {
-	case "init":
-		return "workflow created"
-	case "transition":
-		return with(str("from")+" → "+str("to"), "reason")
-	case "gate":
-		return with("waits for approval to enter "+str("state"), "message")
-	case "approve":
-		return with(who+" approved entering "+str("state"), "note")
-	case "reject":
-		return with(fmt.Sprintf("%s rejected entering %s; back to %s", who, str("state"), str("to")), "reason")
-	case "rewind":
-		return with(fmt.Sprintf("%s rewound %s → %s (%s no longer completed)", who, str("from"), str("to"), strings.Join(texts(f["states"]), ", ")), "reason")
-	case "pause":
-		return with(who+" paused it in "+str("state"), "reason")
-	case "unpause":
-		return who + " let it go on in " + str("state")
-	case "cancel":
-		return with(who+" cancelled it in "+str("state"), "reason")
-	case "error":
-		return with("error in "+str("state"), "error")
-	case "retry":
-		return fmt.Sprintf("retry %s of %s of %s", str("retry"), str("max"), str("state"))
-	case "finish":
-		return "finished as " + str("status") + " in " + str("state")
-	case "worker":
-		return fmt.Sprintf("%s worker %s recorded %s", str("state"), str("worker_id"), str("status"))
-	case "supervisor-record":
-		return fmt.Sprintf("%s recorded worker %s %s", str("supervisor"), str("worker_id"), str("status"))
-	case "agent_launch":
-		return agent + " launched"
-	case "agent_start":
-		return agent + " started"
-	case "agent_stop":
-		return agent + " stopped"
-	case usage.AgentEvent:
-		return fmt.Sprintf("%s spent %s in %s requests, %s tool calls%s", agent, tokens(f["usage"]), str("requests"), str("tool_uses"), model(str("model")))
-	case usage.MainEvent:
-		return fmt.Sprintf("main thread in %s spent %s in %s requests%s", str("state"), tokens(f["usage"]), str("requests"), model(str("model")))
-	case "migrated":
-		return fmt.Sprintf("checkpoint migrated from %s to %s (original kept as %s)", str("from"), str("to"), str("backup"))
 	}
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(f)) {
-		parts = append(parts, k+"="+str(k))
+		parts = append(parts, k+"="+text(f[k]))
 	}
 	return strings.Join(parts, " ")
+}
+
+// meanings say what each kind of event means, in one line. A list, not a
+// map, so that nothing is built before main.
+var meanings = []struct {
+	kind string
+	say  func(f fields) string
+}{
+	{"init", func(fields) string { return "workflow created" }},
+	{"transition", func(f fields) string { return f.with(f.str("from")+" → "+f.str("to"), "reason") }},
+	{"gate", func(f fields) string { return f.with("waits for approval to enter "+f.str("state"), "message") }},
+	{"approve", func(f fields) string { return f.with(f.who()+" approved entering "+f.str("state"), "note") }},
+	{"reject", func(f fields) string {
+		return f.with(fmt.Sprintf("%s rejected entering %s; back to %s", f.who(), f.str("state"), f.str("to")), "reason")
+	}},
+	{"rewind", func(f fields) string {
+		return f.with(fmt.Sprintf("%s rewound %s → %s (%s no longer completed)", f.who(), f.str("from"), f.str("to"), strings.Join(texts(f["states"]), ", ")), "reason")
+	}},
+	{"pause", func(f fields) string { return f.with(f.who()+" paused it in "+f.str("state"), "reason") }},
+	{"unpause", func(f fields) string { return f.who() + " let it go on in " + f.str("state") }},
+	{"cancel", func(f fields) string { return f.with(f.who()+" cancelled it in "+f.str("state"), "reason") }},
+	{"error", func(f fields) string { return f.with("error in "+f.str("state"), "error") }},
+	{"retry", func(f fields) string {
+		return fmt.Sprintf("retry %s of %s of %s", f.str("retry"), f.str("max"), f.str("state"))
+	}},
+	{"finish", func(f fields) string { return "finished as " + f.str("status") + " in " + f.str("state") }},
+	{"worker", func(f fields) string {
+		return fmt.Sprintf("%s worker %s recorded %s", f.str("state"), f.str("worker_id"), f.str("status"))
+	}},
+	{"supervisor-record", func(f fields) string {
+		return fmt.Sprintf("%s recorded worker %s %s", f.str("supervisor"), f.str("worker_id"), f.str("status"))
+	}},
+	{"agent_launch", func(f fields) string { return f.agent() + " launched" }},
+	{"agent_start", func(f fields) string { return f.agent() + " started" }},
+	{"agent_stop", func(f fields) string { return f.agent() + " stopped" }},
+	{usage.AgentEvent, func(f fields) string {
+		return fmt.Sprintf("%s spent %s in %s requests, %s tool calls%s", f.agent(), tokens(f["usage"]), f.str("requests"), f.str("tool_uses"), model(f.str("model")))
+	}},
+	{usage.MainEvent, func(f fields) string {
+		return fmt.Sprintf("main thread in %s spent %s in %s requests%s", f.str("state"), tokens(f["usage"]), f.str("requests"), model(f.str("model")))
+	}},
+	{"migrated", func(f fields) string {
+		return fmt.Sprintf("checkpoint migrated from %s to %s (original kept as %s)", f.str("from"), f.str("to"), f.str("backup"))
+	}},
+}
+
+// fields are an event's fields, as meanings read them.
+type fields map[string]any
+
+// str is field k as one safe line.
+func (f fields) str(k string) string { return text(f[k]) }
+
+// with is s, then ": " and field k when the event has it.
+func (f fields) with(s, k string) string {
+	if v := f.str(k); v != "" {
+		return s + ": " + v
+	}
+	return s
+}
+
+// who is the person who acted, someone when the event does not say.
+func (f fields) who() string {
+	if who := f.str("by"); who != "" {
+		return who
+	}
+	return "someone"
+}
+
+// agent is the agent's type and its worker.
+func (f fields) agent() string {
+	return strings.TrimSpace(f.str("agent_type") + " " + f.str("worker_id"))
 }
 
 func model(m string) string {

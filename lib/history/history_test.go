@@ -140,3 +140,26 @@ func TestClockSteppedBack(t *testing.T) {
 		t.Errorf("research, entered at 10:00:00 and left at 09:00:09, took %v; want 0", d)
 	}
 }
+
+// TestSummary: the kinds of events TestParse's log does not hold.
+func TestSummary(t *testing.T) {
+	for _, tc := range []struct {
+		kind   string
+		fields map[string]any
+		want   string
+	}{
+		{"error", map[string]any{"state": "test", "error": "3 failed"}, "error in test: 3 failed"},
+		{"error", map[string]any{"state": "test"}, "error in test"},
+		{"retry", map[string]any{"state": "test", "retry": json.Number("1"), "max": json.Number("2")}, "retry 1 of 2 of test"},
+		{"finish", map[string]any{"state": "complete", "status": "complete"}, "finished as complete in complete"},
+		{"supervisor-record", map[string]any{"supervisor": "sub-supervisor", "worker_id": "w1", "status": "failed"}, "sub-supervisor recorded worker w1 failed"},
+		{"migrated", map[string]any{"from": "2.0", "to": "2.1", "backup": "checkpoint.json.2.0"}, "checkpoint migrated from 2.0 to 2.1 (original kept as checkpoint.json.2.0)"},
+		{"pause", map[string]any{"state": "plan"}, "someone paused it in plan"},
+		{"agent_stop", map[string]any{"agent_type": "tester"}, "tester stopped"},
+		{"odd", map[string]any{}, ""},
+	} {
+		if got := summary(tc.kind, tc.fields); got != tc.want {
+			t.Errorf("summary(%s, %v) = %q, want %q", tc.kind, tc.fields, got, tc.want)
+		}
+	}
+}

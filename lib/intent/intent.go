@@ -264,30 +264,10 @@ type act struct {
 func readClause(c clause, planMentioned bool) act {
 	lx := lex()
 	toks := c.toks
-	var a act
-	i := 0
-scan:
-	for i < len(toks) {
-		t := toks[i]
-		switch {
-		case t.is(negators):
-			a.negated = true
-		case t.kind == kindWord && t.text == "do" && i+1 < len(toks) && toks[i+1].text == "not":
-			a.negated = true
-			i++
-		case t.is(fillers), a.negated && t.is(determiners):
-		default:
-			break scan
-		}
-		i++
-	}
+	i, negated := leadingVerb(toks)
+	a := act{negated: negated}
 	if i >= len(toks) {
 		return a
-	}
-	if toks[i].text == "go" && i+1 < len(toks) {
-		if c, ok := lx.verbClasses[toks[i+1].lemma()]; ok && c != classNone {
-			i++ // "go build it": "go" only leads the verb
-		}
 	}
 	t := toks[i]
 	if t.is(questionWords) {
@@ -295,17 +275,7 @@ scan:
 		a.failure = t.text == "why" || reportsFailure(a.obj)
 		return a
 	}
-	verb, obj := t.lemma(), toks[i+1:]
-	if v, rest, ok := nominalVerb(toks, i); ok {
-		verb, obj = v, rest
-	}
-	if len(obj) > 0 {
-		if next := obj[0]; next.kind == kindWord {
-			if _, ok := lx.verbClasses[verb+" "+next.text]; ok {
-				verb, obj = verb+" "+next.text, obj[1:]
-			}
-		}
-	}
+	verb, obj := verbPhrase(toks, i)
 	class, ok := lx.verbClasses[verb]
 	if at := resultAt(obj); lx.in(resultVerbs, verb) && at > 0 {
 		// "make them pass", "get the suite green": repair until it works.
@@ -322,60 +292,116 @@ scan:
 		a.failure = reportsFailure(toks[i:])
 		return a
 	}
-	a.has, a.verb, a.obj = true, verb, obj
 	plan, pronoun := planObject(obj, planMentioned)
-	a.pronoun = pronoun
-	tests := hasAny(obj, testNouns)
-	switch class {
-	case classResearch:
-		a.intent = intentResearch
+	a.verb, a.obj, a.pronoun = verb, obj, pronoun
+	a.intent, a.has = intentOf(class, obj, plan)
+	if class == classResearch {
 		a.failure = reportsFailure(obj) || startsWith(obj, "why") || hasAny(nounPhrase(obj), causeNouns)
 		a.meta = namesWorkflow(obj)
-	case classPlan:
-		a.intent = intentPlan
-	case classMake:
-		head := nounPhrase(obj)
+	}
+	return a
+}
+
+// leadingVerb skips the fillers and negation that open a clause ("please
+// just", "don't", "no need to") and returns where its verb is, past a "go"
+// that only leads it ("go build it"), and whether the clause is negated.
+// The verb's index is len(toks) when there is none.
+func leadingVerb(toks []token) (int, bool) {
+	negated := false
+	i := 0
+scan:
+	for ; i < len(toks); i++ {
+		t := toks[i]
 		switch {
-		case hasAny(head, planNouns):
-			a.intent = intentPlan
-		case hasAny(head, testNouns):
-			a.intent = intentTest
-		case plan && planIsSource(obj):
-			a.intent = intentExecutePlan // "write the code for the plan"
-		case plan:
-			a.intent = intentRevise // "add a phase to the plan"
+		case t.is(negators):
+			negated = true
+		case t.kind == kindWord && t.text == "do" && i+1 < len(toks) && toks[i+1].text == "not":
+			negated = true
+			i++
+		case t.is(fillers), negated && t.is(determiners):
 		default:
-			a.intent = intentImplement
+			break scan
 		}
+	}
+	if i+1 < len(toks) && toks[i].text == "go" {
+		if c, ok := lex().verbClasses[toks[i+1].lemma()]; ok && c != classNone {
+			i++
+		}
+	}
+	return i, negated
+}
+
+// verbPhrase is the verb at toks[i] and its object: a light verb with a
+// noun ("do a review of X") is the noun's verb (nominalVerb), and a verb
+// with its particle ("look into X") is one phrasal verb.
+func verbPhrase(toks []token, i int) (string, []token) {
+	verb, obj := toks[i].lemma(), toks[i+1:]
+	if v, rest, ok := nominalVerb(toks, i); ok {
+		verb, obj = v, rest
+	}
+	if len(obj) > 0 && obj[0].kind == kindWord {
+		if _, ok := lex().verbClasses[verb+" "+obj[0].text]; ok {
+			verb, obj = verb+" "+obj[0].text, obj[1:]
+		}
+	}
+	return verb, obj
+}
+
+// intentOf is what a verb of class asks for given its object, which names
+// an existing plan when plan is set; false when the verb asks for nothing
+// on this object ("run the linter").
+func intentOf(class verbClass, obj []token, plan bool) (intent, bool) {
+	tests := hasAny(obj, testNouns)
+	switch class {
+	case classPlan:
+		return intentPlan, true
+	case classMake:
+		return madeIntent(obj, plan), true
 	case classRevise:
-		a.intent = intentImplement
 		if plan {
-			a.intent = intentRevise
+			return intentRevise, true
 		}
+		return intentImplement, true
 	case classBuild, classExecute:
 		switch {
 		case plan:
-			a.intent = intentExecutePlan
+			return intentExecutePlan, true
 		case class == classExecute && tests:
-			a.intent = intentTest
-		default:
-			a.intent = intentImplement
+			return intentTest, true
 		}
+		return intentImplement, true
 	case classFix:
-		a.intent = intentFix
+		return intentFix, true
 	case classTest:
-		a.intent = intentTest
+		return intentTest, true
 	case classRun, classImprove:
 		switch {
 		case tests:
-			a.intent = intentTest
+			return intentTest, true
 		case class == classImprove:
-			a.intent = intentImplement
-		default:
-			a.has = false
+			return intentImplement, true
 		}
+		return intentResearch, false
 	}
-	return a
+	return intentResearch, true // classResearch
+}
+
+// madeIntent is what creating obj asks for: a plan, tests, carrying out a
+// plan ("write the code for the plan"), changing one ("add a phase to the
+// plan"), or else building something new.
+func madeIntent(obj []token, plan bool) intent {
+	head := nounPhrase(obj)
+	switch {
+	case hasAny(head, planNouns):
+		return intentPlan
+	case hasAny(head, testNouns):
+		return intentTest
+	case plan && planIsSource(obj):
+		return intentExecutePlan
+	case plan:
+		return intentRevise
+	}
+	return intentImplement
 }
 
 // nominalVerb reads "(do|perform) a [comprehensive] review of X" as

@@ -2,6 +2,7 @@ package intent
 
 import (
 	"path"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -48,7 +49,7 @@ func (lx *lexicon) buildTopicWords() {
 
 func researchTopics(clauses []clause, acts []act, scope string) []string {
 	var phrases []string
-	seen := map[string]bool{}
+	seen := map[string]bool{} // lower case
 	add := func(p string) {
 		if k := strings.ToLower(p); p != "" && !seen[k] {
 			seen[k] = true
@@ -70,30 +71,10 @@ func researchTopics(clauses []clause, acts []act, scope string) []string {
 		}
 		add(cleanPhrase(piece))
 	}
-
-	listing := false // the previous clause gave a subject, so ", Y and Z" continue it
-	for i, c := range clauses {
-		a := acts[i]
-		switch {
-		case a.negated:
-			listing = false
-		case a.has:
-			addObject(a.obj)
-			listing = true
-		case listing && (c.joiner == "," || c.joiner == "and"):
-			addObject(c.toks)
-		default:
-			listing = false
-		}
-	}
+	requestObjects(clauses, acts, addObject)
 	if len(phrases) == 0 {
-		for i, c := range clauses {
-			if !acts[i].negated && !acts[i].has {
-				addObject(c.toks)
-			}
-		}
+		statements(clauses, acts, addObject)
 	}
-
 	if len(phrases) == 0 {
 		add(lex().defaultSubjects[scope])
 	}
@@ -101,14 +82,49 @@ func researchTopics(clauses []clause, acts []act, scope string) []string {
 	if broad(clauses) {
 		n++
 	}
-	n = min(max(n, 1), classify.MaxComplexity)
+	return padTopics(phrases, seen, min(max(n, 1), classify.MaxComplexity))
+}
+
+// requestObjects calls f with the object of each clause that asks for
+// something, and with each clause that continues a list of them (", Y and
+// Z").
+func requestObjects(clauses []clause, acts []act, f func([]token)) {
+	listing := false // the previous clause gave a subject
+	for i, c := range clauses {
+		a := acts[i]
+		switch {
+		case a.negated:
+			listing = false
+		case a.has:
+			f(a.obj)
+			listing = true
+		case listing && (c.joiner == "," || c.joiner == "and"):
+			f(c.toks)
+		default:
+			listing = false
+		}
+	}
+}
+
+// statements calls f with each verbless clause, the subjects of a request
+// that asks for nothing by verb ("memory leak in the hook handler").
+func statements(clauses []clause, acts []act, f func([]token)) {
+	for i, c := range clauses {
+		if !acts[i].negated && !acts[i].has {
+			f(c.toks)
+		}
+	}
+}
+
+// padTopics is the first n phrases, padded with aspects of the first that
+// are not already among them (seen, lower case).
+func padTopics(phrases []string, seen map[string]bool, n int) []string {
 	topics := phrases[:min(len(phrases), n)]
-	subject := phrases[0]
 	for _, a := range aspects {
 		if len(topics) == n {
 			break
 		}
-		if p := subject + " " + a; !seen[strings.ToLower(p)] {
+		if p := phrases[0] + " " + a; !seen[strings.ToLower(p)] {
 			topics = append(topics, p)
 		}
 	}
@@ -149,22 +165,16 @@ func planFileSubject(p string) string {
 // cleanPhrase turns an object into a short topic: leading function words
 // go, a generic head with a preposition goes ("tests for the X" is about X),
 // the phrase ends at the first verb-like or subordinating word, articles go,
-// and what is left is title-cased.
+// and what is left is title-cased. A phrase with only generic words or
+// numbers names no topic ("").
 func cleanPhrase(toks []token) string {
-	lead := func(ts []token) []token {
-		for len(ts) > 0 && (ts[0].kind == kindPunct || ts[0].is(determiners) || ts[0].is(fillers) ||
-			ts[0].is(leadingPreps) || ts[0].is(cutWords) || ts[0].is(negators)) {
-			ts = ts[1:]
-		}
-		return ts
-	}
-	toks = lead(toks)
+	toks = skipLead(toks)
 	j := 0
-	for j < len(toks) && (toks[j].is(generic) || toks[j].is(determiners)) {
+	for j < len(toks) && toks[j].is(generic|determiners) {
 		j++
 	}
 	if j > 0 && j < len(toks) && toks[j].is(headPreps) {
-		toks = lead(toks[j+1:])
+		toks = skipLead(toks[j+1:])
 	}
 	var words []token
 	for _, t := range toks {
@@ -175,19 +185,8 @@ func cleanPhrase(toks []token) string {
 			words = append(words, t)
 		}
 	}
-	if len(words) > maxTopicWords {
-		words = words[:maxTopicWords]
-	}
-	for len(words) > 0 && (words[len(words)-1].is(smallWords) || words[len(words)-1].is(leadingPreps)) {
-		words = words[:len(words)-1]
-	}
-	meaningful := false
-	for _, w := range words {
-		if !w.is(generic) && strings.Trim(w.text, "0123456789.%") != "" {
-			meaningful = true
-		}
-	}
-	if !meaningful {
+	words = trimTopic(words)
+	if !slices.ContainsFunc(words, meaningful) {
 		return ""
 	}
 	parts := make([]string, len(words))
@@ -199,6 +198,31 @@ func cleanPhrase(toks []token) string {
 		s = strings.TrimSpace(string([]rune(s)[:maxTopicRunes]))
 	}
 	return s
+}
+
+// skipLead drops the punctuation and function words a phrase may open
+// with ("the", "just", "into", "not", ...).
+func skipLead(toks []token) []token {
+	for len(toks) > 0 && (toks[0].kind == kindPunct || toks[0].is(determiners|fillers|leadingPreps|cutWords|negators)) {
+		toks = toks[1:]
+	}
+	return toks
+}
+
+// trimTopic cuts a topic's words to maxTopicWords, not ending on a small
+// word or preposition.
+func trimTopic(words []token) []token {
+	words = words[:min(len(words), maxTopicWords)]
+	for len(words) > 0 && words[len(words)-1].is(smallWords|leadingPreps) {
+		words = words[:len(words)-1]
+	}
+	return words
+}
+
+// meaningful reports a word that can name a topic: not a generic noun
+// ("tests", "code"), a number or a version.
+func meaningful(w token) bool {
+	return !w.is(generic) && strings.Trim(w.text, "0123456789.%") != ""
 }
 
 func titleWord(t token, first bool) string {

@@ -47,102 +47,151 @@ func readScript(body string) (*script, *parseError) {
 		}
 		return nil, &parseError{line: 1, msg: err.Error()}
 	}
-	s := &script{heredoc: map[int]bool{}}
-	assigned := map[string]bool{}
-	var reads []use
-	evals := false
-	assign := func(name string) {
-		if name != "" {
-			assigned[name] = true
+	r := &reader{body: body, s: &script{heredoc: map[int]bool{}}, assigned: map[string]bool{}}
+	syntax.Walk(f, r.visit)
+	r.s.unset = r.unset()
+	return r.s, nil
+}
+
+// reader is readScript's walk over one block: the script it fills, and
+// the variables the block assigns and reads, to find those it reads
+// without assigning.
+type reader struct {
+	body     string
+	s        *script
+	assigned map[string]bool
+	reads    []use
+	evals    bool // the block runs eval
+}
+
+// visit reads one node of the syntax tree: a variable it assigns or
+// reads, a quoted heredoc, a command.
+func (r *reader) visit(n syntax.Node) bool {
+	switch n := n.(type) {
+	case *syntax.Assign:
+		if n.Name != nil {
+			r.assign(n.Name.Value)
+		}
+	case *syntax.WordIter:
+		r.assign(n.Name.Value)
+	case *syntax.ParamExp:
+		r.param(n)
+	case *syntax.ArithmExp:
+		r.arith(n.X)
+	case *syntax.ArithmCmd:
+		r.arith(n.X)
+	case *syntax.CStyleLoop:
+		r.arith(n.Init, n.Cond, n.Post)
+	case *syntax.LetClause:
+		r.arith(n.Exprs...)
+	case *syntax.BinaryArithm:
+		if assigns(n.Op) {
+			r.assign(arithmName(n.X))
+		}
+	case *syntax.UnaryArithm:
+		if n.Op == syntax.Inc || n.Op == syntax.Dec {
+			r.assign(arithmName(n.X))
+		}
+	case *syntax.Redirect:
+		r.heredoc(n)
+	case *syntax.CallExpr:
+		r.command(n)
+	}
+	return true
+}
+
+func (r *reader) assign(name string) {
+	if name != "" {
+		r.assigned[name] = true
+	}
+}
+
+// arith reads the names of arithmetic expressions; a loop's missing ones
+// are nil.
+func (r *reader) arith(xs ...syntax.ArithmExpr) {
+	for _, x := range xs {
+		if x != nil {
+			r.reads = append(r.reads, arithmNames(x)...)
 		}
 	}
-	arith := func(x syntax.ArithmExpr) { reads = append(reads, arithmNames(x)...) }
-	syntax.Walk(f, func(n syntax.Node) bool {
-		switch n := n.(type) {
-		case *syntax.Assign:
-			if n.Name != nil {
-				assign(n.Name.Value)
-			}
-		case *syntax.WordIter:
-			assign(n.Name.Value)
-		case *syntax.ParamExp:
-			if n.Param == nil {
-				break
-			}
-			if n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) {
-				assign(n.Param.Value)
-			}
-			// An index is not read as names: ${map[key]} of an
-			// associative array names no variable key.
-			if !fromEnvironment(n) {
-				reads = append(reads, use{int(n.Pos().Line()), n.Param.Value})
-			}
-		case *syntax.ArithmExp:
-			arith(n.X)
-		case *syntax.ArithmCmd:
-			arith(n.X)
-		case *syntax.CStyleLoop:
-			for _, x := range []syntax.ArithmExpr{n.Init, n.Cond, n.Post} {
-				if x != nil {
-					arith(x)
-				}
-			}
-		case *syntax.LetClause:
-			for _, x := range n.Exprs {
-				arith(x)
-			}
-		case *syntax.BinaryArithm:
-			switch n.Op {
-			case syntax.Assgn, syntax.AddAssgn, syntax.SubAssgn, syntax.MulAssgn, syntax.QuoAssgn, syntax.RemAssgn,
-				syntax.AndAssgn, syntax.OrAssgn, syntax.XorAssgn, syntax.ShlAssgn, syntax.ShrAssgn,
-				syntax.AndBoolAssgn, syntax.OrBoolAssgn, syntax.XorBoolAssgn, syntax.PowAssgn:
-				assign(arithmName(n.X))
-			}
-		case *syntax.UnaryArithm:
-			if n.Op == syntax.Inc || n.Op == syntax.Dec {
-				assign(arithmName(n.X))
-			}
-		case *syntax.Redirect:
-			if (n.Op == syntax.Hdoc || n.Op == syntax.DashHdoc) && n.Hdoc != nil && quoted(n.Word) {
-				for l := n.Hdoc.Pos().Line(); l <= n.Hdoc.End().Line(); l++ {
-					s.heredoc[int(l)] = true
-				}
-			}
-		case *syntax.CallExpr:
-			args := literals(n.Args)
-			if len(args) == 0 {
-				break
-			}
-			line := int(n.Pos().Line())
-			switch {
-			case args[0] == "eval":
-				evals = true
-			case args[0] == "source" || args[0] == ".":
-				s.sources = append(s.sources, use{line, body[n.Pos().Offset():n.End().Offset()]})
-			case isFlowstate(n.Args[0], args[0]):
-				if c, ok := flowstateCall(args[1:]); ok {
-					c.line = line
-					s.calls = append(s.calls, c)
-				}
-			default:
-				for _, name := range assignedBy(args) {
-					assign(name)
-				}
-			}
+}
+
+// param reads ${VAR...}: ${VAR=default} assigns VAR, and a form that says
+// what happens when VAR is unset is no read of it. An index is not read
+// as names: ${map[key]} of an associative array names no variable key.
+func (r *reader) param(n *syntax.ParamExp) {
+	if n.Param == nil {
+		return
+	}
+	if n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) {
+		r.assign(n.Param.Value)
+	}
+	if !fromEnvironment(n) {
+		r.reads = append(r.reads, use{int(n.Pos().Line()), n.Param.Value})
+	}
+}
+
+// heredoc notes the lines of a quoted heredoc's body, where nothing is
+// expanded.
+func (r *reader) heredoc(n *syntax.Redirect) {
+	if (n.Op == syntax.Hdoc || n.Op == syntax.DashHdoc) && n.Hdoc != nil && quoted(n.Word) {
+		for l := n.Hdoc.Pos().Line(); l <= n.Hdoc.End().Line(); l++ {
+			r.s.heredoc[int(l)] = true
 		}
-		return true
-	})
+	}
+}
+
+// command reads a simple command: eval, source, a flowstate call, or a
+// command that assigns variables (read, declare, ...).
+func (r *reader) command(n *syntax.CallExpr) {
+	args := literals(n.Args)
+	if len(args) == 0 {
+		return
+	}
+	line := int(n.Pos().Line())
+	switch {
+	case args[0] == "eval":
+		r.evals = true
+	case args[0] == "source" || args[0] == ".":
+		r.s.sources = append(r.s.sources, use{line, r.body[n.Pos().Offset():n.End().Offset()]})
+	case isFlowstate(n.Args[0], args[0]):
+		if c, ok := flowstateCall(args[1:]); ok {
+			c.line = line
+			r.s.calls = append(r.s.calls, c)
+		}
+	default:
+		for _, name := range assignedBy(args) {
+			r.assign(name)
+		}
+	}
+}
+
+// unset are the variables the block reads and assigns nowhere, the first
+// read of each, leaving out the environment's.
+func (r *reader) unset() []use {
+	var out []use
 	seen := map[string]bool{}
-	for _, r := range reads {
+	for _, u := range r.reads {
 		// eval runs text the block reads from elsewhere: state-load's
 		// and compat's assignments, whose keys are upper case.
-		if assigned[r.name] || seen[r.name] || environment(r.name) || evals && patterns().upperCase.MatchString(r.name) {
+		if r.assigned[u.name] || seen[u.name] || environment(u.name) || r.evals && patterns().upperCase.MatchString(u.name) {
 			continue
 		}
-		seen[r.name] = true
-		s.unset = append(s.unset, r)
+		seen[u.name] = true
+		out = append(out, u)
 	}
-	return s, nil
+	return out
+}
+
+// assigns reports an arithmetic operator that assigns its left operand.
+func assigns(op syntax.BinAritOperator) bool {
+	switch op {
+	case syntax.Assgn, syntax.AddAssgn, syntax.SubAssgn, syntax.MulAssgn, syntax.QuoAssgn, syntax.RemAssgn,
+		syntax.AndAssgn, syntax.OrAssgn, syntax.XorAssgn, syntax.ShlAssgn, syntax.ShrAssgn,
+		syntax.AndBoolAssgn, syntax.OrBoolAssgn, syntax.XorBoolAssgn, syntax.PowAssgn:
+		return true
+	}
+	return false
 }
 
 // fromEnvironment reports whether a ${VAR...} form reads VAR knowing it

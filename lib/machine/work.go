@@ -336,25 +336,69 @@ func (m *Machine) validateWork() error {
 	return nil
 }
 
+// checkWork checks one state's work, a group of fields at a time in the
+// order of Work's fields, and returns the first problem.
 func (m *Machine) checkWork(state string, w Work) error {
-	vars := []string{"state", "n", "run", "item"}
+	for _, check := range []func() error{
+		func() error { return m.checkWorkState(state) },
+		w.checkAgents,
+		w.checkOutput,
+		w.checkFormat,
+		func() error { return m.checkResults(state, w) },
+		func() error { return m.checkInputs(w) },
+		w.checkTemplates,
+	} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkWorkState: work belongs to a state the workflow can reach.
+func (m *Machine) checkWorkState(state string) error {
 	switch {
 	case !m.HasState(state):
 		return fmt.Errorf("agent: %q is not a state; states are: %s", state, strings.Join(m.States(), ", "))
 	case state == m.Initial:
 		return fmt.Errorf("agent: the initial state %q has no work (the workflow starts there)", state)
+	}
+	return nil
+}
+
+// checkAgents: the worker and its sub-supervisor.
+func (w Work) checkAgents() error {
+	switch {
 	case !ValidAgentName(w.Agent):
 		return fmt.Errorf("agent: %q is not an agent name (letters, digits, '-' and '_'; no plugin prefix such as flowstate:)", w.Agent)
-	case w.Supervisor != nil && !ValidAgentName(w.Supervisor.Agent):
+	case w.Supervisor == nil:
+		return nil
+	case !ValidAgentName(w.Supervisor.Agent):
 		return fmt.Errorf("supervisor.agent: %q is not an agent name", w.Supervisor.Agent)
-	case w.Supervisor != nil && w.Supervisor.From < 2:
+	case w.Supervisor.From < 2:
 		return fmt.Errorf("supervisor.from: %d; give the number of workers (2 or more) from which the sub-supervisor coordinates them", w.Supervisor.From)
+	}
+	return nil
+}
+
+// checkOutput: where a worker writes, inside the spec directory and under
+// a name Claude Code lets an agent write.
+func (w Work) checkOutput() error {
+	switch {
 	case w.Output == "":
 		return fmt.Errorf("output: missing; give the artifact's path under the spec directory, e.g. \"reports/{n:3}_{item}.md\"")
 	case strings.HasPrefix(w.Output, "/") || slices.Contains(strings.Split(w.Output, "/"), ".."):
 		return fmt.Errorf("output: %q must stay inside the spec directory (no leading / or ..)", w.Output)
 	case refusedName(w.Output):
 		return fmt.Errorf("output: %q: Claude Code refuses an agent's Write of a .md file whose name starts with report, summary, findings or analysis (or could: {item}); start the name otherwise, e.g. %q", w.Output, path.Join(path.Dir(w.Output), "001_"+path.Base(w.Output)))
+	}
+	return nil
+}
+
+// checkFormat: what the artifact must be, with the sections or fields its
+// format needs and no others.
+func (w Work) checkFormat() error {
+	switch {
 	case !slices.Contains(formats, w.Format):
 		return fmt.Errorf("format: %q; use one of %s", w.Format, strings.Join(formats, ", "))
 	case w.Format == FormatMarkdown && len(w.Sections) == 0:
@@ -365,6 +409,13 @@ func (m *Machine) checkWork(state string, w Work) error {
 		return fmt.Errorf("sections: only formats markdown and report have sections")
 	case len(w.Fields) > 0 && w.Format != FormatJSON:
 		return fmt.Errorf("fields: only format json has fields")
+	}
+	return nil
+}
+
+// checkResults: how the workers' results are summed up and judged.
+func (m *Machine) checkResults(state string, w Work) error {
+	switch {
 	case w.Aggregate != "" && aggregations[w.Aggregate] == "":
 		return fmt.Errorf("aggregate: %q; use research, implementation or testing, or leave it out", w.Aggregate)
 	case w.Aggregate != "" && aggregations[w.Aggregate] != w.Format:
@@ -376,6 +427,11 @@ func (m *Machine) checkWork(state string, w Work) error {
 	case w.FailWhen != "" && w.Format != FormatJSON && w.Format != FormatTestResults:
 		return fmt.Errorf("fail_when: needs a JSON artifact (format json or test-results)")
 	}
+	return nil
+}
+
+// checkInputs: what the workers are formed from and what they read.
+func (m *Machine) checkInputs(w Work) error {
 	if w.Source() != SourceItems && !slices.Contains(sources, w.Source()) {
 		return fmt.Errorf("each: %q; use one of %s, or a list of items", w.Source(), strings.Join(sources, ", "))
 	}
@@ -392,6 +448,13 @@ func (m *Machine) checkWork(state string, w Work) error {
 			return fmt.Errorf("reads: %q is not a state", r)
 		}
 	}
+	return nil
+}
+
+// checkTemplates: the templates use only their variables, and a fan-out's
+// workers get an output and an id each.
+func (w Work) checkTemplates() error {
+	vars := []string{"state", "n", "run", "item"}
 	if err := checkTemplate("output", w.Output, vars); err != nil {
 		return err
 	}

@@ -41,6 +41,20 @@ func TestWorkValidation(t *testing.T) {
 		{`{"agent": "reviewer", "output": "r.md", "format": "report", "supervisor": {"agent": "boss", "from": 1}}`, "work.review.supervisor.from: 1"},
 		{`{"agent": "reviewer", "output": "r.md", "format": "report", "min_delivered": -1}`, "work.review.min_delivered: -1"},
 		{`{"agent": "reviewer", "output": "r.md", "format": "report", "colour": "red"}`, `unknown field "colour"`},
+		{`{"agent": "reviewer", "output": "r.md", "format": "report", "supervisor": {"agent": "a:b", "from": 3}}`, `work.review.supervisor.agent: "a:b" is not an agent name`},
+		{`{"agent": "reviewer", "output": "/r.md", "format": "report"}`, `work.review.output: "/r.md" must stay inside`},
+		{`{"agent": "reviewer", "output": "r.json", "format": "json", "fields": ["a"], "sections": ["A"]}`, "work.review.sections: only formats markdown and report"},
+		{`{"agent": "reviewer", "output": "r.md", "format": "report", "sections": ["A"], "fields": ["a"]}`, "work.review.fields: only format json"},
+		{`{"agent": "reviewer", "output": "r.md", "format": "report", "fail_when": "x"}`, "work.review.fail_when: state review has no recovery state"},
+		{`{"agent": "reviewer", "each": ["a", " "], "output": "r/{n}.md", "format": "report"}`, "work.review.each[1]: an empty item"},
+		{`{"agent": "reviewer", "output": "r.md", "format": "report", "label": "{who}"}`, "work.review.label: {who} in \"{who}\""},
+		{`{"agent": "reviewer", "output": "r.md", "format": "report", "id": "{text}"}`, "work.review.id: {text} in \"{text}\""},
+		// The first problem in the order of the fields is the one reported.
+		{`{"agent": "a:b", "format": "pdf", "each": []}`, `work.review.agent: "a:b"`},
+		{`{"agent": "reviewer", "output": "../r.md", "format": "pdf", "each": []}`, `work.review.output: "../r.md"`},
+		{`{"agent": "reviewer", "output": "r.md", "format": "pdf", "each": []}`, `work.review.format: "pdf"`},
+		{`{"agent": "reviewer", "output": "r.md", "format": "report", "min_delivered": -1, "each": []}`, "work.review.min_delivered: -1"},
+		{`{"agent": "reviewer", "output": "r/{x}.md", "format": "report", "each": []}`, "work.review.each: an empty list"},
 	} {
 		_, err := Parse([]byte(strings.Replace(review, "%s", tc.work, 1)))
 		switch {

@@ -16,6 +16,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -112,28 +113,8 @@ var palette = []string{"#8ecae6", "#90be6d", "#f9c74f", "#f8961e", "#577590", "#
 
 func build(in Input) view {
 	t := in.Run
-	span := t.End.Sub(t.Start)
-	if span <= 0 {
-		span = time.Second
-	}
-	pos := func(at time.Time) float64 {
-		return clamp(100 * float64(at.Sub(t.Start)) / float64(span))
-	}
-	width := func(from, to time.Time) float64 {
-		return math.Max(0.25, pos(to)-pos(from))
-	}
-	colors := map[string]string{}
-	for i, s := range in.StateOrder {
-		colors[s] = palette[i%len(palette)]
-	}
-	color := func(s string) string {
-		if c, ok := colors[s]; ok {
-			return c
-		}
-		c := palette[len(colors)%len(palette)]
-		colors[s] = c
-		return c
-	}
+	ax := newScale(t.Start, t.End)
+	col := newColors(in.StateOrder)
 	v := view{
 		ID: t.ID, Command: t.Command, Description: t.Description, Scope: in.Scope, Status: t.Status, Version: in.Version,
 		Generated: stamp(in.Generated), Started: stamp(t.Start), Took: status.Duration(t.End.Sub(t.Start)), Active: t.Active,
@@ -150,156 +131,253 @@ func build(in Input) view {
 			v.Money += " (models without a price left out)"
 		}
 	}
-	v.Ticks = ticks(span)
+	v.Ticks = ticks(ax.span)
 	for i := range v.Ticks {
 		v.Ticks[i].Left = clamp(v.Ticks[i].Left)
 	}
 	for _, s := range t.States {
-		cls := "state"
-		var notes []string
-		if s.Rewound {
-			cls += " rewound"
-			notes = append(notes, "rewound: its work was taken back")
-		}
-		if s.Failed {
-			cls += " failed"
-			notes = append(notes, "an error was recorded")
-		}
-		if s.Partial {
-			cls += " partial"
-			notes = append(notes, "partial failure: some workers failed, the workflow went on")
-		}
-		if s.Current {
-			cls += " current"
-		}
-		title := fmt.Sprintf("%s: %s (%s → %s)", s.Name, status.Duration(s.End.Sub(s.Start)), clock(s.Start), clock(s.End))
-		if len(notes) > 0 {
-			title += "; " + strings.Join(notes, "; ")
-		}
-		v.States = append(v.States, bar{Left: pos(s.Start), Width: width(s.Start, s.End), Class: cls, Label: s.Name, Title: title, Color: color(s.Name)})
+		v.States = append(v.States, stateBar(s, ax, col))
 	}
 	for _, w := range t.Waits {
-		end := w.End
-		if end.IsZero() {
-			end = t.End
-		}
-		what := "waiting for approval to enter " + w.State
-		if w.Kind == "pause" {
-			what = "paused in " + w.State
-		}
-		if w.Message != "" {
-			what += ": " + w.Message
-		}
-		title := fmt.Sprintf("%s, %s", what, status.Duration(end.Sub(w.Start)))
-		if w.Outcome != "" {
-			title += "; then " + w.Outcome
-			if w.By != "" {
-				title += " by " + w.By
-			}
-		}
-		v.Waits = append(v.Waits, bar{Left: pos(w.Start), Width: width(w.Start, end), Class: "wait " + w.Kind, Label: waitLabel(w), Title: title})
+		v.Waits = append(v.Waits, waitBar(w, t.End, ax))
 	}
 	for _, m := range t.Marks {
-		v.Marks = append(v.Marks, mark{Left: pos(m.At), Kind: m.Kind, Glyph: glyphs[m.Kind], Title: fmt.Sprintf("%s %s in %s: %s", clock(m.At), m.Kind, m.State, m.Text)})
+		v.Marks = append(v.Marks, mark{Left: ax.pos(m.At), Kind: m.Kind, Glyph: glyphs[m.Kind], Title: fmt.Sprintf("%s %s in %s: %s", clock(m.At), m.Kind, m.State, m.Text)})
 	}
+	v.addAgents(in, ax, col)
+	v.Height = max(1, t.Lanes) * 22
+	v.Summary = summaryRows(in, perState, col)
+	v.Main = mainRows(in)
+	v.Counts = fmt.Sprintf("%d agents, at most %d at once; %d states", len(t.Agents), t.Lanes, len(t.States))
+	v.Legend = []legend{{"done", "done"}, {"failed", "failed"}, {"running", "running"}, {"stuck", "stuck"}, {"stopped", "stopped, not checked"},
+		{"lost", "never seen stopping"}, {"rewound", "rewound (work taken back, still spent)"}, {"retry", "a worker run again"}}
+	return v
+}
+
+// scale places the times of a run on the axis, in percent of it.
+type scale struct {
+	start time.Time
+	span  time.Duration
+}
+
+func newScale(start, end time.Time) scale {
+	span := end.Sub(start)
+	if span <= 0 {
+		span = time.Second
+	}
+	return scale{start, span}
+}
+
+func (s scale) pos(at time.Time) float64 {
+	return clamp(100 * float64(at.Sub(s.start)) / float64(s.span))
+}
+
+// width is at least a sliver, so that an instant still shows.
+func (s scale) width(from, to time.Time) float64 {
+	return math.Max(0.25, s.pos(to)-s.pos(from))
+}
+
+// colors gives each state its colour: the machine's states by their
+// order, any other by the order it is first drawn in.
+type colors map[string]string
+
+func newColors(order []string) colors {
+	c := colors{}
+	for i, s := range order {
+		c[s] = palette[i%len(palette)]
+	}
+	return c
+}
+
+func (c colors) of(state string) string {
+	if col, ok := c[state]; ok {
+		return col
+	}
+	col := palette[len(c)%len(palette)]
+	c[state] = col
+	return col
+}
+
+// stateBar is a stay in a state, its title saying what befell it.
+func stateBar(s timeline.State, ax scale, col colors) bar {
+	cls := "state"
+	var notes []string
+	if s.Rewound {
+		cls += " rewound"
+		notes = append(notes, "rewound: its work was taken back")
+	}
+	if s.Failed {
+		cls += " failed"
+		notes = append(notes, "an error was recorded")
+	}
+	if s.Partial {
+		cls += " partial"
+		notes = append(notes, "partial failure: some workers failed, the workflow went on")
+	}
+	if s.Current {
+		cls += " current"
+	}
+	title := fmt.Sprintf("%s: %s (%s → %s)", s.Name, status.Duration(s.End.Sub(s.Start)), clock(s.Start), clock(s.End))
+	if len(notes) > 0 {
+		title += "; " + strings.Join(notes, "; ")
+	}
+	return bar{Left: ax.pos(s.Start), Width: ax.width(s.Start, s.End), Class: cls, Label: s.Name, Title: title, Color: col.of(s.Name)}
+}
+
+// waitBar is a wait for a person, up to now (runEnd) while it lasts.
+func waitBar(w timeline.Wait, runEnd time.Time, ax scale) bar {
+	end := w.End
+	if end.IsZero() {
+		end = runEnd
+	}
+	what := "waiting for approval to enter " + w.State
+	if w.Kind == "pause" {
+		what = "paused in " + w.State
+	}
+	if w.Message != "" {
+		what += ": " + w.Message
+	}
+	title := fmt.Sprintf("%s, %s", what, status.Duration(end.Sub(w.Start)))
+	if w.Outcome != "" {
+		title += "; then " + w.Outcome
+		if w.By != "" {
+			title += " by " + w.By
+		}
+	}
+	return bar{Left: ax.pos(w.Start), Width: ax.width(w.Start, end), Class: "wait " + w.Kind, Label: waitLabel(w), Title: title}
+}
+
+// addAgents puts each agent's bar on its lane and its row in the table,
+// in agentOrder, and brackets each wave of a state (per rewind) around
+// its agents' bars.
+func (v *view) addAgents(in Input, ax scale, col colors) {
+	t := in.Run
 	v.Lanes = make([][]bar, t.Lanes)
-	waves := map[[2]any]*bar{}
-	order := agentOrder(t.Agents)
-	for n, i := range order {
+	waves := map[[2]any]int{} // state and epoch, wave -> index in v.Waves
+	for n, i := range agentOrder(t.Agents) {
 		a := t.Agents[i]
 		end := a.End
 		if end.IsZero() {
 			end = t.End
 		}
-		cls := "agent " + a.Status
-		if a.Rewound {
-			cls += " rewound"
-		}
-		name := a.Type
-		if a.Worker != "" {
-			name += " " + a.Worker
-		}
-		label := a.Worker // the state's colour says the kind; the title says all
-		if label == "" {
-			label = a.Type
-		}
-		if !a.Usage.Zero() {
-			label += " · " + usage.Tokens(a.Usage.Total())
-		}
-		title := fmt.Sprintf("%s\n%s in %s, wave %d: %s, %s (%s → %s)", name, a.Status, a.State, a.Wave, status.Duration(end.Sub(a.Start)),
-			tokensText(a.Usage), clock(a.Start), clock(end))
-		if a.Model != "" {
-			title += "\nmodel " + a.Model
-		}
-		if a.Attempt > 1 {
-			title += fmt.Sprintf("\nattempt %d", a.Attempt)
-			cls += " retry"
-		}
-		if a.Rewound {
-			title += "\nrewound: its state's work was taken back"
-		}
-		if a.Error != "" {
-			title += "\n" + a.Error
-		}
-		b := bar{Left: pos(a.Start), Width: width(a.Start, end), Class: cls, Label: label, Title: title, Color: color(a.State), Wave: a.Wave, Agent: n + 1}
+		b := agentBar(a, end, ax)
+		b.Color, b.Agent = col.of(a.State), n+1
 		v.Lanes[a.Lane] = append(v.Lanes[a.Lane], b)
 		k := [2]any{a.State + "\x00" + fmt.Sprint(a.Epoch), a.Wave}
-		if wb, ok := waves[k]; ok {
-			r := math.Max(wb.Left+wb.Width, b.Left+b.Width)
-			wb.Left = math.Min(wb.Left, b.Left)
-			wb.Width = r - wb.Left
-			wb.Agent++
+		if w, ok := waves[k]; ok {
+			v.Waves[w] = widen(v.Waves[w], b)
 		} else {
-			waves[k] = &bar{Left: b.Left, Width: b.Width, Label: fmt.Sprintf("%s wave %d", a.State, a.Wave), Color: color(a.State), Agent: 1, Wave: a.Wave}
+			waves[k] = len(v.Waves)
+			v.Waves = append(v.Waves, bar{Left: b.Left, Width: b.Width, Label: fmt.Sprintf("%s wave %d", a.State, a.Wave), Color: col.of(a.State), Agent: 1, Wave: a.Wave})
 		}
 		v.Agents = append(v.Agents, newAgentRow(in, n+1, a, end))
 	}
-	for _, wb := range waves {
-		wb.Title = fmt.Sprintf("%s: %d agent(s)", wb.Label, wb.Agent)
-		v.Waves = append(v.Waves, *wb)
+	for i := range v.Waves {
+		v.Waves[i].Title = fmt.Sprintf("%s: %d agent(s)", v.Waves[i].Label, v.Waves[i].Agent)
 	}
-	sort.Slice(v.Waves, func(i, j int) bool { return v.Waves[i].Left < v.Waves[j].Left })
-	v.Height = max(1, t.Lanes) * 22
+	sort.SliceStable(v.Waves, func(i, j int) bool { return v.Waves[i].Left < v.Waves[j].Left })
+}
+
+// agentBar is an agent's run, up to end; its title says all there is to
+// know about it, its label only its worker (the colour says the state).
+func agentBar(a timeline.Agent, end time.Time, ax scale) bar {
+	cls := "agent " + a.Status
+	if a.Rewound {
+		cls += " rewound"
+	}
+	name := a.Type
+	if a.Worker != "" {
+		name += " " + a.Worker
+	}
+	label := a.Worker
+	if label == "" {
+		label = a.Type
+	}
+	if !a.Usage.Zero() {
+		label += " · " + usage.Tokens(a.Usage.Total())
+	}
+	title := fmt.Sprintf("%s\n%s in %s, wave %d: %s, %s (%s → %s)", name, a.Status, a.State, a.Wave, status.Duration(end.Sub(a.Start)),
+		tokensText(a.Usage), clock(a.Start), clock(end))
+	if a.Model != "" {
+		title += "\nmodel " + a.Model
+	}
+	if a.Attempt > 1 {
+		title += fmt.Sprintf("\nattempt %d", a.Attempt)
+		cls += " retry"
+	}
+	if a.Rewound {
+		title += "\nrewound: its state's work was taken back"
+	}
+	if a.Error != "" {
+		title += "\n" + a.Error
+	}
+	return bar{Left: ax.pos(a.Start), Width: ax.width(a.Start, end), Class: cls, Label: label, Title: title, Wave: a.Wave}
+}
+
+// widen stretches a wave's bracket over one more agent's bar and counts
+// it.
+func widen(wave, b bar) bar {
+	right := math.Max(wave.Left+wave.Width, b.Left+b.Width)
+	wave.Left = math.Min(wave.Left, b.Left)
+	wave.Width = right - wave.Left
+	wave.Agent++
+	return wave
+}
+
+// summaryRows are the table of what each state took and spent, in the
+// order the states were first entered.
+func summaryRows(in Input, perState map[string]float64, col colors) []summaryRow {
+	t := in.Run
 	agentsIn := map[string]int{}
 	for _, a := range t.Agents {
 		agentsIn[a.State]++
 	}
+	var rows []summaryRow
 	for _, s := range t.Spent() {
-		var took time.Duration
-		var notes []string
-		for _, st := range t.States {
-			if st.Name == s.State {
-				took += st.End.Sub(st.Start)
-				if st.Rewound && !contains(notes, "rewound") {
-					notes = append(notes, "rewound")
-				}
-				if st.Partial && !contains(notes, "partial failure") {
-					notes = append(notes, "partial failure")
-				}
-				if st.Failed && !contains(notes, "error") {
-					notes = append(notes, "error")
-				}
-			}
-		}
+		took, notes := stays(t.States, s.State)
 		row := summaryRow{State: s.State, Took: status.Duration(took), Tokens: usage.Tokens(s.Usage.Total()), Agents: fmt.Sprint(agentsIn[s.State]),
-			Notes: strings.Join(notes, ", "), Color: color(s.State)}
+			Notes: strings.Join(notes, ", "), Color: col.of(s.State)}
 		if in.Prices != nil {
 			row.Money = in.Prices.Money(perState[s.State])
 		}
-		v.Summary = append(v.Summary, row)
+		rows = append(rows, row)
 	}
-	for _, m := range t.Main {
+	return rows
+}
+
+// stays sums the time of every stay in state and notes, once each, what
+// befell any of them.
+func stays(states []timeline.State, state string) (time.Duration, []string) {
+	var took time.Duration
+	var notes []string
+	note := func(on bool, n string) {
+		if on && !slices.Contains(notes, n) {
+			notes = append(notes, n)
+		}
+	}
+	for _, st := range states {
+		if st.Name == state {
+			took += st.End.Sub(st.Start)
+			note(st.Rewound, "rewound")
+			note(st.Partial, "partial failure")
+			note(st.Failed, "error")
+		}
+	}
+	return took, notes
+}
+
+// mainRows are the main thread's tokens per state and model.
+func mainRows(in Input) []mainRow {
+	var rows []mainRow
+	for _, m := range in.Run.Main {
 		row := mainRow{State: m.State, Model: m.Model, Total: usage.Tokens(m.Usage.Total()), Input: num(m.Usage.Input), Output: num(m.Usage.Output),
 			CacheRead: num(m.Usage.CacheRead), CacheWrite: num(m.Usage.CacheWrite), Requests: fmt.Sprint(m.Requests)}
 		if c, ok := in.Prices.Cost(m.Model, m.Usage); ok {
 			row.Money = in.Prices.Money(c)
 		}
-		v.Main = append(v.Main, row)
+		rows = append(rows, row)
 	}
-	v.Counts = fmt.Sprintf("%d agents, at most %d at once; %d states", len(t.Agents), t.Lanes, len(t.States))
-	v.Legend = []legend{{"done", "done"}, {"failed", "failed"}, {"running", "running"}, {"stuck", "stuck"}, {"stopped", "stopped, not checked"},
-		{"lost", "never seen stopping"}, {"rewound", "rewound (work taken back, still spent)"}, {"retry", "a worker run again"}}
-	return v
+	return rows
 }
 
 var glyphs = map[string]string{"error": "✗", "retry": "↻", "rewind": "↺", "cancel": "⊘"}
@@ -370,15 +448,6 @@ func num(n int64) string {
 	return strings.Join(append([]string{s}, out...), "\u202f")
 }
 
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 func clamp(x float64) float64 { return math.Max(0, math.Min(100, x)) }
 
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
@@ -390,7 +459,10 @@ func ticks(span time.Duration) []tick {
 	steps := []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
 		time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
 		time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour}
-	step := steps[len(steps)-1]
+	// Past the steps, whole days: a run of weeks, or one a damaged log
+	// dates back centuries, gets no more marks than a short one.
+	const day = 24 * time.Hour
+	step := (span/8 + day - 1) / day * day
 	for _, s := range steps {
 		if span/s <= 8 {
 			step = s
@@ -398,7 +470,8 @@ func ticks(span time.Duration) []tick {
 		}
 	}
 	var out []tick
-	for d := time.Duration(0); d <= span; d += step {
+	for i := time.Duration(0); i <= span/step; i++ {
+		d := i * step // never past span, so never overflows
 		out = append(out, tick{Left: 100 * float64(d) / float64(span), Label: status.Duration(d)})
 	}
 	return out

@@ -2,6 +2,9 @@ package report
 
 import (
 	"bytes"
+	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,10 +44,75 @@ func TestRenderEscapesAndLinks(t *testing.T) {
 	}
 }
 
+// TestTicks: 5 to 10 marks on any span, to the longest a time.Duration
+// holds (a run whose damaged log dates it to year 1), which once took the
+// loop past the span's end into an overflow and never returned.
 func TestTicks(t *testing.T) {
-	for span, want := range map[time.Duration]int{30 * time.Second: 7, 31*time.Minute + 41*time.Second: 7, 3 * time.Hour: 7} {
+	for span, want := range map[time.Duration]int{30 * time.Second: 7, 31*time.Minute + 41*time.Second: 7, 3 * time.Hour: 7,
+		9 * 24 * time.Hour: 5, 20 * 24 * time.Hour: 7, time.Duration(math.MaxInt64): 8} {
 		if got := len(ticks(span)); got != want {
 			t.Errorf("ticks(%v): %d, want %d", span, got, want)
 		}
+	}
+	if got := ticks(20 * 24 * time.Hour); got[1].Label != "72h00m" {
+		t.Errorf("ticks of 20 days: a mark every %s, want every 3 days", got[1].Label)
+	}
+}
+
+// A run whose log has no dated event (lost, or the checkpoint is older
+// than it) spans from its checkpoint's creation, not from the zero time:
+// its page is made, and small.
+func TestRenderWithoutEvents(t *testing.T) {
+	now := time.Date(2026, 5, 4, 9, 30, 0, 0, time.UTC)
+	run := timeline.Build(timeline.Input{ID: "wf", Checkpoint: []byte(`{"status": "in_progress", "created_at": "2026-05-04T09:00:00Z"}`), Initial: "initialize", Now: now})
+	var b bytes.Buffer
+	if err := Render(&b, Input{Run: run, Generated: now}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "2026-05-04 09:00:00 UTC") || b.Len() > 64<<10 {
+		t.Errorf("a page of %d bytes, started %s", b.Len(), run.Start)
+	}
+}
+
+// TestWaves: a wave's bracket spans its agents' bars and counts them, and
+// waves that start together keep the order of their first agents, so the
+// same run always makes the same page.
+func TestWaves(t *testing.T) {
+	t0 := time.Date(2026, 5, 4, 9, 30, 0, 0, time.UTC)
+	agent := func(state string, wave, lane int, from, to time.Duration) timeline.Agent {
+		return timeline.Agent{Type: "w", State: state, Wave: wave, Lane: lane, Start: t0.Add(from), End: t0.Add(to), Status: timeline.Done}
+	}
+	run := timeline.Timeline{ID: "wf", Start: t0, End: t0.Add(100 * time.Second), Lanes: 4, Agents: []timeline.Agent{
+		agent("review", 1, 0, 10*time.Second, 20*time.Second),
+		agent("audit", 1, 1, 10*time.Second, 30*time.Second),
+		agent("review", 1, 2, 12*time.Second, 40*time.Second),
+		agent("review", 2, 3, 50*time.Second, 60*time.Second),
+	}}
+	v := build(Input{Run: run})
+	var got []string
+	for _, w := range v.Waves {
+		got = append(got, fmt.Sprintf("%s %.0f-%.0f", w.Title, w.Left, w.Left+w.Width))
+	}
+	want := []string{"review wave 1: 2 agent(s) 10-40", "audit wave 1: 1 agent(s) 10-30", "review wave 2: 1 agent(s) 50-60"}
+	if !slices.Equal(got, want) {
+		t.Errorf("waves %q, want %q", got, want)
+	}
+}
+
+// TestStays: a state's time is the sum of its stays, and what befell any
+// of them is noted once, in the order first met.
+func TestStays(t *testing.T) {
+	t0 := time.Date(2026, 5, 4, 9, 30, 0, 0, time.UTC)
+	states := []timeline.State{
+		{Name: "test", Start: t0, End: t0.Add(time.Minute), Failed: true},
+		{Name: "debug", Start: t0.Add(time.Minute), End: t0.Add(2 * time.Minute), Rewound: true},
+		{Name: "test", Start: t0.Add(2 * time.Minute), End: t0.Add(4 * time.Minute), Failed: true, Partial: true, Rewound: true},
+	}
+	took, notes := stays(states, "test")
+	if want := []string{"error", "rewound", "partial failure"}; took != 3*time.Minute || !slices.Equal(notes, want) {
+		t.Errorf("stays: %v %q, want 3m0s %q", took, notes, want)
+	}
+	if took, notes := stays(states, "plan"); took != 0 || notes != nil {
+		t.Errorf("stays in a state never entered: %v %q", took, notes)
 	}
 }

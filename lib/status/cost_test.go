@@ -71,3 +71,27 @@ func TestTimeline(t *testing.T) {
 		t.Errorf("colour only when asked")
 	}
 }
+
+// TestCanvas: a span is drawn from its start's column to its end's, both
+// kept on the axis, and the row starts blank again after it is drawn.
+func TestCanvas(t *testing.T) {
+	t0 := at(0)
+	c := newCanvas(t0, t0.Add(10*time.Second), 10, 3, painter(false))
+	for _, tc := range []struct {
+		from, to time.Duration
+		want     string
+	}{
+		{0, 10 * time.Second, "x   ##########"},
+		{2 * time.Second, 4*time.Second - time.Nanosecond, "x     ##"},
+		{-5 * time.Second, time.Second, "x   ##"},
+		{9 * time.Second, time.Hour, "x            #"},
+		{5 * time.Second, 5 * time.Second, "x        #"},
+	} {
+		c.fill(t0.Add(tc.from), t0.Add(tc.to), '#', "")
+		c.draw("x")
+		lines := strings.Split(strings.TrimSuffix(c.out.String(), "\n"), "\n")
+		if got := lines[len(lines)-1]; got != tc.want {
+			t.Errorf("fill %v to %v: %q, want %q", tc.from, tc.to, got, tc.want)
+		}
+	}
+}

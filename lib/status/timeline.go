@@ -22,103 +22,126 @@ func Timeline(t timeline.Timeline, width int, color bool) string {
 		width = 100
 	}
 	const label = 9
-	cols := max(width-label-1, 10)
-	p := painter(color)
-	span := t.End.Sub(t.Start)
-	if span <= 0 {
-		span = time.Second
-	}
-	col := func(at time.Time) int {
-		c := int(float64(at.Sub(t.Start)) / float64(span) * float64(cols))
-		return min(max(c, 0), cols-1)
-	}
-	var b strings.Builder
-	head := fmt.Sprintf("%s  %s · %s", t.ID, oneLine(t.Status), Duration(span))
+	c := newCanvas(t.Start, t.End, max(width-label-1, 10), label, painter(color))
+	head := fmt.Sprintf("%s  %s · %s", t.ID, oneLine(t.Status), Duration(c.span))
 	if total := t.Total(); !total.Zero() {
 		head += " · " + usage.Tokens(total.Total()) + " tokens"
 	}
-	fmt.Fprintf(&b, "%s\n", p.paint(bold, term.Shorten(head, width)))
-	b.WriteString(strings.Repeat(" ", label+1) + axis(cols, span) + "\n")
+	fmt.Fprintf(&c.out, "%s\n", c.p.paint(bold, term.Shorten(head, width)))
+	c.out.WriteString(strings.Repeat(" ", label+1) + axis(c.cols, c.span) + "\n")
 
 	keys := stateKeys(t.States)
-	row := make([]rune, cols)
-	colors := make([]string, cols)
-	fill := func(ch rune, c string) {
-		for i := range row {
-			row[i], colors[i] = ch, c
-		}
-	}
-	draw := func(name string) {
-		var out strings.Builder
-		for i, r := range row {
-			if colors[i] == "" {
-				out.WriteRune(r)
-			} else {
-				out.WriteString(p.paint(colors[i], string(r)))
-			}
-		}
-		fmt.Fprintf(&b, "%-*s %s\n", label, name, strings.TrimRight(out.String(), " "))
-	}
-	fill(' ', "")
 	for _, s := range t.States {
-		c := ""
-		switch {
-		case s.Failed:
-			c = red
-		case s.Current:
-			c = yellow
-		case s.Rewound:
-			c = dim
-		}
-		for i := col(s.Start); i <= col(s.End.Add(-time.Nanosecond)) && i < cols; i++ {
-			row[i], colors[i] = keys[s.Name], c
-		}
+		c.fill(s.Start, s.End.Add(-time.Nanosecond), keys[s.Name], stateColor(s))
 	}
-	draw("states")
+	c.draw("states")
 	if len(t.Waits) > 0 {
-		fill(' ', "")
 		for _, w := range t.Waits {
-			end := w.End
-			if end.IsZero() {
-				end = t.End
-			}
-			for i := col(w.Start); i <= col(end); i++ {
-				row[i], colors[i] = '▒', yellow
-			}
+			c.fill(w.Start, endOr(w.End, t.End), '▒', yellow)
 		}
-		draw("waiting")
+		c.draw("waiting")
 	}
 	if len(t.Marks) > 0 {
-		fill(' ', "")
 		for _, m := range t.Marks {
-			row[col(m.At)], colors[col(m.At)] = markGlyph(m.Kind), red
+			c.fill(m.At, m.At, markGlyph(m.Kind), red)
 		}
-		draw("failures")
+		c.draw("failures")
 	}
 	lanes := make([][]timeline.Agent, t.Lanes)
 	for _, a := range t.Agents {
 		lanes[a.Lane] = append(lanes[a.Lane], a)
 	}
 	for n, lane := range lanes {
-		fill(' ', "")
 		for k, a := range lane {
-			end := a.End
-			if end.IsZero() {
-				end = t.End
-			}
-			ch, c := agentGlyph(a, k)
-			for i := col(a.Start); i <= col(end.Add(-time.Nanosecond)) && i < cols; i++ {
-				row[i], colors[i] = ch, c
-			}
+			ch, col := agentGlyph(a, k)
+			c.fill(a.Start, endOr(a.End, t.End).Add(-time.Nanosecond), ch, col)
 		}
 		name := ""
 		if n == 0 {
 			name = "agents"
 		}
-		draw(name)
+		c.draw(name)
 	}
-	b.WriteString(legend(t, keys, width))
-	return b.String()
+	c.out.WriteString(legend(t, keys, width))
+	return c.out.String()
+}
+
+// canvas draws rows of glyphs on a time axis cols wide, each row after a
+// label.
+type canvas struct {
+	out    strings.Builder
+	p      painter
+	start  time.Time
+	span   time.Duration
+	cols   int
+	label  int
+	row    []rune
+	colors []string
+}
+
+func newCanvas(start, end time.Time, cols, label int, p painter) *canvas {
+	span := end.Sub(start)
+	if span <= 0 {
+		span = time.Second
+	}
+	c := &canvas{p: p, start: start, span: span, cols: cols, label: label, row: make([]rune, cols), colors: make([]string, cols)}
+	c.clear()
+	return c
+}
+
+// col is the column of a time, within the axis.
+func (c *canvas) col(at time.Time) int {
+	col := int(float64(at.Sub(c.start)) / float64(c.span) * float64(c.cols))
+	return min(max(col, 0), c.cols-1)
+}
+
+// fill draws ch from the column of from to that of to, both included.
+func (c *canvas) fill(from, to time.Time, ch rune, color string) {
+	for i := c.col(from); i <= c.col(to); i++ {
+		c.row[i], c.colors[i] = ch, color
+	}
+}
+
+// draw writes the row after its label and clears it for the next.
+func (c *canvas) draw(label string) {
+	var line strings.Builder
+	for i, r := range c.row {
+		if c.colors[i] == "" {
+			line.WriteRune(r)
+		} else {
+			line.WriteString(c.p.paint(c.colors[i], string(r)))
+		}
+	}
+	fmt.Fprintf(&c.out, "%-*s %s\n", c.label, label, strings.TrimRight(line.String(), " "))
+	c.clear()
+}
+
+func (c *canvas) clear() {
+	for i := range c.row {
+		c.row[i], c.colors[i] = ' ', ""
+	}
+}
+
+// endOr is end, or the run's end while it lasts (end is zero).
+func endOr(end, runEnd time.Time) time.Time {
+	if end.IsZero() {
+		return runEnd
+	}
+	return end
+}
+
+// stateColor is how a stay is drawn: red if it failed, yellow while the
+// workflow is in it, dim when a rewind took it back.
+func stateColor(s timeline.State) string {
+	switch {
+	case s.Failed:
+		return red
+	case s.Current:
+		return yellow
+	case s.Rewound:
+		return dim
+	}
+	return ""
 }
 
 // axis is the ruler: a tick ┊ with its time about every 16 columns.

@@ -217,11 +217,29 @@ func (b *builder) enter(name string, at time.Time) {
 	b.t.States = append(b.t.States, State{Name: name, Start: at, Epoch: b.epoch})
 }
 
+// fold applies one event to the timeline.
 func (b *builder) fold(ev event) {
 	t := b.t
 	if t.Start.IsZero() || ev.TS.Before(t.Start) {
 		t.Start = ev.TS
 	}
+	switch ev.Event {
+	case "init", "transition", "rewind", "finish", "reopen":
+		b.move(ev)
+	case "error", "retry", "cancel":
+		b.mark(ev)
+	case "gate", "approve", "reject", "pause", "unpause":
+		b.wait(ev)
+	case agentrun.Launch, agentrun.Start, agentrun.Stop, usage.AgentEvent, "worker", "supervisor-record":
+		b.agentEvent(ev)
+	case usage.MainEvent:
+		b.spent(ev)
+	}
+}
+
+// move follows the workflow from state to state.
+func (b *builder) move(ev event) {
+	t := b.t
 	switch ev.Event {
 	case "init":
 		b.enter(b.in.Initial, ev.TS)
@@ -239,6 +257,13 @@ func (b *builder) fold(ev event) {
 		t.End = ev.TS
 	case "reopen":
 		b.enter(b.state(), ev.TS)
+	}
+}
+
+// mark records an error, a retry or a cancel; a cancel ends a pause.
+func (b *builder) mark(ev event) {
+	t := b.t
+	switch ev.Event {
 	case "error":
 		if n := len(t.States); n > 0 {
 			t.States[n-1].Failed = true
@@ -249,6 +274,13 @@ func (b *builder) fold(ev event) {
 	case "cancel":
 		t.Marks = append(t.Marks, Mark{Kind: "cancel", At: ev.TS, State: ev.State, Text: ev.By + note(ev.Reason)})
 		b.endWait("pause", ev)
+	}
+}
+
+// wait begins or ends a wait for a person: at a gate, or paused.
+func (b *builder) wait(ev event) {
+	t := b.t
+	switch ev.Event {
 	case "gate":
 		t.Waits = append(t.Waits, Wait{Kind: "gate", State: ev.State, Start: ev.TS, Message: ev.Message})
 	case "approve", "reject":
@@ -257,23 +289,22 @@ func (b *builder) fold(ev event) {
 		t.Waits = append(t.Waits, Wait{Kind: "pause", State: ev.State, Start: ev.TS, Message: ev.Reason, By: ev.By})
 	case "unpause":
 		b.endWait("pause", ev)
+	}
+}
+
+// agentEvent follows an agent: launched, started, stopped, measured, and
+// its worker's record.
+func (b *builder) agentEvent(ev event) {
+	switch ev.Event {
 	case agentrun.Launch:
 		i := b.agent("", ev)
 		b.launches[ev.AgentType] = append(b.launches[ev.AgentType], i)
 	case agentrun.Start:
 		b.started(ev)
 	case agentrun.Stop:
-		i := b.byAgentID(ev)
-		if a := &t.Agents[i]; a.End.IsZero() {
-			a.End = ev.TS
-			if a.Worker == "" {
-				a.Worker = ev.WorkerID
-			}
-		}
+		b.stopped(ev)
 	case usage.AgentEvent:
 		b.measured(ev)
-	case usage.MainEvent:
-		b.spent(ev)
 	case "worker", "supervisor-record":
 		b.recorded(ev)
 	}
@@ -362,6 +393,16 @@ func (b *builder) byAgentID(ev event) int {
 	return b.agent(ev.AgentID, ev)
 }
 
+// stopped ends an agent's run, the first time it is seen stopping.
+func (b *builder) stopped(ev event) {
+	if a := &b.t.Agents[b.byAgentID(ev)]; a.End.IsZero() {
+		a.End = ev.TS
+		if a.Worker == "" {
+			a.Worker = ev.WorkerID
+		}
+	}
+}
+
 // measured records an agent's usage; an agent seen only here (the
 // classifier, before its workflow existed) gets its run from it.
 func (b *builder) measured(ev event) {
@@ -418,27 +459,21 @@ func (b *builder) recorded(ev event) {
 	}
 }
 
+// finish closes what the events left open: the last stay and the waits
+// end at the finish, or now while the workflow is active; each agent gets
+// its worker's record and a status.
 func (b *builder) finish() {
-	t, doc := b.t, b.doc
+	t := b.t
 	if t.End.IsZero() || t.Active {
 		t.End = b.in.Now
 	}
-	if n := len(t.States); n > 0 {
-		last := &t.States[n-1]
-		if last.End.IsZero() || t.Active {
-			last.End = t.End
-		}
-		last.Current = t.Active
+	if t.Start.IsZero() {
+		t.Start = b.created()
 	}
+	b.closeStates()
 	for i := range t.Waits {
 		if t.Waits[i].End.IsZero() && !t.Active {
 			t.Waits[i].End = t.End
-		}
-	}
-	for i := range t.States {
-		s := &t.States[i]
-		if !s.Rewound && len(doc.Get("phase_data."+gjson.Escape(s.Name)+".partial_failures").Array()) > 0 {
-			s.Partial = true
 		}
 	}
 	for _, a := range t.Agents {
@@ -446,35 +481,81 @@ func (b *builder) finish() {
 			t.Start = a.Start // the classifier ran before the workflow existed
 		}
 	}
-	artifacts, errors := b.records()
+	artifacts, errs := b.records()
 	for i := range t.Agents {
 		a := &t.Agents[i]
 		if a.Worker != "" {
-			key := [2]any{a.Worker, -1}
-			if a.Rewound {
-				key[1] = a.takenBack
-			}
-			if a.Artifact == "" {
-				a.Artifact = artifacts[key]
-			}
-			if a.Error == "" && a.Status == Failed {
-				a.Error = errors[key]
-			}
+			withRecord(a, artifacts, errs)
 		}
-		switch {
-		case a.Status != "":
-		case !a.End.IsZero():
-			a.Status = Stopped
-		case !t.Active:
-			a.Status, a.End = Lost, t.End
-		case b.in.StuckAfter > 0 && b.in.Now.Sub(a.Start) > b.in.StuckAfter:
-			a.Status = Stuck
-		default:
-			a.Status = Running
-		}
+		b.settle(a)
 	}
 	t.Lanes = lanes(t.Agents, t.End)
 	waves(t.Agents)
+}
+
+// created is when a run without a dated event (its log lost, or a
+// checkpoint older than the log) began: when its checkpoint was created,
+// else at its end, so that its span is never the centuries back to the
+// zero time.
+func (b *builder) created() time.Time {
+	at, err := time.Parse(time.RFC3339Nano, b.doc.Get("created_at").String())
+	if err != nil || at.After(b.t.End) {
+		return b.t.End
+	}
+	return at
+}
+
+// closeStates ends the last stay (at the end, or now while the workflow
+// is active) and marks the stays whose workers partly failed, as the
+// checkpoint says.
+func (b *builder) closeStates() {
+	t := b.t
+	if n := len(t.States); n > 0 {
+		last := &t.States[n-1]
+		if last.End.IsZero() || t.Active {
+			last.End = t.End
+		}
+		last.Current = t.Active
+	}
+	for i := range t.States {
+		s := &t.States[i]
+		if !s.Rewound && len(b.doc.Get("phase_data."+gjson.Escape(s.Name)+".partial_failures").Array()) > 0 {
+			s.Partial = true
+		}
+	}
+}
+
+// withRecord gives a worker's agent the artifact and error of its record:
+// the checkpoint's, or for a rewound one, the record its rewind kept.
+func withRecord(a *Agent, artifacts, errs map[[2]any]string) {
+	key := [2]any{a.Worker, -1}
+	if a.Rewound {
+		key[1] = a.takenBack
+	}
+	if a.Artifact == "" {
+		a.Artifact = artifacts[key]
+	}
+	if a.Error == "" && a.Status == Failed {
+		a.Error = errs[key]
+	}
+}
+
+// settle gives an agent without a recorded outcome its status: stopped,
+// lost when the workflow is over, stuck when it has run too long, or
+// running.
+func (b *builder) settle(a *Agent) {
+	t := b.t
+	switch {
+	case a.Status != "":
+	case !a.End.IsZero():
+		a.Status = Stopped
+	case !t.Active:
+		a.Status, a.End = Lost, t.End
+	case b.in.StuckAfter > 0 && b.in.Now.Sub(a.Start) > b.in.StuckAfter:
+		a.Status = Stuck
+	default:
+		a.Status = Running
+	}
 }
 
 // records are the artifact and error of each worker's record: the

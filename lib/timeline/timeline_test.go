@@ -164,3 +164,48 @@ func TestStatuses(t *testing.T) {
 		t.Errorf("cancelled: %+v", a)
 	}
 }
+
+// TestSettle: an agent's status when its worker recorded none.
+func TestSettle(t *testing.T) {
+	now := t0.Add(time.Hour)
+	for _, tc := range []struct {
+		name          string
+		agent         Agent
+		active        bool
+		stuckAfter    time.Duration
+		status        string
+		endsAtTheRuns bool
+	}{
+		{"recorded", Agent{Status: Done, Start: t0}, true, time.Minute, Done, false},
+		{"stopped", Agent{Start: t0, End: t0.Add(time.Second)}, true, time.Minute, Stopped, false},
+		{"over", Agent{Start: t0}, false, time.Minute, Lost, true},
+		{"stuck", Agent{Start: t0}, true, time.Minute, Stuck, false},
+		{"no bound", Agent{Start: t0}, true, 0, Running, false},
+		{"running", Agent{Start: now.Add(-time.Second)}, true, time.Minute, Running, false},
+	} {
+		b := builder{t: &Timeline{Active: tc.active, End: now}, in: Input{Now: now, StuckAfter: tc.stuckAfter}}
+		a := tc.agent
+		b.settle(&a)
+		if a.Status != tc.status || a.End.Equal(now) != tc.endsAtTheRuns {
+			t.Errorf("%s: %s, ends %v; want %s", tc.name, a.Status, a.End, tc.status)
+		}
+	}
+}
+
+// TestStartWithoutEvents: a run whose log has no dated event starts when
+// its checkpoint was created, else at its end; never at the zero time,
+// which made its span centuries long.
+func TestStartWithoutEvents(t *testing.T) {
+	now := t0.Add(time.Hour)
+	for created, want := range map[string]time.Time{
+		`"created_at": "2026-04-01T10:00:00Z", `: time.Date(2026, 4, 1, 10, 0, 0, 0, time.UTC),
+		``:                                       now,
+		`"created_at": "yesterday", `:            now,
+		`"created_at": "2999-01-01T00:00:00Z", `: now,
+	} {
+		tl := Build(Input{ID: "w", Checkpoint: []byte(`{` + created + `"status": "in_progress"}`), Events: []byte("torn\n"), Initial: "initialize", Now: now})
+		if !tl.Start.Equal(want) || !tl.End.Equal(now) {
+			t.Errorf("%s: %s to %s, want %s to %s", created, tl.Start, tl.End, want, now)
+		}
+	}
+}
