@@ -80,4 +80,3 @@ func (o Output) String() string {
 	}
 	return o.Pairs.String()
 }
-
