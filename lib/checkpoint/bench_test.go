@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/tidwall/sjson"
+
+	"github.com/flowstate-dev/flowstate/lib/intent"
 )
 
 // benchDoc is a realistic checkpoint of about 4 KB: the full fixture (a
@@ -45,7 +47,7 @@ func BenchmarkValidate(b *testing.B) {
 func BenchmarkMigrateAlready21(b *testing.B) {
 	doc := benchDoc(b)
 	for i := 0; i < b.N; i++ {
-		if _, _, err := Migrate(doc); err != nil {
+		if _, _, err := Migrate(doc, intent.Scope); err != nil {
 			b.Fatal(err)
 		}
 	}
