@@ -73,6 +73,9 @@ const (
 	// PhaseFeedback is why the state's work is done again (the reason of
 	// a rewind or a rejection), for its workers to read.
 	PhaseFeedback = "feedback"
+	// PhasePartialFailures are the workers whose failure was accepted:
+	// enough others delivered for the workflow to go on.
+	PhasePartialFailures = "partial_failures"
 )
 
 // PhaseData is the path of phase_data.<state>, or of a key below it

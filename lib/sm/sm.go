@@ -205,7 +205,7 @@ func Document(p *store.Project, ip InitParams) (id string, cp []byte, err error)
 	}
 	// Sorted, so the checkpoint's bytes do not depend on map order.
 	for _, k := range slices.Sorted(maps.Keys(ip.PhaseData)) {
-		if cp, err = sjson.SetBytes(cp, "phase_data."+gjson.Escape(m.Initial)+"."+gjson.Escape(k), ip.PhaseData[k]); err != nil {
+		if cp, err = sjson.SetBytes(cp, checkpoint.PhaseData(m.Initial, k), ip.PhaseData[k]); err != nil {
 			return "", nil, err
 		}
 	}
