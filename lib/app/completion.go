@@ -218,7 +218,7 @@ func (e *env) states(command, workflow string) []string {
 	if err != nil {
 		return machine.Default().States()
 	}
-	v := checkpoint.ViewOf(doc)
+	v := checkpoint.HeadOf(doc)
 	current := v.CurrentState
 	if command == "rewind" {
 		var out []string

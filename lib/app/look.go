@@ -172,7 +172,7 @@ func (e *env) report(c *cli.Context, w *store.Workflow) error {
 		dir = filepath.Dir(e.path(out))
 	}
 	in := report.Input{
-		Run: r.timeline, Scope: checkpoint.ViewOf(r.doc).Scope, Prices: e.prices(),
+		Run: r.timeline, Scope: checkpoint.HeadOf(r.doc).Scope, Prices: e.prices(),
 		Generated: r.now, Version: version.Version, StateOrder: r.machine.States(),
 		Artifact: func(path string) string { return artifactLink(p.Dir, dir, path) },
 	}

@@ -156,7 +156,7 @@ func (e *env) status(c *cli.Context, w *store.Workflow) error {
 	prices := e.prices()
 	switch {
 	case c.Bool("json"):
-		v := checkpoint.ViewOf(r.doc)
+		v := checkpoint.HeadOf(r.doc)
 		return e.printJSON(statusDoc{
 			WorkflowID: w.ID, Command: v.Command, Scope: v.Scope, Status: v.Status, CurrentState: v.CurrentState,
 			Description: v.Description, Document: r.timeline.Document(prices),

@@ -3,6 +3,9 @@ package checkpoint
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -131,78 +134,113 @@ func (v *View) Gate(state string) (machine.Gate, bool) {
 // not once per field. It reads leniently, as a reader of a document not
 // yet migrated must: a missing field, or one of another type, reads as
 // gjson reads it (a number's text for a string, its zero value
-// otherwise). Check that doc is JSON first when it comes from outside the
-// store.
-func ViewOf(doc []byte) View {
+// otherwise), and of a top-level key written twice the first counts, as
+// for gjson.Get. Check that doc is JSON first when it comes from outside
+// the store.
+func ViewOf(doc []byte) View { return decode(doc, false) }
+
+// HeadOf decodes the part of the view that precedes phase_data in every
+// document flowstate writes (New and Encode order the fields so): the
+// workflow's id, command, description, status and times and its state
+// machine; Error, Hold, Rewinds, Revision and Session are left zero. It
+// stops once it has read them, so it costs the same whatever the phase
+// data holds: state-load runs it in every bash block.
+func HeadOf(doc []byte) View { return decode(doc, true) }
+
+// topSession numbers session_id after the validator's top-level fields.
+const topSession = nTop
+
+// headFields are the fields HeadOf reads.
+const headFields = 1<<topWorkflowID | 1<<topCommand | 1<<topDescription | 1<<topStatus |
+	1<<topCreatedAt | 1<<topUpdatedAt | 1<<topStateMachine
+
+func decode(doc []byte, head bool) View {
 	v := View{CompletedStates: []string{}, TopicsJSON: "[]"}
-	gjson.ParseBytes(doc).ForEach(func(k, r gjson.Result) bool {
-		switch k.Str {
-		case PathWorkflowID:
-			v.ID = r.String()
-		case PathCommand:
-			v.Command = r.String()
-		case PathDescription:
-			v.Description = r.String()
-		case PathStatus:
-			v.Status = r.String()
-		case PathCreatedAt:
-			v.CreatedAt = r.String()
-		case PathUpdatedAt:
-			v.UpdatedAt = r.String()
-		case PathSession:
-			v.Session = r.String()
-		case PathStateMachine:
-			v.stateMachine(r)
-		case PathErrorState:
-			v.Error = errorStateOf(r)
-		case PathHold:
-			v.Hold = holdOf(r)
-		case PathRewinds:
-			all := r.Array()
-			v.Rewinds = len(all)
-			if len(all) > 0 {
-				v.LastRewind = rewindOf(all[len(all)-1])
-			}
-		case PathMetadata:
-			v.Revision = r.Get("revision").Int()
+	var seen uint32
+	// Read in place: copying phase data of 10,000 keys would cost more
+	// than the read. Every string the view keeps is a copy (str).
+	root := gjson.Parse(unsafe.String(unsafe.SliceData(doc), len(doc)))
+	root.ForEach(func(k, r gjson.Result) bool {
+		f := slices.Index(topNames[:], k.Str)
+		if k.Str == PathSession {
+			f = topSession
 		}
-		return true
+		if f < 0 || seen&(1<<f) != 0 || head && headFields&(1<<f) == 0 {
+			return true
+		}
+		seen |= 1 << f
+		v.read(f, r)
+		return !head || seen&headFields != headFields
 	})
 	return v
+}
+
+// read reads top-level field number f (topNames), valued r.
+func (v *View) read(f int, r gjson.Result) {
+	switch f {
+	case topWorkflowID:
+		v.ID = str(r)
+	case topCommand:
+		v.Command = str(r)
+	case topDescription:
+		v.Description = str(r)
+	case topStatus:
+		v.Status = str(r)
+	case topCreatedAt:
+		v.CreatedAt = str(r)
+	case topUpdatedAt:
+		v.UpdatedAt = str(r)
+	case topSession:
+		v.Session = str(r)
+	case topStateMachine:
+		v.stateMachine(r)
+	case topErrorState:
+		v.Error = errorStateOf(r)
+	case topHold:
+		v.Hold = holdOf(r)
+	case topRewinds:
+		all := r.Array()
+		v.Rewinds = len(all)
+		if len(all) > 0 {
+			v.LastRewind = rewindOf(all[len(all)-1])
+		}
+	case topMetadata:
+		v.Revision = r.Get(mdNames[mdRevision]).Int()
+	}
 }
 
 func (v *View) stateMachine(sm gjson.Result) {
 	sm.ForEach(func(k, r gjson.Result) bool {
 		switch k.Str {
 		case smNames[smCurrent]:
-			v.CurrentState = r.String()
+			v.CurrentState = str(r)
 		case smNames[smCompleted]:
 			for _, s := range r.Array() {
-				v.CompletedStates = append(v.CompletedStates, s.String())
+				v.CompletedStates = append(v.CompletedStates, str(s))
 			}
 		case smNames[smConfig]:
 			r.ForEach(func(k, r gjson.Result) bool {
 				switch k.Str {
 				case wcNames[wcScope]:
-					v.Scope = r.String()
+					v.Scope = str(r)
 				case wcNames[wcTerminal]:
-					v.TerminalState = r.String()
+					v.TerminalState = str(r)
 				case wcNames[wcDescription]:
-					v.ConfigDescription = r.String()
+					v.ConfigDescription = str(r)
 				}
 				return true
 			})
 		case smNames[smClassification]:
 			v.Complexity = r.Get(clNames[clComplexity]).Int()
 			if t := r.Get(clNames[clTopics]); t.Exists() {
-				v.TopicsJSON = t.Raw
+				v.TopicsJSON = strings.Clone(t.Raw)
 			}
 		case smNames[smGates]:
-			v.gates = r.Raw
+			v.gates = strings.Clone(r.Raw)
 		case smNames[smAgents]:
 			v.Agents = []string{}
 			for _, a := range r.Array() {
-				v.Agents = append(v.Agents, a.String())
+				v.Agents = append(v.Agents, str(a))
 			}
 		}
 		return true
@@ -215,10 +253,11 @@ func errorStateOf(es gjson.Result) ErrorState {
 		switch k.Str {
 		case esNames[esLastError]:
 			if r.Type == gjson.String {
-				e.LastError = &r.Str
+				last := str(r)
+				e.LastError = &last
 			}
 		case esNames[esFailedState]:
-			e.FailedState = r.String()
+			e.FailedState = str(r)
 		case esNames[esRetryCount]:
 			e.RetryCount = r.Int()
 		case esNames[esRetries]:
@@ -226,7 +265,7 @@ func errorStateOf(es gjson.Result) ErrorState {
 				if e.Retries == nil {
 					e.Retries = map[string]int64{}
 				}
-				e.Retries[state.Str] = n.Int()
+				e.Retries[strings.Clone(state.Str)] = n.Int()
 				return true
 			})
 		}
@@ -246,8 +285,11 @@ func holdOf(raw gjson.Result) *Hold {
 
 func rewindOf(r gjson.Result) Rewind {
 	return Rewind{
-		At: r.Get("at").String(), From: r.Get("from").String(), To: r.Get("to").String(),
-		Kind: r.Get("kind").String(), Reason: r.Get("reason").String(), By: r.Get("by").String(),
+		At: str(r.Get("at")), From: str(r.Get("from")), To: str(r.Get("to")),
+		Kind: str(r.Get("kind")), Reason: str(r.Get("reason")), By: str(r.Get("by")),
 		Revision: r.Get("revision").Int(),
 	}
 }
+
+// str is r as gjson reads it as a string, copied out of the document.
+func str(r gjson.Result) string { return strings.Clone(r.String()) }

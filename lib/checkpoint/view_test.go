@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"encoding/json"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -49,6 +50,12 @@ func TestViewOfReadsWhatThePathsName(t *testing.T) {
 		got.gates = ""
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\n ViewOf = %+v\n  paths = %+v", name, got, want)
+		}
+		head := HeadOf(doc)
+		head.gates = ""
+		want.Error, want.Hold, want.Rewinds, want.LastRewind, want.Revision, want.Session = ErrorState{}, nil, 0, Rewind{}, 0, ""
+		if !reflect.DeepEqual(head, want) {
+			t.Errorf("%s:\n HeadOf = %+v\n  paths = %+v", name, head, want)
 		}
 	}
 }
@@ -239,4 +246,23 @@ func pathConstants(t *testing.T) map[string]string {
 		}
 	}
 	return out
+}
+
+// TestViewKeepsNoPartOfTheDocument: the view is read in place but keeps
+// copies, so a caller may reuse the document's bytes.
+func TestViewKeepsNoPartOfTheDocument(t *testing.T) {
+	doc := readFixture(t, "valid/v2.1-held.json")
+	doc = mustSetRaw(t, doc, PathLastError, `"boom"`)
+	doc = mustSetRaw(t, doc, PathFailedState, `"plan"`)
+	doc = mustSetRaw(t, doc, PathRetries, `{"plan": 1}`)
+	doc = mustSetRaw(t, doc, PathSession, `"s-1"`)
+	v, head := ViewOf(doc), HeadOf(doc)
+	show := func() string {
+		return fmt.Sprintf("%+v %q %+v %s %+v", v, *v.Error.LastError, *v.Hold, v.gates, head)
+	}
+	want := show()
+	clear(doc)
+	if got := show(); got != want {
+		t.Errorf("the view changed with the document's bytes:\n%s\nwas\n%s", got, want)
+	}
 }

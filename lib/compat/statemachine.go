@@ -202,7 +202,7 @@ func begin(w *store.Workflow, ip sm.InitParams, at *savedMachine) error {
 // started, with the same description, command and scope, it is the same
 // call (the block was run again); anything else is refused.
 func again(id string, doc []byte, ip sm.InitParams) error {
-	v := checkpoint.ViewOf(doc)
+	v := checkpoint.HeadOf(doc)
 	if v.Command != ip.Command || v.Scope != ip.Scope || v.ConfigDescription != ip.Description || v.CurrentState != ip.Machine.Initial || v.Status != checkpoint.InProgress {
 		return fail.Usagef("workflow %s exists already (%s, %s, in state %s); choose a new id with generate_unique_workflow_id", id, v.Command, v.Scope, v.CurrentState)
 	}

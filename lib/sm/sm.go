@@ -672,7 +672,7 @@ func IsDerived(key string) bool { return slices.Contains(derivedKeys, key) }
 // a transition is one atomic write. The compat layer and state-load
 // export them under the original libraries' names.
 func Derived(w *store.Workflow, doc []byte) map[string]string {
-	v := checkpoint.ViewOf(doc)
+	v := checkpoint.HeadOf(doc)
 	return map[string]string{
 		"WORKFLOW_ID":            w.ID,
 		"CLAUDE_PROJECT_DIR":     w.P.Dir,

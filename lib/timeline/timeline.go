@@ -169,7 +169,7 @@ func parse(data []byte) []event {
 // Build folds a workflow's events and checkpoint into its timeline.
 func Build(in Input) Timeline {
 	doc := gjson.ParseBytes(in.Checkpoint)
-	v := checkpoint.ViewOf(in.Checkpoint)
+	v := checkpoint.HeadOf(in.Checkpoint)
 	t := Timeline{ID: in.ID, Command: v.Command, Description: v.Description, Status: v.Status}
 	t.Active = checkpoint.Active(t.Status)
 	b := builder{t: &t, in: in, doc: doc, byID: map[string]int{}, launches: map[string][]int{}, attempts: map[string]int{}}
