@@ -34,10 +34,14 @@ const notACheckpoint = "not a checkpoint path"
 //   - it is an everyday word among the top-level fields (status, hold,
 //     metadata, …) followed by '.' and a field of that object
 //     ("hold.by", "metadata.revision");
-//   - or it is the path of a gjson/sjson call or of checkpoint.Get, Set,
-//     Append or Increment (directly, as the left end of a '+', or through
-//     a constant of the package), and its first component is any
-//     top-level field ("status", "command").
+//   - or it is the path of a gjson/sjson call, of checkpoint.Get, Set,
+//     Append or Increment or of the store's SetCheckpoint,
+//     AppendCheckpoint or IncrementCheckpoint (directly, as the left end
+//     of a '+', or through a constant of the package), and its first
+//     component is any top-level field ("status", "command").
+//
+// A literal that names a field of another JSON document sharing a name
+// with the checkpoint's says so on its line (notACheckpoint).
 func TestNoCheckpointPathLiterals(t *testing.T) {
 	found := pathLiterals(t, "..", literalAllowed)
 	for _, f := range found {
@@ -57,6 +61,7 @@ func TestPathLiteralDetector(t *testing.T) {
 		{`var _ = sjson.SetBytes(doc, "phase_data."+state+".x", 1)`, []string{`"phase_data."`}},
 		{`const p = "status"; var _, _ = sjson.DeleteBytes(doc, p)`, []string{`"status"`}},
 		{`var _, _, _ = checkpoint.Get(doc, "command")`, []string{`"command"`}},
+		{`var _ = w.SetCheckpoint("status", v)`, []string{`"status"`}},
 		{`var _ = r.Get("error_state")`, []string{`"error_state"`}},
 		{`var _ = map[string]int{"supervisor_state": 1}`, []string{`"supervisor_state"`}},
 		{`const p = "metadata.revision"`, []string{`"metadata.revision"`}},
@@ -179,12 +184,17 @@ func constants(files []*ast.File) map[string]*ast.BasicLit {
 }
 
 // pathArg is the index of the path argument of the calls that take one,
-// by package and function; a method Get (of a gjson.Result) has it first.
-var pathArg = map[string]map[string]int{
-	"gjson":      {"Get": 1, "GetBytes": 1},
-	"sjson":      {"Set": 1, "SetBytes": 1, "SetRaw": 1, "SetRawBytes": 1, "SetOptions": 1, "SetBytesOptions": 1, "SetRawOptions": 1, "SetRawBytesOptions": 1, "Delete": 1, "DeleteBytes": 1},
-	"checkpoint": {"Get": 1, "Set": 1, "Append": 1, "Increment": 1},
-}
+// by package and function, and of the store's methods that edit the
+// checkpoint (by method name: the receiver's type is not known here). A
+// method Get (of a gjson.Result) counts only with a path that spellsPath.
+var (
+	pathArg = map[string]map[string]int{
+		"gjson":      {"Get": 1, "GetBytes": 1},
+		"sjson":      {"Set": 1, "SetBytes": 1, "SetRaw": 1, "SetRawBytes": 1, "SetOptions": 1, "SetBytesOptions": 1, "SetRawOptions": 1, "SetRawBytesOptions": 1, "Delete": 1, "DeleteBytes": 1},
+		"checkpoint": {"Get": 1, "Set": 1, "Append": 1, "Increment": 1},
+	}
+	methodPathArg = map[string]int{"SetCheckpoint": 0, "AppendCheckpoint": 0, "IncrementCheckpoint": 0}
+)
 
 func fileLiterals(fset *token.FileSet, f *ast.File, consts map[string]*ast.BasicLit) []pathLiteral {
 	marked := map[int]bool{} // lines that say their literal is not a checkpoint path
@@ -239,12 +249,12 @@ func pathOf(call *ast.CallExpr, consts map[string]*ast.BasicLit) *ast.BasicLit {
 	if !ok {
 		return nil
 	}
-	i, known := -1, false
-	if pkg, ok := sel.X.(*ast.Ident); ok {
+	i, known := methodPathArg[sel.Sel.Name]
+	if pkg, ok := sel.X.(*ast.Ident); ok && !known {
 		i, known = pathArg[pkg.Name][sel.Sel.Name]
 	}
 	if !known {
-		return nil // a method Get counts only with a path that spellsPath
+		return nil
 	}
 	if i >= len(call.Args) {
 		return nil

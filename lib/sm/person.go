@@ -59,7 +59,9 @@ const (
 	HoldPause    = checkpoint.HoldPause
 )
 
-// HoldOf reads the hold of a checkpoint; nil when there is none.
+// HoldOf reads the hold of a checkpoint; nil when there is none. (It is
+// checkpoint.ViewOf(doc).Hold, for lib/orchestrate until it reads the
+// View, issue 26.)
 func HoldOf(doc []byte) *Hold { return checkpoint.ViewOf(doc).Hold }
 
 // RejectsTo is the state a rejection at the gate h waits at sends the
