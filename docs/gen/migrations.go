@@ -17,6 +17,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/intent"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 )
 
@@ -100,7 +101,7 @@ func addedBy(from, to string) ([][2]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		out, _, err := checkpoint.Migrate(doc)
+		out, _, err := checkpoint.Migrate(doc, intent.Scope)
 		if err != nil {
 			return nil, fmt.Errorf("migrate a %s document: %w", version, err)
 		}

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
@@ -218,12 +218,13 @@ func (e *env) states(command, workflow string) []string {
 	if err != nil {
 		return machine.Default().States()
 	}
-	current := gjson.GetBytes(doc, "state_machine.current_state").String()
+	v := checkpoint.HeadOf(doc)
+	current := v.CurrentState
 	if command == "rewind" {
 		var out []string
-		for _, s := range gjson.GetBytes(doc, "state_machine.completed_states").Array() {
-			if !slices.Contains(out, s.String()) {
-				out = append(out, s.String())
+		for _, s := range v.CompletedStates {
+			if !slices.Contains(out, s) {
+				out = append(out, s)
 			}
 		}
 		if !slices.Contains(out, current) {

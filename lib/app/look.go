@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/google/renameio/v2"
-	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/limit"
@@ -171,9 +171,8 @@ func (e *env) report(c *cli.Context, w *store.Workflow) error {
 	if out != "" {
 		dir = filepath.Dir(e.path(out))
 	}
-	doc := gjson.ParseBytes(r.doc)
 	in := report.Input{
-		Run: r.timeline, Scope: doc.Get("state_machine.workflow_config.scope").String(), Prices: e.prices(),
+		Run: r.timeline, Scope: checkpoint.HeadOf(r.doc).Scope, Prices: e.prices(),
 		Generated: r.now, Version: version.Version, StateOrder: r.machine.States(),
 		Artifact: func(path string) string { return artifactLink(p.Dir, dir, path) },
 	}

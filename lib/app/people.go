@@ -1,7 +1,6 @@
 package app
 
 import (
-	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
@@ -157,11 +156,10 @@ func (e *env) status(c *cli.Context, w *store.Workflow) error {
 	prices := e.prices()
 	switch {
 	case c.Bool("json"):
-		doc := gjson.ParseBytes(r.doc)
+		v := checkpoint.HeadOf(r.doc)
 		return e.printJSON(statusDoc{
-			WorkflowID: w.ID, Command: doc.Get("command").String(), Scope: doc.Get("state_machine.workflow_config.scope").String(),
-			Status: doc.Get("status").String(), CurrentState: doc.Get("state_machine.current_state").String(),
-			Description: doc.Get("workflow_description").String(), Document: r.timeline.Document(prices),
+			WorkflowID: w.ID, Command: v.Command, Scope: v.Scope, Status: v.Status, CurrentState: v.CurrentState,
+			Description: v.Description, Document: r.timeline.Document(prices),
 		})
 	case c.Bool("timeline"):
 		e.printf("%s", status.Timeline(r.timeline, e.width(), e.colorful()))

@@ -1,9 +1,12 @@
 package checkpoint
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/tidwall/sjson"
+
+	"github.com/flowstate-dev/flowstate/lib/intent"
 )
 
 // benchDoc is a realistic checkpoint of about 4 KB: the full fixture (a
@@ -45,7 +48,7 @@ func BenchmarkValidate(b *testing.B) {
 func BenchmarkMigrateAlready21(b *testing.B) {
 	doc := benchDoc(b)
 	for i := 0; i < b.N; i++ {
-		if _, _, err := Migrate(doc); err != nil {
+		if _, _, err := Migrate(doc, intent.Scope); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -74,6 +77,36 @@ func BenchmarkIncrement(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if _, _, err := Increment(doc, "error_state.retry_count", 1, t0); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkViewOf(b *testing.B) {
+	doc := benchDoc(b)
+	for i := 0; i < b.N; i++ {
+		if v := ViewOf(doc); v.CurrentState == "" {
+			b.Fatal("no current state")
+		}
+	}
+}
+
+// BenchmarkHeadOfBulk: HeadOf costs the same with 10,000 keys of phase
+// data as without (state-load runs it in every block).
+func BenchmarkHeadOfBulk(b *testing.B) {
+	doc := benchDoc(b)
+	bulk := []byte(`{`)
+	for i := range 10000 {
+		if i > 0 {
+			bulk = append(bulk, ',')
+		}
+		bulk = fmt.Appendf(bulk, `"k%d": "/home/user/project/specs/%03d/report-%d.md"`, i, i%100, i)
+	}
+	doc = mustSetRaw(b, doc, PhaseData("bulk"), string(append(bulk, '}')))
+	b.SetBytes(int64(len(doc)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if v := HeadOf(doc); v.CurrentState == "" {
+			b.Fatal("no current state")
 		}
 	}
 }

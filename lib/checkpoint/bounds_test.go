@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/intent"
 	"github.com/flowstate-dev/flowstate/lib/limit"
 )
 
@@ -49,7 +50,7 @@ func TestValidateBounds(t *testing.T) {
 		"very deep": mustSetRaw(t, doc, "phase_data.deep", nested(100000)),
 	} {
 		start := time.Now()
-		for fn, err := range map[string]error{"Validate": Validate(bad), "Migrate": func() error { _, _, err := Migrate(bad); return err }()} {
+		for fn, err := range map[string]error{"Validate": Validate(bad), "Migrate": func() error { _, _, err := Migrate(bad, intent.Scope); return err }()} {
 			if fail.Code(err) != fail.Invalid {
 				t.Errorf("%s of %s: %v", fn, name, err)
 			}

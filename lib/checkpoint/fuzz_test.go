@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/intent"
 )
 
 // FuzzMigrate: never panics; fails only with fail.Invalid; a successful
@@ -17,7 +18,7 @@ func FuzzMigrate(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		out, from, err := Migrate(doc)
+		out, from, err := Migrate(doc, intent.Scope)
 		if err != nil {
 			if fail.Code(err) != fail.Invalid {
 				t.Fatalf("error with exit code %d, want %d: %v", fail.Code(err), fail.Invalid, err)
@@ -27,7 +28,7 @@ func FuzzMigrate(f *testing.F) {
 		if err := Validate(out); err != nil {
 			t.Fatalf("migrated from %q but invalid: %v\n%s", from, err, out)
 		}
-		again, from2, err := Migrate(out)
+		again, from2, err := Migrate(out, intent.Scope)
 		if err != nil || from2 != SchemaVersion || !bytes.Equal(again, out) {
 			t.Fatalf("not idempotent: from %q, err %v\nfirst:\n%s\nsecond:\n%s", from2, err, out, again)
 		}

@@ -17,8 +17,8 @@ import (
 // machine, the status and the error changes go through sm-*, the rest
 // names the workflow. A merge may repeat them but not change them.
 var owned = []string{
-	"schema_version", "workflow_id", "command", "project_name", "workflow_description", "status",
-	"created_at", "updated_at", "state_machine", "error_state", "metadata", "session_id",
+	PathSchemaVersion, PathWorkflowID, PathCommand, PathProjectName, PathDescription, PathStatus,
+	PathCreatedAt, PathUpdatedAt, PathStateMachine, PathErrorState, PathMetadata, PathSession,
 }
 
 // CheckMerge checks a merge document without the checkpoint, so a caller

@@ -13,7 +13,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
-	"github.com/flowstate-dev/flowstate/lib/intent"
 	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 )
@@ -27,7 +26,13 @@ import (
 // Fields a step does not know are kept: users keep their own data there,
 // and the 1.x fields (replanning_count, replan_history, …) live on.
 
-type step func(m map[string]any) error
+type step func(m map[string]any, guess ScopeGuesser) error
+
+// ScopeGuesser names the scope of a workflow whose checkpoint names none,
+// from its description. Migrate takes it from its caller (the offline
+// classifier, lib/intent) so that the document's rules depend on no word
+// list: tuning one changes the guess, never what Migrate does with it.
+type ScopeGuesser func(description string) string
 
 var migrations = map[string]step{
 	"1.0": migrate10to11,
@@ -50,7 +55,10 @@ var nextVersion = map[string]string{"1.0": "1.1", "1.1": "1.2", "1.2": "1.3", "1
 // The version is schema_version, else the bash libraries' "version", else 1.0.
 // Unknown or newer versions, corrupt JSON and documents that cannot be
 // repaired are fail.Invalid naming the version or path and what to do.
-func Migrate(doc []byte) (out []byte, from string, err error) {
+//
+// A document that names no scope gets the one guess reads in its
+// description (see guessScope); with guess nil, full-implementation.
+func Migrate(doc []byte, guess ScopeGuesser) (out []byte, from string, err error) {
 	if err := limit.JSON(doc, "checkpoint"); err != nil {
 		return nil, "", err
 	}
@@ -83,7 +91,7 @@ func Migrate(doc []byte) (out []byte, from string, err error) {
 		v = "2.0" // the bash library's 2.1: same shape as 2.0 plus classification
 	}
 	for v != SchemaVersion {
-		if err := migrations[v](m); err != nil {
+		if err := migrations[v](m, guess); err != nil {
 			return nil, from, fail.Invalidf("checkpoint: cannot migrate %s to %s: %w", v, nextVersion[v], err)
 		}
 		v = nextVersion[v]
@@ -135,7 +143,7 @@ func Decode(doc []byte) (map[string]any, error) {
 }
 
 // 1.0 → 1.1: replanning bookkeeping.
-func migrate10to11(m map[string]any) error {
+func migrate10to11(m map[string]any, _ ScopeGuesser) error {
 	setDefault(m, "replanning_count", json.Number("0"))
 	setDefault(m, "last_replan_reason", nil)
 	setDefault(m, "replan_phase_counts", map[string]any{})
@@ -145,7 +153,7 @@ func migrate10to11(m map[string]any) error {
 }
 
 // 1.1 → 1.2: debugging bookkeeping.
-func migrate11to12(m map[string]any) error {
+func migrate11to12(m map[string]any, _ ScopeGuesser) error {
 	setDefault(m, "debug_report_path", nil)
 	setDefault(m, "user_last_choice", nil)
 	setDefault(m, "debug_iteration_count", json.Number("0"))
@@ -155,7 +163,7 @@ func migrate11to12(m map[string]any) error {
 
 // 1.2 → 1.3: topic and template fields (from workflow_state when the
 // caller saved them there), context preservation, spec maintenance.
-func migrate12to13(m map[string]any) error {
+func migrate12to13(m map[string]any, _ ScopeGuesser) error {
 	ws, _ := m["workflow_state"].(map[string]any)
 	for _, k := range []string{"topic_directory", "topic_number", "template_source", "template_variables"} {
 		setDefault(m, k, ws[k]) // nil when absent, as in the bash library
@@ -180,9 +188,9 @@ func migrate12to13(m map[string]any) error {
 // The scope is what the offline classifier (flowstate classify) reads in
 // the description, or full-implementation when the current state is off
 // that scope's route.
-func migrate13to20(m map[string]any) error {
+func migrate13to20(m map[string]any, guess ScopeGuesser) error {
 	if _, ok := m["state_machine"].(map[string]any); !ok {
-		m["state_machine"] = smFromPhases(m)
+		m["state_machine"] = smFromPhases(m, guess)
 	}
 	setObject(m, "phase_data")
 	setObject(m, "supervisor_state")
@@ -207,8 +215,8 @@ func migrate13to20(m map[string]any) error {
 // as in 1.3 → 2.0). It also repairs what 2.0 documents commonly carry:
 // comma-string transition lists, the bash migration's old default table,
 // missing terminal states.
-func migrate20to21(m map[string]any) error {
-	sm, err := objectOrNew(m, "state_machine", func() map[string]any { return smFromPhases(m) })
+func migrate20to21(m map[string]any, guess ScopeGuesser) error {
+	sm, err := objectOrNew(m, "state_machine", func() map[string]any { return smFromPhases(m, guess) })
 	if err != nil {
 		return err
 	}
@@ -230,7 +238,7 @@ func migrate20to21(m map[string]any) error {
 	scope := firstString(wc["scope"])
 	if scope == "" {
 		current, _ := sm["current_state"].(string)
-		scope = guessScope(desc, current)
+		scope = guessScope(guess, desc, current)
 	}
 	setDefault(wc, "scope", scope)
 	setDefault(wc, "description", desc)
@@ -348,7 +356,7 @@ func PhaseStates() []string { return slices.Clone(phaseStates) }
 func AddV1Fields(m map[string]any) {
 	version, ok := m["schema_version"]
 	for _, step := range []step{migrate10to11, migrate11to12, migrate12to13} {
-		_ = step(m) // these steps only add defaults; they cannot fail
+		_ = step(m, nil) // these steps only add defaults; they cannot fail
 	}
 	if ok {
 		m["schema_version"] = version
@@ -377,7 +385,7 @@ func phaseState(v any, def string) string {
 }
 
 // smFromPhases builds a 2.0 state machine from 1.x fields.
-func smFromPhases(m map[string]any) map[string]any {
+func smFromPhases(m map[string]any, guess ScopeGuesser) map[string]any {
 	completed := []any{}
 	if phases, ok := m["completed_phases"].([]any); ok {
 		for _, p := range phases {
@@ -391,7 +399,7 @@ func smFromPhases(m map[string]any) map[string]any {
 	desc, _ := m["workflow_description"].(string)
 	command, _ := m["workflow_type"].(string)
 	current := phaseState(m["current_phase"], "initialize")
-	scope := guessScope(desc, current)
+	scope := guessScope(guess, desc, current)
 	terminal, _ := terminalFor(scope, defaultTable())
 	return map[string]any{
 		"current_state":    current,
@@ -408,17 +416,22 @@ func smFromPhases(m map[string]any) map[string]any {
 
 // guessScope is the scope of a workflow whose checkpoint names none, from
 // its description and the state it is in. The description is read by the
-// one offline classifier (lib/intent), not by keyword rules of the
-// migration's own as the bash migration did (research...plan, fix|debug),
-// so a migrated "revise plans/003.md" is research-and-revise as a new one
-// would be. The state is evidence the text is not: a workflow of a scope
-// is only ever in that scope's reach (docs/architecture.md, "The state
-// machine"), so when the text's scope cannot be in the current state the
-// text is wrong, and the scope is full-implementation, whose reach holds
-// every state of the default machine; the migrated workflow can then move
-// on instead of being refused every transition.
-func guessScope(desc, current string) string {
-	scope := intent.Classify(desc).WorkflowType
+// caller's guess (the one offline classifier, lib/intent, not keyword
+// rules of the migration's own as the bash migration had: research...plan,
+// fix|debug), so a migrated "revise plans/003.md" is research-and-revise
+// as a new one would be. The state is evidence the text is not: a
+// workflow of a scope is only ever in that scope's reach
+// (docs/architecture.md, "The state machine"), so when the text's scope
+// cannot be in the current state the text is wrong, and the scope is
+// full-implementation, whose reach holds every state of the default
+// machine; the migrated workflow can then move on instead of being
+// refused every transition. Without a guess, it is full-implementation
+// for the same reason.
+func guessScope(guess ScopeGuesser, desc, current string) string {
+	if guess == nil {
+		return machine.FullImplementation
+	}
+	scope := guess(desc)
 	m := machine.Default()
 	if sc, ok := m.Scopes[scope]; ok && m.HasState(current) && !slices.Contains(m.Reach(sc), current) {
 		return machine.FullImplementation

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/intent"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/pretty"
@@ -27,7 +28,7 @@ func TestMigrateGolden(t *testing.T) {
 	}
 	for name, from := range wantFrom {
 		t.Run(name, func(t *testing.T) {
-			out, got, err := Migrate(readFixture(t, name))
+			out, got, err := Migrate(readFixture(t, name), intent.Scope)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,7 +44,7 @@ func TestMigrateGolden(t *testing.T) {
 			if want := readFixture(t, golden); !bytes.Equal(out, want) {
 				t.Errorf("output differs from %s (go test -update to rewrite):\n%s", golden, out)
 			}
-			again, from2, err := Migrate(out)
+			again, from2, err := Migrate(out, intent.Scope)
 			if err != nil || from2 != SchemaVersion || !bytes.Equal(again, out) {
 				t.Errorf("not idempotent: from %q, err %v, same bytes %v", from2, err, bytes.Equal(again, out))
 			}
@@ -60,7 +61,7 @@ func TestMigrateGolden(t *testing.T) {
 func TestMigrateFixesBashBugs(t *testing.T) {
 	get := func(name, path string) gjson.Result {
 		t.Helper()
-		out, _, err := Migrate(readFixture(t, name))
+		out, _, err := Migrate(readFixture(t, name), intent.Scope)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +119,7 @@ func compact(raw string) string { return string(pretty.Ugly([]byte(raw))) }
 
 func TestMigrateAlready21(t *testing.T) {
 	doc := readFixture(t, "valid/v2.1-full.json")
-	out, from, err := Migrate(doc)
+	out, from, err := Migrate(doc, intent.Scope)
 	if err != nil || from != "2.1" {
 		t.Fatalf("from %q, err %v", from, err)
 	}
@@ -126,7 +127,7 @@ func TestMigrateAlready21(t *testing.T) {
 		t.Error("a valid 2.1 document must come back as the same bytes")
 	}
 	// A flowstate 2.1 document that is invalid is an error, not "migrated".
-	if _, _, err := Migrate(readFixture(t, "invalid/missing-classification.json")); err == nil || fail.Code(err) != fail.Invalid {
+	if _, _, err := Migrate(readFixture(t, "invalid/missing-classification.json"), intent.Scope); err == nil || fail.Code(err) != fail.Invalid {
 		t.Errorf("invalid 2.1: err %v", err)
 	}
 }
@@ -148,7 +149,7 @@ func TestMigrateErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := Migrate([]byte(tt.doc))
+			_, _, err := Migrate([]byte(tt.doc), intent.Scope)
 			if err == nil {
 				t.Fatal("want an error")
 			}
@@ -209,7 +210,7 @@ func TestMigrationSteps(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := decodeT(t, tt.in)
-			if err := tt.step(m); err != nil {
+			if err := tt.step(m, intent.Scope); err != nil {
 				t.Fatal(err)
 			}
 			if got := jsonT(t, m); got != tt.want {
@@ -239,7 +240,7 @@ func TestGuessScopeAndTerminal(t *testing.T) {
 		// A state the default machine lacks says nothing about its scopes.
 		{"Research authentication patterns", "draft", "research-only"},
 	} {
-		if got := guessScope(tt.desc, tt.current); got != tt.want {
+		if got := guessScope(intent.Scope, tt.desc, tt.current); got != tt.want {
 			t.Errorf("guessScope(%q, %q) = %q, want %q", tt.desc, tt.current, got, tt.want)
 		}
 	}
@@ -300,5 +301,37 @@ func TestFirstTime(t *testing.T) {
 	}
 	if _, err := firstTime("created_at", nil, ""); err == nil {
 		t.Error("no usable time: want an error")
+	}
+}
+
+// TestMigrateTakesTheScopeGuess: the scope of a document that names none
+// is its caller's guess, checked against the state it is in; no word list
+// of this package's own decides it. The 1.3 fixture is in plan, its
+// description asks for research and a plan.
+func TestMigrateTakesTheScopeGuess(t *testing.T) {
+	doc := readFixture(t, "legacy/v1.3.json")
+	for _, tt := range []struct {
+		name            string
+		guess           ScopeGuesser
+		scope, terminal string
+	}{
+		{"the offline classifier", intent.Scope, "research-and-plan", "plan"},
+		{"another guess", func(string) string { return "research-and-revise" }, "research-and-revise", "plan"},
+		{"a guess whose route never reaches plan", func(string) string { return "research-only" }, "full-implementation", "complete"},
+		{"no guess", nil, "full-implementation", "complete"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, _, err := Migrate(doc, tt.guess)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := ViewOf(out)
+			if v.Scope != tt.scope || v.TerminalState != tt.terminal {
+				t.Errorf("scope %q ending in %q, want %q ending in %q", v.Scope, v.TerminalState, tt.scope, tt.terminal)
+			}
+			if got := gjson.GetBytes(out, PathClassification+".workflow_type").String(); got != tt.scope {
+				t.Errorf("classified as %q, want the scope %q", got, tt.scope)
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/intent"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 )
 
@@ -54,8 +55,8 @@ func TestNewGolden(t *testing.T) {
 			t.Errorf("output lacks %s", want)
 		}
 	}
-	if again, _, err := Migrate(out); err != nil || !bytes.Equal(again, out) {
-		t.Errorf("Migrate(New()) changed it: %v", err)
+	if again, _, err := Migrate(out, intent.Scope); err != nil || !bytes.Equal(again, out) {
+		t.Errorf("Migrate(New(), intent.Scope) changed it: %v", err)
 	}
 }
 

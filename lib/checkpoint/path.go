@@ -261,12 +261,12 @@ func edit(doc []byte, path string, comps []string, raw []byte, now time.Time) ([
 	}
 	// Touch first, so that an explicit edit of updated_at wins.
 	ts := Timestamp(now)
-	out, err := sjson.SetBytes(doc, "updated_at", ts)
+	out, err := sjson.SetBytes(doc, PathUpdatedAt, ts)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: touch updated_at: %w", err)
 	}
-	if gjson.GetBytes(out, "metadata").IsObject() {
-		if out, err = sjson.SetBytes(out, "metadata.updated_at", ts); err != nil {
+	if gjson.GetBytes(out, PathMetadata).IsObject() {
+		if out, err = sjson.SetBytes(out, PathMetadataUpdatedAt, ts); err != nil {
 			return nil, fmt.Errorf("checkpoint: touch metadata.updated_at: %w", err)
 		}
 	}

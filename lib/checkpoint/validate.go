@@ -142,14 +142,12 @@ const (
 )
 
 var topNames = [nTop]string{
-	topVersion: "schema_version", topWorkflowID: "workflow_id", topCommand: "command",
-	topProjectName: "project_name", topDescription: "workflow_description", topStatus: "status",
-	topCreatedAt: "created_at", topUpdatedAt: "updated_at", topStateMachine: "state_machine",
-	topPhaseData: "phase_data", topSupervisorState: "supervisor_state", topErrorState: "error_state",
-	topMetadata: "metadata", topHold: "hold", topRewinds: "rewinds",
+	topVersion: PathSchemaVersion, topWorkflowID: PathWorkflowID, topCommand: PathCommand,
+	topProjectName: PathProjectName, topDescription: PathDescription, topStatus: PathStatus,
+	topCreatedAt: PathCreatedAt, topUpdatedAt: PathUpdatedAt, topStateMachine: PathStateMachine,
+	topPhaseData: PathPhaseData, topSupervisorState: PathSupervisorState, topErrorState: PathErrorState,
+	topMetadata: PathMetadata, topHold: PathHold, topRewinds: PathRewinds,
 }
-
-var holdKinds = []string{"approval", "pause", "cancel"}
 
 func checkVersion(v gjson.Result) error {
 	switch {

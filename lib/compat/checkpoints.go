@@ -138,7 +138,7 @@ func (c *call) restore(typ, project string) (*store.Workflow, []byte, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if gjson.GetBytes(doc, "workflow_type").String() == typ && (project == "" || gjson.GetBytes(doc, "project_name").String() == project) {
+		if gjson.GetBytes(doc, "workflow_type").String() == typ && (project == "" || gjson.GetBytes(doc, checkpoint.PathProjectName).String() == project) {
 			return w, doc, nil
 		}
 	}
@@ -204,7 +204,7 @@ func (c *call) commandWorkflow(command string) (*store.Workflow, []byte, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	if got := gjson.GetBytes(doc, "command").String(); !sameCommand(got, command) {
+	if got := gjson.GetBytes(doc, checkpoint.PathCommand).String(); !sameCommand(got, command) {
 		return nil, nil, fail.Usagef("workflow %s runs command %s, not %q: it has no %s checkpoint", w.ID, got, command, command)
 	}
 	return w, doc, nil
@@ -489,7 +489,7 @@ func loadStateMachineCheckpoint(c *call) int {
 	if err != nil {
 		return c.failErr(err)
 	}
-	raw, _, _ := checkpoint.Get(doc, "state_machine")
+	raw, _, _ := checkpoint.Get(doc, checkpoint.PathStateMachine)
 	c.print(checkpoint.Display(raw))
 	return 0
 }
@@ -675,7 +675,7 @@ func saveIterationCheckpoint(c *call) int {
 	if !gjson.Valid(doc) || !gjson.Parse(doc).IsObject() {
 		return c.fail(1, "the iteration checkpoint must be a JSON object")
 	}
-	iteration, id := gjson.Get(doc, "iteration"), gjson.Get(doc, "workflow_id").String()
+	iteration, id := gjson.Get(doc, "iteration"), gjson.Get(doc, "workflow_id").String() // not a checkpoint path: the iteration checkpoint's
 	n := checkpoint.Display(iteration.Raw)
 	if !iteration.Exists() || !isDigits(n) {
 		return c.fail(1, "the checkpoint needs an integer \"iteration\"")

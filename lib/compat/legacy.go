@@ -64,7 +64,7 @@ func legacyDefaults(m map[string]any) {
 func legacyKeys() []string {
 	m := map[string]any{}
 	legacyDefaults(m)
-	delete(m, "schema_version")
+	delete(m, checkpoint.PathSchemaVersion)
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -241,7 +241,7 @@ const defaultMaxIterations = 5
 // wording, so get_skip_reason's first reason is errs[0].
 func Check(kind string, doc []byte, now time.Time, stat Stat) (errs, warns []string, err error) {
 	if kind == CheckDocument {
-		if _, _, err := checkpoint.Migrate(doc); err != nil {
+		if _, _, err := store.Migrate(doc); err != nil {
 			return []string{err.Error()}, nil, nil
 		}
 		return nil, nil, nil
@@ -270,17 +270,17 @@ func checkResume(root gjson.Result, now time.Time, stat Stat) []string {
 	if tp := root.Get("tests_passing"); tp.Exists() && tp.Type != gjson.Null && tp.String() != "true" {
 		errs = append(errs, "Tests failing in last run")
 	}
-	if notNull(root.Get("last_error")) || notNull(root.Get("error_state.last_error")) {
+	if notNull(root.Get("last_error")) || notNull(root.Get(checkpoint.PathLastError)) {
 		errs = append(errs, "Last run had errors")
 	}
-	if s := root.Get("status").String(); s != checkpoint.InProgress {
+	if s := root.Get(checkpoint.PathStatus).String(); s != checkpoint.InProgress {
 		errs = append(errs, fmt.Sprintf("Checkpoint status: %s (expected: in_progress)", s))
 	}
 	// The bash library wrote a new file per save, so its created_at was
 	// the last save; flowstate updates one file, whose updated_at is that.
-	at, ok := checkpoint.ParseTime(root.Get("updated_at").Value())
+	at, ok := checkpoint.ParseTime(root.Get(checkpoint.PathUpdatedAt).Value())
 	if !ok {
-		at, ok = checkpoint.ParseTime(root.Get("created_at").Value())
+		at, ok = checkpoint.ParseTime(root.Get(checkpoint.PathCreatedAt).Value())
 	}
 	switch age := now.Sub(at); {
 	case !ok:

@@ -33,7 +33,7 @@ type savedMachine struct {
 func parseMachine(doc []byte) savedMachine {
 	root := gjson.ParseBytes(doc)
 	var s savedMachine
-	switch at := root.Get("state_machine"); {
+	switch at := root.Get(checkpoint.PathStateMachine); {
 	case at.IsObject():
 		root = at
 		fallthrough
@@ -88,7 +88,7 @@ func smSave(c *call) int {
 		if err != nil {
 			return c.failErr(err)
 		}
-		raw, _, _ := checkpoint.Get(doc, "state_machine")
+		raw, _, _ := checkpoint.Get(doc, checkpoint.PathStateMachine)
 		data = checkpoint.Display(raw)
 	} else {
 		data = c.shellMachine()

@@ -394,7 +394,7 @@ func (c *call) saveNamed(name string, value []byte) int {
 	return 0
 }
 
-func namedPath(name string) string { return "phase_data.named." + name }
+func namedPath(name string) string { return checkpoint.PhaseData("named", name) }
 
 // load_json_checkpoint NAME: print it (compact JSON), or {} when never
 // saved.
@@ -478,7 +478,7 @@ func discoverLatestStateFile(c *call) int {
 		return c.usage("discover_latest_state_file COMMAND")
 	}
 	w, doc, err := c.checkpointed()
-	if err != nil || !strings.HasPrefix(w.ID, c.arg(0)+"_") && !sameCommand(gjson.GetBytes(doc, "command").String(), c.arg(0)) {
+	if err != nil || !strings.HasPrefix(w.ID, c.arg(0)+"_") && !sameCommand(gjson.GetBytes(doc, checkpoint.PathCommand).String(), c.arg(0)) {
 		return 1
 	}
 	c.touched = w // its state file is sourced next

@@ -92,7 +92,7 @@ func migrateFile(p *store.Project, path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, _, err := checkpoint.Migrate(doc)
+	out, _, err := store.Migrate(doc)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -170,17 +170,17 @@ func newCheckpoint(id, typ, project string, state []byte, stat Stat, now time.Ti
 	st := gjson.ParseBytes(state)
 	ts := checkpoint.Timestamp(now)
 	skeleton := map[string]any{
-		"schema_version": "2.1", "checkpoint_id": id, "workflow_type": typ, "project_name": project,
-		"workflow_description": st.Get("workflow_description").String(), "created_at": ts, "updated_at": ts,
-		"status": checkpoint.InProgress, "state_machine": nil,
-		"metadata": map[string]any{"checkpoint_id": id, "project_name": project, "created_at": ts, "updated_at": ts},
+		checkpoint.PathSchemaVersion: "2.1", "checkpoint_id": id, "workflow_type": typ, checkpoint.PathProjectName: project,
+		checkpoint.PathDescription: st.Get(checkpoint.PathDescription).String(), checkpoint.PathCreatedAt: ts, checkpoint.PathUpdatedAt: ts,
+		checkpoint.PathStatus: checkpoint.InProgress, checkpoint.PathStateMachine: nil,
+		checkpoint.PathMetadata: map[string]any{"checkpoint_id": id, "project_name": project, "created_at": ts, "updated_at": ts},
 	}
-	if s := st.Get("status"); s.Type == gjson.String {
-		skeleton["status"] = s.Str // the original's state.status // "in_progress"; Migrate checks it
+	if s := st.Get(checkpoint.PathStatus); s.Type == gjson.String {
+		skeleton[checkpoint.PathStatus] = s.Str // the original's state.status // "in_progress"; Migrate checks it
 	}
-	// Sections the original took from the state; in a workflow they are
-	// flowstate's, here the file's own.
-	for _, k := range []string{"state_machine", "phase_data", "supervisor_state", "error_state"} {
+	// Sections the original took from the state, under the checkpoint's
+	// names; in a workflow they are flowstate's, here the file's own.
+	for _, k := range []string{checkpoint.PathStateMachine, checkpoint.PathPhaseData, checkpoint.PathSupervisorState, checkpoint.PathErrorState} {
 		if v := st.Get(k); v.IsObject() {
 			skeleton[k] = json.RawMessage(v.Raw)
 		}
@@ -189,7 +189,7 @@ func newCheckpoint(id, typ, project string, state []byte, stat Stat, now time.Ti
 	if err != nil {
 		return nil, err
 	}
-	doc, _, err := checkpoint.Migrate(raw)
+	doc, _, err := store.Migrate(raw)
 	if err != nil {
 		return nil, err
 	}

@@ -175,20 +175,20 @@ func begin(w *store.Workflow, ip sm.InitParams, at *savedMachine) error {
 			return fail.Refusedf("workflow %s is in %s (%s) since init_workflow_state started it; sm_init starts a workflow in %s: choose a new id with generate_unique_workflow_id", w.ID, st.CurrentState, st.Status, ip.Machine.Initial)
 		}
 		e := tx.Checkpoint
-		for _, k := range []string{"command", "workflow_description", "state_machine"} {
+		for _, k := range []string{checkpoint.PathCommand, checkpoint.PathDescription, checkpoint.PathStateMachine} {
 			if e, err = sjson.SetRawBytes(e, k, []byte(gjson.GetBytes(fresh, k).Raw)); err != nil {
 				return err
 			}
 		}
 		event := map[string]any{"command": ip.Command, "scope": ip.Scope}
 		if at != nil {
-			if e, err = sjson.SetBytes(e, "state_machine.current_state", at.current); err == nil {
-				e, err = sjson.SetBytes(e, "state_machine.completed_states", left(at.completed, at.current, ip.Machine.Initial))
+			if e, err = sjson.SetBytes(e, checkpoint.PathCurrentState, at.current); err == nil {
+				e, err = sjson.SetBytes(e, checkpoint.PathCompletedStates, left(at.completed, at.current, ip.Machine.Initial))
 			}
 			event["state"] = at.current
 		}
 		if err == nil {
-			e, err = sjson.SetBytes(e, "updated_at", checkpoint.Timestamp(tx.Now))
+			e, err = sjson.SetBytes(e, checkpoint.PathUpdatedAt, checkpoint.Timestamp(tx.Now))
 		}
 		if err == nil {
 			tx.Checkpoint, err = sjson.DeleteBytes(e, pendingKey)
@@ -202,10 +202,9 @@ func begin(w *store.Workflow, ip sm.InitParams, at *savedMachine) error {
 // started, with the same description, command and scope, it is the same
 // call (the block was run again); anything else is refused.
 func again(id string, doc []byte, ip sm.InitParams) error {
-	st := sm.StatusOf(id, doc)
-	desc := gjson.GetBytes(doc, "state_machine.workflow_config.description").String()
-	if st.Command != ip.Command || st.Scope != ip.Scope || desc != ip.Description || st.CurrentState != ip.Machine.Initial || st.Status != checkpoint.InProgress {
-		return fail.Usagef("workflow %s exists already (%s, %s, in state %s); choose a new id with generate_unique_workflow_id", id, st.Command, st.Scope, st.CurrentState)
+	v := checkpoint.HeadOf(doc)
+	if v.Command != ip.Command || v.Scope != ip.Scope || v.ConfigDescription != ip.Description || v.CurrentState != ip.Machine.Initial || v.Status != checkpoint.InProgress {
+		return fail.Usagef("workflow %s exists already (%s, %s, in state %s); choose a new id with generate_unique_workflow_id", id, v.Command, v.Scope, v.CurrentState)
 	}
 	return nil
 }

@@ -38,12 +38,12 @@ func (h handler) preToolUse() {
 // sub-supervisors' own steps are touched.
 func (h handler) bindAgent() {
 	in := h.pl.ToolInput
-	cmd := gjson.GetBytes(in, "command")
+	cmd := gjson.GetBytes(in, "command") // not a checkpoint path: the Bash tool's input
 	if h.pl.AgentID == "" || !validAgentID(h.pl.AgentID) || cmd.Type != gjson.String ||
 		!strings.Contains(cmd.Str, "flowstate phase-") || !strings.Contains(cmd.Str, "--supervisor") {
 		return
 	}
-	updated, err := sjson.SetBytes(in, "command", "export "+orchestrate.AgentEnv+"="+h.pl.AgentID+"\n"+cmd.Str)
+	updated, err := sjson.SetBytes(in, "command", "export "+orchestrate.AgentEnv+"="+h.pl.AgentID+"\n"+cmd.Str) // not a checkpoint path
 	if err != nil {
 		h.l.printf("pre-tool-use: %v", err)
 		return

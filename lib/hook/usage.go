@@ -142,8 +142,9 @@ func (h handler) mainUsage() {
 		h.l.printf("stop: %v", err)
 		return
 	}
-	past := usage.PastMain(events, h.session, gjson.GetBytes(doc, "session_id").String(), gjson.GetBytes(doc, "state_machine.current_state").String())
-	if !checkpoint.Active(gjson.GetBytes(doc, "status").String()) {
+	v := checkpoint.ViewOf(doc)
+	past := usage.PastMain(events, h.session, v.Session, v.CurrentState)
+	if !checkpoint.Active(v.Status) {
 		past.Window.Until = past.Finished
 	}
 	m, err := h.scanMain(past)

@@ -689,6 +689,10 @@ func (lx *lexicon) buildRules() {
 	}
 }
 
+// Scope is the scope Classify reads in a description: the guess a
+// migration makes for a checkpoint that names none (checkpoint.Migrate).
+func Scope(description string) string { return Classify(description).WorkflowType }
+
 // Classify classifies a description without a model: deterministic, pure,
 // and meant for when the user asks for it, never as a silent fallback for
 // the agent. Its output passes classify.Parse(_, 0). Confidence is the

@@ -49,92 +49,45 @@ func (a Actor) fields(more map[string]any) map[string]any {
 	return more
 }
 
-// Kinds of hold.
+// The hold is the checkpoint's (checkpoint.Hold); lib/orchestrate and
+// lib/lint still name it and its kinds through this package until they
+// take the checkpoint's own names (issue 26).
+type Hold = checkpoint.Hold
+
 const (
-	HoldApproval = "approval"
-	HoldPause    = "pause"
-	HoldCancel   = "cancel"
+	HoldApproval = checkpoint.HoldApproval
+	HoldPause    = checkpoint.HoldPause
 )
 
-// Hold is what a person holds a workflow for, kept in the checkpoint's
-// "hold" while it waits (awaiting_approval, paused), and once it is
-// cancelled.
-type Hold struct {
-	Kind    string `json:"kind"`
-	Since   string `json:"since"`
-	State   string `json:"state,omitempty"` // approval: the gated state to enter
-	From    string `json:"from,omitempty"`  // the state the workflow waits in
-	Message string `json:"message,omitempty"`
-	Reason  string `json:"reason,omitempty"`
-	By      string `json:"by,omitempty"`
-	Via     string `json:"via,omitempty"`
-}
-
-// HoldOf reads the hold of a checkpoint; nil when there is none.
-func HoldOf(doc []byte) *Hold {
-	raw := gjson.GetBytes(doc, pHold)
-	var h Hold
-	if !raw.IsObject() || json.Unmarshal([]byte(raw.Raw), &h) != nil || h.Kind == "" {
-		return nil
-	}
-	return &h
-}
-
-// Sentence says in words what the hold is: "waits for approval to enter
-// implement: Approve the plan", "is paused by ann: lunch".
-// Free text is folded onto one line: it ends up in KEY=VALUE output and
-// in what a hook tells the model.
-func (h *Hold) Sentence() string {
-	who := ""
-	if h.By != "" {
-		who = " by " + kv.OneLine(h.By)
-	}
-	why := ""
-	if h.Reason != "" {
-		why = ": " + kv.OneLine(h.Reason)
-	}
-	switch h.Kind {
-	case HoldApproval:
-		return fmt.Sprintf("waits for approval to enter %s: %s", h.State, kv.OneLine(h.Message))
-	case HoldPause:
-		return "is paused" + who + why
-	}
-	return "was cancelled" + who + why
-}
+// HoldOf reads the hold of a checkpoint; nil when there is none. (It is
+// checkpoint.ViewOf(doc).Hold, for lib/orchestrate until it reads the
+// View, issue 26.)
+func HoldOf(doc []byte) *Hold { return checkpoint.ViewOf(doc).Hold }
 
 // RejectsTo is the state a rejection at the gate h waits at sends the
 // workflow (whose checkpoint is doc) back to: the gate's reject_to, else
 // the state it waits in.
-func RejectsTo(doc []byte, h *Hold) string {
-	g, _ := gateOf(doc, h.State)
-	return orDefault(g.RejectTo, h.From)
-}
+func RejectsTo(doc []byte, h *checkpoint.Hold) string { return rejectsTo(checkpoint.ViewOf(doc), h) }
 
-// gateOf is the gate on entering state, if the workflow has one.
-func gateOf(doc []byte, state string) (machine.Gate, bool) {
-	raw := gjson.GetBytes(doc, pGates+"."+gjson.Escape(state))
-	var g machine.Gate
-	if !raw.IsObject() || json.Unmarshal([]byte(raw.Raw), &g) != nil {
-		return g, false
-	}
-	return g, true
+func rejectsTo(v checkpoint.View, h *checkpoint.Hold) string {
+	g, _ := v.Gate(h.State)
+	return orDefault(g.RejectTo, h.From)
 }
 
 // refuseHeld stops a workflow that a person holds from moving on (exit 6),
 // saying what the person runs to let it go.
-func refuseHeld(w *store.Workflow, doc []byte) error {
-	status := gjson.GetBytes(doc, pStatus).String()
-	if !checkpoint.Held(status) {
+func refuseHeld(w *store.Workflow, v checkpoint.View) error {
+	if !checkpoint.Held(v.Status) {
 		return nil
 	}
-	h := HoldOf(doc)
+	h := v.Hold
 	if h == nil {
-		h = &Hold{Kind: HoldPause}
-		if status == checkpoint.AwaitingApproval {
-			h.Kind = HoldApproval
+		h = &checkpoint.Hold{Kind: checkpoint.HoldPause}
+		if v.Status == checkpoint.AwaitingApproval {
+			h.Kind = checkpoint.HoldApproval
 		}
 	}
-	if h.Kind == HoldApproval {
+	if h.Kind == checkpoint.HoldApproval {
 		return fail.Waitingf("workflow %s %s; approve it with `flowstate approve`, or send it back with `flowstate reject --reason TEXT`", w.ID, h.Sentence())
 	}
 	return fail.Waitingf("workflow %s %s; continue it with `flowstate unpause` (or /flowstate:workflow-resume)", w.ID, h.Sentence())
@@ -143,18 +96,18 @@ func refuseHeld(w *store.Workflow, doc []byte) error {
 // await holds the workflow in `from` before the gated state `to` and
 // returns the exit-6 error that says so.
 func (e *editor) await(tx *store.Tx, w *store.Workflow, from, to string, g machine.Gate) error {
-	h := Hold{Kind: HoldApproval, Since: checkpoint.Timestamp(tx.Now), State: to, From: from, Message: g.Message}
-	e.set(pStatus, checkpoint.AwaitingApproval)
-	e.set(pHold, h)
+	h := checkpoint.Hold{Kind: checkpoint.HoldApproval, Since: checkpoint.Timestamp(tx.Now), State: to, From: from, Message: g.Message}
+	e.set(checkpoint.PathStatus, checkpoint.AwaitingApproval)
+	e.set(checkpoint.PathHold, h)
 	e.touch(tx.Now)
 	tx.Event("gate", map[string]any{"state": to, "from": from, "message": g.Message})
-	return refuseHeld(w, e.doc)
+	return refuseHeld(w, checkpoint.ViewOf(e.doc))
 }
 
 // approvalPath is where the approval of entering state is kept, in the
 // state's own phase_data: a rewind past the state takes it back with the
 // rest of the state's data.
-func approvalPath(state string) string { return "phase_data." + state + ".approval" }
+func approvalPath(state string) string { return checkpoint.PhaseData(state, checkpoint.PhaseApproval) }
 
 // Approve lets a workflow that waits at a gate enter the gated state, and
 // records who approved it, when, and their note. It returns the state
@@ -166,21 +119,21 @@ func Approve(w *store.Workflow, a Actor, note string) (entered string, err error
 	}
 	err = w.Update(func(tx *store.Tx) error {
 		doc := tx.Checkpoint
-		status, cur := gjson.GetBytes(doc, pStatus).String(), gjson.GetBytes(doc, pCurrent).String()
-		h := HoldOf(doc)
-		if status != checkpoint.AwaitingApproval || h == nil || h.Kind != HoldApproval {
-			if _, gated := gateOf(doc, cur); gated && checkpoint.Active(status) && gjson.GetBytes(doc, approvalPath(cur)).Exists() {
+		v := checkpoint.ViewOf(doc)
+		status, cur, h := v.Status, v.CurrentState, v.Hold
+		if status != checkpoint.AwaitingApproval || h == nil || h.Kind != checkpoint.HoldApproval {
+			if _, gated := v.Gate(cur); gated && checkpoint.Active(status) && gjson.GetBytes(doc, approvalPath(cur)).Exists() {
 				entered = cur // approved already: a block run twice
 				return nil
 			}
-			return notWaiting(w, doc, "approve")
+			return notWaiting(w, v, "approve")
 		}
 		ed := editor{doc: doc}
-		ed.move(m, h.From, h.State)
-		if gjson.GetBytes(ed.doc, pStatus).String() == checkpoint.AwaitingApproval {
-			ed.set(pStatus, checkpoint.InProgress)
+		ed.move(m, h.From, h.State, v.Error.FailedState)
+		if gjson.GetBytes(ed.doc, checkpoint.PathStatus).String() == checkpoint.AwaitingApproval {
+			ed.set(checkpoint.PathStatus, checkpoint.InProgress)
 		}
-		ed.delete(pHold)
+		ed.delete(checkpoint.PathHold)
 		rec := a.fields(map[string]any{"at": checkpoint.Timestamp(tx.Now)})
 		if note != "" {
 			rec["note"] = note
@@ -202,15 +155,14 @@ func Approve(w *store.Workflow, a Actor, note string) (entered string, err error
 
 // notWaiting refuses a decision (approve, reject) on a workflow that waits
 // for none.
-func notWaiting(w *store.Workflow, doc []byte, what string) error {
-	if err := refuseFinished(w, doc); err != nil {
+func notWaiting(w *store.Workflow, v checkpoint.View, what string) error {
+	if err := refuseFinished(w, v); err != nil {
 		return err
 	}
-	if h := HoldOf(doc); h != nil && h.Kind == HoldPause {
+	if h := v.Hold; h != nil && h.Kind == checkpoint.HoldPause {
 		return fail.Waitingf("workflow %s %s, and waits for no approval: nothing to %s; continue it with `flowstate unpause`", w.ID, h.Sentence(), what)
 	}
-	return fail.Refusedf("workflow %s waits for no approval (it is in state %s, %s): nothing to %s", w.ID,
-		gjson.GetBytes(doc, pCurrent).String(), gjson.GetBytes(doc, pStatus).String(), what)
+	return fail.Refusedf("workflow %s waits for no approval (it is in state %s, %s): nothing to %s", w.ID, v.CurrentState, v.Status, what)
 }
 
 // Reject sends a workflow that waits at a gate back to the state the gate
@@ -227,21 +179,20 @@ func Reject(w *store.Workflow, a Actor, reason string) (to string, err error) {
 		return "", err
 	}
 	err = w.Update(func(tx *store.Tx) error {
-		doc := tx.Checkpoint
-		h := HoldOf(doc)
-		if gjson.GetBytes(doc, pStatus).String() != checkpoint.AwaitingApproval || h == nil || h.Kind != HoldApproval {
+		v := checkpoint.ViewOf(tx.Checkpoint)
+		h := v.Hold
+		if v.Status != checkpoint.AwaitingApproval || h == nil || h.Kind != checkpoint.HoldApproval {
 			// Rejected already, nothing done since: a block run twice.
-			if last := gjson.GetBytes(doc, pRewinds+".@reverse.0"); last.Get("kind").String() == "reject" &&
-				last.Get("reason").String() == reason && last.Get("revision").Int() == tx.Revision {
-				to = last.Get("to").String()
+			if last := v.LastRewind; v.Rewinds > 0 && last.Kind == "reject" && last.Reason == reason && last.Revision == tx.Revision {
+				to = last.To
 				return nil
 			}
-			return notWaiting(w, doc, "reject")
+			return notWaiting(w, v, "reject")
 		}
-		to = RejectsTo(doc, h)
-		ed := editor{doc: doc}
+		to = rejectsTo(v, h)
+		ed := editor{doc: tx.Checkpoint}
 		tx.Event("reject", a.fields(map[string]any{"state": h.State, "from": h.From, "to": to, "reason": reason}))
-		if err := ed.rewind(tx, w, m, to, rewindCause{kind: "reject", actor: a, reason: reason}); err != nil {
+		if err := ed.rewind(tx, w, m, v, to, rewindCause{kind: "reject", actor: a, reason: reason}); err != nil {
 			return err
 		}
 		tx.Checkpoint = ed.doc
@@ -256,27 +207,27 @@ func Reject(w *store.Workflow, a Actor, reason string) (to string, err error) {
 // workflow changes nothing.
 func Pause(w *store.Workflow, a Actor, reason string) error {
 	return w.Update(func(tx *store.Tx) error {
-		doc := tx.Checkpoint
-		switch status := gjson.GetBytes(doc, pStatus).String(); {
-		case status == checkpoint.Paused:
+		v := checkpoint.ViewOf(tx.Checkpoint)
+		switch v.Status {
+		case checkpoint.Paused:
 			return nil
-		case status == checkpoint.AwaitingApproval:
-			return fmt.Errorf("%w; pausing it adds nothing (cancel it with `flowstate cancel --reason TEXT`)", refuseHeld(w, doc))
+		case checkpoint.AwaitingApproval:
+			return fmt.Errorf("%w; pausing it adds nothing (cancel it with `flowstate cancel --reason TEXT`)", refuseHeld(w, v))
 		}
-		if err := refuseFinished(w, doc); err != nil {
+		if err := refuseFinished(w, v); err != nil {
 			return err
 		}
-		return hold(tx, checkpoint.Paused, Hold{Kind: HoldPause, Reason: reason, By: a.By, Via: a.Via}, "pause")
+		return hold(tx, checkpoint.Paused, checkpoint.Hold{Kind: checkpoint.HoldPause, From: v.CurrentState, Reason: reason, By: a.By, Via: a.Via}, "pause")
 	})
 }
 
-// hold sets the workflow's status and its hold h, from its current state.
-func hold(tx *store.Tx, status string, h Hold, event string) error {
+// hold sets the workflow's status and its hold h, which names the state
+// it holds the workflow in (From).
+func hold(tx *store.Tx, status string, h checkpoint.Hold, event string) error {
 	h.Since = checkpoint.Timestamp(tx.Now)
-	h.From = gjson.GetBytes(tx.Checkpoint, pCurrent).String()
 	ed := editor{doc: tx.Checkpoint}
-	ed.set(pStatus, status)
-	ed.set(pHold, h)
+	ed.set(checkpoint.PathStatus, status)
+	ed.set(checkpoint.PathHold, h)
 	ed.touch(tx.Now)
 	tx.Checkpoint = ed.doc
 	ev := Actor{h.By, h.Via}.fields(map[string]any{"state": h.From})
@@ -292,20 +243,20 @@ func hold(tx *store.Tx, status string, h Hold, event string) error {
 // 6, naming approve and reject.
 func Unpause(w *store.Workflow, a Actor) (changed bool, err error) {
 	err = w.Update(func(tx *store.Tx) error {
-		doc := tx.Checkpoint
-		switch gjson.GetBytes(doc, pStatus).String() {
+		v := checkpoint.ViewOf(tx.Checkpoint)
+		switch v.Status {
 		case checkpoint.Paused:
 		case checkpoint.AwaitingApproval:
-			return refuseHeld(w, doc)
+			return refuseHeld(w, v)
 		default:
-			return refuseFinished(w, doc)
+			return refuseFinished(w, v)
 		}
-		ed := editor{doc: doc}
-		ed.set(pStatus, checkpoint.InProgress)
-		ed.delete(pHold)
+		ed := editor{doc: tx.Checkpoint}
+		ed.set(checkpoint.PathStatus, checkpoint.InProgress)
+		ed.delete(checkpoint.PathHold)
 		ed.touch(tx.Now)
 		tx.Checkpoint = ed.doc
-		tx.Event("unpause", a.fields(map[string]any{"state": gjson.GetBytes(doc, pCurrent).String()}))
+		tx.Event("unpause", a.fields(map[string]any{"state": v.CurrentState}))
 		changed = true
 		return ed.err
 	})
@@ -321,13 +272,14 @@ func Cancel(w *store.Workflow, a Actor, reason string) error {
 		return fail.Usagef("cancel needs --reason TEXT: why the workflow is given up, for the record")
 	}
 	return w.Update(func(tx *store.Tx) error {
-		if gjson.GetBytes(tx.Checkpoint, pStatus).String() == checkpoint.Cancelled {
+		v := checkpoint.ViewOf(tx.Checkpoint)
+		if v.Status == checkpoint.Cancelled {
 			return nil
 		}
-		if err := refuseFinished(w, tx.Checkpoint); err != nil {
+		if err := refuseFinished(w, v); err != nil {
 			return err
 		}
-		return hold(tx, checkpoint.Cancelled, Hold{Kind: HoldCancel, Reason: reason, By: a.By, Via: a.Via}, "cancel")
+		return hold(tx, checkpoint.Cancelled, checkpoint.Hold{Kind: checkpoint.HoldCancel, From: v.CurrentState, Reason: reason, By: a.By, Via: a.Via}, "cancel")
 	})
 }
 
@@ -350,12 +302,12 @@ func Rewind(w *store.Workflow, to string, a Actor, reason string) error {
 		return fail.Usagef("rewind: %q is not a state; states are: %s", to, joinStates(m.States()))
 	}
 	return w.Update(func(tx *store.Tx) error {
-		if last := gjson.GetBytes(tx.Checkpoint, pRewinds+".@reverse.0"); last.Get("to").String() == to &&
-			gjson.GetBytes(tx.Checkpoint, pCurrent).String() == to && last.Get("revision").Int() == tx.Revision {
+		v := checkpoint.ViewOf(tx.Checkpoint)
+		if last := v.LastRewind; v.Rewinds > 0 && last.To == to && v.CurrentState == to && last.Revision == tx.Revision {
 			return nil
 		}
 		ed := editor{doc: tx.Checkpoint}
-		if err := ed.rewind(tx, w, m, to, rewindCause{kind: "rewind", actor: a, reason: reason}); err != nil {
+		if err := ed.rewind(tx, w, m, v, to, rewindCause{kind: "rewind", actor: a, reason: reason}); err != nil {
 			return err
 		}
 		tx.Checkpoint = ed.doc
@@ -370,23 +322,20 @@ type rewindCause struct {
 	reason string
 }
 
-// rewind is Rewind's change of the document in e, inside tx.
-// The workers of a state with work are recorded under its definition's
-// records key (supervisor_state.<key>): the rewind takes them back too.
-func (e *editor) rewind(tx *store.Tx, w *store.Workflow, m *machine.Machine, to string, c rewindCause) error {
+// rewind is Rewind's change of the document in e, whose view is v,
+// inside tx. The workers of a state with work are recorded under its
+// definition's records key (supervisor_state.<key>): the rewind takes
+// them back too.
+func (e *editor) rewind(tx *store.Tx, w *store.Workflow, m *machine.Machine, v checkpoint.View, to string, c rewindCause) error {
 	// A complete workflow can be taken back and done again; one given up
 	// (failed, abandoned, cancelled) cannot.
-	status := gjson.GetBytes(e.doc, pStatus).String()
+	status := v.Status
 	if status != checkpoint.Complete {
-		if err := refuseFinished(w, e.doc); err != nil {
+		if err := refuseFinished(w, v); err != nil {
 			return err
 		}
 	}
-	cur := gjson.GetBytes(e.doc, pCurrent).String()
-	var completed []string
-	for _, s := range gjson.GetBytes(e.doc, pCompleted).Array() {
-		completed = append(completed, s.String())
-	}
+	cur, completed := v.CurrentState, v.CompletedStates
 	i := slices.Index(completed, to)
 	if i < 0 && to != cur {
 		return fail.Refusedf("workflow %s has not been through %s: rewind goes back to a state it completed (%s) or to its current state %s", w.ID, to, joinStates(completed), cur)
@@ -406,7 +355,8 @@ func (e *editor) rewind(tx *store.Tx, w *store.Workflow, m *machine.Machine, to 
 	if c.reason != "" {
 		entry["reason"] = c.reason
 	}
-	taken := map[string]map[string]json.RawMessage{"phase_data": {}, "supervisor_state": {}, "retries": {}}
+	// Kept under the names of the fields they came from.
+	taken := map[string]map[string]json.RawMessage{checkpoint.PathPhaseData: {}, checkpoint.PathSupervisorState: {}, "retries": {}}
 	take := func(group, key, path string) {
 		if r := gjson.GetBytes(e.doc, path); r.Exists() {
 			taken[group][key] = json.RawMessage(r.Raw)
@@ -417,45 +367,44 @@ func (e *editor) rewind(tx *store.Tx, w *store.Workflow, m *machine.Machine, to 
 	for _, s := range cleared {
 		if s != m.Initial { // the workflow's own settings (coordination) live there
 			if s == to {
-				for _, a := range gjson.GetBytes(e.doc, "phase_data."+gjson.Escape(s)+".artifacts").Array() {
+				for _, a := range gjson.GetBytes(e.doc, checkpoint.PhaseData(s, checkpoint.PhaseArtifacts)).Array() {
 					earlier = append(earlier, a.String())
 				}
 			}
-			take("phase_data", s, "phase_data."+gjson.Escape(s))
+			take(checkpoint.PathPhaseData, s, checkpoint.PhaseData(s))
 		}
 		if work, ok := m.WorkOf(s); ok {
 			key := work.RecordsKey(s)
-			take("supervisor_state", key, "supervisor_state."+gjson.Escape(key))
+			take(checkpoint.PathSupervisorState, key, checkpoint.SupervisorState(key))
 		}
-		take("retries", s, pRetries+"."+gjson.Escape(s))
+		take("retries", s, checkpoint.Retries(s))
 	}
 	for group, kept := range taken {
 		if len(kept) > 0 {
 			entry[group] = kept
 		}
 	}
-	if failed := gjson.GetBytes(e.doc, pFailed).String(); slices.Contains(cleared, failed) {
-		entry["error"] = json.RawMessage(gjson.GetBytes(e.doc, "error_state").Raw)
-		e.setRaw(pLastError, "null")
-		e.setRaw(pFailed, "null")
-		e.setRaw(pRetryCount, "0")
+	if slices.Contains(cleared, v.Error.FailedState) {
+		// As it is now, without the retries of the states taken back.
+		entry["error"] = json.RawMessage(gjson.GetBytes(e.doc, checkpoint.PathErrorState).Raw)
+		e.clearError()
 	}
 	b, _ := json.Marshal(completed[:i])
-	e.setRaw(pCompleted, string(b))
-	e.set(pCurrent, to)
+	e.setRaw(checkpoint.PathCompletedStates, string(b))
+	e.set(checkpoint.PathCurrentState, to)
 	if status != checkpoint.Paused {
-		e.set(pStatus, checkpoint.InProgress)
-		e.delete(pHold)
+		e.set(checkpoint.PathStatus, checkpoint.InProgress)
+		e.delete(checkpoint.PathHold)
 	}
 	if c.reason != "" {
 		fb := c.actor.fields(map[string]any{"kind": c.kind, "reason": c.reason, "at": checkpoint.Timestamp(tx.Now)})
 		if len(earlier) > 0 {
 			fb["earlier"] = earlier
 		}
-		e.set("phase_data."+gjson.Escape(to)+".feedback", fb)
+		e.set(checkpoint.PhaseData(to, checkpoint.PhaseFeedback), fb)
 	}
 	var history []json.RawMessage
-	if raw := gjson.GetBytes(e.doc, pRewinds); raw.IsArray() {
+	if raw := gjson.GetBytes(e.doc, checkpoint.PathRewinds); raw.IsArray() {
 		for _, r := range raw.Array() {
 			history = append(history, json.RawMessage(r.Raw))
 		}
@@ -465,7 +414,7 @@ func (e *editor) rewind(tx *store.Tx, w *store.Workflow, m *machine.Machine, to 
 		return err
 	}
 	hb, _ := json.Marshal(append(history, eb))
-	e.setRaw(pRewinds, string(hb))
+	e.setRaw(checkpoint.PathRewinds, string(hb))
 	e.touch(tx.Now)
 	ev := c.actor.fields(map[string]any{"from": cur, "to": to, "states": cleared})
 	if c.reason != "" {

@@ -18,3 +18,21 @@ func TestActorFrom(t *testing.T) {
 		}
 	}
 }
+
+// TestRewindBeforeAnyStateIsDone: rewinding a workflow to its current
+// state before it completed any (its first state's work done again)
+// leaves completed_states an empty array; it was written as null, and
+// the write refused as invalid.
+func TestRewindBeforeAnyStateIsDone(t *testing.T) {
+	w := newWorkflow(t, "initialize")
+	if err := Rewind(w, "initialize", Actor{By: "ann"}, "start over"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Current(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.CurrentState != "initialize" || len(st.CompletedStates) != 0 || st.Status != "in_progress" {
+		t.Errorf("after the rewind: %+v", st)
+	}
+}

@@ -28,22 +28,6 @@ import (
 // DefaultMaxRetries is how often one state may be retried after failing.
 const DefaultMaxRetries = 2
 
-// Checkpoint paths this package reads and writes.
-const (
-	pCurrent    = "state_machine.current_state"
-	pCompleted  = "state_machine.completed_states"
-	pTerminal   = "state_machine.workflow_config.terminal_state"
-	pScope      = "state_machine.workflow_config.scope"
-	pStatus     = "status"
-	pLastError  = "error_state.last_error"
-	pFailed     = "error_state.failed_state"
-	pRetryCount = "error_state.retry_count"
-	pRetries    = "error_state.retries"
-	pGates      = "state_machine.gates"
-	pHold       = "hold"
-	pRewinds    = "rewinds"
-)
-
 // InitParams describes a new workflow.
 type InitParams struct {
 	ID             string // optional; generated when empty
@@ -71,9 +55,6 @@ type InitParams struct {
 	Since time.Time
 }
 
-// pAgents is where a workflow keeps the agents declared for it.
-const pAgents = "state_machine.agents"
-
 // Init creates the workflow, its first checkpoint, and points the
 // session at it. Run again, it creates nothing: the same request (command,
 // description and scope) answers the workflow it created (again is then
@@ -99,8 +80,7 @@ func initAgain(p *store.Project, ip InitParams) (*store.Workflow, bool, error) {
 	if id == "" || store.ValidID(id) != nil {
 		return nil, false, nil
 	}
-	s, ok := p.Summary(id)
-	if !ok {
+	if _, ok := p.Summary(id); !ok {
 		return nil, false, nil
 	}
 	w, err := p.Workflow(id)
@@ -111,18 +91,18 @@ func initAgain(p *store.Project, ip InitParams) (*store.Workflow, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	desc := gjson.GetBytes(doc, "workflow_description").String()
-	same := s.Command == ip.Command && s.Scope == ip.Scope && desc == ip.Description && (s.Session == "" || s.Session == ip.Session)
+	v := checkpoint.ViewOf(doc)
+	same := v.Command == ip.Command && v.Scope == ip.Scope && v.Description == ip.Description && (v.Session == "" || v.Session == ip.Session)
 	switch {
 	case implicit:
 		// Only this command's own start, run again: the user's next
 		// command with the same words starts a new workflow.
-		return w, same && s.Active() && !createdBefore(gjson.GetBytes(doc, "created_at").String(), ip.Since), nil
+		return w, same && checkpoint.Active(v.Status) && !createdBefore(v.CreatedAt, ip.Since), nil
 	case same:
 		return w, true, nil
 	}
 	return nil, false, fail.Usagef("workflow %q already exists in %s for another request (%s: %q); choose another --workflow id or omit it",
-		id, p.Dir, s.Command, desc)
+		id, p.Dir, v.Command, v.Description)
 }
 
 // createdBefore reports whether a workflow created at (RFC 3339) was
@@ -199,7 +179,7 @@ func Document(p *store.Project, ip InitParams) (id string, cp []byte, err error)
 	}
 	if ip.Session != "" {
 		// Recorded so that another session's blocks never pick it up.
-		if cp, err = sjson.SetBytes(cp, "session_id", ip.Session); err != nil {
+		if cp, err = sjson.SetBytes(cp, checkpoint.PathSession, ip.Session); err != nil {
 			return "", nil, err
 		}
 	}
@@ -214,18 +194,18 @@ func Document(p *store.Project, ip InitParams) (id string, cp []byte, err error)
 		return "", nil, err
 	}
 	if len(gates) > 0 {
-		if cp, err = sjson.SetBytes(cp, pGates, gates); err != nil {
+		if cp, err = sjson.SetBytes(cp, checkpoint.PathGates, gates); err != nil {
 			return "", nil, err
 		}
 	}
 	if len(ip.Agents) > 0 {
-		if cp, err = sjson.SetBytes(cp, pAgents, ip.Agents); err != nil {
+		if cp, err = sjson.SetBytes(cp, checkpoint.PathAgents, ip.Agents); err != nil {
 			return "", nil, err
 		}
 	}
 	// Sorted, so the checkpoint's bytes do not depend on map order.
 	for _, k := range slices.Sorted(maps.Keys(ip.PhaseData)) {
-		if cp, err = sjson.SetBytes(cp, "phase_data."+gjson.Escape(m.Initial)+"."+gjson.Escape(k), ip.PhaseData[k]); err != nil {
+		if cp, err = sjson.SetBytes(cp, checkpoint.PhaseData(m.Initial, k), ip.PhaseData[k]); err != nil {
 			return "", nil, err
 		}
 	}
@@ -304,12 +284,12 @@ func Transition(w *store.Workflow, to, reason string, opts ...Option) (changed b
 	var waiting error
 	err = w.Update(func(tx *store.Tx) error {
 		doc := tx.Checkpoint
-		from := gjson.GetBytes(doc, pCurrent).String()
-		terminal := gjson.GetBytes(doc, pTerminal).String()
+		v := checkpoint.ViewOf(doc)
+		from := v.CurrentState
 		if o.from != "" && from != o.from && from != to {
 			return fail.Refusedf("workflow %s is in %q, not %q: refusing %s -> %s", w.ID, from, o.from, o.from, to)
 		}
-		same, err := m.Check(gjson.GetBytes(doc, pScope).String(), from, to, terminal)
+		same, err := m.Check(v.Scope, from, to, v.TerminalState)
 		if err != nil {
 			return fmt.Errorf("workflow %s: %w", w.ID, err)
 		}
@@ -318,19 +298,19 @@ func Transition(w *store.Workflow, to, reason string, opts ...Option) (changed b
 		if same {
 			return mergeInto(w, tx, doc, o.patch)
 		}
-		if err := refuseFinished(w, doc); err != nil {
+		if err := refuseFinished(w, v); err != nil {
 			return err
 		}
-		if err := refuseHeld(w, doc); err != nil {
+		if err := refuseHeld(w, v); err != nil {
 			return err
 		}
 		ed := editor{doc: doc}
-		if gate, ok := gateOf(doc, to); ok {
+		if gate, ok := v.Gate(to); ok {
 			waiting = ed.await(tx, w, from, to, gate)
 			tx.Checkpoint = ed.doc
 			return ed.err
 		}
-		ed.move(m, from, to)
+		ed.move(m, from, to, v.Error.FailedState)
 		ed.touch(tx.Now)
 		if ed.err != nil {
 			return ed.err
@@ -350,9 +330,10 @@ func Transition(w *store.Workflow, to, reason string, opts ...Option) (changed b
 	return changed, err
 }
 
-// move sets the current state to `to`, from `from`, as a transition does.
-func (e *editor) move(m *machine.Machine, from, to string) {
-	e.set(pCurrent, to)
+// move sets the current state to `to`, from `from`, as a transition does;
+// failed is the workflow's failed state ("" for none).
+func (e *editor) move(m *machine.Machine, from, to, failed string) {
+	e.set(checkpoint.PathCurrentState, to)
 	e.addCompleted(from)
 	// Entering a state with no way out (complete) ends the workflow.
 	// Entering any other terminal state starts its last phase: the
@@ -360,15 +341,20 @@ func (e *editor) move(m *machine.Machine, from, to string) {
 	// so a crash inside it still leaves it resumable.
 	if len(m.Transitions[to]) == 0 {
 		e.addCompleted(to)
-		e.set(pStatus, checkpoint.Complete)
+		e.set(checkpoint.PathStatus, checkpoint.Complete)
 	}
 	// Leaving the failed state forward (not into its recovery) ends the
 	// error; the retry counts stay as history.
-	if failed := gjson.GetBytes(e.doc, pFailed).String(); failed == from && m.Recovery[from] != to {
-		e.setRaw(pLastError, "null")
-		e.setRaw(pFailed, "null")
-		e.setRaw(pRetryCount, "0")
+	if failed == from && m.Recovery[from] != to {
+		e.clearError()
 	}
+}
+
+// clearError ends the workflow's error; the retries used stay as history.
+func (e *editor) clearError() {
+	e.setRaw(checkpoint.PathLastError, "null")
+	e.setRaw(checkpoint.PathFailedState, "null")
+	e.setRaw(checkpoint.PathRetryCount, "0")
 }
 
 // Statuses a workflow can be finished with (cancel has its own command,
@@ -392,16 +378,15 @@ func mergeInto(w *store.Workflow, tx *store.Tx, doc, patch []byte) error {
 // refuseFinished stops every change to a finished workflow (exit 3):
 // otherwise an abandoned workflow could be moved on, and reaching
 // complete would rewrite its status. Callers run it inside Update, so the
-// status it reads is the one the write would replace.
-func refuseFinished(w *store.Workflow, doc []byte) error {
-	status := gjson.GetBytes(doc, pStatus).String()
-	if checkpoint.Active(status) {
+// status it reads (in v) is the one the write would replace.
+func refuseFinished(w *store.Workflow, v checkpoint.View) error {
+	if checkpoint.Active(v.Status) {
 		return nil
 	}
-	if h := HoldOf(doc); status == checkpoint.Cancelled && h != nil {
-		return fail.Refusedf("workflow %s %s; it refuses every change: start a new one with sm-init", w.ID, h.Sentence())
+	if v.Status == checkpoint.Cancelled && v.Hold != nil {
+		return fail.Refusedf("workflow %s %s; it refuses every change: start a new one with sm-init", w.ID, v.Hold.Sentence())
 	}
-	return fail.Refusedf("workflow %s is finished (%s); start a new one with sm-init", w.ID, status)
+	return fail.Refusedf("workflow %s is finished (%s); start a new one with sm-init", w.ID, v.Status)
 }
 
 // Finish marks the workflow finished with status: complete (only in its
@@ -414,34 +399,32 @@ func Finish(w *store.Workflow, status string) error {
 		return fail.Usagef("--status %q: use one of %s", status, strings.Join(finishStatuses, ", "))
 	}
 	return w.Update(func(tx *store.Tx) error {
-		doc := tx.Checkpoint
-		cur, terminal := gjson.GetBytes(doc, pCurrent).String(), gjson.GetBytes(doc, pTerminal).String()
-		if gjson.GetBytes(doc, pStatus).String() == status {
+		v := checkpoint.ViewOf(tx.Checkpoint)
+		cur, terminal := v.CurrentState, v.TerminalState
+		if v.Status == status {
 			return nil
 		}
 		// A finished workflow keeps the status it was finished with.
-		if err := refuseFinished(w, doc); err != nil {
+		if err := refuseFinished(w, v); err != nil {
 			return err
 		}
 		if status == checkpoint.Complete && cur != terminal {
 			return fail.Refusedf("workflow %s is in %q, not its terminal state %q; it can only be finished as complete there (or as failed or abandoned)", w.ID, cur, terminal)
 		}
 		if status == checkpoint.Complete {
-			if err := refuseHeld(w, doc); err != nil {
+			if err := refuseHeld(w, v); err != nil {
 				return err
 			}
 		}
-		ed := editor{doc: doc}
-		ed.set(pStatus, status)
-		ed.delete(pHold) // a person's hold ends with the workflow
+		ed := editor{doc: tx.Checkpoint}
+		ed.set(checkpoint.PathStatus, status)
+		ed.delete(checkpoint.PathHold) // a person's hold ends with the workflow
 		if status == checkpoint.Complete {
 			ed.addCompleted(cur)
 			// Its work is done, so an error of the terminal state is over, as
 			// when a failed state is left forward; the retry counts stay.
-			if gjson.GetBytes(doc, pFailed).String() == cur {
-				ed.setRaw(pLastError, "null")
-				ed.setRaw(pFailed, "null")
-				ed.setRaw(pRetryCount, "0")
+			if v.Error.FailedState == cur {
+				ed.clearError()
 			}
 		}
 		ed.touch(tx.Now)
@@ -457,18 +440,19 @@ func Finish(w *store.Workflow, status string) error {
 // as usual. Any other finished status stays finished.
 func Reopen(w *store.Workflow, reason string) error {
 	return w.Update(func(tx *store.Tx) error {
-		switch status := gjson.GetBytes(tx.Checkpoint, pStatus).String(); status {
+		v := checkpoint.ViewOf(tx.Checkpoint)
+		switch v.Status {
 		case checkpoint.InProgress:
 			return nil
 		case checkpoint.Complete:
 		default:
-			return fail.Refusedf("workflow %s is %s; only a complete workflow can be reopened", w.ID, status)
+			return fail.Refusedf("workflow %s is %s; only a complete workflow can be reopened", w.ID, v.Status)
 		}
 		ed := editor{doc: tx.Checkpoint}
-		ed.set(pStatus, checkpoint.InProgress)
+		ed.set(checkpoint.PathStatus, checkpoint.InProgress)
 		ed.touch(tx.Now)
 		tx.Checkpoint = ed.doc
-		tx.Event("reopen", map[string]any{"state": gjson.GetBytes(tx.Checkpoint, pCurrent).String(), "reason": reason})
+		tx.Event("reopen", map[string]any{"state": v.CurrentState, "reason": reason})
 		return ed.err
 	})
 }
@@ -480,18 +464,19 @@ func Fail(w *store.Workflow, message string) error {
 		return fail.Usagef("sm-fail needs --error TEXT describing what failed")
 	}
 	return w.Update(func(tx *store.Tx) error {
-		if err := refuseFinished(w, tx.Checkpoint); err != nil {
+		v := checkpoint.ViewOf(tx.Checkpoint)
+		if err := refuseFinished(w, v); err != nil {
 			return err
 		}
-		state := gjson.GetBytes(tx.Checkpoint, pCurrent).String()
+		state := v.CurrentState
 		// The same error again (a block run twice) is already recorded.
-		if gjson.GetBytes(tx.Checkpoint, pLastError).String() == message && gjson.GetBytes(tx.Checkpoint, pFailed).String() == state {
+		if last := v.Error.LastError; last != nil && *last == message && v.Error.FailedState == state {
 			return nil
 		}
 		ed := editor{doc: tx.Checkpoint}
-		ed.set(pLastError, message)
-		ed.set(pFailed, state)
-		ed.setRaw(pRetryCount, fmt.Sprint(gjson.GetBytes(tx.Checkpoint, pRetries+"."+state).Int()))
+		ed.set(checkpoint.PathLastError, message)
+		ed.set(checkpoint.PathFailedState, state)
+		ed.setRaw(checkpoint.PathRetryCount, fmt.Sprint(v.Error.Retries[state]))
 		ed.touch(tx.Now)
 		tx.Checkpoint = ed.doc
 		tx.Event("error", map[string]any{"state": state, "error": message})
@@ -503,21 +488,26 @@ func Fail(w *store.Workflow, message string) error {
 // been used; past max it refuses with exit 3.
 func Retry(w *store.Workflow, max int) (used int64, err error) {
 	err = w.Update(func(tx *store.Tx) error {
-		if err := refuseFinished(w, tx.Checkpoint); err != nil {
+		v := checkpoint.ViewOf(tx.Checkpoint)
+		if err := refuseFinished(w, v); err != nil {
 			return err
 		}
-		state := gjson.GetBytes(tx.Checkpoint, pFailed).String()
+		state := v.Error.FailedState
 		if state == "" {
 			return fail.Refusedf("workflow %s: nothing to retry: no failed state recorded (run sm-fail --error TEXT first)", w.ID)
 		}
-		used = gjson.GetBytes(tx.Checkpoint, pRetries+"."+state).Int()
+		used = v.Error.Retries[state]
 		if used >= int64(max) {
-			return fail.Refusedf("workflow %s: retries exhausted for state %q (%d of %d used); last error: %s", w.ID, state, used, max, gjson.GetBytes(tx.Checkpoint, pLastError).String())
+			last := ""
+			if v.Error.LastError != nil {
+				last = *v.Error.LastError
+			}
+			return fail.Refusedf("workflow %s: retries exhausted for state %q (%d of %d used); last error: %s", w.ID, state, used, max, last)
 		}
 		used++
 		ed := editor{doc: tx.Checkpoint}
-		ed.setRaw(pRetries+"."+state, fmt.Sprint(used))
-		ed.setRaw(pRetryCount, fmt.Sprint(used))
+		ed.setRaw(checkpoint.Retries(state), fmt.Sprint(used))
+		ed.setRaw(checkpoint.PathRetryCount, fmt.Sprint(used))
 		ed.touch(tx.Now)
 		tx.Checkpoint = ed.doc
 		tx.Event("retry", map[string]any{"state": state, "retry": used, "max": max})
@@ -537,11 +527,12 @@ func Next(w *store.Workflow, failed bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	scope, err := m.Scope(gjson.GetBytes(doc, pScope).String())
+	v := checkpoint.ViewOf(doc)
+	scope, err := m.Scope(v.Scope)
 	if err != nil {
 		return "", fmt.Errorf("workflow %s: %w", w.ID, err)
 	}
-	next, err := m.Next(scope, gjson.GetBytes(doc, pCurrent).String(), failed, gjson.GetBytes(doc, pFailed).String())
+	next, err := m.Next(scope, v.CurrentState, failed, v.Error.FailedState)
 	if err != nil {
 		return "", fmt.Errorf("workflow %s: %w", w.ID, err)
 	}
@@ -550,45 +541,35 @@ func Next(w *store.Workflow, failed bool) (string, error) {
 
 // Status is the state-machine view of a workflow.
 type Status struct {
-	WorkflowID      string   `json:"workflow_id"`
-	Command         string   `json:"command"`
-	Scope           string   `json:"scope"`
-	CurrentState    string   `json:"current_state"`
-	TerminalState   string   `json:"terminal_state"`
-	CompletedStates []string `json:"completed_states"`
-	IsTerminal      bool     `json:"is_terminal"`
-	Status          string   `json:"status"`
-	LastError       *string  `json:"last_error"`
-	FailedState     *string  `json:"failed_state"`
-	RetryCount      int64    `json:"retry_count"`
-	Hold            *Hold    `json:"hold,omitempty"` // while a person holds it, and once cancelled
+	WorkflowID      string           `json:"workflow_id"`
+	Command         string           `json:"command"`
+	Scope           string           `json:"scope"`
+	CurrentState    string           `json:"current_state"`
+	TerminalState   string           `json:"terminal_state"`
+	CompletedStates []string         `json:"completed_states"`
+	IsTerminal      bool             `json:"is_terminal"`
+	Status          string           `json:"status"`
+	LastError       *string          `json:"last_error"`
+	FailedState     *string          `json:"failed_state"`
+	RetryCount      int64            `json:"retry_count"`
+	Hold            *checkpoint.Hold `json:"hold,omitempty"` // while a person holds it, and once cancelled
 }
 
 // StatusOf reads the status from a checkpoint document.
 func StatusOf(id string, doc []byte) Status {
-	get := func(path string) gjson.Result { return gjson.GetBytes(doc, path) }
+	v := checkpoint.ViewOf(doc)
 	s := Status{
-		WorkflowID: id, Command: get("command").String(), Scope: get(pScope).String(),
-		CurrentState: get(pCurrent).String(), TerminalState: get(pTerminal).String(),
-		Status: get(pStatus).String(), CompletedStates: []string{},
+		WorkflowID: id, Command: v.Command, Scope: v.Scope,
+		CurrentState: v.CurrentState, TerminalState: v.TerminalState,
+		Status: v.Status, CompletedStates: v.CompletedStates,
+		IsTerminal: v.CurrentState == v.TerminalState,
+		LastError:  v.Error.LastError, RetryCount: v.Error.RetryCount,
 	}
-	for _, c := range get(pCompleted).Array() {
-		s.CompletedStates = append(s.CompletedStates, c.String())
+	if v.Status != "" && !checkpoint.Running(v.Status) {
+		s.Hold = v.Hold
 	}
-	s.IsTerminal = s.CurrentState == s.TerminalState
-	if s.Status != "" && !checkpoint.Running(s.Status) {
-		s.Hold = HoldOf(doc)
-	}
-	// error_state once, then its fields within it: each full path would
-	// scan past phase_data again (it comes first in the file), three
-	// passes over what may be 10,000 keys of phase data.
-	errState := get("error_state").Raw
-	s.RetryCount = gjson.Get(errState, "retry_count").Int()
-	if last := gjson.Get(errState, "last_error"); last.Type == gjson.String {
-		s.LastError = &last.Str
-	}
-	if failed := gjson.Get(errState, "failed_state"); failed.Type == gjson.String {
-		s.FailedState = &failed.Str
+	if v.Error.FailedState != "" {
+		s.FailedState = &v.Error.FailedState
 	}
 	return s
 }
@@ -622,7 +603,7 @@ func (s Status) Outcome() kv.Pairs {
 	out.Add("WORKFLOW_ID", s.WorkflowID)
 	out.Add("STATUS", s.Status)
 	out.Add("CURRENT_STATE", s.CurrentState)
-	if s.Hold != nil && s.Hold.Kind == HoldApproval {
+	if s.Hold != nil && s.Hold.Kind == checkpoint.HoldApproval {
 		out.Add("WAITING_FOR", "approval to enter "+s.Hold.State)
 	}
 	return out
@@ -654,20 +635,20 @@ func (e *editor) delete(path string) {
 
 func (e *editor) addCompleted(state string) {
 	var done []string
-	for _, c := range gjson.GetBytes(e.doc, pCompleted).Array() {
+	for _, c := range gjson.GetBytes(e.doc, checkpoint.PathCompletedStates).Array() {
 		done = append(done, c.String())
 	}
 	if slices.Contains(done, state) {
 		return
 	}
 	b, _ := json.Marshal(append(done, state))
-	e.setRaw(pCompleted, string(b))
+	e.setRaw(checkpoint.PathCompletedStates, string(b))
 }
 
 func (e *editor) touch(now time.Time) {
 	ts := checkpoint.Timestamp(now)
-	e.set("updated_at", ts)
-	e.set("metadata.updated_at", ts)
+	e.set(checkpoint.PathUpdatedAt, ts)
+	e.set(checkpoint.PathMetadataUpdatedAt, ts)
 }
 
 // derivedKeys are the keys of Derived, sorted; a test holds Derived to
@@ -691,29 +672,19 @@ func IsDerived(key string) bool { return slices.Contains(derivedKeys, key) }
 // a transition is one atomic write. The compat layer and state-load
 // export them under the original libraries' names.
 func Derived(w *store.Workflow, doc []byte) map[string]string {
-	// Only the fields it needs, none of them in error_state: StatusOf
-	// would also scan past phase_data (maybe 10,000 keys) for that.
-	get := func(path string) gjson.Result { return gjson.GetBytes(doc, path) }
-	completed := []string{}
-	for _, c := range get(pCompleted).Array() {
-		completed = append(completed, c.String())
-	}
-	topics := get("state_machine.classification.research_topics").Raw
-	if topics == "" {
-		topics = "[]"
-	}
+	v := checkpoint.HeadOf(doc)
 	return map[string]string{
 		"WORKFLOW_ID":            w.ID,
 		"CLAUDE_PROJECT_DIR":     w.P.Dir,
-		"COMMAND_NAME":           get("command").String(),
-		"WORKFLOW_DESCRIPTION":   get("state_machine.workflow_config.description").String(),
-		"WORKFLOW_SCOPE":         get(pScope).String(),
-		"CURRENT_STATE":          get(pCurrent).String(),
-		"TERMINAL_STATE":         get(pTerminal).String(),
-		"COMPLETED_STATES":       strings.Join(completed, " "),
-		"COMPLETED_STATES_COUNT": fmt.Sprint(len(completed)),
-		"RESEARCH_COMPLEXITY":    get("state_machine.classification.research_complexity").String(),
-		"RESEARCH_TOPICS_JSON":   topics,
+		"COMMAND_NAME":           v.Command,
+		"WORKFLOW_DESCRIPTION":   v.ConfigDescription,
+		"WORKFLOW_SCOPE":         v.Scope,
+		"CURRENT_STATE":          v.CurrentState,
+		"TERMINAL_STATE":         v.TerminalState,
+		"COMPLETED_STATES":       strings.Join(v.CompletedStates, " "),
+		"COMPLETED_STATES_COUNT": fmt.Sprint(len(v.CompletedStates)),
+		"RESEARCH_COMPLEXITY":    fmt.Sprint(v.Complexity),
+		"RESEARCH_TOPICS_JSON":   v.TopicsJSON,
 	}
 }
 

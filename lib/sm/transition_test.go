@@ -8,6 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/pretty"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/store"
@@ -87,7 +88,7 @@ func TestTransitionOptions(t *testing.T) {
 			if rerr != nil {
 				t.Fatal(rerr)
 			}
-			if got := gjson.GetBytes(after, pCurrent).String(); got != tc.state {
+			if got := gjson.GetBytes(after, checkpoint.PathCurrentState).String(); got != tc.state {
 				t.Errorf("state %s, want %s", got, tc.state)
 			}
 			if tc.code != 0 {

@@ -80,26 +80,26 @@ func (p painter) paint(color, s string) string {
 // Render returns the text for `flowstate status`.
 func Render(in Input) string {
 	doc := gjson.ParseBytes(in.Checkpoint)
+	v := checkpoint.ViewOf(in.Checkpoint)
 	p := painter(in.Color)
 	var b strings.Builder
-	sm := doc.Get("state_machine")
-	current := oneLine(sm.Get("current_state").String())
-	scope := sm.Get("workflow_config.scope").String()
-	fmt.Fprintf(&b, "%s  %s · %s · %s\n", p.paint(bold, in.ID), oneLine(doc.Get("command").String()), oneLine(scope), oneLine(doc.Get("status").String()))
-	if d := doc.Get("workflow_description").String(); d != "" {
+	current := oneLine(v.CurrentState)
+	scope := v.Scope
+	fmt.Fprintf(&b, "%s  %s · %s · %s\n", p.paint(bold, in.ID), oneLine(v.Command), oneLine(scope), oneLine(v.Status))
+	if d := v.Description; d != "" {
 		fmt.Fprintf(&b, "%s\n", oneLine(d))
 	}
-	holdSection(&b, doc, p)
+	holdSection(&b, v, p)
 	b.WriteString("\n")
 
 	var completed []string
-	for _, s := range sm.Get("completed_states").Array() {
-		completed = append(completed, oneLine(s.String()))
+	for _, s := range v.CompletedStates {
+		completed = append(completed, oneLine(s))
 	}
 	evs := parseEvents(in.Events)
-	active := checkpoint.Active(doc.Get("status").String())
+	active := checkpoint.Active(v.Status)
 	spent, running := timeIn(evs, in.Machine.Initial, current, active, in.Now)
-	failed := oneLine(doc.Get("error_state.failed_state").String())
+	failed := oneLine(v.Error.FailedState)
 	rows := route(in.Machine, scope, completed, current)
 	done := set(completed)
 	width := 0
@@ -142,51 +142,54 @@ func Render(in Input) string {
 		fmt.Fprintf(&b, "  spent %s\n", t)
 	}
 	if active {
-		agentSection(&b, in, doc, current, p, cost)
+		agentSection(&b, in, doc, v.Session, current, p, cost)
 	}
-	supervisorSection(&b, doc.Get("supervisor_state"), p)
-	errorSection(&b, doc.Get("error_state"), evs, p)
+	supervisorSection(&b, doc.Get(checkpoint.PathSupervisorState), p)
+	errorSection(&b, v.Error, evs, p)
 	return term.Fit(b.String(), in.Width)
 }
 
 // holdSection says who holds the workflow and what lets it go on, and
 // when it was last taken back (rewound).
-func holdSection(b *strings.Builder, doc gjson.Result, p painter) {
-	h := doc.Get("hold")
+func holdSection(b *strings.Builder, v checkpoint.View, p painter) {
+	h := v.Hold
+	if h == nil {
+		h = &checkpoint.Hold{}
+	}
 	by, why := "", ""
-	if v := h.Get("by").String(); v != "" {
-		by = " by " + oneLine(v)
+	if h.By != "" {
+		by = " by " + oneLine(h.By)
 	}
-	if v := h.Get("reason").String(); v != "" {
-		why = ": " + oneLine(v)
+	if h.Reason != "" {
+		why = ": " + oneLine(h.Reason)
 	}
-	switch h.Get("kind").String() {
-	case "approval":
+	switch h.Kind {
+	case checkpoint.HoldApproval:
 		fmt.Fprintf(b, "%s waiting for approval to enter %s: %s\n  approve: flowstate approve [--note TEXT]; send back: flowstate reject --reason TEXT\n",
-			p.paint(yellow, markHeld), oneLine(h.Get("state").String()), oneLine(h.Get("message").String()))
-	case "pause":
+			p.paint(yellow, markHeld), oneLine(h.State), oneLine(h.Message))
+	case checkpoint.HoldPause:
 		fmt.Fprintf(b, "%s paused%s%s\n  go on: flowstate unpause, or /flowstate:workflow-resume\n", p.paint(yellow, markHeld), by, why)
-	case "cancel":
+	case checkpoint.HoldCancel:
 		fmt.Fprintf(b, "%s cancelled%s%s\n", p.paint(red, markFailed), by, why)
 	}
-	if rw := doc.Get("rewinds"); len(rw.Array()) > 0 {
-		last := rw.Get("@reverse.0")
-		fmt.Fprintf(b, "rewound %d× (last: %s → %s by %s; flowstate history)\n", len(rw.Array()),
-			oneLine(last.Get("from").String()), oneLine(last.Get("to").String()), oneLine(last.Get("by").String()))
+	if v.Rewinds > 0 {
+		last := v.LastRewind
+		fmt.Fprintf(b, "rewound %d× (last: %s → %s by %s; flowstate history)\n", v.Rewinds,
+			oneLine(last.From), oneLine(last.To), oneLine(last.By))
 	}
 }
 
 // agentSection shows the agents launched in the current state, as the
 // hooks recorded them: at work (for how long), stuck (past the bound),
 // or stopped, and then whether their worker was recorded done or failed.
-func agentSection(b *strings.Builder, in Input, doc gjson.Result, current string, p painter, cost costs) {
-	runs := agentrun.Fold(agentrun.Parse(in.Events), doc.Get("session_id").String())
+func agentSection(b *strings.Builder, in Input, doc gjson.Result, session, current string, p painter, cost costs) {
+	runs := agentrun.Fold(agentrun.Parse(in.Events), session)
 	entries := runs.Entries(in.Now, in.StuckAfter)
 	if len(entries) == 0 {
 		return
 	}
 	recorded := map[string]string{}
-	doc.Get("supervisor_state").ForEach(func(_, sup gjson.Result) bool {
+	doc.Get(checkpoint.PathSupervisorState).ForEach(func(_, sup gjson.Result) bool {
 		for _, w := range sup.Get("workers").Array() {
 			recorded[w.Get("worker_id").String()] = w.Get("status").String()
 		}
@@ -370,26 +373,25 @@ func label(w gjson.Result) string {
 
 // errorSection shows the current error, retries per state, and the error
 // history from the events.
-func errorSection(b *strings.Builder, es gjson.Result, evs []event, p painter) {
+func errorSection(b *strings.Builder, es checkpoint.ErrorState, evs []event, p painter) {
 	var history []event
 	for _, ev := range evs {
 		if ev.Event == "error" || ev.Event == "retry" {
 			history = append(history, ev)
 		}
 	}
-	last := es.Get("last_error")
-	retries := es.Get("retries").Map()
-	if last.Type != gjson.String && len(retries) == 0 && len(history) == 0 {
+	retries := es.Retries
+	if es.LastError == nil && len(retries) == 0 && len(history) == 0 {
 		return
 	}
 	b.WriteString("\nerrors\n")
-	if last.Type == gjson.String {
-		fmt.Fprintf(b, "  %s in %s: %s\n", p.paint(red, "failing"), oneLine(es.Get("failed_state").String()), oneLine(last.String()))
+	if es.LastError != nil {
+		fmt.Fprintf(b, "  %s in %s: %s\n", p.paint(red, "failing"), oneLine(es.FailedState), oneLine(*es.LastError))
 	}
 	if len(retries) > 0 {
 		var parts []string
 		for _, st := range slices.Sorted(maps.Keys(retries)) {
-			parts = append(parts, fmt.Sprintf("%s %d", oneLine(st), retries[st].Int()))
+			parts = append(parts, fmt.Sprintf("%s %d", oneLine(st), retries[st]))
 		}
 		fmt.Fprintf(b, "  retries used: %s\n", strings.Join(parts, ", "))
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 )
 
 // TestUncommittedEvents: events naming the revision after the
@@ -28,7 +30,7 @@ func TestUncommittedEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rev := gjson.GetBytes(cp, revisionPath).Int()
+	rev := gjson.GetBytes(cp, checkpoint.PathRevision).Int()
 	if rev != 1 {
 		t.Fatalf("revision %d after one edit", rev)
 	}

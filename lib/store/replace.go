@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 )
@@ -19,17 +17,18 @@ import (
 // stored checkpoint as it was, and the message says so.
 func (w *Workflow) Replace(data []byte, source string, ifUnchanged bool) error {
 	unchanged := "; nothing was written, the checkpoint of workflow " + w.ID + " is unchanged"
-	doc, from, err := checkpoint.Migrate(data)
+	doc, from, err := Migrate(data)
 	switch {
 	case errors.Is(err, checkpoint.ErrNotJSON):
 		return fail.Invalidf("%s is not valid JSON%s", source, unchanged)
 	case err != nil:
 		return fmt.Errorf("%s: %w%s", source, err, unchanged)
 	}
-	if id := gjson.GetBytes(doc, "workflow_id").String(); id != w.ID {
-		return fail.Invalidf("%s has workflow_id %q but the workflow is %q%s", source, id, w.ID, unchanged)
+	v := checkpoint.ViewOf(doc)
+	if v.ID != w.ID {
+		return fail.Invalidf("%s has workflow_id %q but the workflow is %q%s", source, v.ID, w.ID, unchanged)
 	}
-	loaded := gjson.GetBytes(doc, revisionPath).Int()
+	loaded := v.Revision
 	return w.Update(func(tx *Tx) error {
 		if ifUnchanged && loaded != tx.Revision {
 			return fail.Refusedf("the checkpoint of workflow %s was written since %s was loaded (revision %d, now %d); load it again, reapply the change and save; nothing was written", w.ID, source, loaded, tx.Revision)

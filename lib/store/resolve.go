@@ -271,9 +271,8 @@ func (p *Project) summarize(id string) Summary {
 		s.CurrentState, s.Status = Unreadable, Unreadable
 		return s
 	}
-	get := func(path string) string { return gjson.GetBytes(data, path).String() }
-	s.Command, s.Scope = get("command"), get("state_machine.workflow_config.scope")
-	s.CurrentState, s.Terminal = get("state_machine.current_state"), get("state_machine.workflow_config.terminal_state")
-	s.Status, s.Session, s.UpdatedAt = get("status"), get("session_id"), get("updated_at")
+	v := checkpoint.ViewOf(data)
+	s.Command, s.Scope, s.CurrentState, s.Terminal = v.Command, v.Scope, v.CurrentState, v.TerminalState
+	s.Status, s.Session, s.UpdatedAt = v.Status, v.Session, v.UpdatedAt
 	return s
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/intent"
 	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/statefile"
 )
@@ -117,7 +118,7 @@ func (w *Workflow) committed(events []byte) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			rev = gjson.GetBytes(cp, revisionPath).Int()
+			rev = gjson.GetBytes(cp, checkpoint.PathRevision).Int()
 		}
 		if !uncommitted(last, rev) {
 			return events, nil
@@ -283,8 +284,18 @@ func (w *Workflow) readCheckpointFile() ([]byte, error) {
 // The bash libraries also wrote "2.1", without our workflow_id: those
 // still go through Migrate.
 func current(data []byte) bool {
-	return gjson.GetBytes(data, "schema_version").String() == checkpoint.SchemaVersion &&
-		gjson.GetBytes(data, "workflow_id").String() != "" && gjson.ValidBytes(data)
+	return gjson.GetBytes(data, checkpoint.PathSchemaVersion).String() == checkpoint.SchemaVersion &&
+		gjson.GetBytes(data, checkpoint.PathWorkflowID).String() != "" && gjson.ValidBytes(data)
+}
+
+// Migrate brings a checkpoint written by an older flowstate or by the
+// bash libraries to the schema version (checkpoint.Migrate), as every
+// checkpoint read from disk is. One that names no scope gets the scope
+// the offline classifier reads in its description, as `flowstate
+// classify` would: the guess is passed from here, so the checkpoint's
+// rules know no words.
+func Migrate(data []byte) (out []byte, from string, err error) {
+	return checkpoint.Migrate(data, intent.Scope)
 }
 
 // readLocked reads the checkpoint while the lock is held, migrating it
@@ -298,7 +309,7 @@ func (w *Workflow) readLocked() ([]byte, error) {
 	if current(data) {
 		return data, nil
 	}
-	out, from, err := checkpoint.Migrate(data)
+	out, from, err := Migrate(data)
 	if errors.Is(err, checkpoint.ErrNotJSON) {
 		return nil, fmt.Errorf("workflow %s: %s: %w; it was changed outside flowstate: repair it by hand, or restore a checkpoint.json.v*.bak that a migration left", w.ID, path, err)
 	}
@@ -310,15 +321,15 @@ func (w *Workflow) readLocked() ([]byte, error) {
 	}
 	// The directory is the workflow's identity; an old checkpoint_id
 	// (the original's type_project_timestamp) may differ from it.
-	if gjson.GetBytes(out, "workflow_id").String() != w.ID {
-		if out, err = sjson.SetBytes(out, "workflow_id", w.ID); err != nil {
+	if gjson.GetBytes(out, checkpoint.PathWorkflowID).String() != w.ID {
+		if out, err = sjson.SetBytes(out, checkpoint.PathWorkflowID, w.ID); err != nil {
 			return nil, err
 		}
 	}
 	// The migrated document is a new revision, so that its event is
 	// committed with it (commit).
-	rev := gjson.GetBytes(data, revisionPath).Int()
-	if out, err = sjson.SetBytes(out, revisionPath, rev+1); err != nil {
+	rev := gjson.GetBytes(data, checkpoint.PathRevision).Int()
+	if out, err = sjson.SetBytes(out, checkpoint.PathRevision, rev+1); err != nil {
 		return nil, err
 	}
 	backup := path + ".v" + from + ".bak"
@@ -355,9 +366,6 @@ func (tx *Tx) Event(kind string, fields map[string]any) {
 	tx.events = append(tx.events, eventLine(tx.Now, kind, fields))
 }
 
-// revisionPath counts the checkpoint's writes.
-const revisionPath = "metadata.revision"
-
 // Update runs fn under the workflow's lock. The checkpoint is validated
 // and replaced atomically only if fn changed it, together with the
 // events fn added (commit): a failure writes neither.
@@ -371,7 +379,7 @@ func (w *Workflow) Update(fn func(tx *Tx) error) error {
 	if err != nil {
 		return err
 	}
-	rev := gjson.GetBytes(data, revisionPath).Int()
+	rev := gjson.GetBytes(data, checkpoint.PathRevision).Int()
 	tx := &Tx{Checkpoint: data, Now: w.P.Now(), Revision: rev}
 	if err := fn(tx); err != nil {
 		return err
@@ -386,7 +394,7 @@ func (w *Workflow) Update(fn func(tx *Tx) error) error {
 		}
 		// Every write counts, whoever makes it, so a reader can tell that
 		// the document it loaded is no longer current.
-		if doc, err = sjson.SetBytes(tx.Checkpoint, revisionPath, rev+1); err != nil {
+		if doc, err = sjson.SetBytes(tx.Checkpoint, checkpoint.PathRevision, rev+1); err != nil {
 			return err
 		}
 		if err := checkpoint.Validate(doc); err != nil {
@@ -473,14 +481,14 @@ func uncommitted(line []byte, rev int64) bool {
 // a person gave it up, and a step still running must not carry on with
 // it. Events (agents that finish later) and logs are still appended.
 func refuseCancelled(id string, doc []byte) error {
-	if gjson.GetBytes(doc, "status").String() != checkpoint.Cancelled {
+	if gjson.GetBytes(doc, checkpoint.PathStatus).String() != checkpoint.Cancelled {
 		return nil
 	}
 	how := ""
-	if by := gjson.GetBytes(doc, "hold.by").String(); by != "" {
-		how = " by " + by
-		if reason := gjson.GetBytes(doc, "hold.reason").String(); reason != "" {
-			how += ": " + reason
+	if h := checkpoint.ViewOf(doc).Hold; h != nil && h.By != "" {
+		how = " by " + h.By
+		if h.Reason != "" {
+			how += ": " + h.Reason
 		}
 	}
 	return fail.Refusedf("workflow %s was cancelled%s; it refuses every change: start a new one with sm-init", id, how)

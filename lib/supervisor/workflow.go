@@ -20,7 +20,7 @@ import (
 
 // WorkersPath is where supervisor name keeps its worker records in the
 // checkpoint.
-func WorkersPath(name string) string { return "supervisor_state." + name + ".workers" }
+func WorkersPath(name string) string { return checkpoint.SupervisorState(name, "workers") }
 
 // Records returns the worker records supervisor name keeps in doc, the
 // checkpoint of workflow id; none when it has none.

@@ -169,10 +169,8 @@ func parse(data []byte) []event {
 // Build folds a workflow's events and checkpoint into its timeline.
 func Build(in Input) Timeline {
 	doc := gjson.ParseBytes(in.Checkpoint)
-	t := Timeline{
-		ID: in.ID, Command: doc.Get("command").String(), Description: doc.Get("workflow_description").String(),
-		Status: doc.Get("status").String(),
-	}
+	v := checkpoint.HeadOf(in.Checkpoint)
+	t := Timeline{ID: in.ID, Command: v.Command, Description: v.Description, Status: v.Status}
 	t.Active = checkpoint.Active(t.Status)
 	b := builder{t: &t, in: in, doc: doc, byID: map[string]int{}, launches: map[string][]int{}, attempts: map[string]int{}}
 	for _, ev := range parse(in.Events) {
@@ -519,7 +517,7 @@ func (b *builder) closeStates() {
 	}
 	for i := range t.States {
 		s := &t.States[i]
-		if !s.Rewound && len(b.doc.Get("phase_data."+gjson.Escape(s.Name)+".partial_failures").Array()) > 0 {
+		if !s.Rewound && len(b.doc.Get(checkpoint.PhaseData(s.Name, checkpoint.PhasePartialFailures)).Array()) > 0 {
 			s.Partial = true
 		}
 	}
@@ -577,10 +575,11 @@ func (b *builder) records() (artifacts, errs map[[2]any]string) {
 			return true
 		})
 	}
-	for i, r := range b.doc.Get("rewinds").Array() {
-		add(i, r.Get("supervisor_state"))
+	// A rewind keeps the records it took back under the field's own name.
+	for i, r := range b.doc.Get(checkpoint.PathRewinds).Array() {
+		add(i, r.Get(checkpoint.PathSupervisorState))
 	}
-	add(-1, b.doc.Get("supervisor_state"))
+	add(-1, b.doc.Get(checkpoint.PathSupervisorState))
 	return artifacts, errs
 }
 
