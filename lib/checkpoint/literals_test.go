@@ -16,7 +16,6 @@ import (
 // and why. Nothing else may: a field is named in fields.go and nowhere
 // else.
 var literalAllowed = map[string]string{
-	"lib/orchestrate": "being restructured; converted to the named paths and the View after that (issue 26)",
 }
 
 // notACheckpoint is the comment that marks a literal as a field of

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"sync"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/protocol"
@@ -27,7 +28,7 @@ var printers = sync.OnceValue(func() map[string]protocol.Prints {
 	}
 	p["sm-status"] = keys(sm.Status{}.Pairs())
 	p["supervisor-status"] = keys(supervisor.Progress{}.Pairs())
-	outcome := keys(sm.Status{Hold: &sm.Hold{Kind: sm.HoldApproval}}.Outcome())
+	outcome := keys(sm.Status{Hold: &checkpoint.Hold{Kind: checkpoint.HoldApproval}}.Outcome())
 	for _, person := range []string{"approve", "reject", "pause", "unpause", "cancel", "rewind"} {
 		p[person] = outcome
 	}

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
@@ -155,9 +153,9 @@ func RecognizeStart(p *store.Project, session, subagentType string) (Known, bool
 // those its sm-init declared.
 func (v *view) agents() []string {
 	names := v.m.AgentNames()
-	for _, a := range gjson.GetBytes(v.doc, "state_machine.agents").Array() {
-		if !slices.Contains(names, a.String()) {
-			names = append(names, a.String())
+	for _, a := range v.cv.Agents {
+		if !slices.Contains(names, a) {
+			names = append(names, a)
 		}
 	}
 	return names

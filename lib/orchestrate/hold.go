@@ -69,7 +69,7 @@ func leftOver(w *store.Workflow, o Options, signal bool) (out Output, ok bool, e
 		return out, false, err
 	}
 	why := fmt.Sprintf("this sub-supervisor was started in an earlier state of workflow %s, which is in state %s now; it has nothing more to do",
-		w.ID, gjson.GetBytes(doc, "state_machine.current_state").String())
+		w.ID, checkpoint.ViewOf(doc).CurrentState)
 	if signal {
 		b, _ := json.Marshal(map[string]string{"error": why})
 		out.Signal = supervisor.SupervisorFailed + ": " + string(b)
@@ -94,7 +94,7 @@ func held(w *store.Workflow, o Options, signal bool) (out Output, ok bool, err e
 	if err != nil {
 		return out, false, err
 	}
-	status := gjson.GetBytes(doc, "status").String()
+	status := checkpoint.ViewOf(doc).Status
 	if status != checkpoint.Cancelled && !checkpoint.Held(status) {
 		return out, false, nil
 	}
@@ -111,7 +111,7 @@ func held(w *store.Workflow, o Options, signal bool) (out Output, ok bool, err e
 	}
 	out.add("WORKFLOW_ID", w.ID)
 	out.add("STATUS", status)
-	if h := sm.HoldOf(doc); h != nil && h.Kind == sm.HoldApproval {
+	if h := checkpoint.ViewOf(doc).Hold; h != nil && h.Kind == checkpoint.HoldApproval {
 		out.add("WAITING_FOR", "approval to enter "+h.State)
 		if review := reviewOf(doc, h); len(review) > 0 {
 			out.add("REVIEW", strings.Join(review, " "))
@@ -124,9 +124,9 @@ func held(w *store.Workflow, o Options, signal bool) (out Output, ok bool, err e
 
 // reviewOf lists what a person approves at a gate: the artifacts of the
 // state the workflow waits in.
-func reviewOf(doc []byte, h *sm.Hold) []string {
+func reviewOf(doc []byte, h *checkpoint.Hold) []string {
 	var out []string
-	for _, a := range gjson.GetBytes(doc, "phase_data."+gjson.Escape(h.From)+".artifacts").Array() {
+	for _, a := range gjson.GetBytes(doc, checkpoint.PhaseData(h.From, checkpoint.PhaseArtifacts)).Array() {
 		out = append(out, a.String())
 	}
 	return out
@@ -137,21 +137,22 @@ func reviewOf(doc []byte, h *sm.Hold) []string {
 // review, and what to run; one line, whatever the checkpoint holds. ""
 // when nobody holds it.
 func HeldMessage(w *store.Workflow, doc []byte) string {
-	h := sm.HoldOf(doc)
+	cv := checkpoint.ViewOf(doc)
+	h := cv.Hold
 	if h == nil {
 		return ""
 	}
 	id := w.ID
 	var msg string
 	switch h.Kind {
-	case sm.HoldApproval:
+	case checkpoint.HoldApproval:
 		review := ""
 		if r := reviewOf(doc, h); len(r) > 0 {
 			review = " Review " + strings.Join(r, " ") + "."
 		}
 		msg = fmt.Sprintf("Workflow %s waits for your approval to enter %s: %s.%s Approve with /flowstate:workflow-approve [NOTE] (in a terminal: flowstate approve --workflow %s), then continue with %s; or send it back to %s with /flowstate:workflow-reject REASON (flowstate reject --workflow %s --reason TEXT).",
-			id, h.State, strings.TrimSuffix(h.Message, "."), review, id, ResumeHint(w), sm.RejectsTo(doc, h), id)
-	case sm.HoldPause:
+			id, h.State, strings.TrimSuffix(h.Message, "."), review, id, ResumeHint(w), sm.RejectsTo(cv, h), id)
+	case checkpoint.HoldPause:
 		msg = fmt.Sprintf("Workflow %s %s. Continue it with %s (in a terminal: flowstate unpause --workflow %s).", id, h.Sentence(), ResumeHint(w), id)
 	default:
 		msg = fmt.Sprintf("Workflow %s %s; it is finished: start a new one to go on.", id, h.Sentence())
@@ -173,8 +174,8 @@ func RetryHint(w *store.Workflow) string { return resumeWith(w, "--retry-failed"
 func resumeWith(w *store.Workflow, option string) string {
 	doc, m, err := sm.Load(w)
 	custom, _ := w.MachineJSON()
-	cmd := gjson.GetBytes(doc, "command").String()
-	lowLevel := gjson.GetBytes(doc, "state_machine.agents").Exists()
+	cv := checkpoint.ViewOf(doc)
+	cmd, lowLevel := cv.Command, cv.Agents != nil
 	switch {
 	case err != nil || custom == nil && !lowLevel:
 		return strings.TrimSpace("/flowstate:" + ResumeCommand + " " + option)
@@ -194,8 +195,9 @@ func rewound(w *store.Workflow, o Options) (out Output, ok bool, err error) {
 	if err != nil {
 		return out, false, err
 	}
-	state := gjson.GetBytes(doc, "state_machine.current_state").String()
-	if gjson.GetBytes(doc, "rewinds.@reverse.0.to").String() != state || gjson.GetBytes(doc, "phase_data."+gjson.Escape(state)+"."+planKeys[0]).Exists() {
+	cv := checkpoint.ViewOf(doc)
+	state := cv.CurrentState
+	if cv.Rewinds == 0 || cv.LastRewind.To != state || gjson.GetBytes(doc, checkpoint.PhaseData(state, planKeys[0])).Exists() {
 		return out, false, nil
 	}
 	why := fmt.Sprintf("workflow %s was rewound to %s; its work is handed out again", w.ID, state)

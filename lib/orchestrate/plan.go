@@ -179,9 +179,8 @@ func writeBrief(v *view) error {
 // writes nothing.
 func recordPlan(v *view, coordination string, pl plan, inSupervisor bool) error {
 	return v.w.Update(func(tx *store.Tx) error {
-		base := "phase_data." + v.state + "."
-		if !inSupervisor && gjson.GetBytes(tx.Checkpoint, base+"coordination").String() != coordination {
-			if err := set(tx, base+"coordination", coordination); err != nil {
+		if path := checkpoint.PhaseData(v.state, coordinationKey); !inSupervisor && gjson.GetBytes(tx.Checkpoint, path).String() != coordination {
+			if err := set(tx, path, coordination); err != nil {
 				return err
 			}
 		}
@@ -194,14 +193,14 @@ func recordPlan(v *view, coordination string, pl plan, inSupervisor bool) error 
 			pl.Workers = []string{}
 		}
 		pl.At = tx.Now.UTC().Truncate(time.Millisecond)
-		key := planKey(inSupervisor)
-		if old := gjson.GetBytes(tx.Checkpoint, base+key); old.IsObject() {
+		path := checkpoint.PhaseData(v.state, planKey(inSupervisor))
+		if old := gjson.GetBytes(tx.Checkpoint, path); old.IsObject() {
 			var was plan
 			if json.Unmarshal([]byte(old.Raw), &was) == nil && !was.Verified && slices.Equal(was.Workers, pl.Workers) && was.Supervised == pl.Supervised {
 				return nil
 			}
 		}
-		return set(tx, base+key, pl)
+		return set(tx, path, pl)
 	})
 }
 
@@ -211,12 +210,11 @@ func recordPlan(v *view, coordination string, pl plan, inSupervisor bool) error 
 // and when it began; and how many workers the state has. Once per state
 // and coordination.
 func recordSupervisor(tx *store.Tx, v *view, coordination string) error {
-	name := gjson.GetBytes(tx.Checkpoint, "command").String()
+	name := gjson.GetBytes(tx.Checkpoint, checkpoint.PathCommand).String()
 	if coordination == "hierarchical" {
 		name = v.role.SupervisorAgent()
 	}
-	base := "supervisor_state." + gjson.Escape(v.role.Key()) + "."
-	if gjson.GetBytes(tx.Checkpoint, base+"supervisor_name").String() == name {
+	if gjson.GetBytes(tx.Checkpoint, checkpoint.SupervisorState(v.role.Key(), "supervisor_name")).String() == name {
 		return nil
 	}
 	id := strings.ReplaceAll(name, "-", "_") + "_" + tx.Now.UTC().Format("20060102_150405")
@@ -224,7 +222,7 @@ func recordSupervisor(tx *store.Tx, v *view, coordination string) error {
 		key   string
 		value any
 	}{{"supervisor_id", id}, {"supervisor_name", name}, {"worker_count", len(v.workers)}} {
-		if err := set(tx, base+f.key, f.value); err != nil {
+		if err := set(tx, checkpoint.SupervisorState(v.role.Key(), f.key), f.value); err != nil {
 			return err
 		}
 	}
@@ -275,11 +273,12 @@ func runnable(w *store.Workflow) error {
 	if err != nil {
 		return err
 	}
-	lowLevel := gjson.GetBytes(doc, "state_machine.agents").Exists()
+	cv := checkpoint.ViewOf(doc)
+	lowLevel := cv.Agents != nil
 	if len(m.Work) > 0 && !lowLevel {
 		return nil
 	}
-	cmd := gjson.GetBytes(doc, "command").String()
+	cmd := cv.Command
 	why := fmt.Sprintf("its machine %q gives no state any work", m.Name)
 	if lowLevel {
 		why = "it runs the steps of its own command (sm-init --agents)"
@@ -303,8 +302,8 @@ func finish(v *view, o Options) (Output, error) {
 		return out, err
 	}
 	var accepted []string
-	gjson.GetBytes(doc, "phase_data").ForEach(func(state, data gjson.Result) bool {
-		for _, id := range data.Get(acceptedKey).Array() {
+	gjson.GetBytes(doc, checkpoint.PathPhaseData).ForEach(func(state, data gjson.Result) bool {
+		for _, id := range data.Get(checkpoint.PhasePartialFailures).Array() {
 			accepted = append(accepted, id.String()+" ("+state.String()+")")
 		}
 		return true

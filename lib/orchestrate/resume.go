@@ -53,7 +53,7 @@ func (r ResumeRequest) owns(w *store.Workflow) error {
 	if err != nil {
 		return err
 	}
-	cmd := gjson.GetBytes(doc, "command").String()
+	cmd := checkpoint.ViewOf(doc).Command
 	own := ResumeHint(w) != "/flowstate:"+ResumeCommand // a user's definition, or the low-level API
 	switch {
 	case r.Command != "" && cmd != r.Command:
@@ -125,7 +125,7 @@ func Resume(p *store.Project, r ResumeRequest, sel store.Selector, o Options) (O
 			return out, err
 		}
 		why := "was cancelled"
-		if h := sm.HoldOf(doc); h != nil {
+		if h := checkpoint.ViewOf(doc).Hold; h != nil {
 			why = h.Sentence()
 		}
 		return out, fail.Refusedf("workflow %s %s; it cannot be resumed: start a new one", w.ID, why)
@@ -172,8 +172,8 @@ func retryFailed(w *store.Workflow) error {
 		return err
 	}
 	var earlier []string
-	gjson.GetBytes(doc, "phase_data").ForEach(func(state, data gjson.Result) bool {
-		if state.String() != v.state && len(data.Get(acceptedKey).Array()) > 0 {
+	gjson.GetBytes(doc, checkpoint.PathPhaseData).ForEach(func(state, data gjson.Result) bool {
+		if state.String() != v.state && len(data.Get(checkpoint.PhasePartialFailures).Array()) > 0 {
 			earlier = append(earlier, state.String())
 		}
 		return true
@@ -187,13 +187,13 @@ func retryFailed(w *store.Workflow) error {
 		}
 		return fail.Refusedf("workflow %s has no accepted failures in its state %s to run again", w.ID, v.state)
 	}
-	if gjson.GetBytes(doc, "status").String() == checkpoint.Complete {
+	if checkpoint.ViewOf(doc).Status == checkpoint.Complete {
 		if err := sm.Reopen(w, "run the workers whose failure was accepted again"); err != nil {
 			return err
 		}
 	}
 	return w.Update(func(tx *store.Tx) error {
-		doc, err := sjson.DeleteBytes(tx.Checkpoint, "phase_data."+v.state+"."+acceptedKey)
+		doc, err := sjson.DeleteBytes(tx.Checkpoint, checkpoint.PhaseData(v.state, checkpoint.PhasePartialFailures))
 		if err != nil {
 			return err
 		}

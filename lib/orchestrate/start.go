@@ -224,7 +224,7 @@ func create(p *store.Project, r Request, m *machine.Machine, run Run, cls classi
 	if r.Sequential {
 		coord = sequential
 	}
-	init := map[string]string{"coordination": coord}
+	init := map[string]string{coordinationKey: coord}
 	if classPath != "" {
 		init["classification_path"] = classPath
 	}

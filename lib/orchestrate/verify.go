@@ -552,25 +552,29 @@ func record(v *view, recs []supervisor.Record, agg []byte, verified string) erro
 				artifacts = append(artifacts, rec.Get("output_path").String())
 			}
 		}
-		if err := set(tx, "phase_data."+v.state+".artifacts", artifacts); err != nil {
+		if err := set(tx, checkpoint.PhaseData(v.state, checkpoint.PhaseArtifacts), artifacts); err != nil {
 			return err
 		}
 		if len(v.accepted) > 0 {
-			if err := set(tx, "phase_data."+v.state+"."+acceptedKey, slices.Sorted(maps.Keys(v.accepted))); err != nil {
+			if err := set(tx, checkpoint.PhaseData(v.state, checkpoint.PhasePartialFailures), slices.Sorted(maps.Keys(v.accepted))); err != nil {
 				return err
 			}
 		}
-		if p := "phase_data." + v.state + "." + verified; verified != "" && gjson.GetBytes(tx.Checkpoint, p).IsObject() {
-			if err := set(tx, p+".verified", true); err != nil {
+		if p := checkpoint.PhaseData(v.state, verified); verified != "" && gjson.GetBytes(tx.Checkpoint, p).IsObject() {
+			if err := set(tx, checkpoint.PhaseData(v.state, verified, "verified"), true); err != nil {
 				return err
 			}
 		}
 		if agg == nil {
 			return nil
 		}
-		return setRaw(tx, "supervisor_state."+gjson.Escape(v.role.Key())+".aggregated_metadata", agg)
+		return setRaw(tx, checkpoint.SupervisorState(v.role.Key(), aggregatedKey), agg)
 	})
 }
+
+// aggregatedKey is where a state's workers' aggregate is kept, in its
+// supervisor_state.
+const aggregatedKey = "aggregated_metadata"
 
 // aggregate returns the aggregated_metadata of the state's workers (nil
 // when the state has none or no worker delivered), the sub-supervisor's
@@ -629,7 +633,7 @@ func aggregate(v *view, span time.Duration) (signal string, agg []byte, warnings
 		case err != nil:
 			return "", nil, warnings, err
 		default:
-			counts.Aggregate = "supervisor_state." + v.role.Key() + ".aggregated_metadata"
+			counts.Aggregate = checkpoint.SupervisorState(v.role.Key(), aggregatedKey)
 		}
 	}
 	b, err := json.Marshal(counts)

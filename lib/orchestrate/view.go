@@ -27,6 +27,7 @@ type view struct {
 	w          *store.Workflow
 	m          *machine.Machine // the workflow's definition
 	doc        []byte           // its checkpoint as read
+	cv         checkpoint.View  // and its fields
 	state      string
 	terminal   string
 	role       Role
@@ -41,10 +42,6 @@ type view struct {
 	// enough others delivered for the workflow to go on (partial failure).
 	accepted map[string]bool
 }
-
-// acceptedKey is where a state's accepted failures are kept, in
-// phase_data.<state>.
-const acceptedKey = "partial_failures"
 
 // plan is what the last phase-plan of a state handed out, kept in
 // phase_data.<state>.planned (supervisor_planned for a sub-supervisor's),
@@ -84,80 +81,37 @@ func load(w *store.Workflow) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	get := func(path string) gjson.Result { return gjson.GetBytes(doc, path) }
+	cv := checkpoint.ViewOf(doc)
 	v := &view{
 		w:          w,
 		m:          m,
 		doc:        doc,
-		state:      get("state_machine.current_state").String(),
-		terminal:   get("state_machine.workflow_config.terminal_state").String(),
-		sequential: get("phase_data."+gjson.Escape(m.Initial)+".coordination").String() == sequential,
+		cv:         cv,
+		state:      cv.CurrentState,
+		terminal:   cv.TerminalState,
+		sequential: gjson.GetBytes(doc, checkpoint.PhaseData(m.Initial, coordinationKey)).String() == sequential,
 		records:    map[string]map[string]supervisor.Record{},
-		session:    get("session_id").String(),
+		session:    cv.Session,
+		accepted:   map[string]bool{},
 	}
 	v.role, v.hasRole = RoleOf(m, v.state)
-	v.accepted = map[string]bool{}
-	for _, id := range gjson.GetBytes(doc, "phase_data."+gjson.Escape(v.state)+"."+acceptedKey).Array() {
+	for _, id := range gjson.GetBytes(doc, checkpoint.PhaseData(v.state, checkpoint.PhasePartialFailures)).Array() {
 		v.accepted[id.String()] = true
 	}
 	for i, key := range planKeys {
-		raw := gjson.GetBytes(doc, "phase_data."+gjson.Escape(v.state)+"."+key)
+		raw := gjson.GetBytes(doc, checkpoint.PhaseData(v.state, key))
 		if raw.IsObject() && json.Unmarshal([]byte(raw.Raw), &v.plans[i]) == nil {
 			v.plans[i].known = true
 		}
 	}
-	v.facts = Facts{
-		SpecDir:     specDir(w.P, w.ID),
-		Description: get("workflow_description").String(),
-		Loop:        loopOf(m, v.state, doc),
-		Version:     int(get("rewinds.#").Int()) + 1,
-	}
-	if fb := gjson.GetBytes(doc, "phase_data."+gjson.Escape(v.state)+".feedback"); fb.IsObject() {
-		var earlier []string
-		for _, a := range fb.Get("earlier").Array() {
-			earlier = append(earlier, a.String())
-		}
-		v.facts.Feedback = Feedback(fb.Get("kind").String(), fb.Get("by").String(), fb.Get("reason").String(), earlier)
-	}
-	for _, t := range get("state_machine.classification.research_topics").Array() {
-		v.facts.Topics = append(v.facts.Topics, t.String())
-	}
-	for _, d := range gjson.GetBytes(doc, "state_machine.classification.research_topic_details").Array() {
-		note := d.Get("short_name").String()
-		for _, k := range []string{"detailed_description", "research_focus"} {
-			if s := d.Get(k).String(); s != "" {
-				note += ": " + s
-			}
-		}
-		v.facts.TopicNotes = append(v.facts.TopicNotes, kv.OneLine(note))
-	}
-	for _, role := range Roles(m) {
-		recs, err := supervisor.Records(doc, w.ID, role.Key())
-		if err != nil {
-			return nil, err
-		}
-		byID := map[string]supervisor.Record{}
-		for _, rec := range recs {
-			byID[rec.WorkerID] = rec
-		}
-		v.records[role.Key()] = byID
+	v.facts = factsOf(w, m, doc, cv)
+	if err := v.readRecords(); err != nil {
+		return nil, err
 	}
 	if v.facts.Plan, err = v.plan(); err != nil {
 		return nil, err
 	}
-	if l := &v.facts.Loop; l.Checked != "" {
-		// Recovery runs follow one another, so the completed ones are 1..n.
-		for v.recovered(l.RecoveryDone + 1) {
-			l.RecoveryDone++
-		}
-		// A recovery run works on the failures of the checked run it follows.
-		checkedRun := v.facts
-		checkedRun.Loop = Loop{Checked: l.Checked, Recovery: l.Recovery, Retries: l.RecoveryRun() - 1}
-		checked, _ := RoleOf(m, l.Checked)
-		if n, fs := v.failures(checked, checkedRun); n > 0 {
-			v.facts.Failures = FailureLine(checked, n, fs)
-		}
-	}
+	v.settleLoop()
 	if v.hasRole {
 		if v.workers, err = Workers(v.role, v.facts); err != nil {
 			return nil, fmt.Errorf("workflow %s, state %s: %w", w.ID, v.state, err)
@@ -166,11 +120,83 @@ func load(w *store.Workflow) (*view, error) {
 	return v, nil
 }
 
-// loopOf is the check-and-recover loop state belongs to: as the state
-// whose check can fail, or as the recovery state of one. The zero Loop
-// for any other state.
-func loopOf(m *machine.Machine, state string, doc []byte) Loop {
-	checked := ""
+// factsOf is what the checkpoint says for planning the current state of
+// the workflow: its request, the loop it is in, its version, what a
+// person said sending the state's work back, and the classifier's
+// topics.
+func factsOf(w *store.Workflow, m *machine.Machine, doc []byte, cv checkpoint.View) Facts {
+	f := Facts{
+		SpecDir:     specDir(w.P, w.ID),
+		Description: cv.Description,
+		Loop:        loopOf(m, cv),
+		Version:     cv.Rewinds + 1,
+	}
+	if fb := gjson.GetBytes(doc, checkpoint.PhaseData(cv.CurrentState, checkpoint.PhaseFeedback)); fb.IsObject() {
+		var earlier []string
+		for _, a := range fb.Get("earlier").Array() {
+			earlier = append(earlier, a.String())
+		}
+		f.Feedback = Feedback(fb.Get("kind").String(), fb.Get("by").String(), fb.Get("reason").String(), earlier)
+	}
+	for _, t := range gjson.Parse(cv.TopicsJSON).Array() {
+		f.Topics = append(f.Topics, t.String())
+	}
+	for _, d := range gjson.GetBytes(doc, checkpoint.PathTopicDetails).Array() {
+		note := d.Get("short_name").String()
+		for _, k := range []string{"detailed_description", "research_focus"} {
+			if s := d.Get(k).String(); s != "" {
+				note += ": " + s
+			}
+		}
+		f.TopicNotes = append(f.TopicNotes, kv.OneLine(note))
+	}
+	return f
+}
+
+// readRecords reads the records of every state's workers.
+func (v *view) readRecords() error {
+	for _, role := range Roles(v.m) {
+		recs, err := supervisor.Records(v.doc, v.w.ID, role.Key())
+		if err != nil {
+			return err
+		}
+		byID := map[string]supervisor.Record{}
+		for _, rec := range recs {
+			byID[rec.WorkerID] = rec
+		}
+		v.records[role.Key()] = byID
+	}
+	return nil
+}
+
+// settleLoop completes the check-and-recover loop the current state is
+// in: how many recovery runs completed (they follow one another, so they
+// are 1..n), and what failed the checked run the next recovery works on.
+func (v *view) settleLoop() {
+	l := &v.facts.Loop
+	if l.Checked == "" {
+		return
+	}
+	for v.recovered(l.RecoveryDone + 1) {
+		l.RecoveryDone++
+	}
+	checkedRun := v.facts
+	checkedRun.Loop = Loop{Checked: l.Checked, Recovery: l.Recovery, Retries: l.RecoveryRun() - 1}
+	checked, _ := RoleOf(v.m, l.Checked)
+	if n, fs := v.failures(checked, checkedRun); n > 0 {
+		v.facts.Failures = FailureLine(checked, n, fs)
+	}
+}
+
+// coordinationKey is where the workflow keeps how its command coordinates
+// it (adaptive or sequential), in its initial state's phase_data.
+const coordinationKey = "coordination"
+
+// loopOf is the check-and-recover loop the current state belongs to: as
+// the state whose check can fail, or as the recovery state of one. The
+// zero Loop for any other state.
+func loopOf(m *machine.Machine, cv checkpoint.View) Loop {
+	state, checked := cv.CurrentState, ""
 	if w, ok := m.WorkOf(state); ok && w.FailWhen != "" {
 		checked = state
 	} else if from := m.RecoveryOf(state); from != "" {
@@ -181,9 +207,7 @@ func loopOf(m *machine.Machine, state string, doc []byte) Loop {
 	if checked == "" {
 		return Loop{}
 	}
-	return Loop{Checked: checked, Recovery: m.Recovery[checked],
-		FailedState: gjson.GetBytes(doc, "error_state.failed_state").String(),
-		Retries:     int(gjson.GetBytes(doc, "error_state.retries."+gjson.Escape(checked)).Int())}
+	return Loop{Checked: checked, Recovery: m.Recovery[checked], FailedState: cv.Error.FailedState, Retries: int(cv.Error.Retries[checked])}
 }
 
 // plan reads the plan later states build on: the artifact of the first

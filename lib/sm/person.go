@@ -49,27 +49,10 @@ func (a Actor) fields(more map[string]any) map[string]any {
 	return more
 }
 
-// The hold is the checkpoint's (checkpoint.Hold); lib/orchestrate and
-// lib/lint still name it and its kinds through this package until they
-// take the checkpoint's own names (issue 26).
-type Hold = checkpoint.Hold
-
-const (
-	HoldApproval = checkpoint.HoldApproval
-	HoldPause    = checkpoint.HoldPause
-)
-
-// HoldOf reads the hold of a checkpoint; nil when there is none. (It is
-// checkpoint.ViewOf(doc).Hold, for lib/orchestrate until it reads the
-// View, issue 26.)
-func HoldOf(doc []byte) *Hold { return checkpoint.ViewOf(doc).Hold }
-
 // RejectsTo is the state a rejection at the gate h waits at sends the
-// workflow (whose checkpoint is doc) back to: the gate's reject_to, else
-// the state it waits in.
-func RejectsTo(doc []byte, h *checkpoint.Hold) string { return rejectsTo(checkpoint.ViewOf(doc), h) }
-
-func rejectsTo(v checkpoint.View, h *checkpoint.Hold) string {
+// workflow (whose checkpoint's view is v) back to: the gate's reject_to,
+// else the state it waits in.
+func RejectsTo(v checkpoint.View, h *checkpoint.Hold) string {
 	g, _ := v.Gate(h.State)
 	return orDefault(g.RejectTo, h.From)
 }
@@ -189,7 +172,7 @@ func Reject(w *store.Workflow, a Actor, reason string) (to string, err error) {
 			}
 			return notWaiting(w, v, "reject")
 		}
-		to = rejectsTo(v, h)
+		to = RejectsTo(v, h)
 		ed := editor{doc: tx.Checkpoint}
 		tx.Event("reject", a.fields(map[string]any{"state": h.State, "from": h.From, "to": to, "reason": reason}))
 		if err := ed.rewind(tx, w, m, v, to, rewindCause{kind: "reject", actor: a, reason: reason}); err != nil {

@@ -39,7 +39,6 @@ var pending = map[string]bool{
 	"checkpoint migrate20to21":  true,
 	"compat (*call).transition": true,
 	"orchestrate Resume":        true,
-	"orchestrate load":          true,
 	"sm (*editor).rewind":       true,
 	"store (*Project).Resolve":  true,
 }
