@@ -91,116 +91,159 @@ func ParseResumeArgs(raw string) (ResumeRequest, error) {
 // stops the command again (NEXT=stopped, saying what to approve); a
 // cancelled one is refused (exit 3).
 func Resume(p *store.Project, r ResumeRequest, sel store.Selector, o Options) (Output, error) {
-	var out Output
-	var w *store.Workflow
-	var err error
+	w, err := r.pick(p, sel)
+	if err != nil {
+		return Output{}, err
+	}
+	var retry *retrying
+	if r.RetryFailed {
+		if retry, err = retryOf(w); err != nil {
+			return Output{}, err
+		}
+	}
+	// The session's run and pointer are the project's, written under its
+	// lock, apart from the workflow's: first, so that the hooks send the
+	// model back to this command. The session now runs this resume.
+	if err := writeRun(p, sel.Session, Run{Command: r.by(), Workflow: w.ID, User: r.Command != "" && ResumeHint(w) != "/flowstate:"+ResumeCommand}); err != nil {
+		return Output{}, err
+	}
+	if sel.Session != "" {
+		if err := p.SetSession(sel.Session, w.ID); err != nil {
+			return Output{}, err
+		}
+	}
+	// Only the user lets a paused workflow go on: a model that runs the
+	// resume on its own (the Skill tool) finds it paused still.
+	asked, known := UserAsked(p, sel.Session, r.by())
+	if err := r.resumeIn(w, sel.Session, retry, asked || !known); err != nil {
+		return Output{}, err
+	}
+	return Plan(w, o) // a workflow still held answers NEXT=stopped
+}
+
+// pick finds the workflow r resumes: the one it or --workflow names, the
+// one with accepted failures to run again, or the unfinished one; never
+// another command's, nor a cancelled one (exit 3, saying why).
+func (r ResumeRequest) pick(p *store.Project, sel store.Selector) (*store.Workflow, error) {
 	id := r.ID
 	switch {
 	case id == "":
 		id = sel.Flag
 	case sel.Flag != "" && sel.Flag != id:
-		return out, fail.Usagef("resume %s contradicts --workflow %s; give one of them", id, sel.Flag)
+		return nil, fail.Usagef("resume %s contradicts --workflow %s; give one of them", id, sel.Flag)
 	}
+	var w *store.Workflow
+	var err error
 	switch {
 	case id != "":
-		if w, err = p.Workflow(id); err != nil {
-			return out, err
-		}
+		w, err = p.Workflow(id)
 	case r.RetryFailed:
-		if w, err = withAccepted(p, sel, r); err != nil {
-			return out, err
-		}
+		w, err = withAccepted(p, sel, r)
 	default:
-		if w, err = unfinished(p, sel, r); err != nil {
-			return out, err
-		}
+		w, err = unfinished(p, sel, r)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if err := r.owns(w); err != nil {
-		return out, err
+		return nil, err
 	}
-	s, _ := p.Summary(w.ID)
-	if s.Status == checkpoint.Cancelled {
-		doc, err := w.ReadCheckpoint()
-		if err != nil {
-			return out, err
-		}
+	doc, err := w.ReadCheckpoint()
+	if err != nil {
+		return nil, err
+	}
+	if cv := checkpoint.ViewOf(doc); cv.Status == checkpoint.Cancelled {
 		why := "was cancelled"
-		if h := checkpoint.ViewOf(doc).Hold; h != nil {
-			why = h.Sentence()
+		if cv.Hold != nil {
+			why = cv.Hold.Sentence()
 		}
-		return out, fail.Refusedf("workflow %s %s; it cannot be resumed: start a new one", w.ID, why)
+		return nil, fail.Refusedf("workflow %s %s; it cannot be resumed: start a new one", w.ID, why)
 	}
-	if r.RetryFailed {
-		if err := retryFailed(w); err != nil {
-			return out, err
-		}
-	}
-	// The session now runs /workflow-resume on this workflow: that is the
-	// command text the hooks send the model back to.
-	if err := writeRun(p, sel.Session, Run{Command: r.by(), Workflow: w.ID, User: r.Command != "" && ResumeHint(w) != "/flowstate:"+ResumeCommand}); err != nil {
-		return out, err
-	}
-	if sel.Session != "" {
-		if err := p.SetSession(sel.Session, w.ID); err != nil {
-			return out, err
-		}
-		err := w.Update(func(tx *store.Tx) error { return set(tx, "session_id", sel.Session) })
-		if err != nil {
-			return out, err
-		}
-	}
-	// Only the user lets a paused workflow go on: a model that runs the
-	// resume on its own (the Skill tool) finds it paused still.
-	if asked, known := UserAsked(p, sel.Session, r.by()); s.Status == checkpoint.Paused && (asked || !known) {
-		if _, err := sm.Unpause(w, r.Actor); err != nil {
-			return out, err
-		}
-	}
-	return Plan(w, o) // a workflow still held answers NEXT=stopped
+	return w, nil
 }
 
-// retryFailed makes the accepted failures of w's current state workers to
-// run again, reopening w when it had finished. Accepted failures of an
-// earlier state cannot be re-run without going back to that state.
-func retryFailed(w *store.Workflow) error {
-	v, err := load(w)
-	if err != nil {
-		return err
-	}
+// resumeIn is everything a resume changes in the workflow, in one write:
+// the workers whose failure was accepted run again (retry, reopening a
+// finished workflow), the session it belongs to, and a pause the user
+// lets go (unpause). Nothing to change writes nothing.
+func (r ResumeRequest) resumeIn(w *store.Workflow, session string, retry *retrying, unpause bool) error {
 	doc, err := w.ReadCheckpoint()
 	if err != nil {
 		return err
 	}
+	if cv := checkpoint.ViewOf(doc); retry == nil && (session == "" || cv.Session == session) && (!unpause || cv.Status != checkpoint.Paused) {
+		return nil
+	}
+	return w.Update(func(tx *store.Tx) error {
+		cv := checkpoint.ViewOf(tx.Checkpoint)
+		if retry != nil {
+			if err := retry.in(tx, w); err != nil {
+				return err
+			}
+		}
+		if session != "" && cv.Session != session {
+			if err := set(tx, checkpoint.PathSession, session); err != nil {
+				return err
+			}
+		}
+		if unpause && cv.Status == checkpoint.Paused {
+			_, err := sm.UnpauseIn(tx, w, r.Actor)
+			return err
+		}
+		return nil
+	})
+}
+
+// retrying is what --retry-failed runs again: the accepted failures of
+// the workflow's current state.
+type retrying struct {
+	state    string
+	accepted []string
+}
+
+// retryOf checks that w's current state has accepted failures to run
+// again; nil when a retry is already under way (run again, it goes on).
+// Accepted failures of an earlier state cannot be re-run without going
+// back to that state.
+func retryOf(w *store.Workflow) (*retrying, error) {
+	v, err := load(w)
+	if err != nil {
+		return nil, err
+	}
+	if len(v.accepted) > 0 {
+		return &retrying{state: v.state, accepted: slices.Sorted(maps.Keys(v.accepted))}, nil
+	}
+	if v.retrying() {
+		return nil, nil
+	}
 	var earlier []string
-	gjson.GetBytes(doc, checkpoint.PathPhaseData).ForEach(func(state, data gjson.Result) bool {
+	gjson.GetBytes(v.doc, checkpoint.PathPhaseData).ForEach(func(state, data gjson.Result) bool {
 		if state.String() != v.state && len(data.Get(checkpoint.PhasePartialFailures).Array()) > 0 {
 			earlier = append(earlier, state.String())
 		}
 		return true
 	})
-	if len(v.accepted) == 0 {
-		if v.retrying() {
-			return nil // a retry is under way: run again, it goes on
-		}
-		if len(earlier) > 0 {
-			return fail.Refusedf("workflow %s: the accepted failures are in %s, not in its current state %s; go back there first (flowstate rewind STATE) to run them again", w.ID, strings.Join(earlier, ", "), v.state)
-		}
-		return fail.Refusedf("workflow %s has no accepted failures in its state %s to run again", w.ID, v.state)
+	if len(earlier) > 0 {
+		return nil, fail.Refusedf("workflow %s: the accepted failures are in %s, not in its current state %s; go back there first (flowstate rewind STATE) to run them again", w.ID, strings.Join(earlier, ", "), v.state)
 	}
-	if checkpoint.ViewOf(doc).Status == checkpoint.Complete {
-		if err := sm.Reopen(w, "run the workers whose failure was accepted again"); err != nil {
+	return nil, fail.Refusedf("workflow %s has no accepted failures in its state %s to run again", w.ID, v.state)
+}
+
+// in makes the accepted failures workers to run again, inside tx,
+// reopening the workflow when it had finished.
+func (rt *retrying) in(tx *store.Tx, w *store.Workflow) error {
+	if checkpoint.ViewOf(tx.Checkpoint).Status == checkpoint.Complete {
+		if err := sm.ReopenIn(tx, w, "run the workers whose failure was accepted again"); err != nil {
 			return err
 		}
 	}
-	return w.Update(func(tx *store.Tx) error {
-		doc, err := sjson.DeleteBytes(tx.Checkpoint, checkpoint.PhaseData(v.state, checkpoint.PhasePartialFailures))
-		if err != nil {
-			return err
-		}
-		tx.Checkpoint = doc
-		tx.Event("retry_failed", map[string]any{"state": v.state, "workers": slices.Sorted(maps.Keys(v.accepted))})
-		return nil
-	})
+	doc, err := sjson.DeleteBytes(tx.Checkpoint, checkpoint.PhaseData(rt.state, checkpoint.PhasePartialFailures))
+	if err != nil {
+		return err
+	}
+	tx.Checkpoint = doc
+	tx.Event("retry_failed", map[string]any{"state": rt.state, "workers": rt.accepted})
+	return nil
 }
 
 // withAccepted finds the workflow to retry: the session's own when it has

@@ -226,24 +226,30 @@ func hold(tx *store.Tx, status string, h checkpoint.Hold, event string) error {
 // 6, naming approve and reject.
 func Unpause(w *store.Workflow, a Actor) (changed bool, err error) {
 	err = w.Update(func(tx *store.Tx) error {
-		v := checkpoint.ViewOf(tx.Checkpoint)
-		switch v.Status {
-		case checkpoint.Paused:
-		case checkpoint.AwaitingApproval:
-			return refuseHeld(w, v)
-		default:
-			return refuseFinished(w, v)
-		}
-		ed := editor{doc: tx.Checkpoint}
-		ed.set(checkpoint.PathStatus, checkpoint.InProgress)
-		ed.delete(checkpoint.PathHold)
-		ed.touch(tx.Now)
-		tx.Checkpoint = ed.doc
-		tx.Event("unpause", a.fields(map[string]any{"state": v.CurrentState}))
-		changed = true
-		return ed.err
+		changed, err = UnpauseIn(tx, w, a)
+		return err
 	})
 	return changed, err
+}
+
+// UnpauseIn is Unpause inside tx, for a step that changes the workflow in
+// one write.
+func UnpauseIn(tx *store.Tx, w *store.Workflow, a Actor) (changed bool, err error) {
+	v := checkpoint.ViewOf(tx.Checkpoint)
+	switch v.Status {
+	case checkpoint.Paused:
+	case checkpoint.AwaitingApproval:
+		return false, refuseHeld(w, v)
+	default:
+		return false, refuseFinished(w, v)
+	}
+	ed := editor{doc: tx.Checkpoint}
+	ed.set(checkpoint.PathStatus, checkpoint.InProgress)
+	ed.delete(checkpoint.PathHold)
+	ed.touch(tx.Now)
+	tx.Checkpoint = ed.doc
+	tx.Event("unpause", a.fields(map[string]any{"state": v.CurrentState}))
+	return true, ed.err
 }
 
 // Cancel finishes an unfinished workflow for good, with the reason: its

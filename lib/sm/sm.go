@@ -439,22 +439,26 @@ func Finish(w *store.Workflow, status string) error {
 // whose failure was accepted); its terminal phase is then finished again
 // as usual. Any other finished status stays finished.
 func Reopen(w *store.Workflow, reason string) error {
-	return w.Update(func(tx *store.Tx) error {
-		v := checkpoint.ViewOf(tx.Checkpoint)
-		switch v.Status {
-		case checkpoint.InProgress:
-			return nil
-		case checkpoint.Complete:
-		default:
-			return fail.Refusedf("workflow %s is %s; only a complete workflow can be reopened", w.ID, v.Status)
-		}
-		ed := editor{doc: tx.Checkpoint}
-		ed.set(checkpoint.PathStatus, checkpoint.InProgress)
-		ed.touch(tx.Now)
-		tx.Checkpoint = ed.doc
-		tx.Event("reopen", map[string]any{"state": v.CurrentState, "reason": reason})
-		return ed.err
-	})
+	return w.Update(func(tx *store.Tx) error { return ReopenIn(tx, w, reason) })
+}
+
+// ReopenIn is Reopen inside tx, for a step that changes the workflow in
+// one write.
+func ReopenIn(tx *store.Tx, w *store.Workflow, reason string) error {
+	v := checkpoint.ViewOf(tx.Checkpoint)
+	switch v.Status {
+	case checkpoint.InProgress:
+		return nil
+	case checkpoint.Complete:
+	default:
+		return fail.Refusedf("workflow %s is %s; only a complete workflow can be reopened", w.ID, v.Status)
+	}
+	ed := editor{doc: tx.Checkpoint}
+	ed.set(checkpoint.PathStatus, checkpoint.InProgress)
+	ed.touch(tx.Now)
+	tx.Checkpoint = ed.doc
+	tx.Event("reopen", map[string]any{"state": v.CurrentState, "reason": reason})
+	return ed.err
 }
 
 // Fail records an error for the current state in error_state; the same

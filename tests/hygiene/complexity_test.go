@@ -38,7 +38,6 @@ var pending = map[string]bool{
 	"app permute":               true,
 	"checkpoint migrate20to21":  true,
 	"compat (*call).transition": true,
-	"orchestrate Resume":        true,
 	"sm (*editor).rewind":       true,
 	"store (*Project).Resolve":  true,
 }
