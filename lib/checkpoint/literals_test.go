@@ -15,8 +15,7 @@ import (
 // literalAllowed are the packages that may still spell checkpoint paths,
 // and why. Nothing else may: a field is named in fields.go and nowhere
 // else.
-var literalAllowed = map[string]string{
-}
+var literalAllowed = map[string]string{}
 
 // notACheckpoint is the comment that marks a literal as a field of
 // another JSON document that shares a name with the checkpoint's (the
