@@ -318,33 +318,79 @@ type rewindCause struct {
 func (e *editor) rewind(tx *store.Tx, w *store.Workflow, m *machine.Machine, v checkpoint.View, to string, c rewindCause) error {
 	// A complete workflow can be taken back and done again; one given up
 	// (failed, abandoned, cancelled) cannot.
-	status := v.Status
-	if status != checkpoint.Complete {
+	if v.Status != checkpoint.Complete {
 		if err := refuseFinished(w, v); err != nil {
 			return err
 		}
 	}
-	cur, completed := v.CurrentState, v.CompletedStates
-	i := slices.Index(completed, to)
-	if i < 0 && to != cur {
-		return fail.Refusedf("workflow %s has not been through %s: rewind goes back to a state it completed (%s) or to its current state %s", w.ID, to, joinStates(completed), cur)
+	kept, cleared, err := rewound(w, v, to)
+	if err != nil {
+		return err
 	}
-	if i < 0 {
-		i = len(completed)
-	}
-	cleared := slices.Clone(completed[i:])
-	for _, s := range []string{cur, to} {
-		if !slices.Contains(cleared, s) {
-			cleared = append(cleared, s)
-		}
-	}
-	entry := map[string]any{"at": checkpoint.Timestamp(tx.Now), "from": cur, "to": to, "kind": c.kind,
+	entry := map[string]any{"at": checkpoint.Timestamp(tx.Now), "from": v.CurrentState, "to": to, "kind": c.kind,
 		"states": cleared, "revision": tx.Revision + 1}
 	c.actor.fields(entry)
 	if c.reason != "" {
 		entry["reason"] = c.reason
 	}
-	// Kept under the names of the fields they came from.
+	earlier := e.takeBack(m, cleared, to, entry)
+	if slices.Contains(cleared, v.Error.FailedState) {
+		// As it is now, without the retries of the states taken back.
+		entry["error"] = json.RawMessage(gjson.GetBytes(e.doc, checkpoint.PathErrorState).Raw)
+		e.clearError()
+	}
+	b, _ := json.Marshal(kept)
+	e.setRaw(checkpoint.PathCompletedStates, string(b))
+	e.set(checkpoint.PathCurrentState, to)
+	if v.Status != checkpoint.Paused {
+		e.set(checkpoint.PathStatus, checkpoint.InProgress)
+		e.delete(checkpoint.PathHold)
+	}
+	if c.reason != "" {
+		fb := c.actor.fields(map[string]any{"kind": c.kind, "reason": c.reason, "at": checkpoint.Timestamp(tx.Now)})
+		if len(earlier) > 0 {
+			fb["earlier"] = earlier
+		}
+		e.set(checkpoint.PhaseData(to, checkpoint.PhaseFeedback), fb)
+	}
+	if err := e.appendRewind(entry); err != nil {
+		return err
+	}
+	e.touch(tx.Now)
+	ev := c.actor.fields(map[string]any{"from": v.CurrentState, "to": to, "states": cleared})
+	if c.reason != "" {
+		ev["reason"] = c.reason
+	}
+	tx.Event("rewind", ev)
+	return e.err
+}
+
+// rewound splits the states a rewind to `to` keeps completed from those it
+// clears: the states from `to` on, with the current one and `to`. `to`
+// must be a state the workflow completed, or its current one.
+func rewound(w *store.Workflow, v checkpoint.View, to string) (kept, cleared []string, err error) {
+	cur, completed := v.CurrentState, v.CompletedStates
+	i := slices.Index(completed, to)
+	switch {
+	case i < 0 && to != cur:
+		return nil, nil, fail.Refusedf("workflow %s has not been through %s: rewind goes back to a state it completed (%s) or to its current state %s", w.ID, to, joinStates(completed), cur)
+	case i < 0:
+		i = len(completed)
+	}
+	cleared = slices.Clone(completed[i:])
+	for _, s := range []string{cur, to} {
+		if !slices.Contains(cleared, s) {
+			cleared = append(cleared, s)
+		}
+	}
+	return completed[:i], cleared, nil
+}
+
+// takeBack moves what was recorded for the cleared states (their
+// phase_data, their workers' records, their retries) into the rewind's
+// entry, kept under the names of the fields they came from, and returns
+// the artifacts `to` had delivered (what a person sent back).
+func (e *editor) takeBack(m *machine.Machine, cleared []string, to string, entry map[string]any) (earlier []string) {
 	taken := map[string]map[string]json.RawMessage{checkpoint.PathPhaseData: {}, checkpoint.PathSupervisorState: {}, "retries": {}}
 	take := func(group, key, path string) {
 		if r := gjson.GetBytes(e.doc, path); r.Exists() {
@@ -352,14 +398,13 @@ func (e *editor) rewind(tx *store.Tx, w *store.Workflow, m *machine.Machine, v c
 			e.delete(path)
 		}
 	}
-	var earlier []string
 	for _, s := range cleared {
-		if s != m.Initial { // the workflow's own settings (coordination) live there
-			if s == to {
-				for _, a := range gjson.GetBytes(e.doc, checkpoint.PhaseData(s, checkpoint.PhaseArtifacts)).Array() {
-					earlier = append(earlier, a.String())
-				}
+		if s == to && s != m.Initial {
+			for _, a := range gjson.GetBytes(e.doc, checkpoint.PhaseData(s, checkpoint.PhaseArtifacts)).Array() {
+				earlier = append(earlier, a.String())
 			}
+		}
+		if s != m.Initial { // the workflow's own settings (coordination) live there
 			take(checkpoint.PathPhaseData, s, checkpoint.PhaseData(s))
 		}
 		if work, ok := m.WorkOf(s); ok {
@@ -373,25 +418,11 @@ func (e *editor) rewind(tx *store.Tx, w *store.Workflow, m *machine.Machine, v c
 			entry[group] = kept
 		}
 	}
-	if slices.Contains(cleared, v.Error.FailedState) {
-		// As it is now, without the retries of the states taken back.
-		entry["error"] = json.RawMessage(gjson.GetBytes(e.doc, checkpoint.PathErrorState).Raw)
-		e.clearError()
-	}
-	b, _ := json.Marshal(completed[:i])
-	e.setRaw(checkpoint.PathCompletedStates, string(b))
-	e.set(checkpoint.PathCurrentState, to)
-	if status != checkpoint.Paused {
-		e.set(checkpoint.PathStatus, checkpoint.InProgress)
-		e.delete(checkpoint.PathHold)
-	}
-	if c.reason != "" {
-		fb := c.actor.fields(map[string]any{"kind": c.kind, "reason": c.reason, "at": checkpoint.Timestamp(tx.Now)})
-		if len(earlier) > 0 {
-			fb["earlier"] = earlier
-		}
-		e.set(checkpoint.PhaseData(to, checkpoint.PhaseFeedback), fb)
-	}
+	return earlier
+}
+
+// appendRewind adds entry to the rewinds history.
+func (e *editor) appendRewind(entry map[string]any) error {
 	var history []json.RawMessage
 	if raw := gjson.GetBytes(e.doc, checkpoint.PathRewinds); raw.IsArray() {
 		for _, r := range raw.Array() {
@@ -404,13 +435,7 @@ func (e *editor) rewind(tx *store.Tx, w *store.Workflow, m *machine.Machine, v c
 	}
 	hb, _ := json.Marshal(append(history, eb))
 	e.setRaw(checkpoint.PathRewinds, string(hb))
-	e.touch(tx.Now)
-	ev := c.actor.fields(map[string]any{"from": cur, "to": to, "states": cleared})
-	if c.reason != "" {
-		ev["reason"] = c.reason
-	}
-	tx.Event("rewind", ev)
-	return e.err
+	return nil
 }
 
 func joinStates(states []string) string {

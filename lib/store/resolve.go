@@ -30,31 +30,43 @@ type Selector struct {
 // Resolve finds the workflow a bash block means. None or several
 // candidates is a usage error that says what to run.
 func (p *Project) Resolve(sel Selector) (*Workflow, error) {
-	if sel.Flag != "" {
+	switch {
+	case sel.Flag != "":
 		return p.Workflow(sel.Flag)
-	}
-	if sel.Env != "" {
+	case sel.Env != "":
 		w, err := p.Workflow(sel.Env)
 		if err != nil {
 			return nil, fmt.Errorf("FLOWSTATE_WORKFLOW: %w", err)
 		}
 		return w, nil
 	}
-	if sel.Session != "" {
-		id, err := p.SessionWorkflow(sel.Session)
-		if err != nil {
-			return nil, err
-		}
-		if id != "" {
-			// The session chose this workflow (init_workflow_state reserves
-			// an id before sm-init creates it): never another in its place.
-			w, err := p.Workflow(id)
-			if err != nil && p.missing(id) {
-				return nil, fail.Usagef("this session's workflow %s does not exist (yet) in %s; create it with `flowstate sm-init --workflow %s ...`, or pass --workflow ID (see `flowstate list`)", id, p.Dir, id)
-			}
-			return w, err
-		}
+	if w, chosen, err := p.sessionChose(sel.Session); chosen || err != nil {
+		return w, err
 	}
+	return p.onlyActive(sel)
+}
+
+// sessionChose is the workflow the session points at; chosen is false
+// when it points at none. The session chose it (init_workflow_state
+// reserves an id before sm-init creates it): never another in its place.
+func (p *Project) sessionChose(session string) (w *Workflow, chosen bool, err error) {
+	if session == "" {
+		return nil, false, nil
+	}
+	id, err := p.SessionWorkflow(session)
+	if err != nil || id == "" {
+		return nil, false, err
+	}
+	w, err = p.Workflow(id)
+	if err != nil && p.missing(id) {
+		return nil, true, fail.Usagef("this session's workflow %s does not exist (yet) in %s; create it with `flowstate sm-init --workflow %s ...`, or pass --workflow ID (see `flowstate list`)", id, p.Dir, id)
+	}
+	return w, true, err
+}
+
+// onlyActive is the project's only active workflow that is not another
+// session's; none, or several, is a usage error saying what to pass.
+func (p *Project) onlyActive(sel Selector) (*Workflow, error) {
 	all, err := p.List()
 	if err != nil {
 		return nil, err
