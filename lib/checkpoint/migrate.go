@@ -216,46 +216,10 @@ func migrate13to20(m map[string]any, guess ScopeGuesser) error {
 // comma-string transition lists, the bash migration's old default table,
 // missing terminal states.
 func migrate20to21(m map[string]any, guess ScopeGuesser) error {
-	sm, err := objectOrNew(m, "state_machine", func() map[string]any { return smFromPhases(m, guess) })
+	command, desc, err := stateMachine21(m, guess)
 	if err != nil {
 		return err
 	}
-	table, err := migrateTable(sm)
-	if err != nil {
-		return err
-	}
-	if s, ok := sm["current_state"].(string); !ok || s == "" {
-		sm["current_state"] = phaseState(m["current_phase"], "initialize")
-	}
-	sm["completed_states"] = dedupeStrings(sm["completed_states"])
-
-	wc, err := objectOrNew(sm, "workflow_config", func() map[string]any { return map[string]any{} })
-	if err != nil {
-		return fmt.Errorf("state_machine.%w", err)
-	}
-	desc := firstString(m["workflow_description"], wc["description"])
-	command := firstString(m["command"], wc["command"], m["workflow_type"])
-	scope := firstString(wc["scope"])
-	if scope == "" {
-		current, _ := sm["current_state"].(string)
-		scope = guessScope(guess, desc, current)
-	}
-	setDefault(wc, "scope", scope)
-	setDefault(wc, "description", desc)
-	setDefault(wc, "command", command)
-	if t, ok := wc["terminal_state"].(string); !ok || t == "" {
-		t, err := terminalFor(scope, table)
-		if err != nil {
-			return err
-		}
-		wc["terminal_state"] = t
-	}
-
-	if err := migrateClassification(sm, scope); err != nil {
-		return err
-	}
-
-	// Top level.
 	md, err := objectOrNew(m, "metadata", func() map[string]any { return map[string]any{} })
 	if err != nil {
 		return err
@@ -285,7 +249,59 @@ func migrate20to21(m map[string]any, guess ScopeGuesser) error {
 	m["created_at"] = created
 	m["updated_at"] = updated
 	migrateStatus(m)
+	if err := records21(m); err != nil {
+		return err
+	}
+	metadata21(md, id, project, created, updated)
+	m["schema_version"] = SchemaVersion
+	return nil
+}
 
+// stateMachine21 is migrate20to21's state_machine: its table, current and
+// completed states, workflow_config (a missing scope guessed, a missing
+// terminal state from the scope) and classification. It returns the
+// command and description the document has.
+func stateMachine21(m map[string]any, guess ScopeGuesser) (command, desc string, err error) {
+	sm, err := objectOrNew(m, "state_machine", func() map[string]any { return smFromPhases(m, guess) })
+	if err != nil {
+		return "", "", err
+	}
+	table, err := migrateTable(sm)
+	if err != nil {
+		return "", "", err
+	}
+	if s, ok := sm["current_state"].(string); !ok || s == "" {
+		sm["current_state"] = phaseState(m["current_phase"], "initialize")
+	}
+	sm["completed_states"] = dedupeStrings(sm["completed_states"])
+
+	wc, err := objectOrNew(sm, "workflow_config", func() map[string]any { return map[string]any{} })
+	if err != nil {
+		return "", "", fmt.Errorf("state_machine.%w", err)
+	}
+	desc = firstString(m["workflow_description"], wc["description"])
+	command = firstString(m["command"], wc["command"], m["workflow_type"])
+	scope := firstString(wc["scope"])
+	if scope == "" {
+		current, _ := sm["current_state"].(string)
+		scope = guessScope(guess, desc, current)
+	}
+	setDefault(wc, "scope", scope)
+	setDefault(wc, "description", desc)
+	setDefault(wc, "command", command)
+	if t, ok := wc["terminal_state"].(string); !ok || t == "" {
+		t, err := terminalFor(scope, table)
+		if err != nil {
+			return "", "", err
+		}
+		wc["terminal_state"] = t
+	}
+	return command, desc, migrateClassification(sm, scope)
+}
+
+// records21 is migrate20to21's phase_data, supervisor_state (its workers'
+// records) and error_state.
+func records21(m map[string]any) error {
 	if err := setObject(m, "phase_data"); err != nil {
 		return err
 	}
@@ -293,10 +309,12 @@ func migrate20to21(m map[string]any, guess ScopeGuesser) error {
 		return err
 	}
 	migrateWorkers(m["supervisor_state"])
-	if err := migrateErrorState(m); err != nil {
-		return err
-	}
+	return migrateErrorState(m)
+}
 
+// metadata21 is migrate20to21's metadata: its id, project and times,
+// from the top level where it lacks them.
+func metadata21(md map[string]any, id, project, created, updated string) {
 	if s, ok := md["checkpoint_id"].(string); !ok || s == "" {
 		md["checkpoint_id"] = id
 	}
@@ -313,8 +331,6 @@ func migrate20to21(m map[string]any, guess ScopeGuesser) error {
 	} else {
 		md["updated_at"] = updated
 	}
-	m["schema_version"] = SchemaVersion
-	return nil
 }
 
 // defaultTable is the table of machine.Default (the newest one of the

@@ -36,7 +36,6 @@ const (
 var pending = map[string]bool{
 	"app (*env).complete":       true,
 	"app permute":               true,
-	"checkpoint migrate20to21":  true,
 	"compat (*call).transition": true,
 }
 
