@@ -245,26 +245,9 @@ func (c *call) transition(args []string, patch []byte) int {
 	if err != nil {
 		return c.failErr(err)
 	}
-	to, from, reason := args[0], "", ""
-	if len(args) == 2 {
-		switch like := resembles(args[1], m.States()); {
-		case m.HasState(args[1]):
-			from, to = args[0], args[1]
-		case patch != nil: // sm_transition_with_checkpoint FROM TO JSON
-			return c.fail(1, "%q is not a state of workflow %s (states: %s)%s", args[1], w.ID, strings.Join(m.States(), ", "), didYouMean(like))
-		case like != "":
-			from := args[0]
-			if s := resembles(from, m.States()); !m.HasState(from) && s != "" {
-				from = s
-			}
-			return c.fail(1, "%q is not a state of workflow %s but reads like %q: for FROM TO write two states (%s %s %s); for a reason, give a phrase (%s %s \"reason: %s\")",
-				args[1], w.ID, like, c.name, from, like, c.name, args[0], args[1])
-		default:
-			reason = args[1]
-		}
-	}
-	if !m.HasState(to) {
-		return c.fail(1, "%q is not a state of workflow %s (states: %s)%s", to, w.ID, strings.Join(m.States(), ", "), didYouMean(resembles(to, m.States())))
+	from, to, reason, code := c.transitionArgs(w, m, args, patch)
+	if code != 0 {
+		return code
 	}
 	doc, err := w.ReadCheckpoint()
 	if err != nil {
@@ -297,6 +280,35 @@ func (c *call) transition(args []string, patch []byte) int {
 		return c.failErr(err)
 	}
 	return c.answerMachineOf(w)
+}
+
+// transitionArgs reads sm_transition's arguments, TO [REASON] or FROM TO
+// (and the JSON of sm_transition_with_checkpoint): a second argument that
+// is no state but reads like one is refused rather than taken for a
+// reason. code is the return of a refusal, 0 when the arguments hold.
+func (c *call) transitionArgs(w *store.Workflow, m *machine.Machine, args []string, patch []byte) (from, to, reason string, code int) {
+	to = args[0]
+	if len(args) == 2 {
+		switch like := resembles(args[1], m.States()); {
+		case m.HasState(args[1]):
+			from, to = args[0], args[1]
+		case patch != nil: // sm_transition_with_checkpoint FROM TO JSON
+			return "", "", "", c.fail(1, "%q is not a state of workflow %s (states: %s)%s", args[1], w.ID, strings.Join(m.States(), ", "), didYouMean(like))
+		case like != "":
+			from := args[0]
+			if s := resembles(from, m.States()); !m.HasState(from) && s != "" {
+				from = s
+			}
+			return "", "", "", c.fail(1, "%q is not a state of workflow %s but reads like %q: for FROM TO write two states (%s %s %s); for a reason, give a phrase (%s %s \"reason: %s\")",
+				args[1], w.ID, like, c.name, from, like, c.name, args[0], args[1])
+		default:
+			reason = args[1]
+		}
+	}
+	if !m.HasState(to) {
+		return "", "", "", c.fail(1, "%q is not a state of workflow %s (states: %s)%s", to, w.ID, strings.Join(m.States(), ", "), didYouMean(resembles(to, m.States())))
+	}
+	return from, to, reason, 0
 }
 
 // finishing reports whether a transition to `to` is the original's last
