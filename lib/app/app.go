@@ -44,10 +44,12 @@ func OS() IO {
 	return IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Cwd: cwd}
 }
 
-// env is what every action gets: the streams plus lazily found project.
+// env is what every action gets: the streams, the lazily found project,
+// and the workflow the command line names (workflowFlag).
 type env struct {
 	IO
-	project *store.Project
+	project                      *store.Project
+	workflowID, globalWorkflowID string
 }
 
 func (e *env) Project() (*store.Project, error) {
@@ -59,11 +61,6 @@ func (e *env) Project() (*store.Project, error) {
 		e.project = p
 	}
 	return e.project, nil
-}
-
-func init() {
-	// `flowstate --version` prints what `flowstate version` prints.
-	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintln(c.App.Writer, version.Line()) }
 }
 
 // Main runs flowstate with args (args[0] is the program name) and
@@ -90,9 +87,10 @@ func Main(args []string, io IO) int {
 		// sm-init --gate 'STATE=MESSAGE' may hold commas.
 		DisableSliceFlagSeparator: true,
 		ExitErrHandler:            func(*cli.Context, error) {}, // Main maps errors itself
-		// --help and --version (urfave adds --version itself); our own
-		// help command keeps urfave from adding --help.
-		Flags:        []cli.Flag{workflowFlag(), cli.HelpFlag},
+		// Our own help command keeps urfave from adding --help, and our
+		// own --version replaces urfave's.
+		HideVersion:  true,
+		Flags:        e.globalFlags(),
 		Commands:     e.commands(),
 		OnUsageError: usageError,
 		CommandNotFound: func(c *cli.Context, name string) {
@@ -111,11 +109,34 @@ func Main(args []string, io IO) int {
 		e.complete(app, args[1:n-1])
 		return fail.OK
 	}
+	// Only before a command: completion, which offers the global flags
+	// after one too, leaves it out.
+	app.Flags = append(app.Flags, e.versionFlag())
 	err := app.Run(permute(app, args))
 	if notFound {
 		return fail.Usage
 	}
 	return exitCode(e.kept(err), io.Stderr)
+}
+
+// globalFlags are the flags before the command, but --version.
+func (e *env) globalFlags() []cli.Flag {
+	return []cli.Flag{e.globalWorkflowFlag(), cli.HelpFlag}
+}
+
+// versionFlag is --version: what `flowstate version` prints, and nothing
+// else runs (the Exit ends the run with 0 before any command). It is
+// urfave's VersionFlag with an Action, where urfave/cli v2 would print
+// through the package-level VersionPrinter.
+func (e *env) versionFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version", DisableDefaultText: true,
+		Action: func(_ *cli.Context, show bool) error {
+			if !show {
+				return nil
+			}
+			e.printf("%s\n", version.Line())
+			return cli.Exit("", fail.OK)
+		}}
 }
 
 // kept adds to a command's error what its earlier writes recorded and

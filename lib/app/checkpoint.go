@@ -14,6 +14,11 @@ import (
 // checkpointCommands read and write a workflow's JSON checkpoint
 // (lib/checkpoint, written through lib/store; docs/checkpoint-schema.md).
 func (e *env) checkpointCommands() []*cli.Command {
+	var (
+		save saveOptions
+		get  getOptions
+		set  setOptions
+	)
 	return []*cli.Command{
 		{
 			Name:      "checkpoint-save",
@@ -26,26 +31,26 @@ func (e *env) checkpointCommands() []*cli.Command {
 				"...) go to the top level, and workflow_type, project_name and plan_modification_time\n" +
 				"are set; state_machine, status and the other fields flowstate owns are left alone.",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "workflow-type", Usage: "merge a checkpoint-utils.sh state of this workflow type"},
-				&cli.StringFlag{Name: "project-name", Usage: "the project name that state is saved under (with --workflow-type)"},
-				&cli.BoolFlag{Name: "if-unchanged", Usage: "refuse (exit 3) if the checkpoint was written since the document was loaded (metadata.revision)"},
-				workflowFlag(),
+				&cli.StringFlag{Name: "workflow-type", Usage: "merge a checkpoint-utils.sh state of this workflow type", Destination: &save.workflowType},
+				&cli.StringFlag{Name: "project-name", Usage: "the project name that state is saved under (with --workflow-type)", Destination: &save.projectName},
+				&cli.BoolFlag{Name: "if-unchanged", Usage: "refuse (exit 3) if the checkpoint was written since the document was loaded (metadata.revision)", Destination: &save.ifUnchanged},
+				e.workflowFlag(),
 			},
-			Action: e.checkpointSave,
+			Action: func(c *cli.Context) error { return e.checkpointSave(c, save) },
 		},
 		{
 			Name:      "checkpoint-load",
 			Usage:     "print the workflow's checkpoint JSON",
 			UsageText: "flowstate checkpoint-load",
-			Flags:     []cli.Flag{workflowFlag()},
+			Flags:     []cli.Flag{e.workflowFlag()},
 			Action:    e.onWorkflow(e.checkpointLoad),
 		},
 		{
 			Name:      "checkpoint-get",
 			Usage:     "print the value at PATH: strings raw, numbers as 160, objects and arrays as JSON",
 			UsageText: "flowstate checkpoint-get PATH [--default VALUE]   (PATH like state_machine.current_state or phase_data.research.reports.0)",
-			Flags:     []cli.Flag{&cli.StringFlag{Name: "default", Usage: "print this when PATH is missing instead of failing"}, fromFlag(), workflowFlag()},
-			Action:    e.checkpointGet,
+			Flags:     []cli.Flag{&cli.StringFlag{Name: "default", Usage: "print this when PATH is missing instead of failing", Action: given(&get.def)}, fromFlag(&get.from), e.workflowFlag()},
+			Action:    func(c *cli.Context) error { return e.checkpointGet(c, get) },
 		},
 		{
 			Name:      "checkpoint-set",
@@ -54,11 +59,11 @@ func (e *env) checkpointCommands() []*cli.Command {
 			Description: "JSON-VALUE is JSON: a string needs its quotes ('\"done\"'). The document is validated\n" +
 				"after the change; an invalid result is refused and nothing is written.",
 			Flags: []cli.Flag{
-				&cli.BoolFlag{Name: "increment", Usage: "add DELTA (default 1) to the number at PATH"},
-				&cli.BoolFlag{Name: "append", Usage: "append JSON-VALUE to the array at PATH"},
-				workflowFlag(),
+				&cli.BoolFlag{Name: "increment", Usage: "add DELTA (default 1) to the number at PATH", Destination: &set.increment},
+				&cli.BoolFlag{Name: "append", Usage: "append JSON-VALUE to the array at PATH", Destination: &set.append},
+				e.workflowFlag(),
 			},
-			Action: e.checkpointSet,
+			Action: func(c *cli.Context) error { return e.checkpointSet(c, set) },
 		},
 	}
 }
@@ -66,21 +71,21 @@ func (e *env) checkpointCommands() []*cli.Command {
 // fromFlag lets a read-only checkpoint command read any JSON document,
 // such as a checkpoint file of the bash libraries, instead of the
 // workflow's checkpoint.
-func fromFlag() cli.Flag {
-	return &cli.StringFlag{Name: "from", Usage: "read this JSON FILE (- for stdin) instead of the workflow's checkpoint"}
+func fromFlag(dst *string) cli.Flag {
+	return &cli.StringFlag{Name: "from", Usage: "read this JSON FILE (- for stdin) instead of the workflow's checkpoint", Destination: dst}
 }
 
-// checkpointDoc returns the document --from names, else the workflow's
-// checkpoint, and a name for it in messages.
-func (e *env) checkpointDoc(c *cli.Context) ([]byte, string, error) {
-	if name := c.String("from"); name != "" {
-		doc, err := e.readNamed("--from", name)
+// checkpointDoc returns the document from (--from) names, else the
+// workflow's checkpoint, and a name for it in messages.
+func (e *env) checkpointDoc(from string) ([]byte, string, error) {
+	if from != "" {
+		doc, err := e.readNamed("--from", from)
 		if err == nil {
-			err = checkpoint.CheckJSON(doc, "--from "+name)
+			err = checkpoint.CheckJSON(doc, "--from "+from)
 		}
-		return doc, name, err
+		return doc, from, err
 	}
-	w, err := e.workflow(c)
+	w, err := e.workflow()
 	if err != nil {
 		return nil, "", err
 	}
@@ -88,8 +93,14 @@ func (e *env) checkpointDoc(c *cli.Context) ([]byte, string, error) {
 	return doc, "checkpoint of workflow " + w.ID, err
 }
 
-func (e *env) checkpointSave(c *cli.Context) error {
-	typ, project := c.String("workflow-type"), c.String("project-name")
+// saveOptions are checkpoint-save's flags.
+type saveOptions struct {
+	workflowType, projectName string
+	ifUnchanged               bool
+}
+
+func (e *env) checkpointSave(c *cli.Context, o saveOptions) error {
+	typ, project := o.workflowType, o.projectName
 	if (typ == "") != (project == "") {
 		return fail.Usagef("checkpoint-save: --workflow-type and --project-name go together")
 	}
@@ -101,7 +112,7 @@ func (e *env) checkpointSave(c *cli.Context) error {
 	if name := c.Args().First(); name != "" && name != "-" {
 		source = "the document in " + name
 	}
-	w, err := e.workflow(c)
+	w, err := e.workflow()
 	if err != nil {
 		return err
 	}
@@ -112,10 +123,10 @@ func (e *env) checkpointSave(c *cli.Context) error {
 		e.printf("%s\n", w.CheckpointPath())
 		return nil
 	}
-	return w.Replace(data, source, c.Bool("if-unchanged"))
+	return w.Replace(data, source, o.ifUnchanged)
 }
 
-func (e *env) checkpointLoad(_ *cli.Context, w *store.Workflow, _ []string) error {
+func (e *env) checkpointLoad(w *store.Workflow, _ []string) error {
 	doc, err := w.ReadCheckpoint()
 	if err != nil {
 		return err
@@ -124,12 +135,18 @@ func (e *env) checkpointLoad(_ *cli.Context, w *store.Workflow, _ []string) erro
 	return err
 }
 
-func (e *env) checkpointGet(c *cli.Context) error {
+// getOptions are checkpoint-get's flags.
+type getOptions struct {
+	def  *string // nil: not given
+	from string
+}
+
+func (e *env) checkpointGet(c *cli.Context, o getOptions) error {
 	a, err := args(c, "PATH")
 	if err != nil {
 		return err
 	}
-	doc, name, err := e.checkpointDoc(c)
+	doc, name, err := e.checkpointDoc(o.from)
 	if err != nil {
 		return err
 	}
@@ -140,16 +157,19 @@ func (e *env) checkpointGet(c *cli.Context) error {
 	switch {
 	case ok:
 		e.printf("%s\n", checkpoint.Display(raw))
-	case c.IsSet("default"):
-		e.printf("%s\n", c.String("default"))
+	case o.def != nil:
+		e.printf("%s\n", *o.def)
 	default:
 		return fail.Usagef("%s has no value at %s; pass --default to accept that", name, a[0])
 	}
 	return nil
 }
 
-func (e *env) checkpointSet(c *cli.Context) error {
-	inc, app := c.Bool("increment"), c.Bool("append")
+// setOptions are checkpoint-set's flags.
+type setOptions struct{ increment, append bool }
+
+func (e *env) checkpointSet(c *cli.Context, o setOptions) error {
+	inc, app := o.increment, o.append
 	if inc && app {
 		return fail.Usagef("checkpoint-set: --increment and --append exclude each other")
 	}
@@ -172,7 +192,7 @@ func (e *env) checkpointSet(c *cli.Context) error {
 		}
 		delta = d
 	}
-	w, err := e.workflow(c)
+	w, err := e.workflow()
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 // (lib/compat; docs/migrating-from-bash.md): their functions, and the
 // checkpoint operations of checkpoint-utils.sh the design kept.
 func (e *env) compatCommands() []*cli.Command {
+	var check checkOptions
 	return []*cli.Command{
 		{
 			Name:        "compat",
@@ -33,7 +34,7 @@ func (e *env) compatCommands() []*cli.Command {
 			Description: "For checkpoint-utils.sh's checkpoint_increment_replan: adds 1 to replanning_count and\n" +
 				"replan_phase_counts.phase_PHASE, sets last_replan_reason and appends {phase, timestamp,\n" +
 				"reason} to replan_history. Concurrent calls all count.",
-			Flags:  []cli.Flag{workflowFlag()},
+			Flags:  []cli.Flag{e.workflowFlag()},
 			Action: e.onWorkflow(e.checkpointReplan, "PHASE", "REASON"),
 		},
 		{
@@ -49,11 +50,11 @@ func (e *env) compatCommands() []*cli.Command {
 				"{\"valid\": BOOL, \"errors\": [...], \"warnings\": [...]} (empty lists left out).\n" +
 				"Exit 0 without errors (warnings allowed), 3 with errors.",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "at", Usage: "check the object at this PATH of the checkpoint, e.g. phase_data.named.NAME"},
-				&cli.BoolFlag{Name: "json", Usage: "print JSON"},
-				fromFlag(), workflowFlag(),
+				&cli.StringFlag{Name: "at", Usage: "check the object at this PATH of the checkpoint, e.g. phase_data.named.NAME", Destination: &check.at},
+				&cli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &check.json},
+				fromFlag(&check.from), e.workflowFlag(),
 			},
-			Action: e.checkpointCheck,
+			Action: func(c *cli.Context) error { return e.checkpointCheck(c, check) },
 		},
 		{
 			// The functions' own entry point: the shell state comes as
@@ -100,7 +101,7 @@ func (e *env) compatCall(c *cli.Context) error {
 	return nil
 }
 
-func (e *env) checkpointReplan(_ *cli.Context, w *store.Workflow, a []string) error {
+func (e *env) checkpointReplan(w *store.Workflow, a []string) error {
 	count, err := compat.Replan(w, a[0], a[1])
 	if err == nil {
 		e.printf("%d\n", count)
@@ -108,7 +109,13 @@ func (e *env) checkpointReplan(_ *cli.Context, w *store.Workflow, a []string) er
 	return err
 }
 
-func (e *env) checkpointCheck(c *cli.Context) error {
+// checkOptions are checkpoint-check's flags.
+type checkOptions struct {
+	at, from string
+	json     bool
+}
+
+func (e *env) checkpointCheck(c *cli.Context, o checkOptions) error {
 	a, err := args(c, "KIND")
 	if err != nil {
 		return err
@@ -116,11 +123,11 @@ func (e *env) checkpointCheck(c *cli.Context) error {
 	if !slices.Contains(compat.CheckKinds, a[0]) {
 		return fail.Usagef("checkpoint-check: unknown kind %q; use one of %s", a[0], strings.Join(compat.CheckKinds, ", "))
 	}
-	doc, name, err := e.checkpointDoc(c)
+	doc, name, err := e.checkpointDoc(o.from)
 	if err != nil {
 		return err
 	}
-	if at := c.String("at"); at != "" {
+	if at := o.at; at != "" {
 		raw, ok, err := checkpoint.Get(doc, at)
 		if err != nil {
 			return err
@@ -134,7 +141,7 @@ func (e *env) checkpointCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
+	if o.json {
 		e.printf("%s\n", compat.CheckJSON(errs, warns))
 	} else {
 		e.printf("%s", compat.CheckText(errs, warns))

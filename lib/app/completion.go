@@ -78,57 +78,78 @@ func (e *env) complete(app *cli.App, words []string) {
 	if len(words) == 0 {
 		words = []string{""}
 	}
-	cur, typed := words[len(words)-1], words[:len(words)-1]
-	var cmd *cli.Command
-	workflow := ""
-	flags := app.Flags
-	positional := []string{}
-	ended := false // a "--" was typed: no flags after it
-	for i := 0; i < len(typed); i++ {
-		w := typed[i]
-		switch {
-		case ended || !strings.HasPrefix(w, "-") || w == "-":
-			if cmd == nil {
-				if cmd = app.Command(w); cmd == nil {
-					return // not a command: nothing to offer
-				}
-				flags = append(slices.Clone(cmd.Flags), app.Flags...)
-				continue
-			}
-			positional = append(positional, w)
-		case w == "--":
-			ended = true
-		case takesValue(flags, w) && i+1 < len(typed):
-			if findFlag(flags, w).Names()[0] == "workflow" {
-				workflow = typed[i+1]
-			}
-			i++
-		case strings.HasPrefix(w, "--workflow="):
-			workflow = strings.TrimPrefix(w, "--workflow=")
-		}
+	cur, before := words[len(words)-1], words[:len(words)-1]
+	t, ok := readTyped(app, before)
+	if !ok {
+		return // not a command: nothing to offer
 	}
-	var out []string
-	switch prev := last(typed); {
-	case !ended && prev != "" && takesValue(flags, prev):
-		out = e.flagValues(findFlag(flags, prev).Names()[0])
-	case !ended && strings.HasPrefix(cur, "-"):
-		for _, f := range flagNames(visible(flags)) {
-			if !slices.Contains(out, dashed(f)) { // a command's own --workflow, and the global one
-				out = append(out, dashed(f))
-			}
-		}
-	case cmd == nil:
-		for _, c := range app.VisibleCommands() {
-			out = append(out, e.described(c.Name, c.Usage))
-		}
-	default:
-		out = e.arguments(cmd.Name, workflow, positional)
-	}
-	for _, s := range out {
+	for _, s := range e.candidates(app, t, last(before), cur) {
 		if name, _, _ := strings.Cut(s, ":"); strings.HasPrefix(name, cur) {
 			fmt.Fprintln(e.Stdout, s)
 		}
 	}
+}
+
+// typed is what the words before the one being completed say.
+type typed struct {
+	cmd        *cli.Command // nil: none typed yet
+	flags      []cli.Flag   // those that may follow: the command's and the global ones
+	workflow   string       // --workflow's value
+	positional []string
+	ended      bool // a "--" was typed: no flags after it
+}
+
+// readTyped reads words as urfave would, false when a word where the
+// command goes is none.
+func readTyped(app *cli.App, words []string) (typed, bool) {
+	t := typed{flags: app.Flags}
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case t.ended || !strings.HasPrefix(w, "-") || w == "-":
+			if t.cmd != nil {
+				t.positional = append(t.positional, w)
+				continue
+			}
+			if t.cmd = app.Command(w); t.cmd == nil {
+				return t, false
+			}
+			t.flags = append(slices.Clone(t.cmd.Flags), app.Flags...)
+		case w == "--":
+			t.ended = true
+		case takesValue(t.flags, w) && i+1 < len(words):
+			if findFlag(t.flags, w).Names()[0] == "workflow" {
+				t.workflow = words[i+1]
+			}
+			i++
+		case strings.HasPrefix(w, "--workflow="):
+			t.workflow = strings.TrimPrefix(w, "--workflow=")
+		}
+	}
+	return t, true
+}
+
+// candidates are what may follow t, prev being the last word typed and
+// cur the one being completed.
+func (e *env) candidates(app *cli.App, t typed, prev, cur string) []string {
+	var out []string
+	switch {
+	case !t.ended && prev != "" && takesValue(t.flags, prev):
+		return e.flagValues(findFlag(t.flags, prev).Names()[0])
+	case !t.ended && strings.HasPrefix(cur, "-"):
+		for _, f := range flagNames(visible(t.flags)) {
+			if !slices.Contains(out, dashed(f)) { // a command's own --workflow, and the global one
+				out = append(out, dashed(f))
+			}
+		}
+	case t.cmd == nil:
+		for _, c := range app.VisibleCommands() {
+			out = append(out, e.described(c.Name, c.Usage))
+		}
+	default:
+		out = e.arguments(t.cmd.Name, t.workflow, t.positional)
+	}
+	return out
 }
 
 func last(ss []string) string {

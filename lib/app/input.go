@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -19,36 +20,57 @@ import (
 // Reading what a command is given: its workflow, positional arguments,
 // files and stdin, and values from flags or the environment.
 
-func workflowFlag() cli.Flag {
-	return &cli.StringFlag{Name: "workflow", Usage: "workflow `ID` (default: FLOWSTATE_WORKFLOW, then the session's workflow, then the only active one)"}
+// workflowFlag is a command's --workflow, which every command that acts
+// on a workflow takes; globalWorkflowFlag is the one before the command.
+// Each fills its own field: urfave/cli sets a flag's Destination to its
+// default when it parses that flag's command, so one field for both would
+// lose the global value.
+func (e *env) workflowFlag() cli.Flag { return workflowFlag(&e.workflowID) }
+
+func (e *env) globalWorkflowFlag() cli.Flag { return workflowFlag(&e.globalWorkflowID) }
+
+func workflowFlag(dst *string) cli.Flag {
+	return &cli.StringFlag{Name: "workflow", Usage: "workflow `ID` (default: FLOWSTATE_WORKFLOW, then the session's workflow, then the only active one)", Destination: dst}
 }
 
 // workflow resolves the workflow a command acts on (see selector), or
 // the only active workflow.
-func (e *env) workflow(c *cli.Context) (*store.Workflow, error) {
+func (e *env) workflow() (*store.Workflow, error) {
 	p, err := e.Project()
 	if err != nil {
 		return nil, err
 	}
-	return p.Resolve(e.selector(c))
+	return p.Resolve(e.selector())
 }
 
 // selector is how a command names its workflow: the command's
 // --workflow, the global --workflow, FLOWSTATE_WORKFLOW, the session's
 // current workflow.
-func (e *env) selector(c *cli.Context) store.Selector {
-	flag := ""
-	for _, ctx := range c.Lineage() {
-		if v := ctx.String("workflow"); v != "" {
-			flag = v
-			break
-		}
-	}
+func (e *env) selector() store.Selector {
 	return store.Selector{
-		Flag:    flag,
+		Flag:    cmp.Or(e.workflowID, e.globalWorkflowID),
 		Env:     e.Getenv("FLOWSTATE_WORKFLOW"),
 		Session: e.Getenv("CLAUDE_CODE_SESSION_ID"),
 	}
+}
+
+// given is a flag's Action that points *p at the flag's value. urfave/cli
+// v2 runs a flag's Action only when the flag was given, so *p stays nil
+// when it was not: a value given empty (--default ”) is not a value left
+// out.
+func given[T any](p **T) func(*cli.Context, T) error {
+	return func(_ *cli.Context, v T) error {
+		*p = &v
+		return nil
+	}
+}
+
+// deref is *p, or the zero value for a flag not given.
+func deref[T any](p *T) (v T) {
+	if p != nil {
+		v = *p
+	}
+	return v
 }
 
 // args checks the positional argument count and names them in the error.
@@ -93,22 +115,20 @@ func (e *env) readFile(what, name string) ([]byte, error) {
 	return b, nil
 }
 
-// flagJSON is the value of a flag that takes JSON or @FILE (sm-init
-// --classification, sm-transition --checkpoint).
-func (e *env) flagJSON(c *cli.Context, flag string) ([]byte, error) {
-	v := c.String(flag)
+// flagJSON is the value v of a flag that takes JSON or @FILE (sm-init
+// --classification, sm-transition --checkpoint), flag naming it in errors.
+func (e *env) flagJSON(flag, v string) ([]byte, error) {
 	if name, ok := strings.CutPrefix(v, "@"); ok {
-		return e.readFile("--"+flag, name)
+		return e.readFile(flag, name)
 	}
 	return []byte(v), nil
 }
 
-// text is the value of a text flag, "-" reading it from stdin (a slash
+// text is the value v of a text flag, "-" reading it from stdin (a slash
 // command passes what the user typed that way), trimmed.
-func (e *env) text(c *cli.Context, flag string) (string, error) {
-	v := c.String(flag)
+func (e *env) text(flag, v string) (string, error) {
 	if v == "-" {
-		b, err := limit.ReadAll(e.Stdin, "--"+flag)
+		b, err := limit.ReadAll(e.Stdin, flag)
 		if err != nil {
 			return "", err
 		}
@@ -117,14 +137,14 @@ func (e *env) text(c *cli.Context, flag string) (string, error) {
 	return strings.TrimSpace(v), nil
 }
 
-// duration is flag name of c if given, else the environment variable
-// env, else def.
-func (e *env) duration(c *cli.Context, name, env string, def time.Duration) (time.Duration, error) {
-	if c != nil && c.IsSet(name) {
-		if d := c.Duration(name); d >= 0 {
-			return d, nil
+// duration is the value of a duration flag if given (flag naming it in
+// errors), else the environment variable env, else def.
+func (e *env) duration(flag string, given *time.Duration, env string, def time.Duration) (time.Duration, error) {
+	if given != nil {
+		if *given >= 0 {
+			return *given, nil
 		}
-		return 0, fail.Usagef("--%s must not be negative", name)
+		return 0, fail.Usagef("%s must not be negative", flag)
 	}
 	s := e.Getenv(env)
 	if s == "" {
@@ -147,34 +167,34 @@ func (e *env) path(name string) string {
 
 // onWorkflow wraps an action that takes exactly the named positional
 // arguments and acts on the resolved workflow.
-func (e *env) onWorkflow(fn func(c *cli.Context, w *store.Workflow, a []string) error, names ...string) cli.ActionFunc {
+func (e *env) onWorkflow(fn func(w *store.Workflow, a []string) error, names ...string) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		a, err := args(c, names...)
 		if err != nil {
 			return err
 		}
-		w, err := e.workflow(c)
+		w, err := e.workflow()
 		if err != nil {
 			return err
 		}
-		return fn(c, w, a)
+		return fn(w, a)
 	}
 }
 
 // onHeld wraps an action that takes no arguments and acts on a workflow
 // that waits for a person with status (store's ResolveWaiting finds it).
-func (e *env) onHeld(status string, fn func(c *cli.Context, w *store.Workflow) error) cli.ActionFunc {
+func (e *env) onHeld(status string, fn func(w *store.Workflow) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		p, err := e.argless(c)
 		if err != nil {
 			return err
 		}
-		sel := e.selector(c)
+		sel := e.selector()
 		w, waiting, err := p.ResolveWaiting(sel, status)
 		if err != nil {
 			return err
 		}
-		if err := fn(c, w); err != nil || !waiting {
+		if err := fn(w); err != nil || !waiting {
 			return err
 		}
 		return p.Adopt(sel.Session, w)

@@ -36,13 +36,13 @@ import (
 // active one (a finished one looked at from a terminal), it takes the
 // project's most recent workflow and says which on stderr, as `git log`
 // names the branch it shows.
-func (e *env) onLooked(fn func(c *cli.Context, w *store.Workflow) error) cli.ActionFunc {
+func (e *env) onLooked(fn func(w *store.Workflow) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		p, err := e.argless(c)
 		if err != nil {
 			return err
 		}
-		sel := e.selector(c)
+		sel := e.selector()
 		w, err := p.Resolve(sel)
 		if err != nil && sel.Flag == "" && sel.Env == "" && fail.Code(err) == fail.Usage {
 			if w = e.mostRecent(p); w == nil {
@@ -53,7 +53,7 @@ func (e *env) onLooked(fn func(c *cli.Context, w *store.Workflow) error) cli.Act
 		if err != nil {
 			return err
 		}
-		return fn(c, w)
+		return fn(w)
 	}
 }
 
@@ -92,7 +92,7 @@ func (e *env) run(w *store.Workflow) (*looked, error) {
 	if err != nil {
 		return nil, err
 	}
-	stuck, err := e.duration(nil, "", "FLOWSTATE_STUCK_AFTER", orchestrate.DefaultStuckAfter)
+	stuck, err := e.duration("", nil, "FLOWSTATE_STUCK_AFTER", orchestrate.DefaultStuckAfter)
 	if err != nil {
 		return nil, err
 	}
@@ -153,8 +153,8 @@ func (e *env) prices() *usage.Prices {
 	return prices
 }
 
-// report writes the HTML page of w's run (lib/report).
-func (e *env) report(c *cli.Context, w *store.Workflow) error {
+// report writes the HTML page of w's run (lib/report) to out (--output).
+func (e *env) report(w *store.Workflow, out string) error {
 	r, err := e.run(w)
 	if err != nil {
 		return err
@@ -163,7 +163,6 @@ func (e *env) report(c *cli.Context, w *store.Workflow) error {
 	if err != nil {
 		return err
 	}
-	out := c.String("output")
 	if out == "" && e.terminal() {
 		out = w.ID + ".html"
 	}

@@ -22,6 +22,7 @@ import (
 // newCommand is `flowstate new`: a working command of the user's own,
 // written by lib/scaffold.
 func (e *env) newCommand() *cli.Command {
+	var plugin string
 	return &cli.Command{
 		Name:      "new",
 		Usage:     "write a working command of your own: its workflow definition, its command file and its agents",
@@ -35,19 +36,19 @@ func (e *env) newCommand() *cli.Command {
 			"nothing is written (a sub-supervisor.md already there is kept and used). Edit the definition\n" +
 			"to change the states, lenses and artifacts (docs/writing-an-orchestrator.md).",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "plugin", Usage: "the plugin directory (with .claude-plugin/plugin.json) to write into"},
+			&cli.StringFlag{Name: "plugin", Usage: "the plugin directory (with .claude-plugin/plugin.json) to write into", Destination: &plugin},
 		},
-		Action: e.writeCommand,
+		Action: func(c *cli.Context) error { return e.writeCommand(c, plugin) },
 	}
 }
 
-func (e *env) writeCommand(c *cli.Context) error {
+func (e *env) writeCommand(c *cli.Context, pluginDir string) error {
 	a := c.Args().Slice()
 	if len(a) < 2 || a[0] != "command" || len(a) > 3 {
 		return fail.Usagef("give what to write: flowstate new command NAME [--plugin PLUGIN_DIR] [PROJECT_DIR]")
 	}
 	root, plugin := "", ""
-	switch dir := c.String("plugin"); {
+	switch dir := pluginDir; {
 	case dir != "" && len(a) == 3:
 		return fail.Usagef("new command: give --plugin PLUGIN_DIR or PROJECT_DIR, not both")
 	case dir != "":

@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -20,6 +21,11 @@ import (
 // (docs/command-protocol.md); lib/orchestrate runs them. classify is the
 // offline classification a user may choose instead of the agent.
 func (e *env) orchestrateCommands() []*cli.Command {
+	var (
+		start        startOptions
+		plan, verify stepOptions
+		retryFailed  bool
+	)
 	return []*cli.Command{
 		{
 			Name:      "phase-start",
@@ -38,14 +44,14 @@ func (e *env) orchestrateCommands() []*cli.Command {
 				"workflow-classifier agent (NEXT=classify); run it again with --classified to create the workflow\n" +
 				"from the JSON the agent wrote. The same request again in the same session keeps its workflow.",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "command", Usage: "the command running the workflow, e.g. coordinate"},
-				&cli.StringFlag{Name: "machine", Usage: "the command's workflow definition JSON `FILE` (default: the built-in one)"},
-				&cli.BoolFlag{Name: "sequential", Usage: "one worker at a time and no sub-supervisors (/supervise)"},
-				&cli.BoolFlag{Name: "require-scope", Usage: "the arguments must start with --scope SCOPE (/orchestrate)"},
-				&cli.BoolFlag{Name: "classified", Usage: "the classifier has written its JSON; create the workflow (waits while the classifier is at work; NEXT=classified when it is not done by then)"},
-				waitFlag(),
+				&cli.StringFlag{Name: "command", Usage: "the command running the workflow, e.g. coordinate", Destination: &start.command},
+				&cli.StringFlag{Name: "machine", Usage: "the command's workflow definition JSON `FILE` (default: the built-in one)", Destination: &start.machine},
+				&cli.BoolFlag{Name: "sequential", Usage: "one worker at a time and no sub-supervisors (/supervise)", Destination: &start.sequential},
+				&cli.BoolFlag{Name: "require-scope", Usage: "the arguments must start with --scope SCOPE (/orchestrate)", Destination: &start.requireScope},
+				&cli.BoolFlag{Name: "classified", Usage: "the classifier has written its JSON; create the workflow (waits while the classifier is at work; NEXT=classified when it is not done by then)", Destination: &start.classified},
+				waitFlag(&start.wait),
 			},
-			Action: e.phaseStart,
+			Action: func(*cli.Context) error { return e.phaseStart(start) },
 		},
 		{
 			Name:      "phase-plan",
@@ -60,8 +66,8 @@ func (e *env) orchestrateCommands() []*cli.Command {
 				"when agents are at work and nothing else is left, NEXT=verify; when the workflow is finished,\n" +
 				"WORKFLOW_ID, FINAL_STATE, ARTIFACTS_DIR, ARTIFACT_COUNT and NEXT=done.\n" +
 				"--supervisor (inside a sub-supervisor): plan the current state only, never delegate.",
-			Flags:  []cli.Flag{&cli.BoolFlag{Name: "supervisor", Usage: "called by a sub-supervisor agent"}, workflowFlag()},
-			Action: e.onStep(orchestrate.Plan),
+			Flags:  []cli.Flag{supervisorFlag(&plan.supervisor), e.workflowFlag()},
+			Action: e.onStep(orchestrate.Plan, &plan),
 		},
 		{
 			Name:      "phase-verify",
@@ -77,8 +83,8 @@ func (e *env) orchestrateCommands() []*cli.Command {
 				"it printed: nothing is checked twice. --supervisor: never stop; plan the next wave (NEXT=work),\n" +
 				"then print the SUPERVISOR_COMPLETE or SUPERVISOR_FAILED line with the workers' counts (the\n" +
 				"aggregate is in the checkpoint).",
-			Flags:  []cli.Flag{&cli.BoolFlag{Name: "supervisor", Usage: "called by a sub-supervisor agent"}, waitFlag(), workflowFlag()},
-			Action: e.onStep(orchestrate.Verify),
+			Flags:  []cli.Flag{supervisorFlag(&verify.supervisor), waitFlag(&verify.wait), e.workflowFlag()},
+			Action: e.onStep(orchestrate.Verify, &verify),
 		},
 		{
 			Name:      "resume",
@@ -88,8 +94,8 @@ func (e *env) orchestrateCommands() []*cli.Command {
 				"It prints what phase-plan prints: only unfinished states and workers are run again.\n" +
 				"--retry-failed also runs again the workers of the current state whose failure was accepted\n" +
 				"(partial failure: enough others delivered), reopening the workflow if it had finished.",
-			Flags:  []cli.Flag{&cli.BoolFlag{Name: "retry-failed", Usage: "run again the workers whose failure was accepted"}},
-			Action: e.resume,
+			Flags:  []cli.Flag{&cli.BoolFlag{Name: "retry-failed", Usage: "run again the workers whose failure was accepted", Destination: &retryFailed}},
+			Action: func(c *cli.Context) error { return e.resume(c, retryFailed) },
 		},
 		{
 			Name:      "classify",
@@ -104,8 +110,15 @@ func (e *env) orchestrateCommands() []*cli.Command {
 	}
 }
 
-func (e *env) phaseStart(c *cli.Context) error {
-	command := c.String("command")
+// startOptions are phase-start's flags.
+type startOptions struct {
+	command, machine                     string
+	sequential, requireScope, classified bool
+	wait                                 *time.Duration // nil: not given
+}
+
+func (e *env) phaseStart(o startOptions) error {
+	command := o.command
 	if command == "" {
 		return fail.Usagef("phase-start needs --command NAME")
 	}
@@ -113,13 +126,13 @@ func (e *env) phaseStart(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	p, o, err := e.projectOptions(c)
+	p, opts, err := e.projectOptions(stepOptions{wait: o.wait})
 	if err != nil {
 		return err
 	}
 	m := machine.Default()
 	var machineJSON []byte
-	definition := c.String("machine")
+	definition := o.machine
 	if definition != "" {
 		// Relative to the project, wherever the block runs: a command names
 		// its definition as .claude/flows/NAME.json.
@@ -131,7 +144,7 @@ func (e *env) phaseStart(c *cli.Context) error {
 		}
 	}
 	var scopes []string
-	if c.Bool("require-scope") {
+	if o.requireScope {
 		scopes = m.ScopeNames()
 	}
 	a, err := orchestrate.ParseArgs(command, string(raw), scopes)
@@ -150,28 +163,29 @@ func (e *env) phaseStart(c *cli.Context) error {
 	if a.Resume {
 		r := a.ResumeRequest
 		r.Command, r.Actor = command, e.actor()
-		return e.printStep(p)(orchestrate.Resume(p, r, e.selector(c), o))
+		return e.printStep(p)(orchestrate.Resume(p, r, e.selector(), opts))
 	}
 	if machineJSON == nil {
 		m = nil // the built-in definition
 	}
 	return e.printStep(p)(orchestrate.Start(p, orchestrate.Request{Command: command, Scope: a.Scope, Description: a.Description,
-		ApprovePlan: a.ApprovePlan, Sequential: c.Bool("sequential"), Classified: c.Bool("classified"), Options: o,
+		ApprovePlan: a.ApprovePlan, Sequential: o.sequential, Classified: o.classified, Options: opts,
 		Session: e.Getenv("CLAUDE_CODE_SESSION_ID"), Mode: e.Getenv("FLOWSTATE_CLASSIFICATION"),
 		Machine: m, MachineJSON: machineJSON, Definition: definition}))
 }
 
 // onStep runs a phase step (phase-plan, phase-verify) on the block's
-// workflow. In a Claude Code session whose command has not created its
-// workflow yet (the model skipped the classified start, or the start),
-// it answers where the command really is instead of failing: the start's
-// work, done now (orchestrate.Unstarted).
-func (e *env) onStep(step func(*store.Workflow, orchestrate.Options) (orchestrate.Output, error)) cli.ActionFunc {
+// workflow, with the options its flags filled (read when it runs). In a
+// Claude Code session whose command has not created its workflow yet (the
+// model skipped the classified start, or the start), it answers where the
+// command really is instead of failing: the start's work, done now
+// (orchestrate.Unstarted).
+func (e *env) onStep(step func(*store.Workflow, orchestrate.Options) (orchestrate.Output, error), flags *stepOptions) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		if _, err := args(c); err != nil {
 			return err
 		}
-		o, err := e.phaseOptions(c)
+		o, err := e.phaseOptions(*flags)
 		if err != nil {
 			return err
 		}
@@ -179,7 +193,7 @@ func (e *env) onStep(step func(*store.Workflow, orchestrate.Options) (orchestrat
 		if err != nil {
 			return err
 		}
-		sel := e.selector(c)
+		sel := e.selector()
 		if !o.Supervisor && sel.Flag == "" && sel.Env == "" {
 			if out, ok, err := orchestrate.Unstarted(p, sel.Session, e.Getenv("FLOWSTATE_CLASSIFICATION"), o); ok || err != nil {
 				return e.printStep(p)(out, err)
@@ -198,7 +212,7 @@ func (e *env) onStep(step func(*store.Workflow, orchestrate.Options) (orchestrat
 	}
 }
 
-func (e *env) resume(c *cli.Context) error {
+func (e *env) resume(c *cli.Context, retryFailed bool) error {
 	if c.NArg() > 1 {
 		return fail.Usagef("resume takes at most one workflow ID")
 	}
@@ -212,41 +226,52 @@ func (e *env) resume(c *cli.Context) error {
 			return err
 		}
 	}
-	r.RetryFailed = r.RetryFailed || c.Bool("retry-failed")
+	r.RetryFailed = r.RetryFailed || retryFailed
 	r.Actor = e.actor()
-	p, o, err := e.projectOptions(c)
+	p, o, err := e.projectOptions(stepOptions{})
 	if err != nil {
 		return err
 	}
-	return e.printStep(p)(orchestrate.Resume(p, r, e.selector(c), o))
+	return e.printStep(p)(orchestrate.Resume(p, r, e.selector(), o))
+}
+
+// stepOptions are the flags of the phase steps: --supervisor (phase-plan,
+// phase-verify) and --wait (phase-start, phase-verify).
+type stepOptions struct {
+	supervisor bool
+	wait       *time.Duration // nil: not given
+}
+
+func supervisorFlag(dst *bool) cli.Flag {
+	return &cli.BoolFlag{Name: "supervisor", Usage: "called by a sub-supervisor agent", Destination: dst}
 }
 
 // waitFlag bounds how long a step waits for agents at work.
-func waitFlag() cli.Flag {
-	return &cli.DurationFlag{Name: "wait", Usage: "how long to wait for agents still at work before answering NEXT=... to be run again (default: FLOWSTATE_WAIT, else 60s)"}
+func waitFlag(dst **time.Duration) cli.Flag {
+	return &cli.DurationFlag{Name: "wait", Usage: "how long to wait for agents still at work before answering NEXT=... to be run again (default: FLOWSTATE_WAIT, else 60s)", Action: given(dst)}
 }
 
 // phaseOptions are a phase step's flags and environment: --supervisor,
 // --wait (FLOWSTATE_WAIT), and FLOWSTATE_STUCK_AFTER, the time after
 // which an agent at work counts as stuck.
-func (e *env) phaseOptions(c *cli.Context) (orchestrate.Options, error) {
-	o := orchestrate.Options{Supervisor: c.Bool("supervisor"), Cwd: e.Cwd, Agent: e.Getenv(orchestrate.AgentEnv)}
+func (e *env) phaseOptions(flags stepOptions) (orchestrate.Options, error) {
+	o := orchestrate.Options{Supervisor: flags.supervisor, Cwd: e.Cwd, Agent: e.Getenv(orchestrate.AgentEnv)}
 	var err error
-	if o.Waiting.For, err = e.duration(c, "wait", "FLOWSTATE_WAIT", orchestrate.DefaultWait); err != nil {
+	if o.Waiting.For, err = e.duration("--wait", flags.wait, "FLOWSTATE_WAIT", orchestrate.DefaultWait); err != nil {
 		return o, err
 	}
-	o.Waiting.StuckAfter, err = e.duration(nil, "", "FLOWSTATE_STUCK_AFTER", orchestrate.DefaultStuckAfter)
+	o.Waiting.StuckAfter, err = e.duration("", nil, "FLOWSTATE_STUCK_AFTER", orchestrate.DefaultStuckAfter)
 	return o, err
 }
 
 // projectOptions are the project and a step's options, for the steps
 // that find their workflow themselves (phase-start, resume).
-func (e *env) projectOptions(c *cli.Context) (*store.Project, orchestrate.Options, error) {
+func (e *env) projectOptions(flags stepOptions) (*store.Project, orchestrate.Options, error) {
 	p, err := e.Project()
 	if err != nil {
 		return nil, orchestrate.Options{}, err
 	}
-	o, err := e.phaseOptions(c)
+	o, err := e.phaseOptions(flags)
 	return p, o, err
 }
 

@@ -21,13 +21,20 @@ import (
 // (lib/sm).
 func (e *env) peopleCommands() []*cli.Command {
 	who := "Recorded with who (FLOWSTATE_USER, else USER), when, and from where (shell or claude-code)."
+	var (
+		listJSON, historyJSON                         bool
+		status                                        lookOptions
+		output                                        string
+		note, rejectReason, pauseReason, cancelReason string
+		rewindReason                                  string
+	)
 	return []*cli.Command{
 		{
 			Name:      "list",
 			Usage:     "list the project's workflows, newest first, with their state and status (in_progress, awaiting_approval, paused, complete, failed, abandoned, cancelled)",
 			UsageText: "flowstate list [--json]",
-			Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
-			Action:    e.list,
+			Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &listJSON}},
+			Action:    func(c *cli.Context) error { return e.list(c, listJSON) },
 		},
 		{
 			Name:      "status",
@@ -41,8 +48,8 @@ func (e *env) peopleCommands() []*cli.Command {
 				"\"states\", \"agents\" (each with its tokens, model, requests, tool_uses, wave, lane, status),\n" +
 				"\"main_thread\", \"spent_per_state\", \"waits\", \"marks\"}. --timeline draws the states and agents\n" +
 				"on one time axis, as wide as the terminal.",
-			Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}, &cli.BoolFlag{Name: "timeline", Usage: "draw the run on a time axis"}, workflowFlag()},
-			Action: e.onLooked(e.status),
+			Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &status.json}, &cli.BoolFlag{Name: "timeline", Usage: "draw the run on a time axis", Destination: &status.timeline}, e.workflowFlag()},
+			Action: e.onLooked(func(w *store.Workflow) error { return e.status(w, status) }),
 		},
 		{
 			Name:      "history",
@@ -52,8 +59,8 @@ func (e *env) peopleCommands() []*cli.Command {
 				"usage), the wait for a person (approve, reject, unpause). --json prints {\"workflow_id\", \"events\":\n" +
 				"[{\"seq\", \"ts\", \"event\", \"summary\", \"duration_ms\", \"fields\"}], \"agents\", \"tokens\"}, fields\n" +
 				"being the event as recorded, agents every agent's run and tokens. Without --workflow: as status.",
-			Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}, workflowFlag()},
-			Action: e.onLooked(e.history),
+			Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &historyJSON}, e.workflowFlag()},
+			Action: e.onLooked(func(w *store.Workflow) error { return e.history(w, historyJSON) }),
 		},
 		{
 			Name:      "report",
@@ -62,8 +69,8 @@ func (e *env) peopleCommands() []*cli.Command {
 			Description: "The page needs no network (no scripts, fonts or images) and links the agents' artifacts. It goes to\n" +
 				"FILE (replaced atomically), else to stdout, else (stdout a terminal) to ID.html here. Without\n" +
 				"--workflow: as status.",
-			Flags:  []cli.Flag{&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the page to `FILE`"}, workflowFlag()},
-			Action: e.onLooked(e.report),
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the page to `FILE`", Destination: &output}, e.workflowFlag()},
+			Action: e.onLooked(func(w *store.Workflow) error { return e.report(w, output) }),
 		},
 		{
 			Name:      "approve",
@@ -72,8 +79,8 @@ func (e *env) peopleCommands() []*cli.Command {
 			Description: who + " /flowstate:workflow-resume then continues the workflow.\n" +
 				"Approving again once the state was entered changes nothing. --note - reads the note from stdin.\n" +
 				"Without --workflow: this session's workflow, else the project's only one awaiting approval.",
-			Flags:  []cli.Flag{&cli.StringFlag{Name: "note", Usage: "a note for the record"}, workflowFlag()},
-			Action: e.onHeld(checkpoint.AwaitingApproval, e.approve),
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "note", Usage: "a note for the record", Destination: &note}, e.workflowFlag()},
+			Action: e.onHeld(checkpoint.AwaitingApproval, func(w *store.Workflow) error { return e.approve(w, note) }),
 		},
 		{
 			Name:      "reject",
@@ -82,8 +89,8 @@ func (e *env) peopleCommands() []*cli.Command {
 			Description: who + " The reason is kept for the workers of the state the workflow goes back to\n" +
 				"(the planner of a rejected plan reads it); their earlier work is kept as history (flowstate history).\n" +
 				"Without --workflow: this session's workflow, else the project's only one awaiting approval.",
-			Flags:  []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why (required)"}, workflowFlag()},
-			Action: e.onHeld(checkpoint.AwaitingApproval, e.reject),
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why (required)", Destination: &rejectReason}, e.workflowFlag()},
+			Action: e.onHeld(checkpoint.AwaitingApproval, func(w *store.Workflow) error { return e.reject(w, rejectReason) }),
 		},
 		{
 			Name:      "pause",
@@ -91,8 +98,8 @@ func (e *env) peopleCommands() []*cli.Command {
 			UsageText: "flowstate pause [--reason TEXT|-] [--workflow ID]",
 			Description: who + " Agents already at work finish and are recorded. /flowstate:workflow-resume or\n" +
 				"`flowstate unpause` lets it go on.",
-			Flags:  []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why, for the record and the running command"}, workflowFlag()},
-			Action: e.onWorkflow(e.pause),
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why, for the record and the running command", Destination: &pauseReason}, e.workflowFlag()},
+			Action: e.onWorkflow(func(w *store.Workflow, _ []string) error { return e.pause(w, pauseReason) }),
 		},
 		{
 			Name:      "unpause",
@@ -100,7 +107,7 @@ func (e *env) peopleCommands() []*cli.Command {
 			UsageText: "flowstate unpause [--workflow ID]",
 			Description: who + " Its command then continues with /flowstate:workflow-resume. Without --workflow:\n" +
 				"this session's workflow, else the project's only paused one.",
-			Flags:  []cli.Flag{workflowFlag()},
+			Flags:  []cli.Flag{e.workflowFlag()},
 			Action: e.onHeld(checkpoint.Paused, e.unpause),
 		},
 		{
@@ -109,8 +116,8 @@ func (e *env) peopleCommands() []*cli.Command {
 			UsageText: "flowstate cancel --reason TEXT|- [--workflow ID]",
 			Description: who + " Agents already at work finish; their ends are recorded as events, their files\n" +
 				"stay. Cancelling again changes nothing.",
-			Flags:  []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why (required)"}, workflowFlag()},
-			Action: e.onWorkflow(e.cancel),
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why (required)", Destination: &cancelReason}, e.workflowFlag()},
+			Action: e.onWorkflow(func(w *store.Workflow, _ []string) error { return e.cancel(w, cancelReason) }),
 		},
 		{
 			Name:      "rewind",
@@ -120,13 +127,13 @@ func (e *env) peopleCommands() []*cli.Command {
 				"(phase_data, worker records, retries, their error) moves to the checkpoint's rewinds history: kept,\n" +
 				"never re-used. Their workers run again, writing new files beside the old (name.v2.md, ...). The\n" +
 				"reason is kept for STATE's workers. " + who + " /flowstate:workflow-resume then runs from STATE.",
-			Flags:  []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why, for the record and for STATE's workers"}, workflowFlag()},
-			Action: e.onWorkflow(e.rewind, "STATE"),
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why, for the record and for STATE's workers", Destination: &rewindReason}, e.workflowFlag()},
+			Action: e.onWorkflow(func(w *store.Workflow, a []string) error { return e.rewind(w, a[0], rewindReason) }, "STATE"),
 		},
 	}
 }
 
-func (e *env) list(c *cli.Context) error {
+func (e *env) list(c *cli.Context, asJSON bool) error {
 	if _, err := args(c); err != nil {
 		return err
 	}
@@ -138,15 +145,18 @@ func (e *env) list(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
+	if asJSON {
 		return e.printJSON(all)
 	}
 	e.printf("%s", status.List(all, e.width()))
 	return nil
 }
 
-func (e *env) status(c *cli.Context, w *store.Workflow) error {
-	if c.Bool("json") && c.Bool("timeline") {
+// lookOptions are status's flags.
+type lookOptions struct{ json, timeline bool }
+
+func (e *env) status(w *store.Workflow, o lookOptions) error {
+	if o.json && o.timeline {
 		return fail.Usagef("status: --json and --timeline exclude each other")
 	}
 	r, err := e.run(w)
@@ -155,13 +165,13 @@ func (e *env) status(c *cli.Context, w *store.Workflow) error {
 	}
 	prices := e.prices()
 	switch {
-	case c.Bool("json"):
+	case o.json:
 		v := checkpoint.HeadOf(r.doc)
 		return e.printJSON(statusDoc{
 			WorkflowID: w.ID, Command: v.Command, Scope: v.Scope, Status: v.Status, CurrentState: v.CurrentState,
 			Description: v.Description, Document: r.timeline.Document(prices),
 		})
-	case c.Bool("timeline"):
+	case o.timeline:
 		e.printf("%s", status.Timeline(r.timeline, e.width(), e.colorful()))
 		return nil
 	}
@@ -181,7 +191,7 @@ type statusDoc struct {
 	timeline.Document
 }
 
-func (e *env) history(c *cli.Context, w *store.Workflow) error {
+func (e *env) history(w *store.Workflow, asJSON bool) error {
 	r, err := e.run(w)
 	if err != nil {
 		return err
@@ -191,7 +201,7 @@ func (e *env) history(c *cli.Context, w *store.Workflow) error {
 		e.warn("workflow %s: %d damaged lines of %s skipped", w.ID, skipped, w.EventsPath())
 	}
 	prices := e.prices()
-	if c.Bool("json") {
+	if asJSON {
 		doc := r.timeline.Document(prices)
 		return e.printJSON(history.Document{WorkflowID: w.ID, Events: entries, Agents: doc.Agents, Tokens: doc.Tokens})
 	}
@@ -200,11 +210,11 @@ func (e *env) history(c *cli.Context, w *store.Workflow) error {
 	return nil
 }
 
-func (e *env) approve(c *cli.Context, w *store.Workflow) error {
+func (e *env) approve(w *store.Workflow, note string) error {
 	if err := e.userAsked(w, "workflow-approve", "approve"); err != nil {
 		return err
 	}
-	note, err := e.text(c, "note")
+	note, err := e.text("--note", note)
 	if err != nil {
 		return err
 	}
@@ -216,11 +226,11 @@ func (e *env) approve(c *cli.Context, w *store.Workflow) error {
 	return e.printOutcome(w)
 }
 
-func (e *env) reject(c *cli.Context, w *store.Workflow) error {
+func (e *env) reject(w *store.Workflow, reason string) error {
 	if err := e.userAsked(w, "workflow-reject", "reject"); err != nil {
 		return err
 	}
-	reason, err := e.text(c, "reason")
+	reason, err := e.text("--reason", reason)
 	if err != nil {
 		return err
 	}
@@ -232,8 +242,8 @@ func (e *env) reject(c *cli.Context, w *store.Workflow) error {
 	return e.printOutcome(w)
 }
 
-func (e *env) pause(c *cli.Context, w *store.Workflow, _ []string) error {
-	reason, err := e.text(c, "reason")
+func (e *env) pause(w *store.Workflow, reason string) error {
+	reason, err := e.text("--reason", reason)
 	if err != nil {
 		return err
 	}
@@ -243,7 +253,7 @@ func (e *env) pause(c *cli.Context, w *store.Workflow, _ []string) error {
 	return e.printOutcome(w)
 }
 
-func (e *env) unpause(_ *cli.Context, w *store.Workflow) error {
+func (e *env) unpause(w *store.Workflow) error {
 	if err := e.userAsked(w, orchestrate.ResumeCommand, "unpause"); err != nil {
 		return err
 	}
@@ -253,8 +263,8 @@ func (e *env) unpause(_ *cli.Context, w *store.Workflow) error {
 	return e.printOutcome(w)
 }
 
-func (e *env) cancel(c *cli.Context, w *store.Workflow, _ []string) error {
-	reason, err := e.text(c, "reason")
+func (e *env) cancel(w *store.Workflow, reason string) error {
+	reason, err := e.text("--reason", reason)
 	if err != nil {
 		return err
 	}
@@ -264,12 +274,12 @@ func (e *env) cancel(c *cli.Context, w *store.Workflow, _ []string) error {
 	return e.printOutcome(w)
 }
 
-func (e *env) rewind(c *cli.Context, w *store.Workflow, a []string) error {
-	reason, err := e.text(c, "reason")
+func (e *env) rewind(w *store.Workflow, state, reason string) error {
+	reason, err := e.text("--reason", reason)
 	if err != nil {
 		return err
 	}
-	if err := sm.Rewind(w, a[0], e.actor(), reason); err != nil {
+	if err := sm.Rewind(w, state, e.actor(), reason); err != nil {
 		return err
 	}
 	return e.printOutcome(w)

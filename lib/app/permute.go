@@ -6,78 +6,84 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// permute moves a command's known flags in front of its positional
-// arguments, so `sm-transition plan --reason x` works although urfave/cli
-// v2 stops parsing flags at the first positional. Commands whose
-// positionals are arbitrary values (state-append, log-append) take those
-// as typed, so a value like "--stdin" stays a value; flags before the
-// first of them or after the last are still flags, as everywhere
-// (`state-append K v --workflow x`). "--" ends flags.
+// permute moves a command's flags in front of its positional arguments,
+// ending them with "--": urfave/cli v2 (Go's flag package under it) stops
+// reading flags at the first positional, and flowstate takes them after
+// (`sm-transition plan --reason x`). The "--" keeps a positional such as a
+// negative delta from being read as a flag. Commands that parse their own
+// arguments (SkipFlagParsing) get them as typed, as do unknown commands,
+// which urfave reports.
 func permute(app *cli.App, args []string) []string {
-	if len(args) < 2 {
-		return args
-	}
-	i := 1
-	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "--" {
-		if takesValue(app.Flags, args[i]) {
-			i++
-		}
-		i++
-	}
+	i := commandIndex(app.Flags, args)
 	if i >= len(args) {
 		return args
 	}
 	cmd := app.Command(args[i])
-	// Help and shell completion are urfave's own flags, not the command's;
-	// they must reach it where typed. A command that parses its own
-	// arguments (compat-call) gets them as typed.
-	last := args[len(args)-1]
-	if cmd == nil || cmd.SkipFlagParsing || last == "--generate-bash-completion" {
+	if cmd == nil || cmd.SkipFlagParsing {
 		return args
 	}
-	verbatim := rawArgs[cmd.Name]
-	var flags, pos []string
-	rest := args[i+1:]
+	flags, pos := split(cmd, args[i+1:])
+	out := append(append([]string{}, args[:i+1]...), flags...)
+	if len(pos) == 0 {
+		return out
+	}
+	return append(append(out, "--"), pos...)
+}
+
+// commandIndex is where the command is in args: after the program name
+// and the global flags with their values.
+func commandIndex(global []cli.Flag, args []string) int {
+	i := 1
+	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "--" {
+		if takesValue(global, args[i]) {
+			i++
+		}
+		i++
+	}
+	return i
+}
+
+// split parts a command's arguments into its flags (with their values) and
+// its positionals. "--" ends the flags; -h or --help asks for the command's
+// help whatever else was typed. The positionals of a command that stores
+// them (valueArgs) are values, taken as typed: a value like "--stdin"
+// stays a value; flags before the first of them or after the last are
+// still flags (`state-append K v --workflow x`).
+func split(cmd *cli.Command, rest []string) (flags, pos []string) {
+	values := valueArgs[cmd.Name]
 	for j := 0; j < len(rest); j++ {
 		a := rest[j]
-		if len(pos) > 0 && len(pos) < verbatim {
-			pos = append(pos, a) // a value, whatever it looks like
-			continue
-		}
-		if a == "--" {
-			pos = append(pos, rest[j+1:]...)
-			break
-		}
-		if a == "-h" || a == "--help" {
-			return append(append([]string{}, args[:i+1]...), "--help")
-		}
-		// An unknown "--name" is a mistyped flag, not a value (no
-		// positional of these commands starts with "--"): leave it among
-		// the flags so the error names it.
-		if strings.HasPrefix(a, "-") && len(a) > 1 && findFlag(cmd.Flags, a) != nil || strings.HasPrefix(a, "--") && len(a) > 2 {
+		switch {
+		case len(pos) > 0 && len(pos) < values:
+			pos = append(pos, a)
+		case a == "--":
+			return flags, append(pos, rest[j+1:]...)
+		case a == "-h" || a == "--help":
+			return []string{"--help"}, nil
+		case isFlag(cmd.Flags, a):
 			flags = append(flags, a)
 			if takesValue(cmd.Flags, a) && j+1 < len(rest) {
 				j++
 				flags = append(flags, rest[j])
 			}
-			continue
+		default:
+			pos = append(pos, a)
 		}
-		pos = append(pos, a)
 	}
-	out := append([]string{}, args[:i+1]...)
-	out = append(out, flags...)
-	if len(pos) == 0 {
-		return out
-	}
-	// "--" keeps positionals such as a negative delta from being read
-	// as flags.
-	out = append(out, "--")
-	return append(out, pos...)
+	return flags, pos
 }
 
-// rawArgs counts, for commands whose positional arguments are values
-// taken verbatim, how many of them there are.
-var rawArgs = map[string]int{"state-append": 2, "log-append": 2}
+// valueArgs counts, for the commands whose positional arguments are
+// values they store, how many there are.
+var valueArgs = map[string]int{"state-append": 2, "log-append": 2}
+
+// isFlag is true for a flag of flags, and for any "--name": no positional
+// starts with "--", so an unknown one is a mistyped flag, left among the
+// flags for urfave's error to name. A "-x" flags do not know is a
+// positional, such as a negative number.
+func isFlag(flags []cli.Flag, arg string) bool {
+	return strings.HasPrefix(arg, "-") && len(arg) > 1 && findFlag(flags, arg) != nil || strings.HasPrefix(arg, "--") && len(arg) > 2
+}
 
 func findFlag(flags []cli.Flag, arg string) cli.Flag {
 	name := strings.TrimLeft(arg, "-")

@@ -22,6 +22,10 @@ import (
 // (lib/install, lib/hook), into the shell, and say which build it is and
 // how to use it.
 func (e *env) setupCommands() []*cli.Command {
+	var (
+		inst               installOptions
+		pluginDir, atLeast string
+	)
 	return []*cli.Command{
 		{
 			Name:      "install",
@@ -37,10 +41,10 @@ func (e *env) setupCommands() []*cli.Command {
 				"FILE.flowstate-backup for uninstall to put back. Running it again changes nothing unless\n" +
 				"flowstate changed.",
 			Flags: []cli.Flag{
-				&cli.BoolFlag{Name: "force", Usage: "also replace installed files you changed and your own of flowstate's names (kept as FILE.flowstate-backup)"},
-				&cli.StringFlag{Name: "from", Usage: "install commands and agents from this plugin checkout instead of the ones built into the binary"},
+				&cli.BoolFlag{Name: "force", Usage: "also replace installed files you changed and your own of flowstate's names (kept as FILE.flowstate-backup)", Destination: &inst.force},
+				&cli.StringFlag{Name: "from", Usage: "install commands and agents from this plugin checkout instead of the ones built into the binary", Destination: &inst.from},
 			},
-			Action: e.install,
+			Action: func(c *cli.Context) error { return e.install(c, inst) },
 		},
 		{
 			Name:        "uninstall",
@@ -54,9 +58,9 @@ func (e *env) setupCommands() []*cli.Command {
 			Usage:     "say what is wrong with the installation in PROJECT_DIR (and a plugin checkout) and how to fix it",
 			UsageText: "flowstate doctor [--plugin-dir DIR] [PROJECT_DIR]   (exit 2 when something is wrong; WARN lines do not fail)",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "plugin-dir", Usage: "also check this plugin checkout (default: $CLAUDE_PLUGIN_ROOT)"},
+				&cli.StringFlag{Name: "plugin-dir", Usage: "also check this plugin checkout (default: $CLAUDE_PLUGIN_ROOT)", Destination: &pluginDir},
 			},
-			Action: e.doctor,
+			Action: func(c *cli.Context) error { return e.doctor(c, pluginDir) },
 		},
 		{
 			Name:      "hook",
@@ -90,8 +94,8 @@ func (e *env) setupCommands() []*cli.Command {
 			Name:      "version",
 			Usage:     "print the version and commit; --at-least X fails (exit 2) when older than X",
 			UsageText: "flowstate version [--at-least X.Y.Z]",
-			Flags:     []cli.Flag{&cli.StringFlag{Name: "at-least", Usage: "minimum version required"}},
-			Action:    e.version,
+			Flags:     []cli.Flag{&cli.StringFlag{Name: "at-least", Usage: "minimum version required", Destination: &atLeast}},
+			Action:    func(c *cli.Context) error { return e.version(c, atLeast) },
 		},
 		{
 			Name:      "help",
@@ -102,7 +106,13 @@ func (e *env) setupCommands() []*cli.Command {
 	}
 }
 
-func (e *env) install(c *cli.Context) error {
+// installOptions are install's flags.
+type installOptions struct {
+	force bool
+	from  string
+}
+
+func (e *env) install(c *cli.Context, o installOptions) error {
 	dir, err := e.projectArg(c)
 	if err != nil {
 		return err
@@ -112,10 +122,10 @@ func (e *env) install(c *cli.Context) error {
 		return fmt.Errorf("find this binary to install it: %w", err)
 	}
 	var assets fs.FS = flowstate.Plugin
-	if from := c.String("from"); from != "" {
-		assets = os.DirFS(e.path(from))
+	if o.from != "" {
+		assets = os.DirFS(e.path(o.from))
 	}
-	return install.Install(dir, install.Options{Assets: assets, Binary: exe, Version: version.Version, Force: c.Bool("force"), Log: e.Stderr})
+	return install.Install(dir, install.Options{Assets: assets, Binary: exe, Version: version.Version, Force: o.force, Log: e.Stderr})
 }
 
 func (e *env) uninstall(c *cli.Context) error {
@@ -126,12 +136,11 @@ func (e *env) uninstall(c *cli.Context) error {
 	return install.Uninstall(dir, e.Stderr)
 }
 
-func (e *env) doctor(c *cli.Context) error {
+func (e *env) doctor(c *cli.Context, plugin string) error {
 	dir, err := e.projectArg(c)
 	if err != nil {
 		return err
 	}
-	plugin := c.String("plugin-dir")
 	if plugin == "" {
 		plugin = e.Getenv("CLAUDE_PLUGIN_ROOT")
 	}
@@ -199,11 +208,11 @@ func (e *env) completion(c *cli.Context) error {
 	return nil
 }
 
-func (e *env) version(c *cli.Context) error {
+func (e *env) version(c *cli.Context, min string) error {
 	if _, err := args(c); err != nil {
 		return err
 	}
-	if min := c.String("at-least"); min != "" {
+	if min != "" {
 		ok, err := version.AtLeast(version.Version, min)
 		if err != nil {
 			return err

@@ -19,6 +19,14 @@ import (
 // smCommands create a workflow and move it through its state machine
 // (lib/sm), and draw the machine (lib/graph).
 func (e *env) smCommands() []*cli.Command {
+	var (
+		ini                      smInitOptions
+		tr                       transitionOptions
+		asJSON, failed           bool
+		finishStatus, failure    string
+		maxRetries               int
+		machineFile, graphFormat string
+	)
 	return []*cli.Command{
 		{
 			Name:      "sm-init",
@@ -36,19 +44,19 @@ func (e *env) smCommands() []*cli.Command {
 				"repeated), it creates nothing and prints the workflow it created: the one --workflow names,\n" +
 				"else the session's unfinished one.",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "description", Usage: "what the workflow is for"},
-				&cli.StringFlag{Name: "command", Usage: "the command running it, e.g. coordinate"},
-				&cli.StringFlag{Name: "scope", Usage: "one of the machine's scopes"},
-				&cli.IntFlag{Name: "complexity", Usage: "research complexity 1-4", DefaultText: "number of topics, else 2"},
-				&cli.StringFlag{Name: "topics", Usage: "research topics as a JSON array of strings"},
-				&cli.StringFlag{Name: "classification", Usage: "classifier JSON, or @FILE"},
-				&cli.Float64Flag{Name: "min-confidence", Value: classify.MinConfidence, Usage: "lowest classifier confidence accepted"},
-				&cli.StringFlag{Name: "machine", Usage: "custom state machine JSON `FILE`"},
-				&cli.StringSliceFlag{Name: "gate", Usage: "approval gate before `STATE[=MESSAGE]` (repeatable; adds to the machine's gates)"},
-				&cli.StringSliceFlag{Name: "agents", Usage: "agents that work for the workflow, `NAME[,NAME]` without a plugin prefix (repeatable)"},
-				workflowFlag(),
+				&cli.StringFlag{Name: "description", Usage: "what the workflow is for", Destination: &ini.description},
+				&cli.StringFlag{Name: "command", Usage: "the command running it, e.g. coordinate", Destination: &ini.command},
+				&cli.StringFlag{Name: "scope", Usage: "one of the machine's scopes", Destination: &ini.scope},
+				&cli.IntFlag{Name: "complexity", Usage: "research complexity 1-4", DefaultText: "number of topics, else 2", Action: given(&ini.complexity)},
+				&cli.StringFlag{Name: "topics", Usage: "research topics as a JSON array of strings", Action: given(&ini.topics)},
+				&cli.StringFlag{Name: "classification", Usage: "classifier JSON, or @FILE", Destination: &ini.classification},
+				&cli.Float64Flag{Name: "min-confidence", Value: classify.MinConfidence, Usage: "lowest classifier confidence accepted", Destination: &ini.minConfidence},
+				&cli.StringFlag{Name: "machine", Usage: "custom state machine JSON `FILE`", Destination: &ini.machine},
+				&cli.StringSliceFlag{Name: "gate", Usage: "approval gate before `STATE[=MESSAGE]` (repeatable; adds to the machine's gates)", Destination: &ini.gates},
+				&cli.StringSliceFlag{Name: "agents", Usage: "agents that work for the workflow, `NAME[,NAME]` without a plugin prefix (repeatable)", Destination: &ini.agents},
+				e.workflowFlag(),
 			},
-			Action: e.smInit,
+			Action: func(c *cli.Context) error { return e.smInit(c, ini) },
 		},
 		{
 			Name:      "sm-transition",
@@ -63,19 +71,19 @@ func (e *env) smCommands() []*cli.Command {
 				"status, error_state, workflow_id, metadata, ...) cannot change this way. Bad JSON is\n" +
 				"refused (exit 4) and nothing is written.",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "reason", Usage: "why, recorded in the event log"},
-				&cli.StringFlag{Name: "from", Usage: "the state the workflow must be in"},
-				&cli.StringFlag{Name: "checkpoint", Usage: "JSON object to merge into the checkpoint, or @FILE"},
-				workflowFlag(),
+				&cli.StringFlag{Name: "reason", Usage: "why, recorded in the event log", Destination: &tr.reason},
+				&cli.StringFlag{Name: "from", Usage: "the state the workflow must be in", Destination: &tr.from},
+				&cli.StringFlag{Name: "checkpoint", Usage: "JSON object to merge into the checkpoint, or @FILE", Action: given(&tr.checkpoint)},
+				e.workflowFlag(),
 			},
-			Action: e.onWorkflow(e.smTransition, "STATE"),
+			Action: e.onWorkflow(func(w *store.Workflow, a []string) error { return e.smTransition(w, a[0], tr) }, "STATE"),
 		},
 		{
 			Name:      "sm-status",
 			Usage:     "print the workflow's state as KEY=VALUE lines (or JSON)",
 			UsageText: "flowstate sm-status [--json]",
-			Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}, workflowFlag()},
-			Action:    e.onWorkflow(e.smStatus),
+			Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &asJSON}, e.workflowFlag()},
+			Action:    e.onWorkflow(func(w *store.Workflow, _ []string) error { return e.smStatus(w, asJSON) }),
 		},
 		{
 			Name:      "sm-next",
@@ -83,8 +91,8 @@ func (e *env) smCommands() []*cli.Command {
 			UsageText: "flowstate sm-next [--failed]",
 			Description: "With --failed, print the state that recovers the current one (test -> debug).\n" +
 				"From a recovery state, print the state that failed. At the terminal state, print done.",
-			Flags:  []cli.Flag{&cli.BoolFlag{Name: "failed", Usage: "the current state's phase failed"}, workflowFlag()},
-			Action: e.onWorkflow(e.smNext),
+			Flags:  []cli.Flag{&cli.BoolFlag{Name: "failed", Usage: "the current state's phase failed", Destination: &failed}, e.workflowFlag()},
+			Action: e.onWorkflow(func(w *store.Workflow, _ []string) error { return e.smNext(w, failed) }),
 		},
 		{
 			Name:      "sm-finish",
@@ -92,25 +100,25 @@ func (e *env) smCommands() []*cli.Command {
 			UsageText: "flowstate sm-finish [--status complete|failed|abandoned]",
 			Description: "A workflow stays active in its terminal state while that last phase runs; finish it\n" +
 				"when the phase's work is done. Entering a state with no way out (complete) finishes it.",
-			Flags:  []cli.Flag{&cli.StringFlag{Name: "status", Value: checkpoint.Complete, Usage: "complete, failed or abandoned"}, workflowFlag()},
-			Action: e.onWorkflow(e.smFinish),
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "status", Value: checkpoint.Complete, Usage: "complete, failed or abandoned", Destination: &finishStatus}, e.workflowFlag()},
+			Action: e.onWorkflow(func(w *store.Workflow, _ []string) error { return sm.Finish(w, finishStatus) }),
 		},
 		{
 			Name:      "sm-fail",
 			Usage:     "record an error for the current state in the checkpoint's error_state",
 			UsageText: "flowstate sm-fail --error TEXT",
-			Flags:     []cli.Flag{&cli.StringFlag{Name: "error", Usage: "what failed"}, workflowFlag()},
-			Action:    e.onWorkflow(e.smFail),
+			Flags:     []cli.Flag{&cli.StringFlag{Name: "error", Usage: "what failed", Destination: &failure}, e.workflowFlag()},
+			Action:    e.onWorkflow(func(w *store.Workflow, _ []string) error { return sm.Fail(w, failure) }),
 		},
 		{
 			Name:      "sm-retry",
 			Usage:     "spend one retry of the failed state; exit 3 once the retries are used up",
 			UsageText: "flowstate sm-retry [--max N]",
 			Flags: []cli.Flag{
-				&cli.IntFlag{Name: "max", Value: sm.DefaultMaxRetries, Usage: "retries allowed per state"},
-				workflowFlag(),
+				&cli.IntFlag{Name: "max", Value: sm.DefaultMaxRetries, Usage: "retries allowed per state", Destination: &maxRetries},
+				e.workflowFlag(),
 			},
-			Action: e.onWorkflow(e.smRetry),
+			Action: e.onWorkflow(func(w *store.Workflow, _ []string) error { return e.smRetry(w, maxRetries) }),
 		},
 		{
 			Name:      "graph",
@@ -120,31 +128,40 @@ func (e *env) smCommands() []*cli.Command {
 				"a bold border, in dot a double border. Recovery transitions (test -> debug) are labelled\n" +
 				"\"on failure\". The output is deterministic, so docs can embed it and check it for drift.",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "machine", Usage: "custom state machine JSON `FILE` (default: the built-in machine)"},
-				&cli.StringFlag{Name: "format", Value: graph.Formats[0], Usage: strings.Join(graph.Formats, " or ")},
+				&cli.StringFlag{Name: "machine", Usage: "custom state machine JSON `FILE` (default: the built-in machine)", Destination: &machineFile},
+				&cli.StringFlag{Name: "format", Value: graph.Formats[0], Usage: strings.Join(graph.Formats, " or "), Destination: &graphFormat},
 			},
-			Action: e.graph,
+			Action: func(c *cli.Context) error { return e.graph(c, machineFile, graphFormat) },
 		},
 	}
 }
 
-func (e *env) smInit(c *cli.Context) error {
+// smInitOptions are sm-init's flags.
+type smInitOptions struct {
+	description, command, scope, classification, machine string
+	complexity                                           *int    // nil: not given
+	topics                                               *string // nil: not given
+	minConfidence                                        float64
+	gates, agents                                        cli.StringSlice
+}
+
+func (e *env) smInit(c *cli.Context, o smInitOptions) error {
 	if _, err := args(c); err != nil {
 		return err
 	}
-	m, machineJSON, err := e.loadMachine(c.String("machine"))
+	m, machineJSON, err := e.loadMachine(o.machine)
 	if err != nil {
 		return err
 	}
-	cls, err := e.classification(c)
+	cls, err := e.classification(o)
 	if err != nil {
 		return err
 	}
-	gates, err := machine.ParseGates(c.StringSlice("gate"))
+	gates, err := machine.ParseGates(o.gates.Value())
 	if err != nil {
 		return err
 	}
-	agents, err := agentNames(c.StringSlice("agents"))
+	agents, err := agentNames(o.agents.Value())
 	if err != nil {
 		return err
 	}
@@ -154,9 +171,9 @@ func (e *env) smInit(c *cli.Context) error {
 	}
 	session := e.Getenv("CLAUDE_CODE_SESSION_ID")
 	w, _, err := sm.Init(p, sm.InitParams{
-		ID:             c.String("workflow"),
-		Description:    c.String("description"),
-		Command:        c.String("command"),
+		ID:             e.selector().Flag,
+		Description:    o.description,
+		Command:        o.command,
 		Scope:          cls.WorkflowType,
 		Classification: cls,
 		Machine:        m,
@@ -172,7 +189,7 @@ func (e *env) smInit(c *cli.Context) error {
 	// A workflow with agents of its own is held to the protocol by the
 	// hooks like the plugin's commands: they need the session's run.
 	if session != "" && (len(agents) > 0 || machineJSON != nil && len(m.AgentNames()) > 0) {
-		if err := orchestrate.Follow(p, session, c.String("command"), w.ID); err != nil {
+		if err := orchestrate.Follow(p, session, o.command, w.ID); err != nil {
 			return err
 		}
 	}
@@ -202,23 +219,22 @@ func agentNames(given []string) ([]string, error) {
 // classification builds the classification from either --classification
 // (validated classifier output) or --scope with optional complexity and
 // topics (given by the user, so confidence 1).
-func (e *env) classification(c *cli.Context) (classify.Classification, error) {
-	raw, scope := c.String("classification"), c.String("scope")
+func (e *env) classification(o smInitOptions) (classify.Classification, error) {
 	switch {
-	case raw != "" && scope != "":
+	case o.classification != "" && o.scope != "":
 		return classify.Classification{}, fail.Usagef("sm-init: give either --scope or --classification, not both")
-	case raw != "":
-		if c.IsSet("complexity") || c.IsSet("topics") {
+	case o.classification != "":
+		if o.complexity != nil || o.topics != nil {
 			return classify.Classification{}, fail.Usagef("sm-init: --complexity and --topics come from --classification; drop them")
 		}
-		data, err := e.flagJSON(c, "classification")
+		data, err := e.flagJSON("--classification", o.classification)
 		if err != nil {
 			return classify.Classification{}, err
 		}
 		// classify's errors name the classification already.
-		return classify.Parse(data, c.Float64("min-confidence"))
-	case scope != "":
-		return classify.Given(scope, c.Int("complexity"), c.String("topics"))
+		return classify.Parse(data, o.minConfidence)
+	case o.scope != "":
+		return classify.Given(o.scope, deref(o.complexity), deref(o.topics))
 	default:
 		return classify.Classification{}, fail.Usagef("sm-init needs --scope SCOPE or --classification JSON")
 	}
@@ -241,36 +257,42 @@ func (e *env) loadMachine(path string) (*machine.Machine, []byte, error) {
 	return m, b, nil
 }
 
-func (e *env) smTransition(c *cli.Context, w *store.Workflow, a []string) error {
+// transitionOptions are sm-transition's flags.
+type transitionOptions struct {
+	reason, from string
+	checkpoint   *string // nil: not given
+}
+
+func (e *env) smTransition(w *store.Workflow, state string, o transitionOptions) error {
 	var opts []sm.Option
-	if from := c.String("from"); from != "" {
-		opts = append(opts, sm.From(from))
+	if o.from != "" {
+		opts = append(opts, sm.From(o.from))
 	}
-	if c.IsSet("checkpoint") {
-		patch, err := e.flagJSON(c, "checkpoint")
+	if o.checkpoint != nil {
+		patch, err := e.flagJSON("--checkpoint", *o.checkpoint)
 		if err != nil {
 			return err
 		}
 		opts = append(opts, sm.WithCheckpoint(patch))
 	}
-	_, err := sm.Transition(w, a[0], c.String("reason"), opts...)
+	_, err := sm.Transition(w, state, o.reason, opts...)
 	return err
 }
 
-func (e *env) smStatus(c *cli.Context, w *store.Workflow, _ []string) error {
+func (e *env) smStatus(w *store.Workflow, asJSON bool) error {
 	st, err := sm.Current(w)
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
+	if asJSON {
 		return e.printJSON(st)
 	}
 	e.printf("%s", st.Pairs())
 	return nil
 }
 
-func (e *env) smNext(c *cli.Context, w *store.Workflow, _ []string) error {
-	next, err := sm.Next(w, c.Bool("failed"))
+func (e *env) smNext(w *store.Workflow, failed bool) error {
+	next, err := sm.Next(w, failed)
 	if err != nil {
 		return err
 	}
@@ -281,16 +303,8 @@ func (e *env) smNext(c *cli.Context, w *store.Workflow, _ []string) error {
 	return nil
 }
 
-func (e *env) smFinish(c *cli.Context, w *store.Workflow, _ []string) error {
-	return sm.Finish(w, c.String("status"))
-}
-
-func (e *env) smFail(c *cli.Context, w *store.Workflow, _ []string) error {
-	return sm.Fail(w, c.String("error"))
-}
-
-func (e *env) smRetry(c *cli.Context, w *store.Workflow, _ []string) error {
-	used, err := sm.Retry(w, c.Int("max"))
+func (e *env) smRetry(w *store.Workflow, maxRetries int) error {
+	used, err := sm.Retry(w, maxRetries)
 	if err != nil {
 		return err
 	}
@@ -298,15 +312,15 @@ func (e *env) smRetry(c *cli.Context, w *store.Workflow, _ []string) error {
 	return nil
 }
 
-func (e *env) graph(c *cli.Context) error {
+func (e *env) graph(c *cli.Context, machineFile, format string) error {
 	if _, err := args(c); err != nil {
 		return err
 	}
-	m, _, err := e.loadMachine(c.String("machine"))
+	m, _, err := e.loadMachine(machineFile)
 	if err != nil {
 		return err
 	}
-	out, err := graph.Render(m, c.String("format"))
+	out, err := graph.Render(m, format)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,11 @@ import (
 // stateCommands keep a workflow's key/value state, which bash blocks
 // load with eval (lib/statefile), and its logs.
 func (e *env) stateCommands() []*cli.Command {
+	var (
+		stdin bool
+		def   *string // nil: not given
+		load  loadOptions
+	)
 	return []*cli.Command{
 		{
 			Name:      "state-append",
@@ -23,15 +28,15 @@ func (e *env) stateCommands() []*cli.Command {
 			Description: "Any value without NUL is stored exactly; an empty value is a value. Keys match\n" +
 				"[A-Za-z_][A-Za-z0-9_]*. KEY and VALUE are taken as typed, even a VALUE like --stdin;\n" +
 				"flags go before KEY or after VALUE.",
-			Flags:  []cli.Flag{&cli.BoolFlag{Name: "stdin", Usage: "read KEY=VALUE lines from stdin"}, workflowFlag()},
-			Action: e.stateAppend,
+			Flags:  []cli.Flag{&cli.BoolFlag{Name: "stdin", Usage: "read KEY=VALUE lines from stdin", Destination: &stdin}, e.workflowFlag()},
+			Action: func(c *cli.Context) error { return e.stateAppend(c, stdin) },
 		},
 		{
 			Name:      "state-get",
 			Usage:     "print the raw value of KEY",
 			UsageText: "flowstate state-get KEY [--default VALUE]",
-			Flags:     []cli.Flag{&cli.StringFlag{Name: "default", Usage: "print this when KEY is not set instead of failing"}, workflowFlag()},
-			Action:    e.stateGet,
+			Flags:     []cli.Flag{&cli.StringFlag{Name: "default", Usage: "print this when KEY is not set instead of failing", Action: given(&def)}, e.workflowFlag()},
+			Action:    func(c *cli.Context) error { return e.stateGet(c, def) },
 		},
 		{
 			Name:      "state-load",
@@ -46,28 +51,28 @@ func (e *env) stateCommands() []*cli.Command {
 				"reserved names (PATH, BASH_ENV, LD_*, GIT_*, ... see docs/architecture.md), values over\n" +
 				"64 KiB, and without --export a key the shell already exports with another value.",
 			Flags: []cli.Flag{
-				&cli.BoolFlag{Name: "export", Usage: "print export lines: the values reach the environment of the block's commands"},
-				&cli.BoolFlag{Name: "json", Usage: "print a JSON object of every stored and derived value instead"},
-				workflowFlag(),
+				&cli.BoolFlag{Name: "export", Usage: "print export lines: the values reach the environment of the block's commands", Destination: &load.export},
+				&cli.BoolFlag{Name: "json", Usage: "print a JSON object of every stored and derived value instead", Destination: &load.json},
+				e.workflowFlag(),
 			},
-			Action: e.stateLoad,
+			Action: func(c *cli.Context) error { return e.stateLoad(c, load) },
 		},
 		{
 			Name:      "log-append",
 			Usage:     "append one JSON value as a line of the workflow's log NAME (logs/NAME.jsonl)",
 			UsageText: "flowstate log-append NAME JSON",
-			Flags:     []cli.Flag{workflowFlag()},
+			Flags:     []cli.Flag{e.workflowFlag()},
 			Action:    e.onWorkflow(e.logAppend, "NAME", "JSON"),
 		},
 	}
 }
 
-func (e *env) stateAppend(c *cli.Context) error {
-	pairs, err := e.statePairs(c)
+func (e *env) stateAppend(c *cli.Context, stdin bool) error {
+	pairs, err := e.statePairs(c, stdin)
 	if err != nil {
 		return err
 	}
-	w, err := e.workflow(c)
+	w, err := e.workflow()
 	if err != nil {
 		return err
 	}
@@ -76,9 +81,9 @@ func (e *env) stateAppend(c *cli.Context) error {
 
 // statePairs collects the pairs to append from args or stdin, refusing
 // the whole batch if any pair is bad, so nothing is half-written.
-func (e *env) statePairs(c *cli.Context) ([][2]string, error) {
+func (e *env) statePairs(c *cli.Context, stdin bool) ([][2]string, error) {
 	var pairs [][2]string
-	if c.Bool("stdin") {
+	if stdin {
 		if c.NArg() != 0 {
 			return nil, fail.Usagef("state-append --stdin takes no arguments")
 		}
@@ -99,7 +104,7 @@ func (e *env) statePairs(c *cli.Context) ([][2]string, error) {
 	return pairs, sm.CheckPairs(pairs)
 }
 
-func (e *env) stateGet(c *cli.Context) error {
+func (e *env) stateGet(c *cli.Context, def *string) error {
 	a, err := args(c, "KEY")
 	if err != nil {
 		return err
@@ -107,15 +112,15 @@ func (e *env) stateGet(c *cli.Context) error {
 	if !statefile.ValidKey(a[0]) {
 		return fail.Invalidf("invalid key %q: keys must match [A-Za-z_][A-Za-z0-9_]*", a[0])
 	}
-	st, w, err := e.loadValues(c)
+	st, w, err := e.loadValues()
 	if err != nil {
 		return err
 	}
 	v, ok := st.Values[a[0]]
 	switch {
 	case ok:
-	case c.IsSet("default"):
-		v = c.String("default")
+	case def != nil:
+		v = *def
 	default:
 		return fail.Usagef("key %s is not set in workflow %s; set it with state-append or pass --default", a[0], w.ID)
 	}
@@ -123,21 +128,24 @@ func (e *env) stateGet(c *cli.Context) error {
 	return err
 }
 
-func (e *env) stateLoad(c *cli.Context) error {
+// loadOptions are state-load's flags.
+type loadOptions struct{ export, json bool }
+
+func (e *env) stateLoad(c *cli.Context, o loadOptions) error {
 	if _, err := args(c); err != nil {
 		return err
 	}
-	if c.Bool("json") && c.Bool("export") {
+	if o.json && o.export {
 		return fail.Usagef("state-load: --json and --export exclude each other")
 	}
-	st, w, err := e.loadValues(c)
+	st, w, err := e.loadValues()
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
+	if o.json {
 		return e.printJSON(st.Values)
 	}
-	warnings, err := st.WriteLoad(e.Stdout, statefile.LoadOptions{Export: c.Bool("export"), Getenv: e.Getenv, Own: sm.IsDerived})
+	warnings, err := st.WriteLoad(e.Stdout, statefile.LoadOptions{Export: o.export, Getenv: e.Getenv, Own: sm.IsDerived})
 	for _, warning := range warnings {
 		e.warn("workflow %s state: %s", w.ID, warning)
 	}
@@ -146,8 +154,8 @@ func (e *env) stateLoad(c *cli.Context) error {
 
 // loadValues resolves the workflow and reads its values, reporting
 // damaged lines on stderr.
-func (e *env) loadValues(c *cli.Context) (statefile.State, *store.Workflow, error) {
-	w, err := e.workflow(c)
+func (e *env) loadValues() (statefile.State, *store.Workflow, error) {
+	w, err := e.workflow()
 	if err != nil {
 		return statefile.State{}, nil, err
 	}
@@ -161,6 +169,6 @@ func (e *env) loadValues(c *cli.Context) (statefile.State, *store.Workflow, erro
 	return st, w, nil
 }
 
-func (e *env) logAppend(_ *cli.Context, w *store.Workflow, a []string) error {
+func (e *env) logAppend(w *store.Workflow, a []string) error {
 	return w.AppendLog(a[0], []byte(a[1]))
 }

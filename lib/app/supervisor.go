@@ -16,6 +16,13 @@ import (
 // their workers, the aggregate of those, and the reports and signals
 // agents write.
 func (e *env) supervisorCommands() []*cli.Command {
+	var (
+		should           = shouldOptions{counts: map[string]int{}}
+		estimate         bool
+		recordSupervisor string
+		status           statusOptions
+		agg              aggregateOptions
+	)
 	return []*cli.Command{
 		{
 			Name:      "should-supervise",
@@ -24,8 +31,8 @@ func (e *env) supervisorCommands() []*cli.Command {
 			Description: fmt.Sprintf("hierarchical when research has >= %d topics, implementation >= %d domains or complexity >= %d,\n"+
 				"testing >= %d tests or >= %d test types; flat otherwise.",
 				supervisor.ResearchTopics, supervisor.ImplementationDomains, supervisor.ImplementationComplexity, supervisor.TestingTests, supervisor.TestingTypes),
-			Flags:  append([]cli.Flag{&cli.StringFlag{Name: "kind", Usage: "research, implementation or testing"}}, countFlags()...),
-			Action: e.shouldSupervise,
+			Flags:  append([]cli.Flag{kindFlag(&should.kind)}, countFlags(should.counts)...),
+			Action: func(c *cli.Context) error { return e.shouldSupervise(c, should) },
 		},
 		{
 			Name:      "waves",
@@ -36,8 +43,8 @@ func (e *env) supervisorCommands() []*cli.Command {
 				"or {\"1\": [], \"2\": [1]}. --estimate prints {waves, parallel_ms, sequential_ms,\n" +
 				"time_savings_percent} instead and needs estimate_ms on every phase. A dependency cycle or a\n" +
 				"dependency on a missing phase: exit 4.",
-			Flags:  []cli.Flag{&cli.BoolFlag{Name: "estimate", Usage: "add the parallel and sequential duration estimate"}},
-			Action: e.waves,
+			Flags:  []cli.Flag{&cli.BoolFlag{Name: "estimate", Usage: "add the parallel and sequential duration estimate", Destination: &estimate}},
+			Action: func(c *cli.Context) error { return e.waves(c, estimate) },
 		},
 		{
 			Name:      "supervisor-record",
@@ -48,8 +55,8 @@ func (e *env) supervisorCommands() []*cli.Command {
 				"files_modified, metadata, error. A worker recorded running and later ended without a\n" +
 				"duration_ms is given the time between. Workers may record at the same moment: each write\n" +
 				"holds the workflow lock.",
-			Flags:  []cli.Flag{supervisorFlag(), workflowFlag()},
-			Action: e.supervisorRecord,
+			Flags:  []cli.Flag{&cli.StringFlag{Name: "supervisor", Usage: "supervisor `NAME`, e.g. research_supervisor", Destination: &recordSupervisor}, e.workflowFlag()},
+			Action: func(c *cli.Context) error { return e.supervisorRecord(c, recordSupervisor) },
 		},
 		{
 			Name:      "supervisor-status",
@@ -60,11 +67,11 @@ func (e *env) supervisorCommands() []*cli.Command {
 				"WORKERS_TO_RUN_COUNT=. Pending covers workers recorded pending or running and --expect\n" +
 				"ids never recorded.",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "expect", Usage: "comma-separated worker ids the phase runs"},
-				&cli.BoolFlag{Name: "json", Usage: "print {completed, failed, pending} as JSON"},
-				workflowFlag(),
+				&cli.StringFlag{Name: "expect", Usage: "comma-separated worker ids the phase runs", Destination: &status.expect},
+				&cli.BoolFlag{Name: "json", Usage: "print {completed, failed, pending} as JSON", Destination: &status.json},
+				e.workflowFlag(),
 			},
-			Action: e.supervisorStatus,
+			Action: func(c *cli.Context) error { return e.supervisorStatus(c, status) },
 		},
 		{
 			Name:      "aggregate",
@@ -77,10 +84,10 @@ func (e *env) supervisorCommands() []*cli.Command {
 				"Records usually come from the checkpoint:\n" +
 				"  flowstate checkpoint-get supervisor_state.research.workers | flowstate aggregate --kind research -",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "kind", Usage: "research, implementation or testing"},
-				&cli.BoolFlag{Name: "signal", Usage: "print \"SUPERVISOR_COMPLETE: <json>\", the supervisor's final answer"},
+				kindFlag(&agg.kind),
+				&cli.BoolFlag{Name: "signal", Usage: "print \"SUPERVISOR_COMPLETE: <json>\", the supervisor's final answer", Destination: &agg.signal},
 			},
-			Action: e.aggregate,
+			Action: func(c *cli.Context) error { return e.aggregate(c, agg) },
 		},
 		{
 			Name:      "report-meta",
@@ -102,45 +109,39 @@ func (e *env) supervisorCommands() []*cli.Command {
 	}
 }
 
-// countFlags are should-supervise's counts, those of every kind;
-// supervisor.Decide says which one kind reads.
-func countFlags() []cli.Flag {
+func kindFlag(dst *string) cli.Flag {
+	return &cli.StringFlag{Name: "kind", Usage: "research, implementation or testing", Destination: dst}
+}
+
+// countFlags are should-supervise's counts, those of every kind, each
+// given one recorded in counts under its name; supervisor.Decide says
+// which one kind reads.
+func countFlags(counts map[string]int) []cli.Flag {
 	var fs []cli.Flag
 	for _, n := range supervisor.AllCountNames() {
-		fs = append(fs, &cli.IntFlag{Name: n, Usage: "count of " + n})
+		fs = append(fs, &cli.IntFlag{Name: n, Usage: "count of " + n, Action: func(_ *cli.Context, v int) error {
+			counts[n] = v
+			return nil
+		}})
 	}
 	return fs
 }
 
-func supervisorFlag() cli.Flag {
-	return &cli.StringFlag{Name: "supervisor", Usage: "supervisor `NAME`, e.g. research_supervisor"}
+// shouldOptions are should-supervise's flags.
+type shouldOptions struct {
+	kind   string
+	counts map[string]int // the counts given
 }
 
-// supervisorName checks the --supervisor flag (required; checked here
-// because urfave prints help on stdout for a missing Required flag).
-func supervisorName(c *cli.Context) (string, error) {
-	name := c.String("supervisor")
-	if name == "" {
-		return "", fail.Usagef("%s needs --supervisor NAME, e.g. --supervisor research_supervisor", c.Command.Name)
-	}
-	return name, supervisor.CheckName(name)
-}
-
-func (e *env) shouldSupervise(c *cli.Context) error {
-	kind, err := supervisor.ParseKind(c.String("kind"))
+func (e *env) shouldSupervise(c *cli.Context, o shouldOptions) error {
+	kind, err := supervisor.ParseKind(o.kind)
 	if err != nil {
 		return err
 	}
 	if _, err := args(c); err != nil {
 		return err
 	}
-	given := map[string]int{}
-	for _, n := range supervisor.AllCountNames() {
-		if c.IsSet(n) {
-			given[n] = c.Int(n)
-		}
-	}
-	hier, err := supervisor.Decide(kind, given)
+	hier, err := supervisor.Decide(kind, o.counts)
 	if err != nil {
 		return err
 	}
@@ -152,7 +153,7 @@ func (e *env) shouldSupervise(c *cli.Context) error {
 	return nil
 }
 
-func (e *env) waves(c *cli.Context) error {
+func (e *env) waves(c *cli.Context, estimate bool) error {
 	data, err := e.readInput(c, "plan")
 	if err != nil {
 		return err
@@ -166,7 +167,7 @@ func (e *env) waves(c *cli.Context) error {
 		return fmt.Errorf("waves: %w", err)
 	}
 	var out any = waves
-	if c.Bool("estimate") {
+	if estimate {
 		est, err := supervisor.EstimateWaves(phases, waves)
 		if err != nil {
 			return fmt.Errorf("waves --estimate: %w", err)
@@ -179,9 +180,14 @@ func (e *env) waves(c *cli.Context) error {
 	return e.printLine(out)
 }
 
-func (e *env) supervisorRecord(c *cli.Context) error {
-	name, err := supervisorName(c)
-	if err != nil {
+// supervisorRecord stores a worker record under supervisor name, which
+// is required: checked here because urfave prints help on stdout for a
+// missing Required flag.
+func (e *env) supervisorRecord(c *cli.Context, name string) error {
+	if name == "" {
+		return fail.Usagef("%s needs --supervisor NAME, e.g. --supervisor research_supervisor", c.Command.Name)
+	}
+	if err := supervisor.CheckName(name); err != nil {
 		return err
 	}
 	data, err := e.readInput(c, "worker record")
@@ -192,14 +198,20 @@ func (e *env) supervisorRecord(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("supervisor-record: %w", err)
 	}
-	w, err := e.workflow(c)
+	w, err := e.workflow()
 	if err != nil {
 		return err
 	}
 	return supervisor.Upsert(w, name, rec)
 }
 
-func (e *env) supervisorStatus(c *cli.Context) error {
+// statusOptions are supervisor-status's flags.
+type statusOptions struct {
+	expect string
+	json   bool
+}
+
+func (e *env) supervisorStatus(c *cli.Context, o statusOptions) error {
 	a, err := args(c, "NAME")
 	if err != nil {
 		return err
@@ -207,12 +219,12 @@ func (e *env) supervisorStatus(c *cli.Context) error {
 	if err := supervisor.CheckName(a[0]); err != nil {
 		return err
 	}
-	w, err := e.workflow(c)
+	w, err := e.workflow()
 	if err != nil {
 		return err
 	}
 	var expected []string
-	for _, id := range strings.Split(c.String("expect"), ",") {
+	for _, id := range strings.Split(o.expect, ",") {
 		if id = strings.TrimSpace(id); id != "" {
 			expected = append(expected, id)
 		}
@@ -221,15 +233,21 @@ func (e *env) supervisorStatus(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
+	if o.json {
 		return e.printJSON(p)
 	}
 	e.printf("%s", p.Pairs())
 	return nil
 }
 
-func (e *env) aggregate(c *cli.Context) error {
-	kind, err := supervisor.ParseKind(c.String("kind"))
+// aggregateOptions are aggregate's flags.
+type aggregateOptions struct {
+	kind   string
+	signal bool
+}
+
+func (e *env) aggregate(c *cli.Context, o aggregateOptions) error {
+	kind, err := supervisor.ParseKind(o.kind)
 	if err != nil {
 		return err
 	}
@@ -260,7 +278,7 @@ func (e *env) aggregate(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("aggregate: %w", err)
 	}
-	if c.Bool("signal") {
+	if o.signal {
 		e.printf("%s: ", supervisor.SupervisorComplete)
 	}
 	e.printf("%s\n", out)

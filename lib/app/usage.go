@@ -12,16 +12,16 @@ import (
 
 // usageError turns a flag error into one line that names the command,
 // spells the flag as typed (--name, not Go's -name), suggests the flag
-// that was probably meant, and points at that command's help.
-func usageError(c *cli.Context, err error, _ bool) error {
-	msg := err.Error()
-	var flags []cli.Flag
-	if c != nil {
-		flags = c.App.Flags
-		if c.Command != nil && !isRoot(c) {
-			flags = c.Command.Flags
-		}
+// that was probably meant, and points at that command's help. urfave/cli
+// v2 passes on the error of Go's flag package, which is text only; v2
+// reads a flag's name back out of that text itself (parse.go,
+// flagFromError), and so does this.
+func usageError(c *cli.Context, err error, inCommand bool) error {
+	flags, help, prefix := c.App.Flags, "flowstate", ""
+	if inCommand {
+		flags, help, prefix = c.Command.Flags, "flowstate "+c.Command.Name, c.Command.Name+": "
 	}
+	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		msg = "unknown flag " + dashed(name)
 		if s := closest(name, flagNames(flags)); s != "" {
@@ -32,15 +32,7 @@ func usageError(c *cli.Context, err error, _ bool) error {
 		msg = "flag needs a value: " + dashed(name)
 	}
 	msg = strings.Replace(msg, "for flag -", "for flag --", 1) // invalid value "x" for flag -complexity
-	if c != nil && !isRoot(c) {
-		return fail.Usagef("%s: %s (see `flowstate %s --help`)", c.Command.Name, msg, c.Command.Name)
-	}
-	return fail.Usagef("%s (see `flowstate --help`)", msg)
-}
-
-// isRoot is true for flowstate's own flags, before any command.
-func isRoot(c *cli.Context) bool {
-	return c.Command == nil || c.Command.Name == "" || c.Command.Name == c.App.Name
+	return fail.Usagef("%s%s (see `%s --help`)", prefix, msg, help)
 }
 
 // dashed spells a flag name as users type it: -h, --reason.
