@@ -5,10 +5,13 @@
 // that turns errors into exit codes (docs/cli.md#exit-codes).
 //
 // Each command group is one file (sm.go, state.go, checkpoint.go,
-// orchestrate.go, supervisor.go, people.go, author.go, setup.go, compat.go) with a
-// method returning the group's commands; every command's Action is a
-// method of env named after it. commands.go lists the groups in the
-// order `flowstate help` shows them.
+// orchestrate.go, supervisor.go, people.go, author.go, setup.go,
+// compat.go) with a method returning the group's commands; every command
+// runs a method of env named after it. A command's flags fill its options
+// (a struct such as smInitOptions, or a variable for a lone flag) through
+// their Destination, and the method is given those: no flag is read by
+// name (flags_test.go). commands.go lists the groups in the order
+// `flowstate help` shows them.
 package app
 
 import (

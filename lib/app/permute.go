@@ -79,8 +79,8 @@ var valueArgs = map[string]int{"state-append": 2, "log-append": 2}
 
 // isFlag is true for a flag of flags, and for any "--name": no positional
 // starts with "--", so an unknown one is a mistyped flag, left among the
-// flags for urfave's error to name. A "-x" flags do not know is a
-// positional, such as a negative number.
+// flags for urfave's error to name. An unknown "-x" is a positional, such
+// as a negative number.
 func isFlag(flags []cli.Flag, arg string) bool {
 	return strings.HasPrefix(arg, "-") && len(arg) > 1 && findFlag(flags, arg) != nil || strings.HasPrefix(arg, "--") && len(arg) > 2
 }
