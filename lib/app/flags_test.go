@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -62,42 +63,27 @@ func TestNoFlagReadByName(t *testing.T) {
 }
 
 // contextNames are the names f gives a *cli.Context: its parameters and
-// variables of that type.
+// variables of that type, and those ranging over a context's Lineage.
 func contextNames(f *ast.File) map[string]bool {
 	names := map[string]bool{}
-	isContext := func(e ast.Expr) bool {
-		star, ok := e.(*ast.StarExpr)
-		if !ok {
-			return false
+	add := func(ids []*ast.Ident) {
+		for _, id := range ids {
+			names[id.Name] = true
 		}
-		sel, ok := star.X.(*ast.SelectorExpr)
-		if !ok {
-			return false
-		}
-		pkg, ok := sel.X.(*ast.Ident)
-		return ok && pkg.Name == "cli" && sel.Sel.Name == "Context"
 	}
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.Field:
-			if isContext(n.Type) {
-				for _, id := range n.Names {
-					names[id.Name] = true
-				}
+			if types.ExprString(n.Type) == "*cli.Context" {
+				add(n.Names)
 			}
 		case *ast.ValueSpec:
-			if n.Type != nil && isContext(n.Type) {
-				for _, id := range n.Names {
-					names[id.Name] = true
-				}
+			if n.Type != nil && types.ExprString(n.Type) == "*cli.Context" {
+				add(n.Names)
 			}
-		case *ast.RangeStmt: // for _, ctx := range c.Lineage()
-			if call, ok := n.X.(*ast.CallExpr); ok {
-				if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Lineage" {
-					if id, ok := n.Value.(*ast.Ident); ok {
-						names[id.Name] = true
-					}
-				}
+		case *ast.RangeStmt:
+			if id, ok := n.Value.(*ast.Ident); ok && strings.HasSuffix(types.ExprString(n.X), ".Lineage()") {
+				add([]*ast.Ident{id})
 			}
 		}
 		return true
