@@ -28,16 +28,6 @@ const (
 	reasonPrefix = "Complexity:"
 )
 
-// pending lists the functions over maxComplexity in packages being
-// rewritten on other branches (issue 26); each is split, or given a
-// reason and counted, when its branch lands.
-//
-// TODO(issue 26): remove this list entry by entry; it must end empty.
-var pending = map[string]bool{
-	"app (*env).complete": true,
-	"app permute":         true,
-}
-
 // At most maxExceptions functions of lib/ (tests aside) exceed cyclomatic
 // complexity maxComplexity, as gocyclo counts it, and each says why in its
 // doc comment, on a line starting "Complexity:". A function past the
@@ -45,24 +35,15 @@ var pending = map[string]bool{
 // are almost always the better code.
 func TestComplexity(t *testing.T) {
 	var over []function
-	seen := map[string]bool{}
 	for _, f := range libFunctions(t) {
-		seen[f.name] = true
 		switch {
-		case pending[f.name] && f.complexity <= maxComplexity:
-			t.Errorf("%s: %s has complexity %d now: remove it from pending", f.pos, f.name, f.complexity)
-		case pending[f.name] || f.complexity <= maxComplexity:
+		case f.complexity <= maxComplexity:
 		case !hasReason(f.doc):
 			t.Errorf("%s: %s has cyclomatic complexity %d (over %d): split it into named steps, or say why it stays whole on a line of its doc comment starting %q",
 				f.pos, f.name, f.complexity, maxComplexity, reasonPrefix)
 			over = append(over, f)
 		default:
 			over = append(over, f)
-		}
-	}
-	for name := range pending {
-		if !seen[name] {
-			t.Errorf("pending names %s, which lib/ no longer has: remove it", name)
 		}
 	}
 	if len(over) > maxExceptions {
