@@ -98,12 +98,9 @@ func findFlag(flags []cli.Flag, arg string) cli.Flag {
 	return nil
 }
 
-// takesValue is true for a non-boolean flag written without "=value".
+// takesValue is true for a flag that takes a value (as urfave says),
+// written without "=value": the next argument is its value.
 func takesValue(flags []cli.Flag, arg string) bool {
-	f := findFlag(flags, arg)
-	if f == nil || strings.Contains(arg, "=") {
-		return false
-	}
-	_, isBool := f.(*cli.BoolFlag)
-	return !isBool
+	f, ok := findFlag(flags, arg).(cli.DocGenerationFlag)
+	return ok && f.TakesValue() && !strings.Contains(arg, "=")
 }
