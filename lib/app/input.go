@@ -56,7 +56,7 @@ func (e *env) selector() store.Selector {
 
 // given is a flag's Action that points *p at the flag's value. urfave/cli
 // v2 runs a flag's Action only when the flag was given, so *p stays nil
-// when it was not: a value given empty (--default ”) is not a value left
+// when it was not: a value given empty (--default "") is not a value left
 // out.
 func given[T any](p **T) func(*cli.Context, T) error {
 	return func(_ *cli.Context, v T) error {
@@ -138,14 +138,19 @@ func (e *env) text(flag, v string) (string, error) {
 }
 
 // duration is the value of a duration flag if given (flag naming it in
-// errors), else the environment variable env, else def.
+// errors), else envDuration's.
 func (e *env) duration(flag string, given *time.Duration, env string, def time.Duration) (time.Duration, error) {
-	if given != nil {
-		if *given >= 0 {
-			return *given, nil
-		}
+	switch {
+	case given == nil:
+		return e.envDuration(env, def)
+	case *given < 0:
 		return 0, fail.Usagef("%s must not be negative", flag)
 	}
+	return *given, nil
+}
+
+// envDuration is the duration in the environment variable env, else def.
+func (e *env) envDuration(env string, def time.Duration) (time.Duration, error) {
 	s := e.Getenv(env)
 	if s == "" {
 		return def, nil

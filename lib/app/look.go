@@ -92,7 +92,7 @@ func (e *env) run(w *store.Workflow) (*looked, error) {
 	if err != nil {
 		return nil, err
 	}
-	stuck, err := e.duration("", nil, "FLOWSTATE_STUCK_AFTER", orchestrate.DefaultStuckAfter)
+	stuck, err := e.envDuration("FLOWSTATE_STUCK_AFTER", orchestrate.DefaultStuckAfter)
 	if err != nil {
 		return nil, err
 	}

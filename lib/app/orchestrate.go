@@ -260,7 +260,7 @@ func (e *env) phaseOptions(flags stepOptions) (orchestrate.Options, error) {
 	if o.Waiting.For, err = e.duration("--wait", flags.wait, "FLOWSTATE_WAIT", orchestrate.DefaultWait); err != nil {
 		return o, err
 	}
-	o.Waiting.StuckAfter, err = e.duration("", nil, "FLOWSTATE_STUCK_AFTER", orchestrate.DefaultStuckAfter)
+	o.Waiting.StuckAfter, err = e.envDuration("FLOWSTATE_STUCK_AFTER", orchestrate.DefaultStuckAfter)
 	return o, err
 }
 
