@@ -112,8 +112,9 @@ func Main(args []string, io IO) int {
 		e.complete(app, args[1:n-1])
 		return fail.OK
 	}
-	// Only before a command: completion, which offers the global flags
-	// after one too, leaves it out.
+	// --version is a flag before a command only: completion, which
+	// answers above and offers the global flags after a command too,
+	// leaves it out.
 	app.Flags = append(app.Flags, e.versionFlag())
 	err := app.Run(permute(app, args))
 	if notFound {

@@ -74,7 +74,8 @@ func split(cmd *cli.Command, rest []string) (flags, pos []string) {
 }
 
 // valueArgs counts, for the commands whose positional arguments are
-// values they store, how many there are.
+// values they store, how many there are: by name, as a urfave/cli v2
+// Command has no field of ours to carry it.
 var valueArgs = map[string]int{"state-append": 2, "log-append": 2}
 
 // isFlag is true for a flag of flags, and for any "--name": no positional
