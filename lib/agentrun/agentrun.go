@@ -190,6 +190,17 @@ func (r Runs) GenericStart() string {
 	return ""
 }
 
+// StartOf is the recorded start of the agent with agentID, in any state;
+// ok is false when none is on record.
+func StartOf(evs []Event, agentID string) (ev Event, ok bool) {
+	for _, e := range evs {
+		if e.Event == Start && e.AgentID == agentID {
+			ev, ok = e, true
+		}
+	}
+	return ev, ok
+}
+
 // Bound tells in which state the agent with agentID started: found is
 // false when no start of it is on record; current is true when it
 // started in the workflow's current state (after the last transition or

@@ -108,7 +108,7 @@ func (h handler) subagent(kind string) {
 	var k orchestrate.Known
 	var ours bool
 	if kind == agentrun.Stop {
-		k, ours = orchestrate.Recognize(h.p, h.session, h.pl.AgentType, h.stoppedPrompt(), h.pl.Cwd)
+		k, ours = orchestrate.RecognizeStop(h.p, h.session, h.pl.AgentType, h.pl.AgentID, h.stoppedPrompt(), h.pl.Cwd)
 	} else {
 		k, ours = orchestrate.RecognizeStart(h.p, h.session, h.pl.AgentType)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/flowstate-dev/flowstate/lib/agentrun"
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
@@ -83,6 +84,29 @@ func Recognize(p *store.Project, session, subagentType, prompt, cwd string) (Kno
 		return Known{}, false
 	}
 	return recognizeIn(w, subagentType, prompt, cwd)
+}
+
+// RecognizeStop is Recognize for an agent that stopped: one whose start
+// the hooks recorded for the session's workflow is that agent, whatever
+// its transcript and final answer hold (a general-purpose agent is known
+// by its prompt, which Claude Code may not have written out yet).
+func RecognizeStop(p *store.Project, session, subagentType, agentID, prompt, cwd string) (Known, bool) {
+	if k, ok := Recognize(p, session, subagentType, prompt, cwd); ok || agentID == "" {
+		return k, ok
+	}
+	w := SessionWorkflow(p, session)
+	if w == nil {
+		return Known{}, false
+	}
+	data, err := w.ReadEvents()
+	if err != nil {
+		return Known{}, false
+	}
+	start, ok := agentrun.StartOf(agentrun.Parse(data), agentID)
+	if !ok || start.Session != session {
+		return Known{}, false
+	}
+	return Known{Name: start.AgentType, Workflow: w, Generic: start.Generic}, true
 }
 
 // AgentOf names the agent of workflow w, whatever its status, that an
