@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
@@ -506,5 +507,47 @@ func TestStateFile(t *testing.T) {
 	r := block{t: t, dir: linked, session: "s"}.call("init_workflow_state", "plan_2").must(t, 1)
 	if !strings.Contains(r.stderr, "symlink") || exists(mustProject(t, linked), "plan_2") {
 		t.Errorf("through a link: %q", r.stderr)
+	}
+}
+
+// TestCheckpointOfWhileItIsRewritten: the workflow's checkpoint.json
+// names the workflow however often other writers replace the file
+// meanwhile (each write is a rename). Before, a look between two renames
+// took it for a file of its own, which the call then edited outside the
+// workflow's lock: a concurrent replan was lost (10 concurrent
+// checkpoint_increment_replan calls counted 9, now and then, under load).
+func TestCheckpointOfWhileItIsRewritten(t *testing.T) {
+	dir := newProject(t)
+	b := start(t, dir, "s1")
+	p := mustProject(t, dir)
+	w, err := p.Workflow(b.shellID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // another writer, replacing checkpoint.json again and again
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = w.Update(func(tx *store.Tx) error {
+				doc, err := sjson.SetBytes(tx.Checkpoint, "phase_data.other.n", i)
+				tx.Checkpoint = doc
+				return err
+			})
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	for start := time.Now(); time.Since(start) < time.Second; {
+		if got := checkpointOf(p, w.CheckpointPath()); got == nil || got.ID != w.ID {
+			t.Fatalf("checkpointOf(%s) = %v while the checkpoint was being rewritten, want workflow %s", w.CheckpointPath(), got, w.ID)
+		}
+	}
+	if got := checkpointOf(p, filepath.Join(dir, "elsewhere", "checkpoint.json")); got != nil {
+		t.Errorf("a checkpoint.json elsewhere names workflow %s", got.ID)
 	}
 }

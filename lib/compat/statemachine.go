@@ -547,18 +547,27 @@ func (c *call) refWorkflow(path string) (*store.Workflow, error) {
 	if err != nil {
 		return nil, err
 	}
+	return checkpointOf(p, path), nil
+}
+
+// checkpointOf is the workflow of p whose checkpoint file path names, or
+// nil: that file of the workflow's directory. Not by the file's inode:
+// every write replaces the checkpoint by a rename, so a writer between
+// two looks made it another file, and the call then edited it as a file
+// of its own, outside the workflow's lock (a concurrent replan was lost).
+func checkpointOf(p *store.Project, path string) *store.Workflow {
 	id := filepath.Base(filepath.Dir(path))
 	if store.ValidID(id) != nil || !exists(p, id) {
-		return nil, nil
+		return nil
 	}
 	w, err := p.Workflow(id)
 	if err != nil {
-		return nil, nil
+		return nil
 	}
-	a, err1 := os.Stat(path)
-	b, err2 := os.Stat(w.CheckpointPath())
-	if err1 != nil || err2 != nil || !os.SameFile(a, b) {
-		return nil, nil
+	a, err1 := os.Stat(filepath.Dir(path))
+	b, err2 := os.Stat(w.Dir)
+	if err1 != nil || err2 != nil || !os.SameFile(a, b) || filepath.Base(path) != filepath.Base(w.CheckpointPath()) {
+		return nil
 	}
-	return w, nil
+	return w
 }
