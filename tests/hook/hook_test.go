@@ -21,13 +21,7 @@ import (
 
 var bin string
 
-func TestMain(m *testing.M) {
-	var cleanup func()
-	bin, cleanup = testenv.BuildOrExit()
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.RunWithBinary(m, &bin) }
 
 // Payloads as Claude Code 2.1.328 sends them (reference 5.3).
 func startPayload(session, cwd string) string {

@@ -24,13 +24,7 @@ import (
 
 var bin string
 
-func TestMain(m *testing.M) {
-	var cleanup func()
-	bin, cleanup = testenv.BuildOrExit()
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.RunWithBinary(m, &bin) }
 
 const (
 	startCmd = `"$CLAUDE_PROJECT_DIR"/.claude/bin/flowstate hook session-start`

@@ -20,13 +20,7 @@ import (
 // with scripts/build (what ships).
 var flowstateBin string
 
-func TestMain(m *testing.M) {
-	var cleanup func()
-	flowstateBin, cleanup = testenv.BuildOrExit()
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.RunWithBinary(m, &flowstateBin) }
 
 // world is a scratch project in which a command runs the way Claude Code
 // runs it: every bash block a new `bash -c` process, with flowstate on

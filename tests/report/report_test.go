@@ -23,13 +23,7 @@ import (
 
 var bin string
 
-func TestMain(m *testing.M) {
-	var cleanup func()
-	bin, cleanup = testenv.BuildOrExit()
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.RunWithBinary(m, &bin) }
 
 // chromium finds the browser; without it the test is skipped, unless
 // FLOWSTATE_REQUIRE_BROWSER is set (test.sh sets it after installing

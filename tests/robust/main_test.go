@@ -8,7 +8,6 @@
 package robust
 
 import (
-	"os"
 	"testing"
 
 	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
@@ -17,10 +16,4 @@ import (
 // bin is the flowstate binary built once for the whole suite.
 var bin string
 
-func TestMain(m *testing.M) {
-	var cleanup func()
-	bin, cleanup = testenv.BuildOrExit()
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.RunWithBinary(m, &bin) }

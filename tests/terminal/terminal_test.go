@@ -20,13 +20,7 @@ import (
 
 var bin string
 
-func TestMain(m *testing.M) {
-	var cleanup func()
-	bin, cleanup = testenv.BuildOrExit()
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.RunWithBinary(m, &bin) }
 
 // pane is a tmux session of its own (its own server socket) running an
 // interactive bash of width columns.

@@ -54,6 +54,17 @@ func BuildOrExit(args ...string) (bin string, cleanup func()) {
 	return bin, func() { os.RemoveAll(dir) }
 }
 
+// RunWithBinary is a suite's TestMain: it builds flowstate as users get
+// it (BuildOrExit), sets *bin to its path, runs the tests, removes the
+// build and exits with their status.
+func RunWithBinary(m *testing.M, bin *string) {
+	var cleanup func()
+	*bin, cleanup = BuildOrExit()
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
 // ExitCode is the exit status of a finished run from the error
 // exec.Cmd.Run (or Wait, Output) returned: 0 for nil, the process's
 // status for an *exec.ExitError (-1 if a signal ended it), and the error
