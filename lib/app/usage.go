@@ -31,8 +31,25 @@ func usageError(c *cli.Context, err error, inCommand bool) error {
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
 		msg = "flag needs a value: " + dashed(name)
 	}
-	msg = strings.Replace(msg, "for flag -", "for flag --", 1) // invalid value "x" for flag -complexity
+	msg = valueFlag(msg)
 	return fail.Usagef("%s%s (see `%s --help`)", prefix, msg, help)
+}
+
+// valueFlag spells the flag of a bad value as typed: Go's flag package
+// writes `invalid value "x" for flag -complexity: …` and, for a boolean,
+// `invalid boolean value "x" for -json: parse error`, where the
+// parse error says less than what a boolean takes.
+func valueFlag(msg string) string {
+	for _, sep := range []string{`" for flag -`, `" for -`} {
+		if head, rest, ok := strings.Cut(msg, sep); ok {
+			name, tail, _ := strings.Cut(rest, ":")
+			if head, ok = strings.CutPrefix(head, "invalid boolean value"); ok {
+				return "invalid value" + head + `" for flag ` + dashed(name) + ": want true or false"
+			}
+			return head + `" for flag ` + dashed(name) + ":" + tail
+		}
+	}
+	return msg
 }
 
 // dashed spells a flag name as users type it: -h, --reason.
