@@ -92,8 +92,10 @@ func (e *env) orchestrateCommands() []*cli.Command {
 			UsageText: "flowstate resume [--retry-failed] [ID|-]   (- reads [--retry-failed] [ID] from stdin)",
 			Description: "Without an ID: this session's workflow if unfinished, else the project's only unfinished one.\n" +
 				"It prints what phase-plan prints: only unfinished states and workers are run again.\n" +
-				"--retry-failed also runs again the workers of the current state whose failure was accepted\n" +
-				"(partial failure: enough others delivered), reopening the workflow if it had finished.",
+				"--retry-failed also runs again the workers whose failure was accepted (partial failure: enough\n" +
+				"others delivered), reopening the workflow if it had finished; when they belong to a state the\n" +
+				"workflow went on from, it goes back there, keeping what the others delivered, and the states\n" +
+				"after it are done again (their earlier work stays in the rewinds history).",
 			Flags:  []cli.Flag{&cli.BoolFlag{Name: "retry-failed", Usage: "run again the workers whose failure was accepted", Destination: &retryFailed}},
 			Action: func(c *cli.Context) error { return e.resume(c, retryFailed) },
 		},

@@ -144,3 +144,71 @@ func TestInvalidReportSetAside(t *testing.T) {
 		t.Errorf("the worker run again: %v\n%s, want a at %s", err, again, bad)
 	}
 }
+
+// TestRetryOfAnEarlierState: research went on without research_2 and the
+// plan was made on the other three reports. A retry goes back to
+// research keeping its three reports, runs research_2 alone, and makes
+// the plan again on all four; the plan taken back stays in the history.
+func TestRetryOfAnEarlierState(t *testing.T) {
+	p := project(t)
+	w := startedWorkflow(t, p, Request{Command: "orchestrate", Scope: "research-and-plan", Description: "auth", Session: "s1"})
+	if err := w.Update(func(tx *store.Tx) error {
+		return set(tx, "state_machine.classification.research_topics", []string{"a", "b", "c", "d"})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := Plan(w, Options{Supervisor: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliver(t, w, out, 4, 1, 3, 4)
+	if out, err = Verify(w, Options{}); err != nil || value(t, out, "AGENT") != "plan-architect" {
+		t.Fatalf("verify of research: %v\n%s", err, out)
+	}
+	const plan = "# Plan\n\n### Phase 1: A\ndependencies: []\n"
+	write(t, outputPath(t, out, 1), plan)
+	if out, err = Verify(w, Options{}); err != nil || value(t, out, "NEXT") != "done" ||
+		len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0].Text, "--retry-failed") {
+		t.Fatalf("verify of the plan: %v\n%s%v", err, out, out.Warnings)
+	}
+
+	// Found without its ID, though the failures are not in its state.
+	resumed, err := Resume(p, ResumeRequest{RetryFailed: true}, store.Selector{Session: "s2"}, Options{})
+	if err != nil || value(t, resumed, "NEXT") != "supervised" {
+		t.Fatalf("resume --retry-failed: %v\n%s", err, resumed)
+	}
+	doc, _ := w.ReadCheckpoint()
+	for path, want := range map[string]string{
+		"status":                      "in_progress",
+		"state_machine.current_state": "research",
+		"rewinds.0.kind":              "retry",
+		"rewinds.0.states|@ugly":      `["research","plan"]`,
+		"supervisor_state.research_supervisor.workers.#(status==\"completed\")#.worker_id|@ugly": `["research_1","research_3","research_4"]`,
+		"phase_data.research.partial_failures":                                                   "",
+	} {
+		if g := gjson.GetBytes(doc, path); g.String() != want && g.Raw != want {
+			t.Errorf("after the retry %s = %s, want %s", path, g.Raw, want)
+		}
+	}
+	if again, err := Resume(p, ResumeRequest{RetryFailed: true}, store.Selector{Session: "s2"}, Options{}); err != nil || again.String() != resumed.String() {
+		t.Errorf("a repeated resume --retry-failed: %v\n%s\nwant\n%s", err, again, resumed)
+	}
+	sup, err := Plan(w, Options{Supervisor: true})
+	if err != nil || value(t, sup, "WORKER_COUNT") != "1" || value(t, sup, "TOPIC_1") != "b" {
+		t.Fatalf("the retry hands out %v\n%s, want b alone", err, sup)
+	}
+	write(t, outputPath(t, sup, 1), report)
+	agentEvent(t, w, agentrun.Launch, "s2", "", "research-specialist", "research_2")
+	agentEvent(t, w, agentrun.Stop, "s2", "b2", "research-specialist", "research_2")
+	if out, err = Verify(w, Options{}); err != nil || value(t, out, "AGENT") != "plan-architect" || !strings.HasSuffix(value(t, out, "OUTPUT_1"), ".v2.md") {
+		t.Fatalf("verify of the retried research: %v\n%s", err, out)
+	}
+	write(t, outputPath(t, out, 1), plan)
+	if out, err = Verify(w, Options{}); err != nil || value(t, out, "NEXT") != "done" || len(out.Warnings) != 0 {
+		t.Fatalf("verify of the new plan: %v\n%s%v", err, out, out.Warnings)
+	}
+	doc, _ = w.ReadCheckpoint()
+	if n := gjson.GetBytes(doc, "supervisor_state.research_supervisor.aggregated_metadata.topics_researched").Int(); n != 4 {
+		t.Errorf("the plan was made on %d reports, want 4", n)
+	}
+}

@@ -54,12 +54,16 @@ func (r ResumeRequest) owns(w *store.Workflow) error {
 		return err
 	}
 	cmd := checkpoint.ViewOf(doc).Command
-	own := ResumeHint(w) != "/flowstate:"+ResumeCommand // a user's definition, or the low-level API
+	hint := ResumeHint(w)
+	own := hint != "/flowstate:"+ResumeCommand // a user's definition, or the low-level API
+	if r.RetryFailed {
+		hint = RetryHint(w)
+	}
 	switch {
 	case r.Command != "" && cmd != r.Command:
-		return fail.Refusedf("workflow %s was started by /%s, not /%s; continue it with %s", w.ID, cmd, r.Command, ResumeHint(w))
+		return fail.Refusedf("workflow %s was started by /%s, not /%s; continue it with %s", w.ID, cmd, r.Command, hint)
 	case r.Command == "" && own:
-		return fail.Refusedf("workflow %s runs /%s's own steps, whose agents that command names; continue it with %s", w.ID, cmd, ResumeHint(w))
+		return fail.Refusedf("workflow %s runs /%s's own steps, whose agents that command names; continue it with %s", w.ID, cmd, hint)
 	}
 	return nil
 }
@@ -195,16 +199,17 @@ func (r ResumeRequest) resumeIn(w *store.Workflow, session string, retry *retryi
 }
 
 // retrying is what --retry-failed runs again: the accepted failures of
-// the workflow's current state.
+// one state, the current one or the earliest completed one that has any.
 type retrying struct {
 	state    string
 	accepted []string
+	earlier  bool // state is behind the current one: go back to it
 }
 
-// retryOf checks that w's current state has accepted failures to run
-// again; nil when a retry is already under way (run again, it goes on).
-// Accepted failures of an earlier state cannot be re-run without going
-// back to that state.
+// retryOf checks that w has accepted failures to run again; nil when a
+// retry is already under way (run again, it goes on). Failures accepted
+// in a state the workflow went on from are run again by going back to
+// that state (sm.RetakeIn): what came after was built without them.
 func retryOf(w *store.Workflow) (*retrying, error) {
 	v, err := load(w)
 	if err != nil {
@@ -216,26 +221,32 @@ func retryOf(w *store.Workflow) (*retrying, error) {
 	if v.retrying() {
 		return nil, nil
 	}
-	var earlier []string
-	gjson.GetBytes(v.doc, checkpoint.PathPhaseData).ForEach(func(state, data gjson.Result) bool {
-		if state.String() != v.state && len(data.Get(checkpoint.PhasePartialFailures).Array()) > 0 {
-			earlier = append(earlier, state.String())
+	for _, state := range v.cv.CompletedStates {
+		var ids []string
+		for _, id := range gjson.GetBytes(v.doc, checkpoint.PhaseData(state, checkpoint.PhasePartialFailures)).Array() {
+			ids = append(ids, id.String())
 		}
-		return true
-	})
-	if len(earlier) > 0 {
-		return nil, fail.Refusedf("workflow %s: the accepted failures are in %s, not in its current state %s; go back there first (flowstate rewind STATE) to run them again", w.ID, strings.Join(earlier, ", "), v.state)
+		if len(ids) > 0 {
+			slices.Sort(ids)
+			return &retrying{state: state, accepted: ids, earlier: true}, nil
+		}
 	}
-	return nil, fail.Refusedf("workflow %s has no accepted failures in its state %s to run again", w.ID, v.state)
+	return nil, fail.Refusedf("workflow %s has no accepted failures to run again", w.ID)
 }
 
 // in makes the accepted failures workers to run again, inside tx,
-// reopening the workflow when it had finished.
+// reopening the workflow when it had finished, or going back to their
+// state.
 func (rt *retrying) in(tx *store.Tx, w *store.Workflow) error {
-	if checkpoint.ViewOf(tx.Checkpoint).Status == checkpoint.Complete {
-		if err := sm.ReopenIn(tx, w, "run the workers whose failure was accepted again"); err != nil {
-			return err
-		}
+	var err error
+	switch {
+	case rt.earlier:
+		err = sm.RetakeIn(tx, w, rt.state)
+	case checkpoint.ViewOf(tx.Checkpoint).Status == checkpoint.Complete:
+		err = sm.ReopenIn(tx, w, "run the workers whose failure was accepted again")
+	}
+	if err != nil {
+		return err
 	}
 	doc, err := sjson.DeleteBytes(tx.Checkpoint, checkpoint.PhaseData(rt.state, checkpoint.PhasePartialFailures))
 	if err != nil {
@@ -248,11 +259,10 @@ func (rt *retrying) in(tx *store.Tx, w *store.Workflow) error {
 
 // withAccepted finds the workflow to retry: the session's own when it has
 // accepted failures or a retry under way (so a repeated block answers the
-// same), else the project's only workflow whose current state has accepted
-// failures.
+// same), else the project's only workflow with accepted failures.
 func withAccepted(p *store.Project, sel store.Selector, r ResumeRequest) (*store.Workflow, error) {
 	if w, err := p.Resolve(sel); err == nil && r.owns(w) == nil {
-		if v, err := load(w); err == nil && (len(v.accepted) > 0 || v.retrying()) {
+		if _, err := retryOf(w); err == nil {
 			return w, nil
 		}
 	}
@@ -261,15 +271,26 @@ func withAccepted(p *store.Project, sel store.Selector, r ResumeRequest) (*store
 		return nil, err
 	}
 	var ids []string
+	var another error // one of another command's, to say where it is retried
 	for _, s := range all {
-		if w, err := p.Workflow(s.ID); err == nil && r.owns(w) == nil {
-			if v, err := load(w); err == nil && len(v.accepted) > 0 {
-				ids = append(ids, s.ID)
-			}
+		w, err := p.Workflow(s.ID)
+		if err != nil {
+			continue
 		}
+		if rt, err := retryOf(w); err != nil || rt == nil {
+			continue
+		}
+		if err := r.owns(w); err != nil {
+			another = err
+			continue
+		}
+		ids = append(ids, s.ID)
 	}
 	switch len(ids) {
 	case 0:
+		if another != nil {
+			return nil, another
+		}
 		return nil, fail.Usagef("no workflow in %s went on without some of its workers; see `flowstate list`", p.Dir)
 	case 1:
 		return p.Workflow(ids[0])

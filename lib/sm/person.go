@@ -304,11 +304,33 @@ func Rewind(w *store.Workflow, to string, a Actor, reason string) error {
 	})
 }
 
-// rewindCause is why a rewind happens: flowstate rewind, or a rejection.
+// RetakeIn takes the workflow, inside tx, back to `to`, a state it
+// completed, to run again the workers of `to` whose failure was accepted
+// (resume --retry-failed). Unlike a rewind it keeps what `to` recorded,
+// so only those workers run; the states after it are taken back as a
+// rewind takes them, since their work was done on the result without
+// those workers, and are done again.
+func RetakeIn(tx *store.Tx, w *store.Workflow, to string) error {
+	m, err := LoadMachine(w)
+	if err != nil {
+		return err
+	}
+	ed := editor{doc: tx.Checkpoint}
+	if err := ed.rewind(tx, w, m, checkpoint.ViewOf(tx.Checkpoint), to, rewindCause{kind: "retry", keep: true}); err != nil {
+		return err
+	}
+	tx.Checkpoint = ed.doc
+	return ed.err
+}
+
+// rewindCause is why a rewind happens: flowstate rewind, a rejection, or
+// a retry of accepted failures (keep: the state gone back to keeps its
+// records).
 type rewindCause struct {
 	kind   string
 	actor  Actor
 	reason string
+	keep   bool
 }
 
 // rewind is Rewind's change of the document in e, whose view is v,
@@ -333,7 +355,11 @@ func (e *editor) rewind(tx *store.Tx, w *store.Workflow, m *machine.Machine, v c
 	if c.reason != "" {
 		entry["reason"] = c.reason
 	}
-	earlier := e.takeBack(m, cleared, to, entry)
+	taken := cleared
+	if c.keep {
+		taken = slices.DeleteFunc(slices.Clone(cleared), func(s string) bool { return s == to })
+	}
+	earlier := e.takeBack(m, taken, to, entry)
 	if slices.Contains(cleared, v.Error.FailedState) {
 		// As it is now, without the retries of the states taken back.
 		entry["error"] = json.RawMessage(gjson.GetBytes(e.doc, checkpoint.PathErrorState).Raw)

@@ -102,7 +102,7 @@ func (s *scenario) expectSelfWritesRefused(models []*standin.Server) {
 		switch {
 		case byMain && (agentID || agentType):
 			s.t.Errorf("a main-thread Write's PreToolUse payload carries agent_id or agent_type: %s", b)
-		case !byMain && (pl.Get("agent_id").String() == "" || !strings.Contains(pl.Get("agent_type").String(), ":")):
+		case !byMain && (pl.Get("agent_id").String() == "" || pl.Get("agent_type").String() == ""):
 			s.t.Errorf("a subagent's Write's PreToolUse payload lacks agent_id or agent_type: %s", b)
 		}
 	}

@@ -5,6 +5,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/flowstate-dev/flowstate/tests/e2e/standin"
@@ -65,5 +66,68 @@ func testYourLowLevelCommand(t *testing.T, d standin.Drift) {
 	w.expectWorkers("reviews", map[string]string{"correctness": "completed", "security": "completed", "readability": "completed"})
 	w.expectEvents("initialize review complete", map[string]int{"agent_launch": 3, "agent_stop": 3})
 	expectAgents(t, s.Model, map[string]int{"file-reviewer": 3})
+	expectOutput(t, r, "NEXT=done")
+}
+
+// TestYourCommandsSelfWritten: in both of a user's commands the security
+// reviewer delivers nothing and the main thread writes its review itself
+// (the self-write drift, plainly and with every block run twice). The
+// write guard refuses it, since the workflow handed that file out (in
+// /audit by its plan, in /three-reviewers by the task block's prompt);
+// two reviews of three are enough for both, so each completes with the
+// missing one recorded as failed, never as the model's forgery. /audit
+// --resume --retry-failed then runs that reviewer alone, and the writer
+// again on all three reviews.
+func TestYourCommandsSelfWritten(t *testing.T) {
+	for _, d := range []standin.Drift{{SelfWrite: true}, {SelfWrite: true, Twice: true}} {
+		t.Run("audit/"+d.String(), func(t *testing.T) { testYourCommandSelfWritten(t, d) })
+		t.Run("three-reviewers/"+d.String(), func(t *testing.T) { testYourLowLevelCommandSelfWritten(t, d) })
+	}
+}
+
+func testYourCommandSelfWritten(t *testing.T, d standin.Drift) {
+	s := flowstateScenario(t, d, standin.Knobs{MissingWorker: "Topic: security"})
+	s.shell("new", "command", "audit")
+	s.run("/audit the login handler")
+
+	w := s.onlyWorkflow()
+	w.expect(map[string]any{"status": "complete", "state_machine.current_state": "complete",
+		"phase_data.review.partial_failures|@ugly": `["review_2"]`,
+		"supervisor_state.review_workers.aggregated_metadata.topics_researched": 2})
+	w.expectWorkers("review_workers", map[string]string{"review_1": "completed", "review_2": "failed", "review_3": "completed"})
+	if _, err := os.Stat(filepath.Join(s.Project, ".flowstate", "specs", w.ID, "reviews", "002_security.md")); err == nil {
+		t.Errorf("the security review exists, though its reviewer wrote none and the main thread's write was refused")
+	}
+
+	s.restartModel(standin.Knobs{}, "retry")
+	s.run("/audit --resume --retry-failed")
+	var reviewers []agentCall
+	for _, c := range agentCalls(s.Model) {
+		if c.Persona == "audit-reviewer" {
+			reviewers = append(reviewers, c)
+		}
+	}
+	if len(reviewers) != 1 || !strings.HasPrefix(reviewers[0].Prompt, "Topic: security\n") {
+		t.Errorf("the retry ran the reviewers %+v, want the security reviewer alone", reviewers)
+	}
+	expectAgents(t, s.Model, map[string]int{"audit-reviewer": 1, "audit-writer": 1})
+	w = s.onlyWorkflow()
+	w.expect(map[string]any{"status": "complete", "state_machine.current_state": "complete", "rewinds.0.kind": "retry",
+		"supervisor_state.review_workers.aggregated_metadata.topics_researched": 3})
+	w.expectWorkers("review_workers", map[string]string{"review_1": "completed", "review_2": "completed", "review_3": "completed"})
+	w.expectWorkers("summarize_workers", map[string]string{"summarize_1": "completed"})
+}
+
+func testYourLowLevelCommandSelfWritten(t *testing.T, d standin.Drift) {
+	s := flowstateScenario(t, d, standin.Knobs{MissingWorker: "Lens: security"})
+	if err := os.CopyFS(filepath.Join(s.Project, ".claude"), os.DirFS(filepath.Join(repoRoot, "examples", "three-reviewers", ".claude"))); err != nil {
+		t.Fatal(err)
+	}
+	r := s.run("/three-reviewers the login handler")
+
+	w := s.onlyWorkflow()
+	w.expect(map[string]any{"status": "complete", "state_machine.current_state": "complete",
+		"phase_data.review.summary.topics_researched": 2})
+	w.expectWorkers("reviews", map[string]string{"correctness": "completed", "security": "failed", "readability": "completed"})
 	expectOutput(t, r, "NEXT=done")
 }
