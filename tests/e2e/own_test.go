@@ -92,7 +92,7 @@ func testYourCommandSelfWritten(t *testing.T, d standin.Drift) {
 
 	w := s.onlyWorkflow()
 	w.expect(map[string]any{"status": "complete", "state_machine.current_state": "complete",
-		"phase_data.review.partial_failures|@ugly": `["review_2"]`,
+		"phase_data.review.partial_failures|@ugly":                              `["review_2"]`,
 		"supervisor_state.review_workers.aggregated_metadata.topics_researched": 2})
 	w.expectWorkers("review_workers", map[string]string{"review_1": "completed", "review_2": "failed", "review_3": "completed"})
 	if _, err := os.Stat(filepath.Join(s.Project, ".flowstate", "specs", w.ID, "reviews", "002_security.md")); err == nil {
