@@ -23,6 +23,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/flowstate-dev/flowstate/lib/compat"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/kv"
@@ -120,7 +121,25 @@ func Main(args []string, io IO) int {
 	if notFound {
 		return fail.Usage
 	}
+	if err == nil {
+		e.refreshCompat()
+	}
 	return exitCode(e.kept(err), io.Stderr)
+}
+
+// refreshCompat brings the bash libraries' state file of each workflow
+// the command changed up to date, where compat keeps one. The change is
+// made and kept whatever happens here, so a failure is a warning: an
+// exit code would say that nothing changed.
+func (e *env) refreshCompat() {
+	if e.project == nil {
+		return
+	}
+	for _, id := range e.project.Changed() {
+		if err := compat.Refresh(e.project, id); err != nil {
+			fmt.Fprintf(e.Stderr, "flowstate: warning: workflow %s: its state file for the bash libraries (.claude/tmp/workflow_%s.sh) was not brought up to date: %v\n", id, id, err)
+		}
+	}
 }
 
 // globalFlags are the flags before the command, but --version.

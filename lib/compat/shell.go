@@ -202,6 +202,22 @@ func writeFile(w *store.Workflow) error {
 	})
 }
 
+// Refresh brings workflow id's generated state file up to date after a
+// flowstate command (not a compat call) changed the workflow: a person's
+// `flowstate rewind` or `sm-transition` from a shell reaches the file
+// commands source at once. A workflow compat never made the file for has
+// none, and gets none.
+func Refresh(p *store.Project, id string) error {
+	if fi, err := os.Lstat(stateFile(p, id)); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	w, err := p.Workflow(id)
+	if err != nil {
+		return nil // removed since: so is what the file was for
+	}
+	return writeFile(w)
+}
+
 // ensureTmp makes .claude/tmp a real directory of the project: never a
 // link, through which the state file would be written elsewhere. One it
 // creates ignores its files in git, as .claude/state does: the state

@@ -29,6 +29,7 @@ type Project struct {
 	LockWait time.Duration
 	Now      func() time.Time
 	recorded []string
+	changed  []string // ids of the workflows this value's writes changed
 }
 
 // Recorded lists, in order, what this Project's writes have recorded so
@@ -39,6 +40,16 @@ func (p *Project) Recorded() []string { return p.recorded }
 
 func (p *Project) record(format string, args ...any) {
 	p.recorded = append(p.recorded, fmt.Sprintf(format, args...))
+}
+
+// Changed lists the workflows this Project's writes changed, each once,
+// for what is kept beside a workflow's own files (compat's state file).
+func (p *Project) Changed() []string { return p.changed }
+
+func (p *Project) changedWorkflow(id string) {
+	if !slices.Contains(p.changed, id) {
+		p.changed = append(p.changed, id)
+	}
 }
 
 // FindProject locates the project: CLAUDE_PROJECT_DIR, else the nearest

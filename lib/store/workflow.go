@@ -466,6 +466,7 @@ func (w *Workflow) recordCommit(events [][]byte) {
 		kinds = []string{"checkpoint"}
 	}
 	w.P.record("workflow %s: %s", w.ID, strings.Join(kinds, ", "))
+	w.P.changedWorkflow(w.ID)
 }
 
 // uncommitted reports an event line of the change after revision rev,
@@ -557,6 +558,7 @@ func (w *Workflow) AppendState(pairs [][2]string) error {
 		keys[i] = kv[0]
 	}
 	w.P.record("workflow %s: state %s", w.ID, strings.Join(keys, ", "))
+	w.P.changedWorkflow(w.ID)
 	return nil
 }
 
