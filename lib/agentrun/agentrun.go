@@ -201,6 +201,20 @@ func StartOf(evs []Event, agentID string) (ev Event, ok bool) {
 	return ev, ok
 }
 
+// StartsOf lists the agents session's hooks saw start, in any state,
+// each once (its last start), in the order they started.
+func StartsOf(evs []Event, session string) []Event {
+	var out []Event
+	for _, e := range evs {
+		if e.Event != Start || e.Session != session || e.AgentID == "" {
+			continue
+		}
+		out = slices.DeleteFunc(out, func(o Event) bool { return o.AgentID == e.AgentID })
+		out = append(out, e)
+	}
+	return out
+}
+
 // Bound tells in which state the agent with agentID started: found is
 // false when no start of it is on record; current is true when it
 // started in the workflow's current state (after the last transition or

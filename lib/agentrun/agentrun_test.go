@@ -182,3 +182,26 @@ func TestBound(t *testing.T) {
 		}
 	}
 }
+
+// TestStartsOf: every agent the session saw start, across states, once,
+// in the order of their last starts; no other session's, no start
+// without an id.
+func TestStartsOf(t *testing.T) {
+	const s = "sess"
+	evs := []Event{
+		ev(1, Start, s, "a1", "research-specialist", ""),
+		ev(2, Start, "other", "b1", "research-specialist", ""),
+		{Event: "transition"},
+		ev(3, Start, s, "a2", "plan-architect", "plan_1"),
+		ev(4, Start, s, "", "plan-architect", ""),
+		ev(5, Stop, s, "a2", "plan-architect", "plan_1"),
+		ev(6, Start, s, "a1", "research-specialist", "research_1"),
+	}
+	var got []string
+	for _, e := range StartsOf(evs, s) {
+		got = append(got, e.AgentID+":"+e.WorkerID)
+	}
+	if want := "a2:plan_1 a1:research_1"; strings.Join(got, " ") != want {
+		t.Errorf("StartsOf = %v, want %s", got, want)
+	}
+}

@@ -130,7 +130,7 @@ func Run(event string, env Env) {
 			h.reanchor()
 		}
 	case SessionEnd:
-		h.mainUsage() // the last answer, which Claude Code may write after Stop
+		h.mainUsage(true) // the last answer, which Claude Code may write after Stop
 		if p != nil && session != "" {
 			endSession(p, session, l)
 		}
@@ -143,7 +143,7 @@ func Run(event string, env Env) {
 	case SubagentStop:
 		h.subagent(agentrun.Stop)
 	case Stop:
-		h.mainUsage()
+		h.mainUsage(false)
 		h.stop()
 	case UserPrompt:
 		h.userPrompt()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/flowstate-dev/flowstate/lib/agentrun"
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
@@ -119,8 +120,8 @@ func scanFile[T any](path string, scan func(io.Reader) (T, error)) (T, error) {
 
 // mainUsage records what the main thread spent for the session's
 // workflow since the session's last record, and the agents only the main
-// transcript shows.
-func (h handler) mainUsage() {
+// transcript shows; as the session ends, also the agents it interrupted.
+func (h handler) mainUsage(ending bool) {
 	if !h.recordable() || h.pl.SessionTranscript == "" {
 		return
 	}
@@ -149,15 +150,18 @@ func (h handler) mainUsage() {
 	}
 	m, err := h.scanMain(past)
 	if err != nil {
-		h.l.printf("stop: %v", err)
-		return
+		h.l.printf("stop: %v", err) // the agents it interrupted are still measured
 	}
 	var fields []map[string]any
 	for _, res := range m.Agents {
 		agent, ours := orchestrate.AgentOf(w, res.Type, res.Prompt)
 		if ours && !past.Measured[res.ID] {
 			fields = append(fields, h.measure(w, agent, res))
+			past.Measured[res.ID] = true
 		}
+	}
+	if ending {
+		fields = append(fields, h.interrupted(events, past)...)
 	}
 	for _, s := range m.Spent {
 		fields = append(fields, map[string]any{
@@ -181,6 +185,37 @@ func (h handler) mainUsage() {
 	if err != nil {
 		h.l.printf("stop: %v", err)
 	}
+}
+
+// interrupted measures the agents of the session that started and never
+// handed back to the main thread (Esc, a session killed or ended while
+// they worked): no PostToolUse recorded them, and what they spent until
+// then is in their transcripts. Only as the session ends: at a Stop, a
+// background agent may still be at work.
+func (h handler) interrupted(events []byte, past usage.Past) []map[string]any {
+	var out []map[string]any
+	for _, st := range agentrun.StartsOf(agentrun.Parse(events), h.session) {
+		path := agentTranscript(h.pl.SessionTranscript, st.AgentID)
+		if past.Measured[st.AgentID] || path == "" {
+			continue
+		}
+		a, err := scanFile(path, usage.ScanAgent)
+		if err != nil || a.Requests == 0 {
+			continue
+		}
+		now := h.env.Now
+		f := map[string]any{
+			"session": h.session, "agent_id": st.AgentID, "agent_type": st.AgentType, "model": a.Model,
+			"usage": a.Usage, "requests": a.Requests, "tool_uses": a.ToolUses,
+			"duration_ms": max(now.Sub(st.TS), 0).Milliseconds(), "status": "interrupted", "source": "transcript",
+			"ended": now.UTC().Format(time.RFC3339Nano),
+		}
+		if st.WorkerID != "" {
+			f["worker_id"] = st.WorkerID
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // scanMain reads the session transcript from where the last record left

@@ -232,3 +232,45 @@ func TestMainThreadAcrossSessions(t *testing.T) {
 		t.Errorf("main_usage %v, want s1's 3 and s2's 5 (not its turn from before it took the workflow)", got)
 	}
 }
+
+// TestSessionEndRecordsInterruptedAgents: an agent whose Agent call never
+// returned (Esc, the session ended under it) has no PostToolUse; as the
+// session ends, what its transcript shows it spent is recorded, once. A
+// Stop before that leaves it alone: a background agent may be at work.
+func TestSessionEndRecordsInterruptedAgents(t *testing.T) {
+	project := newProject(t, "p")
+	id, output := started(t, project, "s1", "research-only")
+	transcript := claudeHome(t, "s1", map[string]string{"a1": "agent-supervisor.jsonl", "a2": "agent-unfinished.jsonl"})
+	for _, a := range []string{"a1", "a2"} {
+		start := payload(map[string]any{"session_id": "s1", "cwd": project, "transcript_path": transcript,
+			"agent_id": a, "agent_type": "flowstate:research-specialist"})
+		if r := hook(t, project, "", "subagent-start", start); r.code != 0 {
+			t.Fatalf("subagent-start %s: %+v", a, r)
+		}
+	}
+	returned := agentReturned("s1", project, transcript, "flowstate:research-specialist", "a1", "Write the research report to: "+output)
+	if r := hook(t, project, "", "post-tool-use", returned); r.code != 0 {
+		t.Fatalf("post-tool-use: %+v", r)
+	}
+	stop := payload(map[string]any{"session_id": "s1", "cwd": project, "transcript_path": transcript, "stop_hook_active": false})
+	hook(t, project, "", "stop", stop)
+	if got := events(t, project, id, "agent_usage"); len(got) != 1 {
+		t.Fatalf("after a Stop: %d agent_usage events, want a1's alone: %v", len(got), got)
+	}
+	end := payload(map[string]any{"session_id": "s1", "cwd": project, "transcript_path": transcript, "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"})
+	for range 2 {
+		if r := hook(t, project, "", "session-end", end); r.code != 0 {
+			t.Fatalf("session-end: %+v", r)
+		}
+	}
+	got := events(t, project, id, "agent_usage")
+	if len(got) != 2 {
+		t.Fatalf("after the session ended: %d agent_usage events, want a1's and a2's: %v", len(got), got)
+	}
+	a2 := got[1]
+	if a2.Get("agent_id").String() != "a2" || a2.Get("status").String() != "interrupted" || a2.Get("source").String() != "transcript" ||
+		a2.Get("agent_type").String() != "research-specialist" || a2.Get("requests").Int() != 1 ||
+		usageOf(a2) != `{"input_tokens":1,"output_tokens":2,"cache_read_tokens":100,"cache_write_tokens":10}` {
+		t.Errorf("the interrupted agent: %s", a2.Raw)
+	}
+}
