@@ -277,13 +277,7 @@ func TestVerifyWaitsForAgentsAtWork(t *testing.T) {
 // TestVerifyNamesAWorkerNeverLaunched: with the hooks at work, a worker no
 // Agent call was made for is named as such.
 func TestVerifyNamesAWorkerNeverLaunched(t *testing.T) {
-	p := project(t)
-	w := startedWorkflow(t, p, Request{Command: "orchestrate", Scope: "research-only", Description: "auth", Session: "s1"})
-	if err := w.Update(func(tx *store.Tx) error {
-		return set(tx, "state_machine.classification.research_topics", []string{"a", "b"})
-	}); err != nil {
-		t.Fatal(err)
-	}
+	p, w := withTopics(t, "research-only", "a", "b")
 	out, err := Plan(w, Options{})
 	if err != nil || value(t, out, "WORKER_COUNT") != "2" {
 		t.Fatalf("plan: %v\n%s", err, out)
@@ -316,13 +310,7 @@ func TestVerifyNamesAWorkerNeverLaunched(t *testing.T) {
 // state's workers, phase-plan prints what its task block uses and no
 // worker values a model could launch the workers with as well.
 func TestDelegatedPlanNamesOnlyTheSupervisor(t *testing.T) {
-	p := project(t)
-	w := startedWorkflow(t, p, Request{Command: "orchestrate", Scope: "research-only", Description: "auth", Session: "s1"})
-	if err := w.Update(func(tx *store.Tx) error {
-		return set(tx, "state_machine.classification.research_topics", []string{"a", "b", "c", "d"})
-	}); err != nil {
-		t.Fatal(err)
-	}
+	_, w := withTopics(t, "research-only", "a", "b", "c", "d")
 	out, err := Plan(w, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/agentrun"
 	"github.com/flowstate-dev/flowstate/lib/sm"
-	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
 // TestLeftOverSupervisor: a sub-supervisor started in research, left
@@ -14,13 +13,7 @@ import (
 // with a signal saying so; the supervisor of the current state (or a step
 // the hooks said nothing about) plans as before.
 func TestLeftOverSupervisor(t *testing.T) {
-	p := project(t)
-	w := startedWorkflow(t, p, Request{Command: "orchestrate", Scope: "research-and-plan", Description: "auth", Session: "s1"})
-	if err := w.Update(func(tx *store.Tx) error {
-		return set(tx, "state_machine.classification.research_topics", []string{"a", "b", "c", "d"})
-	}); err != nil {
-		t.Fatal(err)
-	}
+	_, w := withTopics(t, "research-and-plan", "a", "b", "c", "d")
 	agentEvent(t, w, agentrun.Start, "s1", "old-sup", "sub-supervisor", "")
 	if out, err := Plan(w, Options{Supervisor: true, Agent: "old-sup"}); err != nil || value(t, out, "WORKER_COUNT") != "4" {
 		t.Fatalf("the research supervisor in research: %v\n%s", err, out)

@@ -14,17 +14,25 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
-// researchWith starts a research-only workflow of session s1 with topics
-// and plans it.
-func researchWith(t *testing.T, topics ...string) (*store.Project, *store.Workflow, Output) {
+// withTopics starts a workflow of session s1 in scope whose classifier
+// found topics.
+func withTopics(t *testing.T, scope string, topics ...string) (*store.Project, *store.Workflow) {
 	t.Helper()
 	p := project(t)
-	w := startedWorkflow(t, p, Request{Command: "orchestrate", Scope: "research-only", Description: "auth", Session: "s1"})
+	w := startedWorkflow(t, p, Request{Command: "orchestrate", Scope: scope, Description: "auth", Session: "s1"})
 	if err := w.Update(func(tx *store.Tx) error {
 		return set(tx, "state_machine.classification.research_topics", topics)
 	}); err != nil {
 		t.Fatal(err)
 	}
+	return p, w
+}
+
+// researchWith starts a research-only workflow of session s1 with topics
+// and plans it.
+func researchWith(t *testing.T, topics ...string) (*store.Project, *store.Workflow, Output) {
+	t.Helper()
+	p, w := withTopics(t, "research-only", topics...)
 	out, err := Plan(w, Options{Supervisor: true}) // the workers, as a sub-supervisor (or a flat phase) gets them
 	if err != nil {
 		t.Fatal(err)
@@ -150,13 +158,7 @@ func TestInvalidReportSetAside(t *testing.T) {
 // research keeping its three reports, runs research_2 alone, and makes
 // the plan again on all four; the plan taken back stays in the history.
 func TestRetryOfAnEarlierState(t *testing.T) {
-	p := project(t)
-	w := startedWorkflow(t, p, Request{Command: "orchestrate", Scope: "research-and-plan", Description: "auth", Session: "s1"})
-	if err := w.Update(func(tx *store.Tx) error {
-		return set(tx, "state_machine.classification.research_topics", []string{"a", "b", "c", "d"})
-	}); err != nil {
-		t.Fatal(err)
-	}
+	p, w := withTopics(t, "research-and-plan", "a", "b", "c", "d")
 	out, err := Plan(w, Options{Supervisor: true})
 	if err != nil {
 		t.Fatal(err)
