@@ -496,6 +496,11 @@ func (v *view) accept(recs []supervisor.Record) {
 // when what it counts (fail_when) is above 0 and no recovery is owed yet,
 // the state's failure is recorded and a retry spent, which sends the
 // workflow to the recovery state. It returns the count.
+//
+// These are writes of their own after settle's: the records must stay
+// whatever happens to the retry (a worker's result is a fact; spending a
+// retry is a decision), and each is safe to run again: Fail records the
+// same error once, and a retry already spent shows as a recovery owed.
 func (v *view) recover() (int64, error) {
 	if v.role.FailWhen == "" {
 		return 0, nil
