@@ -74,6 +74,11 @@ type Rewind struct {
 	Revision int64
 }
 
+// RetryRewind is the kind of a rewind that went back to a state to run
+// again the workers whose failure it accepted (resume --retry-failed),
+// keeping what the others delivered.
+const RetryRewind = "retry"
+
 // Kinds of hold, the values of hold.kind.
 const (
 	HoldApproval = "approval"

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/status"
 	"github.com/flowstate-dev/flowstate/lib/term"
@@ -187,7 +188,14 @@ var meanings = []struct {
 		return f.with(fmt.Sprintf("%s rejected entering %s; back to %s", f.who(), f.str("state"), f.str("to")), "reason")
 	}},
 	{"rewind", func(f fields) string {
-		return f.with(fmt.Sprintf("%s rewound %s → %s (%s no longer completed)", f.who(), f.str("from"), f.str("to"), strings.Join(texts(f["states"]), ", ")), "reason")
+		cleared := strings.Join(texts(f["states"]), ", ")
+		if f.str("kind") == checkpoint.RetryRewind {
+			return fmt.Sprintf("back %s → %s to run failed workers again (%s no longer completed)", f.str("from"), f.str("to"), cleared)
+		}
+		return f.with(fmt.Sprintf("%s rewound %s → %s (%s no longer completed)", f.who(), f.str("from"), f.str("to"), cleared), "reason")
+	}},
+	{"retry_failed", func(f fields) string {
+		return fmt.Sprintf("the workers of %s whose failure was accepted run again: %s", f.str("state"), strings.Join(texts(f["workers"]), ", "))
 	}},
 	{"pause", func(f fields) string { return f.with(f.who()+" paused it in "+f.str("state"), "reason") }},
 	{"unpause", func(f fields) string { return f.who() + " let it go on in " + f.str("state") }},

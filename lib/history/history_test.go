@@ -155,6 +155,11 @@ func TestSummary(t *testing.T) {
 		{"supervisor-record", map[string]any{"supervisor": "sub-supervisor", "worker_id": "w1", "status": "failed"}, "sub-supervisor recorded worker w1 failed"},
 		{"migrated", map[string]any{"from": "2.0", "to": "2.1", "backup": "checkpoint.json.2.0"}, "checkpoint migrated from 2.0 to 2.1 (original kept as checkpoint.json.2.0)"},
 		{"pause", map[string]any{"state": "plan"}, "someone paused it in plan"},
+		{"rewind", map[string]any{"from": "test", "to": "plan", "states": []any{"plan", "test"}, "by": "ann", "reason": "split it"},
+			"ann rewound test → plan (plan, test no longer completed): split it"},
+		{"rewind", map[string]any{"from": "complete", "to": "review", "states": []any{"review", "complete"}, "by": "unknown", "kind": "retry"},
+			"back complete → review to run failed workers again (review, complete no longer completed)"},
+		{"retry_failed", map[string]any{"state": "review", "workers": []any{"review_2"}}, "the workers of review whose failure was accepted run again: review_2"},
 		{"agent_stop", map[string]any{"agent_type": "tester"}, "tester stopped"},
 		{"odd", map[string]any{}, ""},
 	} {

@@ -181,7 +181,7 @@ func (r ResumeRequest) resumeIn(w *store.Workflow, session string, retry *retryi
 	return w.Update(func(tx *store.Tx) error {
 		cv := checkpoint.ViewOf(tx.Checkpoint)
 		if retry != nil {
-			if err := retry.in(tx, w); err != nil {
+			if err := retry.in(tx, w, r.Actor); err != nil {
 				return err
 			}
 		}
@@ -237,11 +237,11 @@ func retryOf(w *store.Workflow) (*retrying, error) {
 // in makes the accepted failures workers to run again, inside tx,
 // reopening the workflow when it had finished, or going back to their
 // state.
-func (rt *retrying) in(tx *store.Tx, w *store.Workflow) error {
+func (rt *retrying) in(tx *store.Tx, w *store.Workflow, a sm.Actor) error {
 	var err error
 	switch {
 	case rt.earlier:
-		err = sm.RetakeIn(tx, w, rt.state)
+		err = sm.RetakeIn(tx, w, rt.state, a)
 	case checkpoint.ViewOf(tx.Checkpoint).Status == checkpoint.Complete:
 		err = sm.ReopenIn(tx, w, "run the workers whose failure was accepted again")
 	}

@@ -310,13 +310,13 @@ func Rewind(w *store.Workflow, to string, a Actor, reason string) error {
 // so only those workers run; the states after it are taken back as a
 // rewind takes them, since their work was done on the result without
 // those workers, and are done again.
-func RetakeIn(tx *store.Tx, w *store.Workflow, to string) error {
+func RetakeIn(tx *store.Tx, w *store.Workflow, to string, a Actor) error {
 	m, err := LoadMachine(w)
 	if err != nil {
 		return err
 	}
 	ed := editor{doc: tx.Checkpoint}
-	if err := ed.rewind(tx, w, m, checkpoint.ViewOf(tx.Checkpoint), to, rewindCause{kind: "retry", keep: true}); err != nil {
+	if err := ed.rewind(tx, w, m, checkpoint.ViewOf(tx.Checkpoint), to, rewindCause{kind: checkpoint.RetryRewind, actor: a, keep: true}); err != nil {
 		return err
 	}
 	tx.Checkpoint = ed.doc
@@ -384,6 +384,9 @@ func (e *editor) rewind(tx *store.Tx, w *store.Workflow, m *machine.Machine, v c
 	}
 	e.touch(tx.Now)
 	ev := c.actor.fields(map[string]any{"from": v.CurrentState, "to": to, "states": cleared})
+	if c.keep {
+		ev["kind"] = c.kind // history tells a retry from a person's rewind
+	}
 	if c.reason != "" {
 		ev["reason"] = c.reason
 	}

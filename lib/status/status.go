@@ -173,9 +173,15 @@ func holdSection(b *strings.Builder, v checkpoint.View, p painter) {
 		fmt.Fprintf(b, "%s cancelled%s%s\n", p.paint(red, markFailed), by, why)
 	}
 	if v.Rewinds > 0 {
-		last := v.LastRewind
-		fmt.Fprintf(b, "rewound %d× (last: %s → %s by %s; flowstate history)\n", v.Rewinds,
-			oneLine(last.From), oneLine(last.To), oneLine(last.By))
+		last, by := v.LastRewind, ""
+		switch {
+		case last.Kind == checkpoint.RetryRewind:
+			by = ", to run failed workers again"
+		case last.By != "":
+			by = " by " + oneLine(last.By)
+		}
+		fmt.Fprintf(b, "rewound %d× (last: %s → %s%s; flowstate history)\n", v.Rewinds,
+			oneLine(last.From), oneLine(last.To), by)
 	}
 }
 
