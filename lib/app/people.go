@@ -176,7 +176,7 @@ func (e *env) status(w *store.Workflow, o lookOptions) error {
 		return nil
 	}
 	e.printf("%s", status.Render(status.Input{ID: w.ID, Checkpoint: r.doc, Events: r.events, Machine: r.machine, Now: r.now,
-		StuckAfter: r.stuck, Color: e.colorful(), Timeline: &r.timeline, Prices: prices, Width: e.width()}))
+		StuckAfter: r.stuck, Color: e.colorful(), Timeline: &r.timeline, Prices: prices, Width: e.width(), Resume: orchestrate.ResumeHint(w)}))
 	return nil
 }
 

@@ -141,8 +141,8 @@ func (h handler) command(run orchestrate.Run) string {
 // resume is how the user continues the session's workflow.
 func (h handler) resume(pl orchestrate.Place) string {
 	if w, err := h.p.Workflow(pl.Run.Workflow); err == nil && pl.Exists {
-		if hint := orchestrate.ResumeHint(w); hint != "/flowstate:"+orchestrate.ResumeCommand || h.env.Getenv("CLAUDE_PLUGIN_ROOT") != "" {
-			return hint
+		if !orchestrate.BuiltIn(w) || h.env.Getenv("CLAUDE_PLUGIN_ROOT") != "" {
+			return orchestrate.ResumeHint(w)
 		}
 	}
 	return h.command(orchestrate.Run{Command: orchestrate.ResumeCommand})

@@ -118,5 +118,5 @@ func RefuseUnasked(w *store.Workflow, session, command, verb string) error {
 	if asked, known := UserAsked(w.P, session, command); !known || asked {
 		return nil
 	}
-	return fail.Refusedf("only the user can %s workflow %s: they type /flowstate:%s in Claude Code (or run `flowstate %s` in a terminal); a model never decides for them", verb, w.ID, command, verb)
+	return fail.Refusedf("only the user can %s workflow %s: they type %s in Claude Code (or run `flowstate %s` in a terminal); a model never decides for them", verb, w.ID, Slash(w.P, command), verb)
 }

@@ -3,6 +3,8 @@ package orchestrate
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -150,8 +152,8 @@ func HeldMessage(w *store.Workflow, doc []byte) string {
 		if r := reviewOf(doc, h); len(r) > 0 {
 			review = " Review " + strings.Join(r, " ") + "."
 		}
-		msg = fmt.Sprintf("Workflow %s waits for your approval to enter %s: %s.%s Approve with /flowstate:workflow-approve [NOTE] (in a terminal: flowstate approve --workflow %s), then continue with %s; or send it back to %s with /flowstate:workflow-reject REASON (flowstate reject --workflow %s --reason TEXT).",
-			id, h.State, strings.TrimSuffix(h.Message, "."), review, id, ResumeHint(w), sm.RejectsTo(cv, h), id)
+		msg = fmt.Sprintf("Workflow %s waits for your approval to enter %s: %s.%s Approve with %s [NOTE] (in a terminal: flowstate approve --workflow %s), then continue with %s; or send it back to %s with %s REASON (flowstate reject --workflow %s --reason TEXT).",
+			id, h.State, strings.TrimSuffix(h.Message, "."), review, Slash(w.P, "workflow-approve"), id, ResumeHint(w), sm.RejectsTo(cv, h), Slash(w.P, "workflow-reject"), id)
 	case checkpoint.HoldPause:
 		msg = fmt.Sprintf("Workflow %s %s. Continue it with %s (in a terminal: flowstate unpause --workflow %s).", id, h.Sentence(), ResumeHint(w), id)
 	default:
@@ -173,16 +175,35 @@ func RetryHint(w *store.Workflow) string { return resumeWith(w, "--retry-failed"
 // resumeWith is ResumeHint with an option of resume's.
 func resumeWith(w *store.Workflow, option string) string {
 	doc, m, err := sm.Load(w)
-	custom, _ := w.MachineJSON()
 	cv := checkpoint.ViewOf(doc)
-	cmd, lowLevel := cv.Command, cv.Agents != nil
 	switch {
-	case err != nil || custom == nil && !lowLevel:
-		return strings.TrimSpace("/flowstate:" + ResumeCommand + " " + option)
-	case len(m.Work) == 0 || lowLevel:
-		return "/" + cmd
+	case err != nil || BuiltIn(w):
+		return strings.TrimSpace(Slash(w.P, ResumeCommand) + " " + option)
+	case len(m.Work) == 0 || cv.Agents != nil:
+		return "/" + cv.Command
 	}
-	return strings.Join(strings.Fields("/"+cmd+" --resume "+option+" "+w.ID), " ")
+	return strings.Join(strings.Fields("/"+cv.Command+" --resume "+option+" "+w.ID), " ")
+}
+
+// BuiltIn reports whether w runs the built-in definition, which
+// flowstate's own commands (/workflow-resume among them) continue: not a
+// user's definition, nor a command on the low-level API.
+func BuiltIn(w *store.Workflow) bool {
+	if custom, _ := w.MachineJSON(); custom != nil {
+		return false
+	}
+	doc, err := w.ReadCheckpoint()
+	return err != nil || checkpoint.ViewOf(doc).Agents == nil
+}
+
+// Slash is how the user types flowstate's own command name in Claude
+// Code: /name where an install put it in the project's .claude/commands
+// (./install.sh, flowstate install), else the plugin's /flowstate:name.
+func Slash(p *store.Project, name string) string {
+	if fi, err := os.Lstat(filepath.Join(p.Dir, ".claude", "commands", name+".md")); err == nil && fi.Mode().IsRegular() {
+		return "/" + name
+	}
+	return "/flowstate:" + name
 }
 
 // rewound answers a verify whose workflow a person rewound since the

@@ -101,3 +101,36 @@ func TestInvoked(t *testing.T) {
 		}
 	}
 }
+
+// TestSlashFollowsTheInstall: the commands a person is told to type are
+// the plugin's (/flowstate:workflow-approve) unless an install put
+// flowstate's commands in the project's .claude/commands, where Claude
+// Code names them /workflow-approve.
+func TestSlashFollowsTheInstall(t *testing.T) {
+	p := project(t)
+	w := startedWorkflow(t, p, Request{Command: "orchestrate", Scope: "research-only", Description: "auth flows", Session: "s1"})
+	if err := sm.Pause(w, sm.Actor{By: "ann"}, "budget"); err != nil {
+		t.Fatal(err)
+	}
+	message := func() string {
+		doc, err := w.ReadCheckpoint()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return HeldMessage(w, doc)
+	}
+	if got := message(); !strings.Contains(got, "Continue it with /flowstate:workflow-resume ") {
+		t.Errorf("as a plugin: %s", got)
+	}
+	dir := filepath.Join(p.Dir, ".claude", "commands")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, ResumeCommand+".md"), "---\ndescription: d\n---\n")
+	if got := message(); !strings.Contains(got, "Continue it with /workflow-resume ") {
+		t.Errorf("installed in the project: %s", got)
+	}
+	if got := Slash(p, "workflow-approve"); got != "/flowstate:workflow-approve" {
+		t.Errorf("a command the install did not put there: %s", got)
+	}
+}

@@ -40,11 +40,11 @@ func (r ResumeRequest) by() string {
 }
 
 // slash is how the user runs this resume in Claude Code.
-func (r ResumeRequest) slash() string {
+func (r ResumeRequest) slash(p *store.Project) string {
 	if r.Command != "" {
 		return "/" + r.Command + " --resume"
 	}
-	return "/flowstate:" + ResumeCommand
+	return Slash(p, ResumeCommand)
 }
 
 // owns reports whether the resume may continue w, and why not.
@@ -54,8 +54,7 @@ func (r ResumeRequest) owns(w *store.Workflow) error {
 		return err
 	}
 	cmd := checkpoint.ViewOf(doc).Command
-	hint := ResumeHint(w)
-	own := hint != "/flowstate:"+ResumeCommand // a user's definition, or the low-level API
+	hint, own := ResumeHint(w), !BuiltIn(w) // own: a user's definition, or the low-level API
 	if r.RetryFailed {
 		hint = RetryHint(w)
 	}
@@ -108,7 +107,7 @@ func Resume(p *store.Project, r ResumeRequest, sel store.Selector, o Options) (O
 	// The session's run and pointer are the project's, written under its
 	// lock, apart from the workflow's: first, so that the hooks send the
 	// model back to this command. The session now runs this resume.
-	if err := writeRun(p, sel.Session, Run{Command: r.by(), Workflow: w.ID, User: r.Command != "" && ResumeHint(w) != "/flowstate:"+ResumeCommand}); err != nil {
+	if err := writeRun(p, sel.Session, Run{Command: r.by(), Workflow: w.ID, User: r.Command != "" && !BuiltIn(w)}); err != nil {
 		return Output{}, err
 	}
 	if sel.Session != "" {
@@ -295,7 +294,7 @@ func withAccepted(p *store.Project, sel store.Selector, r ResumeRequest) (*store
 	case 1:
 		return p.Workflow(ids[0])
 	}
-	return nil, fail.Usagef("%d workflows went on without some of their workers: %s; pass one: %s --retry-failed ID", len(ids), strings.Join(ids, ", "), r.slash())
+	return nil, fail.Usagef("%d workflows went on without some of their workers: %s; pass one: %s --retry-failed ID", len(ids), strings.Join(ids, ", "), r.slash(p))
 }
 
 // unfinished finds the workflow to resume: the session's own if it is
@@ -322,7 +321,7 @@ func unfinished(p *store.Project, sel store.Selector, r ResumeRequest) (*store.W
 	case len(ids) == 1:
 		return p.Workflow(ids[0])
 	}
-	return nil, fail.Usagef("%d unfinished workflows: %s; pass one: %s ID", len(ids), strings.Join(ids, ", "), r.slash())
+	return nil, fail.Usagef("%d unfinished workflows: %s; pass one: %s ID", len(ids), strings.Join(ids, ", "), r.slash(p))
 }
 
 // sessionsOwn looks at the session's own workflow: w when it is one to

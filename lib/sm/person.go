@@ -73,7 +73,7 @@ func refuseHeld(w *store.Workflow, v checkpoint.View) error {
 	if h.Kind == checkpoint.HoldApproval {
 		return fail.Waitingf("workflow %s %s; approve it with `flowstate approve`, or send it back with `flowstate reject --reason TEXT`", w.ID, h.Sentence())
 	}
-	return fail.Waitingf("workflow %s %s; continue it with `flowstate unpause` (or /flowstate:workflow-resume)", w.ID, h.Sentence())
+	return fail.Waitingf("workflow %s %s; continue it with `flowstate unpause`, or resume its command in Claude Code", w.ID, h.Sentence())
 }
 
 // await holds the workflow in `from` before the gated state `to` and

@@ -6,6 +6,7 @@
 package status
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -38,6 +39,9 @@ type Input struct {
 	Timeline *timeline.Timeline
 	Prices   *usage.Prices // turns tokens into money; nil: tokens only
 	Width    int           // lines wider are wrapped (term.Fit); 0: none
+	// Resume is how the user continues the workflow in Claude Code
+	// (orchestrate.ResumeHint); "": /flowstate:workflow-resume.
+	Resume string
 }
 
 // run is in's timeline, folded when the caller did not.
@@ -89,7 +93,7 @@ func Render(in Input) string {
 	if d := v.Description; d != "" {
 		fmt.Fprintf(&b, "%s\n", oneLine(d))
 	}
-	holdSection(&b, v, p)
+	holdSection(&b, v, cmp.Or(in.Resume, "/flowstate:workflow-resume"), p)
 	b.WriteString("\n")
 
 	var completed []string
@@ -151,7 +155,7 @@ func Render(in Input) string {
 
 // holdSection says who holds the workflow and what lets it go on, and
 // when it was last taken back (rewound).
-func holdSection(b *strings.Builder, v checkpoint.View, p painter) {
+func holdSection(b *strings.Builder, v checkpoint.View, resume string, p painter) {
 	h := v.Hold
 	if h == nil {
 		h = &checkpoint.Hold{}
@@ -168,7 +172,7 @@ func holdSection(b *strings.Builder, v checkpoint.View, p painter) {
 		fmt.Fprintf(b, "%s waiting for approval to enter %s: %s\n  approve: flowstate approve [--note TEXT]; send back: flowstate reject --reason TEXT\n",
 			p.paint(yellow, markHeld), oneLine(h.State), oneLine(h.Message))
 	case checkpoint.HoldPause:
-		fmt.Fprintf(b, "%s paused%s%s\n  go on: flowstate unpause, or /flowstate:workflow-resume\n", p.paint(yellow, markHeld), by, why)
+		fmt.Fprintf(b, "%s paused%s%s\n  go on: flowstate unpause, or %s\n", p.paint(yellow, markHeld), by, why, oneLine(resume))
 	case checkpoint.HoldCancel:
 		fmt.Fprintf(b, "%s cancelled%s%s\n", p.paint(red, markFailed), by, why)
 	}
