@@ -164,8 +164,8 @@ func HeldMessage(w *store.Workflow, doc []byte) string {
 
 // ResumeHint is how the user continues workflow w in Claude Code: the
 // plugin's /workflow-resume for a workflow of the built-in definition, its
-// own command's --resume for a user's definition, and its command again
-// for one on the low-level API (its start block finds the workflow).
+// own command's --resume for a user's definition and, by the docs'
+// convention, for one on the low-level API.
 func ResumeHint(w *store.Workflow) string { return resumeWith(w, "") }
 
 // RetryHint is how the user runs again the workers whose failure workflow
@@ -180,7 +180,9 @@ func resumeWith(w *store.Workflow, option string) string {
 	case err != nil || BuiltIn(w):
 		return strings.TrimSpace(Slash(w.P, ResumeCommand) + " " + option)
 	case len(m.Work) == 0 || cv.Agents != nil:
-		return "/" + cv.Command
+		// A command on the low-level API continues its workflow by its id
+		// when it takes --resume (docs/writing-an-orchestrator.md).
+		return "/" + cv.Command + " --resume " + w.ID
 	}
 	return strings.Join(strings.Fields("/"+cv.Command+" --resume "+option+" "+w.ID), " ")
 }

@@ -92,13 +92,21 @@ func initAgain(p *store.Project, ip InitParams) (*store.Workflow, bool, error) {
 		return nil, false, err
 	}
 	v := checkpoint.ViewOf(doc)
-	same := v.Command == ip.Command && v.Scope == ip.Scope && v.Description == ip.Description && (v.Session == "" || v.Session == ip.Session)
+	same := v.Command == ip.Command && v.Scope == ip.Scope && v.Description == ip.Description
 	switch {
 	case implicit:
 		// Only this command's own start, run again: the user's next
 		// command with the same words starts a new workflow.
-		return w, same && checkpoint.Active(v.Status) && !createdBefore(v.CreatedAt, ip.Since), nil
+		return w, same && (v.Session == "" || v.Session == ip.Session) && checkpoint.Active(v.Status) && !createdBefore(v.CreatedAt, ip.Since), nil
 	case same:
+		// Named by its id, from any session: a command that continues
+		// its workflow in a new session (a resume) points that session
+		// at it, so that its next blocks find it.
+		if ip.Session != "" && store.ValidID(ip.Session) == nil {
+			if err := p.SetSession(ip.Session, id); err != nil {
+				return nil, false, err
+			}
+		}
 		return w, true, nil
 	}
 	return nil, false, fail.Usagef("workflow %q already exists in %s for another request (%s: %q); choose another --workflow id or omit it",

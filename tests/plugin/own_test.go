@@ -5,6 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
 // ownCommand writes /audit into the world's project with `flowstate new
@@ -99,5 +103,47 @@ func TestRunYourOwnCommandResumed(t *testing.T) {
 	}
 	if got := w.flowstate("sm-status"); !strings.Contains(got, "CURRENT_STATE=complete") {
 		t.Errorf("sm-status after the resume:\n%s", got)
+	}
+}
+
+// TestRunYourLowLevelCommandResumed: /three-reviewers (the low-level
+// example) with two reviewers of three delivering nothing stops, naming
+// `/three-reviewers --resume ID`; run so in a new session, its start
+// block finds the workflow again and only those two reviewers run. Its
+// start block run twice answers as it did.
+func TestRunYourLowLevelCommandResumed(t *testing.T) {
+	w := newWorld(t, fakeAgents{Missing: "Lens: correctness|Lens: security"})
+	w.OwnKeys = map[string]bool{"REQUEST": true, "LENS": true, "REVIEW": true, "WORKER_COUNT": true, "SUMMARY": true}
+	if err := os.CopyFS(filepath.Join(w.Dir, ".claude"), os.DirFS(filepath.Join(testenv.RepoRoot(), "examples", "three-reviewers", ".claude"))); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.follow(w.projectCommand("three-reviewers", "the login handler"), map[string]string{})
+	id := gjson.Get(w.flowstate("sm-status", "--json"), "workflow_id").String()
+	if err == nil || !strings.Contains(err.Error(), "run /three-reviewers --resume "+id+" to re-run the others") {
+		t.Fatalf("/three-reviewers with one reviewer of three delivering: %v", err)
+	}
+	w.Agents.Missing = ""
+	for i, e := range w.Env {
+		if strings.HasPrefix(e, "CLAUDE_CODE_SESSION_ID=") {
+			w.Env[i] = "CLAUDE_CODE_SESSION_ID=another-session"
+		}
+	}
+	before := len(w.Invoked)
+	out, err := w.follow(w.projectCommand("three-reviewers", "--resume "+id), map[string]string{})
+	if err != nil || !strings.Contains(out, "NEXT=done") {
+		t.Fatalf("/three-reviewers --resume %s: %v\n%s", id, err, out)
+	}
+	var again []string
+	for _, inv := range w.Invoked[before:] {
+		again = append(again, strings.SplitN(inv.Prompt, "\n", 2)[0])
+	}
+	if strings.Join(again, " ") != "Lens: correctness Lens: security" {
+		t.Errorf("the resume ran %q, want the two reviewers that did not deliver", again)
+	}
+	if got := w.flowstate("sm-status"); !strings.Contains(got, "WORKFLOW_ID="+id) || !strings.Contains(got, "CURRENT_STATE=complete") {
+		t.Errorf("sm-status after the resume:\n%s", got)
+	}
+	if n := strings.Count(w.flowstate("list"), "three-reviewers-"); n != 1 {
+		t.Errorf("%d workflows, want the one resumed", n)
 	}
 }
