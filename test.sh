@@ -42,11 +42,14 @@ if command -v tmux >/dev/null; then export FLOWSTATE_REQUIRE_TMUX=1; tmux -V; fi
 if command -v chromium >/dev/null; then export FLOWSTATE_REQUIRE_BROWSER=1; chromium --version 2>/dev/null || true; fi
 export REPORT_SCREENSHOTS="$PWD/.cache/report-screenshots"
 
-step "strace (injects I/O errors for tests/robust; those tests skip without it)"
+step "strace (injects I/O errors for tests/robust; those tests skip without it, and fail once it is installed)"
 if ! command -v strace >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
   (apt-get update -qq && apt-get install -y -qq strace >/dev/null) || echo "test.sh: could not install strace; the I/O error tests will skip"
 fi
-command -v strace || true
+if command -v strace; then export FLOWSTATE_REQUIRE_STRACE=1; fi
+# As root the full-disk (tmpfs), HOME-unset (private /etc/passwd) and
+# read-only-mount tests can run: then one that cannot fails, not skips.
+if [ "$(id -u)" = 0 ]; then export FLOWSTATE_REQUIRE_ROOT_FAULTS=1; fi
 
 step "vet, gofmt, go mod tidy, staticcheck $STATICCHECK_VERSION"
 go vet ./...

@@ -281,11 +281,12 @@ func TestIOErrorAnywhere(t *testing.T) {
 // command (a small tmpfs filled up to k free pages, for k from 0 until
 // the command succeeds) leaves the project as it was whenever the
 // command exits non-zero, and a whole, loadable workflow when it exits
-// 0. Needs root (or CAP_SYS_ADMIN) to mount the tmpfs.
+// 0. Needs root (or CAP_SYS_ADMIN) to mount the tmpfs; skips without,
+// fails with FLOWSTATE_REQUIRE_ROOT_FAULTS set.
 func TestDiskFullAnywhere(t *testing.T) {
 	p := newProject(t)
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4m,mode=0755", "flowstate-test", p.Dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here (%v: %s): the full-disk test needs root", err, out)
+		skipUnless(t, "FLOWSTATE_REQUIRE_ROOT_FAULTS", "cannot mount a tmpfs here (%v: %s): the full-disk test needs root", err, out)
 	}
 	t.Cleanup(func() {
 		if out, err := exec.Command("umount", p.Dir).CombinedOutput(); err != nil {
