@@ -33,9 +33,20 @@ missing=
 for tool in zsh tmux chromium; do
   command -v "$tool" >/dev/null || missing="$missing $tool"
 done
+# One package at a time: one that fails to install leaves the others be.
+# As root with apt-get, tmux and chromium must end up installed: their
+# tests would otherwise skip unseen.
 if [ -n "$missing" ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null) ||
-    echo "test.sh: could not install$missing; their tests will skip"
+  apt-get update -qq || echo "test.sh: apt-get update failed; installing anyway"
+  for tool in $missing; do
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$tool" >/dev/null ||
+      echo "test.sh: could not install $tool"
+  done
+  for tool in $missing; do
+    case $tool in tmux | chromium)
+      command -v "$tool" >/dev/null || { echo "test.sh: apt-get install $tool failed (as root): its tests cannot run" >&2; exit 1; } ;;
+    esac
+  done
 fi
 command -v zsh || true
 if command -v tmux >/dev/null; then export FLOWSTATE_REQUIRE_TMUX=1; tmux -V; fi
