@@ -85,6 +85,10 @@ go test -count=1 -timeout 45m -tags e2e -v ./tests/e2e/... 2>&1 | grep -Ev '^===
 
 step "bench, briefly (ratios to watch, not pass or fail: see bench/README.md)"
 bench/bench.sh -n 5
+# The load benchmark's figures are not judged either, but its consistency
+# check is: it exits 1 when an acknowledged write is lost or duplicated,
+# a failed one stored, or a killed one torn.
+go run ./bench/cmd/fsload -duration 3s
 
 step "fuzz (${FUZZ_SECONDS}s per target)"
 if [ -x bench/fuzz.sh ]; then bench/fuzz.sh "$FUZZ_SECONDS"; fi
