@@ -1,6 +1,7 @@
 package robust
 
 import (
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -199,6 +200,30 @@ func diffPaths(before, after map[string]string) []string {
 
 func anyChange(_, _ map[string]string) []string { return nil }
 
+// loadable is a check of a command that exited 0: every workflow of the
+// project is whole and loadable, its checkpoint-load and history --json
+// succeeding with JSON (on the disk as the command left it, still full).
+func (l *ruleLab) loadable(what string) func(before, after map[string]string) []string {
+	return func(_, _ map[string]string) []string {
+		entries, err := os.ReadDir(filepath.Join(l.p.stateDir(), "workflows"))
+		if err != nil {
+			return []string{"workflows: " + err.Error()}
+		}
+		for _, e := range entries {
+			if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			for _, c := range [][]string{{"checkpoint-load"}, {"history", "--json"}} {
+				r := l.p.run(args(append([]string{"--workflow", e.Name()}, c...)...))
+				if r.Code != 0 || !json.Valid([]byte(r.Stdout)) {
+					l.t.Errorf("%s: exit 0, yet %s of workflow %s: %s", what, strings.Join(c, " "), e.Name(), r)
+				}
+			}
+		}
+		return nil
+	}
+}
+
 // TestEveryWriteSucceedsUnfaulted: the cases of the rule tests are all
 // commands that succeed and write: a fault test on a command that fails
 // anyway, or writes nothing, would prove nothing.
@@ -299,7 +324,8 @@ func TestDiskFullAnywhere(t *testing.T) {
 		succeeded := 0
 		for free := 0; succeeded < 2 && free < 64; free++ {
 			fill := func() { fillUp(t, filepath.Join(p.Dir, filler), free, page) }
-			if r := l.check(c, fmt.Sprintf("%d pages free", free), fill, anyChange); r.Code == 0 {
+			fault := fmt.Sprintf("%d pages free", free)
+			if r := l.check(c, fault, fill, l.loadable(c.name+" with "+fault)); r.Code == 0 {
 				succeeded++
 			}
 		}
