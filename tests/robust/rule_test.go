@@ -294,10 +294,18 @@ func TestIOErrorAnywhere(t *testing.T) {
 		l.restore()
 		before := l.snapshot()
 		l.p.run(c.call())
+		failed := 0 // runs the injected EIO made exit non-zero
 		for _, rel := range diffPaths(before, l.snapshot()) {
 			path := filepath.Join(l.p.Dir, rel)
-			l.check(c, "EIO on "+rel, func() { l.p.inject("write,pwrite64,fsync,fdatasync,"+renames, "EIO", path) }, anyChange)
+			if r := l.check(c, "EIO on "+rel, func() { l.p.inject("write,pwrite64,fsync,fdatasync,"+renames, "EIO", path) }, anyChange); r.Code != 0 {
+				failed++
+			}
 			l.p.inject("", "")
+		}
+		// An injection that never made the command fail proves nothing
+		// (strace not injecting, or the wrong files).
+		if failed == 0 {
+			t.Errorf("%s never failed with EIO injected on the files it writes", c.name)
 		}
 	}
 }
