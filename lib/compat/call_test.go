@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -526,6 +527,8 @@ func TestCheckpointOfWhileItIsRewritten(t *testing.T) {
 	}
 	stop := make(chan struct{})
 	done := make(chan struct{})
+	var rewrites atomic.Int64 // the updates that replaced checkpoint.json
+	var lastErr atomic.Value
 	go func() { // another writer, replacing checkpoint.json again and again
 		defer close(done)
 		for i := 0; ; i++ {
@@ -534,11 +537,16 @@ func TestCheckpointOfWhileItIsRewritten(t *testing.T) {
 				return
 			default:
 			}
-			_ = w.Update(func(tx *store.Tx) error {
+			err := w.Update(func(tx *store.Tx) error {
 				doc, err := sjson.SetBytes(tx.Checkpoint, "phase_data.other.n", i)
 				tx.Checkpoint = doc
 				return err
 			})
+			if err != nil {
+				lastErr.Store(err.Error())
+			} else {
+				rewrites.Add(1)
+			}
 		}
 	}()
 	defer func() { close(stop); <-done }()
@@ -546,6 +554,10 @@ func TestCheckpointOfWhileItIsRewritten(t *testing.T) {
 		if got := checkpointOf(p, w.CheckpointPath()); got == nil || got.ID != w.ID {
 			t.Fatalf("checkpointOf(%s) = %v while the checkpoint was being rewritten, want workflow %s", w.CheckpointPath(), got, w.ID)
 		}
+	}
+	// Without rewrites meanwhile, the looks above prove nothing.
+	if n := rewrites.Load(); n == 0 {
+		t.Fatalf("the other writer never replaced checkpoint.json (last error: %v)", lastErr.Load())
 	}
 	if got := checkpointOf(p, filepath.Join(dir, "elsewhere", "checkpoint.json")); got != nil {
 		t.Errorf("a checkpoint.json elsewhere names workflow %s", got.ID)

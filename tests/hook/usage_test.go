@@ -128,18 +128,7 @@ func TestStopRecordsWhatTheMainThreadSpent(t *testing.T) {
 		}
 		shifted = append(shifted, line)
 	}
-	write := func(lines ...string) {
-		t.Helper()
-		f, err := os.OpenFile(transcript, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if _, err := f.WriteString(strings.Join(lines, "\n") + "\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(strings.Join(shifted, "\n"), classifierResult(now.Add(100*time.Millisecond), "c1"))
+	appendLines(t, transcript, strings.Join(shifted, "\n"), classifierResult(now.Add(100*time.Millisecond), "c1"))
 	stopped := func() {
 		t.Helper()
 		r := hook(t, project, "", "stop", payload(map[string]any{"session_id": "s1", "cwd": project, "transcript_path": transcript, "stop_hook_active": false}))
@@ -163,7 +152,7 @@ func TestStopRecordsWhatTheMainThreadSpent(t *testing.T) {
 		t.Errorf("the classifier ended %v, when its result came (%v), not when Stop read it", ended, now.Add(100*time.Millisecond))
 	}
 	// The next turn, in research: only it is added.
-	write(promptLine(now.Add(time.Second)), answerLine(now.Add(2*time.Second), "m2", 7))
+	appendLines(t, transcript, promptLine(now.Add(time.Second)), answerLine(now.Add(2*time.Second), "m2", 7))
 	stopped()
 	mains = events(t, project, id, "main_usage")
 	if len(mains) != 2 || mains[1].Get("state").String() != "research" || usageOf(mains[1]) != `{"input_tokens":7,"output_tokens":7,"cache_read_tokens":7,"cache_write_tokens":7}` {
@@ -174,7 +163,7 @@ func TestStopRecordsWhatTheMainThreadSpent(t *testing.T) {
 	}
 	// A finished workflow gets nothing of the turns after it.
 	flowstate(t, project, "s1", "sm-finish")
-	write(promptLine(now.Add(time.Hour)), answerLine(now.Add(time.Hour+time.Second), "m3", 1000))
+	appendLines(t, transcript, promptLine(now.Add(time.Hour)), answerLine(now.Add(time.Hour+time.Second), "m3", 1000))
 	stopped()
 	if n := len(events(t, project, id, "main_usage")); n != 2 {
 		t.Errorf("a turn after the finish was recorded: %d main_usage events", n)
@@ -191,20 +180,6 @@ func TestMainThreadAcrossSessions(t *testing.T) {
 	for _, s := range []string{"s1", "s2"} {
 		transcripts[s] = claudeHome(t, s, nil)
 	}
-	write := func(session string, lines ...string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(transcripts[session]), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.OpenFile(transcripts[session], os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if _, err := f.WriteString(strings.Join(lines, "\n") + "\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
 	stopped := func(session string) {
 		t.Helper()
 		if r := hook(t, project, "", "stop", payload(map[string]any{"session_id": session, "cwd": project, "transcript_path": transcripts[session]})); r.code != 0 {
@@ -212,17 +187,17 @@ func TestMainThreadAcrossSessions(t *testing.T) {
 		}
 	}
 	// The turn that created the workflow: begun before, answered after.
-	write("s1", promptLine(now.Add(-time.Minute)), answerLine(now.Add(time.Millisecond), "a", 3))
+	appendLines(t, transcripts["s1"], promptLine(now.Add(-time.Minute)), answerLine(now.Add(time.Millisecond), "a", 3))
 	stopped("s1")
 	// s2 did something else first, then took the workflow over.
-	write("s2", promptLine(now.Add(-time.Hour)), answerLine(now.Add(-time.Hour+time.Second), "x", 1000))
+	appendLines(t, transcripts["s2"], promptLine(now.Add(-time.Hour)), answerLine(now.Add(-time.Hour+time.Second), "x", 1000))
 	flowstate(t, project, "s2", "resume", id)
-	write("s2", promptLine(now.Add(time.Second)))
+	appendLines(t, transcripts["s2"], promptLine(now.Add(time.Second)))
 	if r := hook(t, project, "", "pre-tool-use", payload(map[string]any{"session_id": "s2", "cwd": project, "tool_name": "Agent",
 		"tool_input": map[string]any{"subagent_type": "flowstate:research-specialist", "prompt": "Write the research report to: " + output}})); r.code != 0 {
 		t.Fatal(r)
 	}
-	write("s2", answerLine(now.Add(2*time.Second), "b", 5))
+	appendLines(t, transcripts["s2"], answerLine(now.Add(2*time.Second), "b", 5))
 	stopped("s2")
 	var got []string
 	for _, e := range events(t, project, id, "main_usage") {
@@ -272,5 +247,22 @@ func TestSessionEndRecordsInterruptedAgents(t *testing.T) {
 		a2.Get("agent_type").String() != "research-specialist" || a2.Get("requests").Int() != 1 ||
 		usageOf(a2) != `{"input_tokens":1,"output_tokens":2,"cache_read_tokens":100,"cache_write_tokens":10}` {
 		t.Errorf("the interrupted agent: %s", a2.Raw)
+	}
+}
+
+// appendLines appends lines to the transcript at path, as Claude Code
+// does, creating it and its directory if need be.
+func appendLines(t *testing.T, path string, lines ...string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(strings.Join(lines, "\n") + "\n"); err != nil {
+		t.Fatal(err)
 	}
 }

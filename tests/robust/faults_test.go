@@ -20,16 +20,30 @@ import (
 // they check is docs/architecture.md's: a non-zero exit changes nothing,
 // or exactly what its message says.
 
+// skipUnless skips a test the machine cannot do, or fails it when the
+// environment variable require is set: test.sh sets
+// FLOWSTATE_REQUIRE_STRACE once strace is there and
+// FLOWSTATE_REQUIRE_ROOT_FAULTS when it runs as root, so that a fault
+// test that could not run there fails instead of passing unseen.
+func skipUnless(t *testing.T, require, format string, a ...any) {
+	t.Helper()
+	if os.Getenv(require) != "" {
+		t.Fatalf(format+" ("+require+" is set)", a...)
+	}
+	t.Skipf(format, a...)
+}
+
 // straceOrSkip returns strace, which injects faults into one file's
-// system calls (test.sh installs it), or skips where it cannot trace.
+// system calls (test.sh installs it), or skips where it cannot trace
+// (fails with FLOWSTATE_REQUIRE_STRACE set).
 func straceOrSkip(t *testing.T) string {
 	t.Helper()
 	path, err := exec.LookPath("strace")
 	if err != nil {
-		t.Skip("strace is not installed (test.sh installs it): no way to inject an I/O error")
+		skipUnless(t, "FLOWSTATE_REQUIRE_STRACE", "strace is not installed (test.sh installs it): no way to inject an I/O error")
 	}
 	if out, err := exec.Command(path, "-f", "-qq", "-o", "/dev/null", "true").CombinedOutput(); err != nil {
-		t.Skipf("strace cannot trace here (%v: %s)", err, out)
+		skipUnless(t, "FLOWSTATE_REQUIRE_STRACE", "strace cannot trace here (%v: %s)", err, out)
 	}
 	return path
 }
@@ -209,7 +223,7 @@ func TestHomeUnset(t *testing.T) {
 			t.Fatal(err)
 		}
 		if strings.Contains(r.Stderr, "unshare:") || strings.Contains(r.Stderr, "mount:") {
-			t.Skipf("no private mount namespace here to give flowstate another /etc/passwd: %s", r.Stderr)
+			skipUnless(t, "FLOWSTATE_REQUIRE_ROOT_FAULTS", "no private mount namespace here to give flowstate another /etc/passwd: %s", r.Stderr)
 		}
 		return r
 	}

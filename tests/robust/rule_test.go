@@ -1,6 +1,7 @@
 package robust
 
 import (
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -199,6 +200,30 @@ func diffPaths(before, after map[string]string) []string {
 
 func anyChange(_, _ map[string]string) []string { return nil }
 
+// loadable is a check of a command that exited 0: every workflow of the
+// project is whole and loadable, its checkpoint-load and history --json
+// succeeding with JSON (on the disk as the command left it, still full).
+func (l *ruleLab) loadable(what string) func(before, after map[string]string) []string {
+	return func(_, _ map[string]string) []string {
+		entries, err := os.ReadDir(filepath.Join(l.p.stateDir(), "workflows"))
+		if err != nil {
+			return []string{"workflows: " + err.Error()}
+		}
+		for _, e := range entries {
+			if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			for _, c := range [][]string{{"checkpoint-load"}, {"history", "--json"}} {
+				r := l.p.run(args(append([]string{"--workflow", e.Name()}, c...)...))
+				if r.Code != 0 || !json.Valid([]byte(r.Stdout)) {
+					l.t.Errorf("%s: exit 0, yet %s of workflow %s: %s", what, strings.Join(c, " "), e.Name(), r)
+				}
+			}
+		}
+		return nil
+	}
+}
+
 // TestEveryWriteSucceedsUnfaulted: the cases of the rule tests are all
 // commands that succeed and write: a fault test on a command that fails
 // anyway, or writes nothing, would prove nothing.
@@ -269,10 +294,18 @@ func TestIOErrorAnywhere(t *testing.T) {
 		l.restore()
 		before := l.snapshot()
 		l.p.run(c.call())
+		failed := 0 // runs the injected EIO made exit non-zero
 		for _, rel := range diffPaths(before, l.snapshot()) {
 			path := filepath.Join(l.p.Dir, rel)
-			l.check(c, "EIO on "+rel, func() { l.p.inject("write,pwrite64,fsync,fdatasync,"+renames, "EIO", path) }, anyChange)
+			if r := l.check(c, "EIO on "+rel, func() { l.p.inject("write,pwrite64,fsync,fdatasync,"+renames, "EIO", path) }, anyChange); r.Code != 0 {
+				failed++
+			}
 			l.p.inject("", "")
+		}
+		// An injection that never made the command fail proves nothing
+		// (strace not injecting, or the wrong files).
+		if failed == 0 {
+			t.Errorf("%s never failed with EIO injected on the files it writes", c.name)
 		}
 	}
 }
@@ -281,11 +314,12 @@ func TestIOErrorAnywhere(t *testing.T) {
 // command (a small tmpfs filled up to k free pages, for k from 0 until
 // the command succeeds) leaves the project as it was whenever the
 // command exits non-zero, and a whole, loadable workflow when it exits
-// 0. Needs root (or CAP_SYS_ADMIN) to mount the tmpfs.
+// 0. Needs root (or CAP_SYS_ADMIN) to mount the tmpfs; skips without,
+// fails with FLOWSTATE_REQUIRE_ROOT_FAULTS set.
 func TestDiskFullAnywhere(t *testing.T) {
 	p := newProject(t)
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4m,mode=0755", "flowstate-test", p.Dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here (%v: %s): the full-disk test needs root", err, out)
+		skipUnless(t, "FLOWSTATE_REQUIRE_ROOT_FAULTS", "cannot mount a tmpfs here (%v: %s): the full-disk test needs root", err, out)
 	}
 	t.Cleanup(func() {
 		if out, err := exec.Command("umount", p.Dir).CombinedOutput(); err != nil {
@@ -298,7 +332,8 @@ func TestDiskFullAnywhere(t *testing.T) {
 		succeeded := 0
 		for free := 0; succeeded < 2 && free < 64; free++ {
 			fill := func() { fillUp(t, filepath.Join(p.Dir, filler), free, page) }
-			if r := l.check(c, fmt.Sprintf("%d pages free", free), fill, anyChange); r.Code == 0 {
+			fault := fmt.Sprintf("%d pages free", free)
+			if r := l.check(c, fault, fill, l.loadable(c.name+" with "+fault)); r.Code == 0 {
 				succeeded++
 			}
 		}

@@ -164,18 +164,28 @@ func TestEightyColumns(t *testing.T) {
 	fits(t, "status --timeline", p.run("flowstate status --timeline"), 80)
 	fits(t, "help exit-codes", p.run("flowstate help exit-codes"), 80)
 
-	// TAB, twice: bash lists what completion offers.
+	// TAB, twice: bash lists what completion offers. The pane and its
+	// history are cleared first, so that what is compared is only what
+	// the TABs brought up, not the earlier output, which names the same
+	// states and workflows.
 	complete := func(typed string) string {
 		t.Helper()
-		before := p.screen()
+		p.run(`printf '\033[H\033[2J\033[3J\n'`) // the newline before its end marker, which run waits for
+		p.tmux("clear-history")
+		if s := p.screen(); strings.Contains(s, "coordinate-20251107-143022-a1b2c3") || strings.Contains(s, "research") {
+			t.Fatalf("the pane still shows earlier output after clearing it:\n%s", s)
+		}
 		p.tmux("send-keys", "-l", typed)
 		p.tmux("send-keys", "Tab", "Tab")
 		// bash lists the candidates, then shows the line typed again.
 		deadline := time.Now().Add(20 * time.Second)
-		shown := ""
-		for strings.Count(shown, typed) < 2 && time.Now().Before(deadline) {
+		shown := p.screen()
+		for strings.Count(shown, typed) < 2 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%q<TAB><TAB> listed nothing: the pane shows\n%s", typed, shown)
+			}
 			time.Sleep(50 * time.Millisecond)
-			shown = strings.TrimPrefix(p.screen(), before)
+			shown = p.screen()
 		}
 		p.tmux("send-keys", "C-u")
 		return shown
