@@ -551,3 +551,56 @@ func TestCheckpointOfWhileItIsRewritten(t *testing.T) {
 		t.Errorf("a checkpoint.json elsewhere names workflow %s", got.ID)
 	}
 }
+
+// TestWritesOnlyCheckpointFiles: without a workflow the checkpoint
+// functions write a FILE only in CHECKPOINTS_DIR. A FILE elsewhere, or
+// reached through a link below it, is read but refused for writing, and
+// left as it was (before, any existing file was replaced, 0600, and
+// migrate_checkpoint_format wrote a .backup next to it).
+func TestWritesOnlyCheckpointFiles(t *testing.T) {
+	dir := newProject(t)
+	b := block{t: t, dir: dir, session: "s"}
+	saved := strings.TrimSpace(b.call("save_checkpoint", "plan", "auth", `{"description": "d"}`).must(t, 0).stdout)
+	if filepath.Dir(saved) != filepath.Join(dir, ".claude/data/checkpoints") {
+		t.Fatalf("saved at %s", saved)
+	}
+	doc, err := os.ReadFile(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "settings.json")
+	old := filepath.Join(dir, "old.json")
+	linkDir := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.Mkdir(linkDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for path, data := range map[string][]byte{outside: doc, old: []byte(`{"checkpoint_id": "c", "version": "1.0"}`), filepath.Join(linkDir, "x.json"): doc} {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(linkDir, filepath.Join(dir, ".claude/data/checkpoints/sub")); err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range []string{outside, old, filepath.Join(dir, ".claude/data/checkpoints/sub/x.json")} {
+		before, _ := os.ReadFile(file)
+		b.call("checkpoint_get_field", file, ".checkpoint_id").must(t, 0)
+		for _, call := range [][]string{{"checkpoint_set_field", file, ".description", "changed"}, {"checkpoint_increment_replan", file, "2", "why"}, {"migrate_checkpoint_format", file}} {
+			if r := b.call(call[0], call[1:]...).must(t, 1); !strings.Contains(r.stderr, "CHECKPOINTS_DIR") {
+				t.Errorf("%s: %q", call[0], r.stderr)
+			}
+		}
+		after, _ := os.ReadFile(file)
+		fi, _ := os.Stat(file)
+		if string(after) != string(before) || fi.Mode().Perm() != 0o644 {
+			t.Errorf("%s was written: %s %v", file, after, fi.Mode())
+		}
+		if _, err := os.Lstat(file + ".backup"); err == nil {
+			t.Errorf("%s.backup was written", file)
+		}
+	}
+	b.call("checkpoint_set_field", saved, ".description", "changed").must(t, 0)
+	if r := b.call("checkpoint_get_field", saved, ".description").must(t, 0); r.stdout != "changed\n" {
+		t.Errorf("in CHECKPOINTS_DIR: %q", r.stdout)
+	}
+}

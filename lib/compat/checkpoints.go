@@ -25,7 +25,8 @@ import (
 // inside it (phase_data.named.NAME), printed as CHECKPOINT_PATH#NAME, a
 // reference the functions accept. Without a workflow they keep the
 // original's files under CHECKPOINTS_DIR (standalone.go); any existing
-// FILE named is read, and written under the same lock.
+// FILE named is read, but only one in CHECKPOINTS_DIR is written
+// (inFiles), under the same lock.
 
 // ref is what a checkpoint FILE argument names: a workflow's checkpoint
 // (at "" for all of it, else the path of a named checkpoint in it), or a

@@ -60,14 +60,45 @@ func readFile(path string) ([]byte, error) {
 	return doc, err
 }
 
-// editFile replaces the JSON file at path by fn's result, under the lock;
-// nothing is written when fn fails or changes nothing.
+// inFiles refuses a file compat would write that is not in
+// CHECKPOINTS_DIR (or a directory of its own below it): a FILE argument
+// often comes from a loaded state value, which a cloned repository can
+// set, and compat writes no file of the user's elsewhere. The directories
+// from the file's up to CHECKPOINTS_DIR must be real ones, never links;
+// the file itself is opened without following one.
+func inFiles(p *store.Project, path string) error {
+	dir := checkpointsDir(p)
+	refuse := fail.Usagef("%s is not in %s (CHECKPOINTS_DIR): only the checkpoint files there and workflow checkpoints are written", path, dir)
+	top, err := os.Lstat(dir)
+	if err != nil || !top.IsDir() {
+		return refuse
+	}
+	for d := filepath.Dir(filepath.Clean(path)); ; d = filepath.Dir(d) {
+		fi, err := os.Lstat(d)
+		if err != nil || fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
+			return refuse
+		}
+		if os.SameFile(fi, top) {
+			return nil
+		}
+		if filepath.Dir(d) == d {
+			return refuse
+		}
+	}
+}
+
+// editFile replaces the JSON file at path, which must be in
+// CHECKPOINTS_DIR (inFiles), by fn's result, under the lock; nothing is
+// written when fn fails or changes nothing.
 func editFile(p *store.Project, path string, fn func(doc []byte) ([]byte, error)) error {
 	l, err := lockFiles(p)
 	if err != nil {
 		return err
 	}
 	defer l.Release()
+	if err := inFiles(p, path); err != nil {
+		return err
+	}
 	doc, err := readFile(path)
 	if err != nil {
 		return err
@@ -79,15 +110,19 @@ func editFile(p *store.Project, path string, fn func(doc []byte) ([]byte, error)
 	return fsx.WriteFile(path, out)
 }
 
-// migrateFile migrates the checkpoint file at path to schema 2.1 in
-// place, keeping the original as path.backup, as the original's
-// migrate_checkpoint_format did; it returns the migrated document.
+// migrateFile migrates the checkpoint file at path, which must be in
+// CHECKPOINTS_DIR (inFiles), to schema 2.1 in place, keeping the
+// original as path.backup, as the original's migrate_checkpoint_format
+// did; it returns the migrated document.
 func migrateFile(p *store.Project, path string) ([]byte, error) {
 	l, err := lockFiles(p)
 	if err != nil {
 		return nil, err
 	}
 	defer l.Release()
+	if err := inFiles(p, path); err != nil {
+		return nil, err
+	}
 	doc, err := readFile(path)
 	if err != nil {
 		return nil, err
