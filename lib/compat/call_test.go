@@ -604,3 +604,28 @@ func TestWritesOnlyCheckpointFiles(t *testing.T) {
 		t.Errorf("in CHECKPOINTS_DIR: %q", r.stdout)
 	}
 }
+
+// TestStateFileUnwritable: a state file that cannot be rewritten after
+// a call is warned of, and the call's own exit stands: the value is
+// stored (exit 0), and load_workflow_state still finds the workflow
+// (its 1 would mean "no workflow", and a caller would start another).
+func TestStateFileUnwritable(t *testing.T) {
+	dir := newProject(t)
+	b := start(t, dir, "s")
+	file := filepath.Join(dir, ".claude/tmp/workflow_"+b.shellID+".sh")
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(file, 0o700); err != nil { // no file can replace it
+		t.Fatal(err)
+	}
+	if r := b.call("append_workflow_state", "FOO", "bar").must(t, 0); !strings.Contains(r.stderr, "not rewritten") || !strings.Contains(r.stderr, "stored") {
+		t.Errorf("no warning: %q", r.stderr)
+	}
+	if r := b.call("load_workflow_state", "FOO").must(t, 0); r.stdout != "bar\n" {
+		t.Errorf("FOO: %q", r.stdout)
+	}
+	if r := b.call("load_workflow_state").must(t, 0); !r.has("export FOO=bar") {
+		t.Errorf("load: %+v", r)
+	}
+}
