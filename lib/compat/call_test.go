@@ -629,3 +629,32 @@ func TestStateFileUnwritable(t *testing.T) {
 		t.Errorf("load: %+v", r)
 	}
 }
+
+// TestInitWithoutIDAgain: init_workflow_state without an ID, run again
+// (a block repeated, the next block of the session), takes the workflow
+// the first run started while it waits for sm_init: one workflow, not
+// one per run. Another session, or a workflow sm_init started, gets a
+// new one.
+func TestInitWithoutIDAgain(t *testing.T) {
+	dir := newProject(t)
+	p := mustProject(t, dir)
+	b := block{t: t, dir: dir, session: "s1"}
+	first := answerOf(b.call("init_workflow_state").must(t, 0).answer, "WORKFLOW_ID")
+	if again := answerOf(b.call("init_workflow_state").must(t, 0).answer, "WORKFLOW_ID"); again != first {
+		t.Errorf("again: %s, first %s", again, first)
+	}
+	b.shellID = first
+	b.call("init_workflow_state").must(t, 0)
+	if r := b.call("load_workflow_state", "", "true").must(t, 0); !r.has("export WORKFLOW_ID=" + first) {
+		t.Errorf("load_workflow_state '' true: %s", r.answer)
+	}
+	if ids, err := p.WorkflowIDs(); err != nil || len(ids) != 1 {
+		t.Fatalf("workflows %v %v, want one", ids, err)
+	}
+	other := answerOf(block{t: t, dir: dir, session: "s2"}.call("init_workflow_state").must(t, 0).answer, "WORKFLOW_ID")
+	b.call("sm_init", "Plan it", "/plan", "research-and-plan", "2", "[]").must(t, 0)
+	next := answerOf(b.call("init_workflow_state").must(t, 0).answer, "WORKFLOW_ID")
+	if other == first || next == first || next == other {
+		t.Errorf("first %s, other session %s, after sm_init %s", first, other, next)
+	}
+}

@@ -138,7 +138,8 @@ func (c *call) adopt(p *store.Project, id string) (*store.Workflow, error) {
 
 // init_workflow_state [ID]: start the workflow (see create), make it the
 // session's, and print its state file, which exists from now on.
-// Running it again changes nothing.
+// Running it again changes nothing: without an ID it takes the workflow
+// an earlier run started that still waits for sm_init (waitingID).
 func initWorkflowState(c *call) int {
 	p, err := c.proj()
 	if err != nil {
@@ -146,13 +147,30 @@ func initWorkflowState(c *call) int {
 	}
 	id := c.arg(0)
 	if id == "" {
-		id = uniqueID("workflow", c.Now())
+		id = c.waitingID(p)
 	}
 	if _, err := c.adopt(p, id); err != nil {
 		return c.failErr(err)
 	}
 	c.print(stateFile(p, id))
 	return 0
+}
+
+// waitingID is the workflow init_workflow_state without an ID starts or
+// takes: the shell's (WORKFLOW_ID, FLOWSTATE_WORKFLOW) or the session's,
+// when it still waits for sm_init and is no other session's, so a block
+// run again makes one workflow, not one per run; else a new id.
+func (c *call) waitingID(p *store.Project) string {
+	cur, _ := p.SessionWorkflow(c.session())
+	for _, id := range []string{c.shellID, c.Getenv("FLOWSTATE_WORKFLOW"), cur} {
+		if id == "" || !waits(p, id) {
+			continue
+		}
+		if s, ok := p.Summary(id); ok && (s.Session == "" || s.Session == c.session()) {
+			return id
+		}
+	}
+	return uniqueID("workflow", c.Now())
 }
 
 // load_workflow_state [ID] [IS_FIRST_BLOCK] [REQUIRED_VAR...]: set the
@@ -183,7 +201,7 @@ func loadWorkflowState(c *call) int {
 		}
 	case fail.Code(err) == fail.Usage && first:
 		if id == "" {
-			id = uniqueID("workflow", c.Now())
+			id = c.waitingID(p)
 		}
 		if _, err := c.adopt(p, id); err != nil {
 			return c.failErr(err)
