@@ -658,3 +658,62 @@ func TestInitWithoutIDAgain(t *testing.T) {
 		t.Errorf("first %s, other session %s, after sm_init %s", first, other, next)
 	}
 }
+
+// oldCheckpoint is a checkpoint file of the design's version 2.0, which
+// a read migrates.
+const oldCheckpoint = `{"version": "2.0", "checkpoint_id": "plan_auth_1", "workflow_type": "plan", "project_name": "auth", "created_at": "2025-11-07T14:30:22Z",
+ "state_machine": {"current_state": "research", "completed_states": ["initialize"], "transition_table": {"initialize": "research", "research": "plan,complete", "plan": "complete", "complete": ""},
+  "workflow_config": {"scope": "research-and-plan", "description": "d", "command": "plan"}}}`
+
+// TestMigrateKeepsBackups: migrate_checkpoint_format keeps an earlier
+// backup (the next one is FILE.backup.2), and checkpoint_delete of a
+// file-kept save in a workflow deletes it without migrating it first,
+// so no FILE.backup is left of a deleted file; a migration that fails
+// leaves no backup. Before, the backup was overwritten, and a delete or
+// a failed migration left one behind.
+func TestMigrateKeepsBackups(t *testing.T) {
+	dir := newProject(t)
+	cps := filepath.Join(dir, ".claude/data/checkpoints")
+	if err := os.MkdirAll(cps, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(cps, "plan_auth_20250101_000000.json")
+	for path, data := range map[string]string{file: oldCheckpoint, file + ".backup": "earlier"} {
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := block{t: t, dir: dir, session: "s"}
+	b.call("migrate_checkpoint_format", file).must(t, 0)
+	if got, _ := os.ReadFile(file + ".backup"); string(got) != "earlier" {
+		t.Errorf("the earlier backup was overwritten: %q", got)
+	}
+	if got, _ := os.ReadFile(file + ".backup.2"); string(got) != oldCheckpoint {
+		t.Errorf("no backup of the migrated file: %q", got)
+	}
+
+	// A file the migration cannot replace (read-only): no backup is left.
+	ro := filepath.Join(cps, "plan_ro_20250101_000000.json")
+	if err := os.WriteFile(ro, []byte(oldCheckpoint), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	b.call("migrate_checkpoint_format", ro).must(t, 1)
+	if _, err := os.Lstat(ro + ".backup"); err == nil {
+		t.Errorf("a failed migration left %s.backup", ro)
+	}
+
+	other := filepath.Join(cps, "plan_other_20250101_000000.json")
+	if err := os.WriteFile(other, []byte(oldCheckpoint), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := start(t, dir, "s")
+	if r := w.call("checkpoint_delete", "plan", "other").must(t, 0); r.stdout != "Deleted checkpoint: plan other\n" {
+		t.Errorf("delete: %q", r.stdout)
+	}
+	for _, path := range []string{other, other + ".backup"} {
+		if _, err := os.Lstat(path); err == nil {
+			t.Errorf("%s is left", path)
+		}
+	}
+	w.call("checkpoint_delete", "plan", "other").must(t, 0) // nothing left: as rm -f
+}

@@ -112,8 +112,11 @@ func editFile(p *store.Project, path string, fn func(doc []byte) ([]byte, error)
 
 // migrateFile migrates the checkpoint file at path, which must be in
 // CHECKPOINTS_DIR (inFiles), to schema 2.1 in place, keeping the
-// original as path.backup, as the original's migrate_checkpoint_format
-// did; it returns the migrated document.
+// original as path.backup (backupFile), as the original's
+// migrate_checkpoint_format did; it returns the migrated document. When
+// the migrated file cannot be written, the backup just made is removed:
+// nothing changed. (lib/store's readLocked does the same for a
+// workflow's checkpoint, which has events to commit with it.)
 func migrateFile(p *store.Project, path string) ([]byte, error) {
 	l, err := lockFiles(p)
 	if err != nil {
@@ -134,10 +137,33 @@ func migrateFile(p *store.Project, path string) ([]byte, error) {
 	if bytes.Equal(out, doc) {
 		return doc, nil
 	}
-	if err := fsx.WriteFile(path+".backup", doc); err != nil {
+	backup, err := backupFile(path, doc)
+	if err != nil {
 		return nil, err
 	}
-	return out, fsx.WriteFile(path, out)
+	if err := fsx.WriteFile(path, out); err != nil {
+		_ = os.Remove(backup) // nobody has seen it: the migration did not happen
+		return nil, err
+	}
+	return out, nil
+}
+
+// backupFile writes data to a new file path.backup, or path.backup.2,
+// path.backup.3, ... when that is taken: an earlier migration's backup
+// (an older original) is never overwritten. It returns the path.
+func backupFile(path string, data []byte) (string, error) {
+	for n := 1; ; n++ {
+		backup := path + ".backup"
+		if n > 1 {
+			backup += "." + strconv.Itoa(n)
+		}
+		switch _, err := os.Lstat(backup); {
+		case errors.Is(err, fs.ErrNotExist):
+			return backup, fsx.WriteFile(backup, data)
+		case err != nil:
+			return "", err
+		}
+	}
 }
 
 // newFile writes what data makes of its name to a new file dir/base.json,
