@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
@@ -716,4 +717,33 @@ func TestMigrateKeepsBackups(t *testing.T) {
 		}
 	}
 	w.call("checkpoint_delete", "plan", "other").must(t, 0) // nothing left: as rm -f
+}
+
+// TestPrintStatusResume: sm_print_status of a paused workflow names the
+// resume command as the install spells it: /workflow-resume where an
+// install put it in the project's .claude/commands. Before, it always
+// said /flowstate:workflow-resume.
+func TestPrintStatusResume(t *testing.T) {
+	dir := newProject(t)
+	b := start(t, dir, "s")
+	w, err := mustProject(t, dir).Workflow(b.shellID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sm.Pause(w, sm.Actor{By: "ann"}, "budget"); err != nil {
+		t.Fatal(err)
+	}
+	if r := b.call("sm_print_status").must(t, 0); !strings.Contains(r.stderr, "or /flowstate:workflow-resume") {
+		t.Errorf("as a plugin: %s", r.stderr)
+	}
+	commands := filepath.Join(dir, ".claude", "commands")
+	if err := os.MkdirAll(commands, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(commands, "workflow-resume.md"), []byte("---\ndescription: d\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := b.call("sm_print_status").must(t, 0); !strings.Contains(r.stderr, "or /workflow-resume\n") {
+		t.Errorf("installed in the project: %s", r.stderr)
+	}
 }
