@@ -25,6 +25,7 @@ type block struct {
 	vars    map[string]string // shell variables passed with --set
 	funcs   []string          // shell functions passed with --function
 	stdin   string
+	env     map[string]string // more of the environment
 }
 
 // result is what a call gave back.
@@ -57,6 +58,9 @@ func (b block) call(fn string, args ...string) result {
 	argv = append(append(argv, "--", fn), args...)
 	var out, errOut, ans strings.Builder
 	env := map[string]string{"CLAUDE_PROJECT_DIR": b.dir, "CLAUDE_CODE_SESSION_ID": b.session}
+	for k, v := range b.env {
+		env[k] = v
+	}
 	rc := Call(Env{
 		Stdin: strings.NewReader(b.stdin), Stdout: &out, Stderr: &errOut, Answer: &ans,
 		Getenv: func(k string) string { return env[k] }, Cwd: b.dir, Now: time.Now,
@@ -745,5 +749,38 @@ func TestPrintStatusResume(t *testing.T) {
 	}
 	if r := b.call("sm_print_status").must(t, 0); !strings.Contains(r.stderr, "or /workflow-resume\n") {
 		t.Errorf("installed in the project: %s", r.stderr)
+	}
+}
+
+// TestLoadTakesNoLock: a call whose state file is up to date (every
+// load, mostly) leaves it alone without taking the workflow's lock: a
+// load while another process holds the lock neither waits for it nor
+// warns. A change still rewrites the file. Before, every call took the
+// lock to compare.
+func TestLoadTakesNoLock(t *testing.T) {
+	dir := newProject(t)
+	b := start(t, dir, "s")
+	b.call("append_workflow_state", "FOO", "1").must(t, 0)
+	w, err := mustProject(t, dir).Workflow(b.shellID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.env = map[string]string{"FLOWSTATE_LOCK_WAIT": "200ms"}
+	var r result
+	var took time.Duration
+	if err := w.Update(func(*store.Tx) error {
+		begun := time.Now()
+		r = b.call("load_workflow_state").must(t, 0)
+		took = time.Since(begun)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if r.stderr != "" || took >= 200*time.Millisecond || !r.has("export FOO=1") {
+		t.Errorf("a load under another's lock took %v: %+v", took, r)
+	}
+	b.call("append_workflow_state", "FOO", "2").must(t, 0)
+	if data, err := os.ReadFile(filepath.Join(dir, ".claude/tmp/workflow_"+b.shellID+".sh")); err != nil || !strings.Contains(string(data), "\nFOO=2\n") {
+		t.Errorf("not rewritten after a change: %s %v", data, err)
 	}
 }

@@ -49,7 +49,7 @@ func (c *call) answerAll(w *store.Workflow) (shell, error) {
 	}
 	c.answer.Write(b.Bytes())
 	c.answerArrays(s)
-	c.touched = w
+	c.touch(w, &s)
 	return s, nil
 }
 
@@ -132,7 +132,7 @@ func (c *call) adopt(p *store.Project, id string) (*store.Workflow, error) {
 	c.set("CLAUDE_PROJECT_DIR", p.Dir, true)
 	c.set("WORKFLOW_ID", id, true)
 	c.set("STATE_FILE", stateFile(p, id), true)
-	c.touched = w
+	c.touch(w, nil)
 	return w, nil
 }
 
@@ -305,11 +305,16 @@ func (c *call) appendPairs(pairs [][2]string, all bool) int {
 			return c.failErr(err)
 		}
 	}
-	s, err := c.view(w)
-	if err != nil {
-		return c.failErr(err)
+	// The view only for a pair naming a variable flowstate sets itself:
+	// checkOwn keeps every other pair as it is.
+	var refused []error
+	if slices.ContainsFunc(pairs, func(kv [2]string) bool { return isOwn(kv[0]) }) {
+		s, err := c.view(w)
+		if err != nil {
+			return c.failErr(err)
+		}
+		pairs, refused = checkOwn(s, pairs)
 	}
-	pairs, refused := checkOwn(s, pairs)
 	for _, err := range refused {
 		c.warn("%v", err)
 	}
@@ -319,7 +324,7 @@ func (c *call) appendPairs(pairs [][2]string, all bool) int {
 	if err := w.AppendState(pairs); err != nil {
 		return c.failErr(err)
 	}
-	c.touched = w
+	c.touch(w, nil)
 	if len(refused) > 0 {
 		return 1
 	}
@@ -499,7 +504,7 @@ func discoverLatestStateFile(c *call) int {
 	if err != nil || !strings.HasPrefix(w.ID, c.arg(0)+"_") && !sameCommand(gjson.GetBytes(doc, checkpoint.PathCommand).String(), c.arg(0)) {
 		return 1
 	}
-	c.touched = w // its state file is sourced next
+	c.touch(w, nil) // its state file is sourced next
 	c.print(stateFile(w.P, w.ID))
 	return 0
 }

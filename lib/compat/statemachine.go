@@ -393,7 +393,7 @@ func (c *call) answerMachineOf(w *store.Workflow) int {
 		return c.failErr(err)
 	}
 	c.answerMachine(s)
-	c.touched = w
+	c.touch(w, &s)
 	return 0
 }
 
