@@ -784,3 +784,19 @@ func TestLoadTakesNoLock(t *testing.T) {
 		t.Errorf("not rewritten after a change: %s %v", data, err)
 	}
 }
+
+// TestRefusedWriteCreatesNothing: a FILE outside CHECKPOINTS_DIR is
+// refused before anything is made: no CHECKPOINTS_DIR appears.
+func TestRefusedWriteCreatesNothing(t *testing.T) {
+	dir := newProject(t)
+	file := filepath.Join(dir, "notes.json")
+	if err := os.WriteFile(file, []byte(`{"checkpoint_id": "c", "version": "1.0"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := block{t: t, dir: dir, session: "s"}
+	b.call("migrate_checkpoint_format", file).must(t, 1)
+	b.call("checkpoint_set_field", file, ".a", "b").must(t, 1)
+	if _, err := os.Lstat(filepath.Join(dir, ".claude/data")); err == nil {
+		t.Error("a refused write created .claude/data")
+	}
+}

@@ -91,14 +91,14 @@ func inFiles(p *store.Project, path string) error {
 // CHECKPOINTS_DIR (inFiles), by fn's result, under the lock; nothing is
 // written when fn fails or changes nothing.
 func editFile(p *store.Project, path string, fn func(doc []byte) ([]byte, error)) error {
+	if err := inFiles(p, path); err != nil {
+		return err // before the lock, which would create CHECKPOINTS_DIR
+	}
 	l, err := lockFiles(p)
 	if err != nil {
 		return err
 	}
 	defer l.Release()
-	if err := inFiles(p, path); err != nil {
-		return err
-	}
 	doc, err := readFile(path)
 	if err != nil {
 		return err
@@ -118,14 +118,14 @@ func editFile(p *store.Project, path string, fn func(doc []byte) ([]byte, error)
 // nothing changed. (lib/store's readLocked does the same for a
 // workflow's checkpoint, which has events to commit with it.)
 func migrateFile(p *store.Project, path string) ([]byte, error) {
+	if err := inFiles(p, path); err != nil {
+		return nil, err // before the lock, which would create CHECKPOINTS_DIR
+	}
 	l, err := lockFiles(p)
 	if err != nil {
 		return nil, err
 	}
 	defer l.Release()
-	if err := inFiles(p, path); err != nil {
-		return nil, err
-	}
 	doc, err := readFile(path)
 	if err != nil {
 		return nil, err
