@@ -53,10 +53,13 @@ func Call(env Env, argv []string) int {
 	}
 	c.name, c.args = f.name, rest[1:]
 	rc := f.run(c)
+	// The workflow is as the call left it, whatever its generated file:
+	// a failed rewrite is warned of and never turns a stored value into a
+	// non-zero exit (load_workflow_state's 1 would mean "no workflow"), as
+	// app's refreshCompat does after a flowstate command.
 	if c.touched != nil {
-		if err := writeFile(c.touched); err != nil {
-			c.warn("workflow %s: the state file %s could not be written: %v", c.touched.ID, stateFile(c.touched.P, c.touched.ID), err)
-			rc = max(rc, 1)
+		if err := writeFile(c.touched, c.touchedView); err != nil {
+			c.warn("workflow %s: its state file %s was not rewritten, though what the call stored is stored: %v", c.touched.ID, stateFile(c.touched.P, c.touched.ID), err)
 		}
 	}
 	if _, err := io.WriteString(env.Answer, c.answer.String()); err != nil && rc == 0 {
@@ -112,6 +115,15 @@ type call struct {
 	// touched is the workflow whose generated state file the call
 	// rewrites when it is done: one it changed or loaded.
 	touched *store.Workflow
+	// touchedView is touched's view, when the call built one after its last
+	// change of it (touch): the state file is rendered from it.
+	touchedView *shell
+}
+
+// touch has the call rewrite w's generated state file when it is done,
+// from s when not nil: a view of w built after the call's last change.
+func (c *call) touch(w *store.Workflow, s *shell) {
+	c.touched, c.touchedView = w, s
 }
 
 // arg is argument i, "" when not given.

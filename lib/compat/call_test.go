@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
@@ -25,6 +26,7 @@ type block struct {
 	vars    map[string]string // shell variables passed with --set
 	funcs   []string          // shell functions passed with --function
 	stdin   string
+	env     map[string]string // more of the environment
 }
 
 // result is what a call gave back.
@@ -57,6 +59,9 @@ func (b block) call(fn string, args ...string) result {
 	argv = append(append(argv, "--", fn), args...)
 	var out, errOut, ans strings.Builder
 	env := map[string]string{"CLAUDE_PROJECT_DIR": b.dir, "CLAUDE_CODE_SESSION_ID": b.session}
+	for k, v := range b.env {
+		env[k] = v
+	}
 	rc := Call(Env{
 		Stdin: strings.NewReader(b.stdin), Stdout: &out, Stderr: &errOut, Answer: &ans,
 		Getenv: func(k string) string { return env[k] }, Cwd: b.dir, Now: time.Now,
@@ -561,5 +566,249 @@ func TestCheckpointOfWhileItIsRewritten(t *testing.T) {
 	}
 	if got := checkpointOf(p, filepath.Join(dir, "elsewhere", "checkpoint.json")); got != nil {
 		t.Errorf("a checkpoint.json elsewhere names workflow %s", got.ID)
+	}
+}
+
+// TestWritesOnlyCheckpointFiles: without a workflow the checkpoint
+// functions write a FILE only in CHECKPOINTS_DIR. A FILE elsewhere, or
+// reached through a link below it, is read but refused for writing, and
+// left as it was (before, any existing file was replaced, 0600, and
+// migrate_checkpoint_format wrote a .backup next to it).
+func TestWritesOnlyCheckpointFiles(t *testing.T) {
+	dir := newProject(t)
+	b := block{t: t, dir: dir, session: "s"}
+	saved := strings.TrimSpace(b.call("save_checkpoint", "plan", "auth", `{"description": "d"}`).must(t, 0).stdout)
+	if filepath.Dir(saved) != filepath.Join(dir, ".claude/data/checkpoints") {
+		t.Fatalf("saved at %s", saved)
+	}
+	doc, err := os.ReadFile(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "settings.json")
+	old := filepath.Join(dir, "old.json")
+	linkDir := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.Mkdir(linkDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for path, data := range map[string][]byte{outside: doc, old: []byte(`{"checkpoint_id": "c", "version": "1.0"}`), filepath.Join(linkDir, "x.json"): doc} {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(linkDir, filepath.Join(dir, ".claude/data/checkpoints/sub")); err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range []string{outside, old, filepath.Join(dir, ".claude/data/checkpoints/sub/x.json")} {
+		before, _ := os.ReadFile(file)
+		b.call("checkpoint_get_field", file, ".checkpoint_id").must(t, 0)
+		for _, call := range [][]string{{"checkpoint_set_field", file, ".description", "changed"}, {"checkpoint_increment_replan", file, "2", "why"}, {"migrate_checkpoint_format", file}} {
+			if r := b.call(call[0], call[1:]...).must(t, 1); !strings.Contains(r.stderr, "CHECKPOINTS_DIR") {
+				t.Errorf("%s: %q", call[0], r.stderr)
+			}
+		}
+		after, _ := os.ReadFile(file)
+		fi, _ := os.Stat(file)
+		if string(after) != string(before) || fi.Mode().Perm() != 0o644 {
+			t.Errorf("%s was written: %s %v", file, after, fi.Mode())
+		}
+		if _, err := os.Lstat(file + ".backup"); err == nil {
+			t.Errorf("%s.backup was written", file)
+		}
+	}
+	b.call("checkpoint_set_field", saved, ".description", "changed").must(t, 0)
+	if r := b.call("checkpoint_get_field", saved, ".description").must(t, 0); r.stdout != "changed\n" {
+		t.Errorf("in CHECKPOINTS_DIR: %q", r.stdout)
+	}
+}
+
+// TestStateFileUnwritable: a state file that cannot be rewritten after
+// a call is warned of, and the call's own exit stands: the value is
+// stored (exit 0), and load_workflow_state still finds the workflow
+// (its 1 would mean "no workflow", and a caller would start another).
+func TestStateFileUnwritable(t *testing.T) {
+	dir := newProject(t)
+	b := start(t, dir, "s")
+	file := filepath.Join(dir, ".claude/tmp/workflow_"+b.shellID+".sh")
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(file, 0o700); err != nil { // no file can replace it
+		t.Fatal(err)
+	}
+	if r := b.call("append_workflow_state", "FOO", "bar").must(t, 0); !strings.Contains(r.stderr, "not rewritten") || !strings.Contains(r.stderr, "stored") {
+		t.Errorf("no warning: %q", r.stderr)
+	}
+	if r := b.call("load_workflow_state", "FOO").must(t, 0); r.stdout != "bar\n" {
+		t.Errorf("FOO: %q", r.stdout)
+	}
+	if r := b.call("load_workflow_state").must(t, 0); !r.has("export FOO=bar") {
+		t.Errorf("load: %+v", r)
+	}
+}
+
+// TestInitWithoutIDAgain: init_workflow_state without an ID, run again
+// (a block repeated, the next block of the session), takes the workflow
+// the first run started while it waits for sm_init: one workflow, not
+// one per run. Another session, or a workflow sm_init started, gets a
+// new one.
+func TestInitWithoutIDAgain(t *testing.T) {
+	dir := newProject(t)
+	p := mustProject(t, dir)
+	b := block{t: t, dir: dir, session: "s1"}
+	first := answerOf(b.call("init_workflow_state").must(t, 0).answer, "WORKFLOW_ID")
+	if again := answerOf(b.call("init_workflow_state").must(t, 0).answer, "WORKFLOW_ID"); again != first {
+		t.Errorf("again: %s, first %s", again, first)
+	}
+	b.shellID = first
+	b.call("init_workflow_state").must(t, 0)
+	if r := b.call("load_workflow_state", "", "true").must(t, 0); !r.has("export WORKFLOW_ID=" + first) {
+		t.Errorf("load_workflow_state '' true: %s", r.answer)
+	}
+	if ids, err := p.WorkflowIDs(); err != nil || len(ids) != 1 {
+		t.Fatalf("workflows %v %v, want one", ids, err)
+	}
+	other := answerOf(block{t: t, dir: dir, session: "s2"}.call("init_workflow_state").must(t, 0).answer, "WORKFLOW_ID")
+	b.call("sm_init", "Plan it", "/plan", "research-and-plan", "2", "[]").must(t, 0)
+	next := answerOf(b.call("init_workflow_state").must(t, 0).answer, "WORKFLOW_ID")
+	if other == first || next == first || next == other {
+		t.Errorf("first %s, other session %s, after sm_init %s", first, other, next)
+	}
+}
+
+// oldCheckpoint is a checkpoint file of the design's version 2.0, which
+// a read migrates.
+const oldCheckpoint = `{"version": "2.0", "checkpoint_id": "plan_auth_1", "workflow_type": "plan", "project_name": "auth", "created_at": "2025-11-07T14:30:22Z",
+ "state_machine": {"current_state": "research", "completed_states": ["initialize"], "transition_table": {"initialize": "research", "research": "plan,complete", "plan": "complete", "complete": ""},
+  "workflow_config": {"scope": "research-and-plan", "description": "d", "command": "plan"}}}`
+
+// TestMigrateKeepsBackups: migrate_checkpoint_format keeps an earlier
+// backup (the next one is FILE.backup.2), and checkpoint_delete of a
+// file-kept save in a workflow deletes it without migrating it first,
+// so no FILE.backup is left of a deleted file; a migration that fails
+// leaves no backup. Before, the backup was overwritten, and a delete or
+// a failed migration left one behind.
+func TestMigrateKeepsBackups(t *testing.T) {
+	dir := newProject(t)
+	cps := filepath.Join(dir, ".claude/data/checkpoints")
+	if err := os.MkdirAll(cps, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(cps, "plan_auth_20250101_000000.json")
+	for path, data := range map[string]string{file: oldCheckpoint, file + ".backup": "earlier"} {
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := block{t: t, dir: dir, session: "s"}
+	b.call("migrate_checkpoint_format", file).must(t, 0)
+	if got, _ := os.ReadFile(file + ".backup"); string(got) != "earlier" {
+		t.Errorf("the earlier backup was overwritten: %q", got)
+	}
+	if got, _ := os.ReadFile(file + ".backup.2"); string(got) != oldCheckpoint {
+		t.Errorf("no backup of the migrated file: %q", got)
+	}
+
+	// A file the migration cannot replace (read-only): no backup is left.
+	ro := filepath.Join(cps, "plan_ro_20250101_000000.json")
+	if err := os.WriteFile(ro, []byte(oldCheckpoint), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	b.call("migrate_checkpoint_format", ro).must(t, 1)
+	if _, err := os.Lstat(ro + ".backup"); err == nil {
+		t.Errorf("a failed migration left %s.backup", ro)
+	}
+
+	other := filepath.Join(cps, "plan_other_20250101_000000.json")
+	if err := os.WriteFile(other, []byte(oldCheckpoint), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := start(t, dir, "s")
+	if r := w.call("checkpoint_delete", "plan", "other").must(t, 0); r.stdout != "Deleted checkpoint: plan other\n" {
+		t.Errorf("delete: %q", r.stdout)
+	}
+	for _, path := range []string{other, other + ".backup"} {
+		if _, err := os.Lstat(path); err == nil {
+			t.Errorf("%s is left", path)
+		}
+	}
+	w.call("checkpoint_delete", "plan", "other").must(t, 0) // nothing left: as rm -f
+}
+
+// TestPrintStatusResume: sm_print_status of a paused workflow names the
+// resume command as the install spells it: /workflow-resume where an
+// install put it in the project's .claude/commands. Before, it always
+// said /flowstate:workflow-resume.
+func TestPrintStatusResume(t *testing.T) {
+	dir := newProject(t)
+	b := start(t, dir, "s")
+	w, err := mustProject(t, dir).Workflow(b.shellID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sm.Pause(w, sm.Actor{By: "ann"}, "budget"); err != nil {
+		t.Fatal(err)
+	}
+	if r := b.call("sm_print_status").must(t, 0); !strings.Contains(r.stderr, "or /flowstate:workflow-resume") {
+		t.Errorf("as a plugin: %s", r.stderr)
+	}
+	commands := filepath.Join(dir, ".claude", "commands")
+	if err := os.MkdirAll(commands, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(commands, "workflow-resume.md"), []byte("---\ndescription: d\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := b.call("sm_print_status").must(t, 0); !strings.Contains(r.stderr, "or /workflow-resume\n") {
+		t.Errorf("installed in the project: %s", r.stderr)
+	}
+}
+
+// TestLoadTakesNoLock: a call whose state file is up to date (every
+// load, mostly) leaves it alone without taking the workflow's lock: a
+// load while another process holds the lock neither waits for it nor
+// warns. A change still rewrites the file. Before, every call took the
+// lock to compare.
+func TestLoadTakesNoLock(t *testing.T) {
+	dir := newProject(t)
+	b := start(t, dir, "s")
+	b.call("append_workflow_state", "FOO", "1").must(t, 0)
+	w, err := mustProject(t, dir).Workflow(b.shellID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.env = map[string]string{"FLOWSTATE_LOCK_WAIT": "200ms"}
+	var r result
+	var took time.Duration
+	if err := w.Update(func(*store.Tx) error {
+		begun := time.Now()
+		r = b.call("load_workflow_state").must(t, 0)
+		took = time.Since(begun)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if r.stderr != "" || took >= 200*time.Millisecond || !r.has("export FOO=1") {
+		t.Errorf("a load under another's lock took %v: %+v", took, r)
+	}
+	b.call("append_workflow_state", "FOO", "2").must(t, 0)
+	if data, err := os.ReadFile(filepath.Join(dir, ".claude/tmp/workflow_"+b.shellID+".sh")); err != nil || !strings.Contains(string(data), "\nFOO=2\n") {
+		t.Errorf("not rewritten after a change: %s %v", data, err)
+	}
+}
+
+// TestRefusedWriteCreatesNothing: a FILE outside CHECKPOINTS_DIR is
+// refused before anything is made: no CHECKPOINTS_DIR appears.
+func TestRefusedWriteCreatesNothing(t *testing.T) {
+	dir := newProject(t)
+	file := filepath.Join(dir, "notes.json")
+	if err := os.WriteFile(file, []byte(`{"checkpoint_id": "c", "version": "1.0"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := block{t: t, dir: dir, session: "s"}
+	b.call("migrate_checkpoint_format", file).must(t, 1)
+	b.call("checkpoint_set_field", file, ".a", "b").must(t, 1)
+	if _, err := os.Lstat(filepath.Join(dir, ".claude/data")); err == nil {
+		t.Error("a refused write created .claude/data")
 	}
 }

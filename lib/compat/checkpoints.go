@@ -25,7 +25,8 @@ import (
 // inside it (phase_data.named.NAME), printed as CHECKPOINT_PATH#NAME, a
 // reference the functions accept. Without a workflow they keep the
 // original's files under CHECKPOINTS_DIR (standalone.go); any existing
-// FILE named is read, and written under the same lock.
+// FILE named is read, but only one in CHECKPOINTS_DIR is written
+// (inFiles), under the same lock.
 
 // ref is what a checkpoint FILE argument names: a workflow's checkpoint
 // (at "" for all of it, else the path of a named checkpoint in it), or a
@@ -138,7 +139,7 @@ func (c *call) restore(typ, project string) (*store.Workflow, []byte, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if gjson.GetBytes(doc, "workflow_type").String() == typ && (project == "" || gjson.GetBytes(doc, checkpoint.PathProjectName).String() == project) {
+		if holdsSave(doc, typ, project) {
 			return w, doc, nil
 		}
 	}
@@ -147,6 +148,12 @@ func (c *call) restore(typ, project string) (*store.Workflow, []byte, error) {
 		err = fmt.Errorf("%w, nor in workflow %s", err, w.ID)
 	}
 	return nil, doc, err
+}
+
+// holdsSave reports whether a workflow's checkpoint doc holds a
+// save_checkpoint of typ (and project, when given).
+func holdsSave(doc []byte, typ, project string) bool {
+	return gjson.GetBytes(doc, "workflow_type").String() == typ && (project == "" || gjson.GetBytes(doc, checkpoint.PathProjectName).String() == project)
 }
 
 // save_checkpoint TYPE PROJECT [STATE_JSON]: merge the state (or stdin)
@@ -316,24 +323,24 @@ func restoreCheckpoint(c *call) int {
 // checkpoint_delete TYPE PROJECT: forget the save, so restore_checkpoint
 // finds none: in a workflow, which stays with its history, or the files.
 func checkpointDelete(c *call) int {
-	if c.arg(1) == "" {
+	if c.arg(0) == "" || c.arg(1) == "" {
 		return c.usage("checkpoint_delete TYPE PROJECT")
 	}
+	// Whether there is a save is what deleting finds: restore would
+	// migrate a file in place, leaving a backup of what is deleted next.
 	w, err := c.named()
-	if err == nil && w == nil {
+	var doc []byte
+	if err == nil && w != nil {
+		doc, err = w.ReadCheckpoint()
+	}
+	switch {
+	case err != nil:
+	case w != nil && holdsSave(doc, c.arg(0), c.arg(1)):
+		err = w.SetCheckpoint("workflow_type", []byte("null"))
+	default:
 		var n int
 		if n, err = c.deleteFiles(c.arg(0), c.arg(1)); err == nil && n == 0 {
 			return 0 // nothing to delete, as rm -f
-		}
-	} else if err == nil {
-		var in *store.Workflow
-		if in, _, err = c.restore(c.arg(0), c.arg(1)); err != nil {
-			return 0
-		}
-		if in == nil {
-			_, err = c.deleteFiles(c.arg(0), c.arg(1))
-		} else {
-			err = w.SetCheckpoint("workflow_type", []byte("null"))
 		}
 	}
 	if err != nil {

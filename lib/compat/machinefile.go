@@ -169,7 +169,7 @@ func smLoad(c *call) int {
 		}
 	}
 	c.answerMachine(s)
-	c.touched = w
+	c.touch(w, &s)
 	return 0
 }
 

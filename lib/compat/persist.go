@@ -49,7 +49,7 @@ func (c *call) answerAll(w *store.Workflow) (shell, error) {
 	}
 	c.answer.Write(b.Bytes())
 	c.answerArrays(s)
-	c.touched = w
+	c.touch(w, &s)
 	return s, nil
 }
 
@@ -132,13 +132,14 @@ func (c *call) adopt(p *store.Project, id string) (*store.Workflow, error) {
 	c.set("CLAUDE_PROJECT_DIR", p.Dir, true)
 	c.set("WORKFLOW_ID", id, true)
 	c.set("STATE_FILE", stateFile(p, id), true)
-	c.touched = w
+	c.touch(w, nil)
 	return w, nil
 }
 
 // init_workflow_state [ID]: start the workflow (see create), make it the
 // session's, and print its state file, which exists from now on.
-// Running it again changes nothing.
+// Running it again changes nothing: without an ID it takes the workflow
+// an earlier run started that still waits for sm_init (waitingID).
 func initWorkflowState(c *call) int {
 	p, err := c.proj()
 	if err != nil {
@@ -146,13 +147,30 @@ func initWorkflowState(c *call) int {
 	}
 	id := c.arg(0)
 	if id == "" {
-		id = uniqueID("workflow", c.Now())
+		id = c.waitingID(p)
 	}
 	if _, err := c.adopt(p, id); err != nil {
 		return c.failErr(err)
 	}
 	c.print(stateFile(p, id))
 	return 0
+}
+
+// waitingID is the workflow init_workflow_state without an ID starts or
+// takes: the shell's (WORKFLOW_ID, FLOWSTATE_WORKFLOW) or the session's,
+// when it still waits for sm_init and is no other session's, so a block
+// run again makes one workflow, not one per run; else a new id.
+func (c *call) waitingID(p *store.Project) string {
+	cur, _ := p.SessionWorkflow(c.session())
+	for _, id := range []string{c.shellID, c.Getenv("FLOWSTATE_WORKFLOW"), cur} {
+		if id == "" || !waits(p, id) {
+			continue
+		}
+		if s, ok := p.Summary(id); ok && (s.Session == "" || s.Session == c.session()) {
+			return id
+		}
+	}
+	return uniqueID("workflow", c.Now())
 }
 
 // load_workflow_state [ID] [IS_FIRST_BLOCK] [REQUIRED_VAR...]: set the
@@ -183,7 +201,7 @@ func loadWorkflowState(c *call) int {
 		}
 	case fail.Code(err) == fail.Usage && first:
 		if id == "" {
-			id = uniqueID("workflow", c.Now())
+			id = c.waitingID(p)
 		}
 		if _, err := c.adopt(p, id); err != nil {
 			return c.failErr(err)
@@ -287,11 +305,16 @@ func (c *call) appendPairs(pairs [][2]string, all bool) int {
 			return c.failErr(err)
 		}
 	}
-	s, err := c.view(w)
-	if err != nil {
-		return c.failErr(err)
+	// The view only for a pair naming a variable flowstate sets itself:
+	// checkOwn keeps every other pair as it is.
+	var refused []error
+	if slices.ContainsFunc(pairs, func(kv [2]string) bool { return isOwn(kv[0]) }) {
+		s, err := c.view(w)
+		if err != nil {
+			return c.failErr(err)
+		}
+		pairs, refused = checkOwn(s, pairs)
 	}
-	pairs, refused := checkOwn(s, pairs)
 	for _, err := range refused {
 		c.warn("%v", err)
 	}
@@ -301,7 +324,7 @@ func (c *call) appendPairs(pairs [][2]string, all bool) int {
 	if err := w.AppendState(pairs); err != nil {
 		return c.failErr(err)
 	}
-	c.touched = w
+	c.touch(w, nil)
 	if len(refused) > 0 {
 		return 1
 	}
@@ -481,7 +504,7 @@ func discoverLatestStateFile(c *call) int {
 	if err != nil || !strings.HasPrefix(w.ID, c.arg(0)+"_") && !sameCommand(gjson.GetBytes(doc, checkpoint.PathCommand).String(), c.arg(0)) {
 		return 1
 	}
-	c.touched = w // its state file is sourced next
+	c.touch(w, nil) // its state file is sourced next
 	c.print(stateFile(w.P, w.ID))
 	return 0
 }

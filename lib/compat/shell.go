@@ -171,12 +171,36 @@ func (s shell) file() ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// writeFile rewrites w's generated state file under the workflow's lock,
-// from what is stored once every write before it is done: concurrent
-// writers each rewrite it, and the last one leaves the newest. The file
-// is replaced atomically (a reader never sees half of it), and only when
-// it changes.
-func writeFile(w *store.Workflow) error {
+// writeFile brings w's generated state file up to date after a call:
+// rendered from view (a view of w the call built after its last change;
+// nil: built here), and compared with the file without the lock, since
+// most calls (every load) change nothing in it. Only when it differs is
+// it rewritten under the workflow's lock, from what is stored once every
+// write before it is done: concurrent writers each rewrite it, and the
+// last one leaves the newest. (A writer that finds the file equal to its
+// view after its own change has nothing to do: the file was written
+// under the lock from that change or a later one, and a later change's
+// writer checks again.) The file is replaced atomically, so a reader
+// never sees half of it.
+func writeFile(w *store.Workflow, view *shell) error {
+	if view == nil {
+		doc, m, err := sm.Load(w)
+		if err != nil {
+			return err
+		}
+		s, err := shellOf(w, doc, m)
+		if err != nil {
+			return err
+		}
+		view = &s
+	}
+	data, err := view.file()
+	if err != nil {
+		return err
+	}
+	if fileIs(stateFile(w.P, w.ID), data) {
+		return nil
+	}
 	m, err := sm.LoadMachine(w)
 	if err != nil {
 		return err
@@ -194,12 +218,18 @@ func writeFile(w *store.Workflow) error {
 			return err
 		}
 		path := stateFile(w.P, w.ID)
-		// Most calls that load change nothing: no write, no fsync.
-		if old, err := fsx.ReadFile(path, len(data)+1); err == nil && bytes.Equal(old, data) {
-			return nil
+		if fileIs(path, data) {
+			return nil // no write, no fsync
 		}
 		return fsx.WriteFile(path, data)
 	})
+}
+
+// fileIs reports whether the file at path holds data, read never
+// through a link.
+func fileIs(path string, data []byte) bool {
+	old, err := fsx.ReadFile(path, len(data)+1)
+	return err == nil && bytes.Equal(old, data)
 }
 
 // Refresh brings workflow id's generated state file up to date after a
@@ -215,7 +245,7 @@ func Refresh(p *store.Project, id string) error {
 	if err != nil {
 		return nil // removed since: so is what the file was for
 	}
-	return writeFile(w)
+	return writeFile(w, nil)
 }
 
 // ensureTmp makes .claude/tmp a real directory of the project: never a

@@ -60,9 +60,40 @@ func readFile(path string) ([]byte, error) {
 	return doc, err
 }
 
-// editFile replaces the JSON file at path by fn's result, under the lock;
-// nothing is written when fn fails or changes nothing.
+// inFiles refuses a file compat would write that is not in
+// CHECKPOINTS_DIR (or a directory of its own below it): a FILE argument
+// often comes from a loaded state value, which a cloned repository can
+// set, and compat writes no file of the user's elsewhere. The directories
+// from the file's up to CHECKPOINTS_DIR must be real ones, never links;
+// the file itself is opened without following one.
+func inFiles(p *store.Project, path string) error {
+	dir := checkpointsDir(p)
+	refuse := fail.Usagef("%s is not in %s (CHECKPOINTS_DIR): only the checkpoint files there and workflow checkpoints are written", path, dir)
+	top, err := os.Lstat(dir)
+	if err != nil || !top.IsDir() {
+		return refuse
+	}
+	for d := filepath.Dir(filepath.Clean(path)); ; d = filepath.Dir(d) {
+		fi, err := os.Lstat(d)
+		if err != nil || fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
+			return refuse
+		}
+		if os.SameFile(fi, top) {
+			return nil
+		}
+		if filepath.Dir(d) == d {
+			return refuse
+		}
+	}
+}
+
+// editFile replaces the JSON file at path, which must be in
+// CHECKPOINTS_DIR (inFiles), by fn's result, under the lock; nothing is
+// written when fn fails or changes nothing.
 func editFile(p *store.Project, path string, fn func(doc []byte) ([]byte, error)) error {
+	if err := inFiles(p, path); err != nil {
+		return err // before the lock, which would create CHECKPOINTS_DIR
+	}
 	l, err := lockFiles(p)
 	if err != nil {
 		return err
@@ -79,10 +110,17 @@ func editFile(p *store.Project, path string, fn func(doc []byte) ([]byte, error)
 	return fsx.WriteFile(path, out)
 }
 
-// migrateFile migrates the checkpoint file at path to schema 2.1 in
-// place, keeping the original as path.backup, as the original's
-// migrate_checkpoint_format did; it returns the migrated document.
+// migrateFile migrates the checkpoint file at path, which must be in
+// CHECKPOINTS_DIR (inFiles), to schema 2.1 in place, keeping the
+// original as path.backup (backupFile), as the original's
+// migrate_checkpoint_format did; it returns the migrated document. When
+// the migrated file cannot be written, the backup just made is removed:
+// nothing changed. (lib/store's readLocked does the same for a
+// workflow's checkpoint, which has events to commit with it.)
 func migrateFile(p *store.Project, path string) ([]byte, error) {
+	if err := inFiles(p, path); err != nil {
+		return nil, err // before the lock, which would create CHECKPOINTS_DIR
+	}
 	l, err := lockFiles(p)
 	if err != nil {
 		return nil, err
@@ -99,10 +137,33 @@ func migrateFile(p *store.Project, path string) ([]byte, error) {
 	if bytes.Equal(out, doc) {
 		return doc, nil
 	}
-	if err := fsx.WriteFile(path+".backup", doc); err != nil {
+	backup, err := backupFile(path, doc)
+	if err != nil {
 		return nil, err
 	}
-	return out, fsx.WriteFile(path, out)
+	if err := fsx.WriteFile(path, out); err != nil {
+		_ = os.Remove(backup) // nobody has seen it: the migration did not happen
+		return nil, err
+	}
+	return out, nil
+}
+
+// backupFile writes data to a new file path.backup, or path.backup.2,
+// path.backup.3, ... when that is taken: an earlier migration's backup
+// (an older original) is never overwritten. It returns the path.
+func backupFile(path string, data []byte) (string, error) {
+	for n := 1; ; n++ {
+		backup := path + ".backup"
+		if n > 1 {
+			backup += "." + strconv.Itoa(n)
+		}
+		switch _, err := os.Lstat(backup); {
+		case errors.Is(err, fs.ErrNotExist):
+			return backup, fsx.WriteFile(backup, data)
+		case err != nil:
+			return "", err
+		}
+	}
 }
 
 // newFile writes what data makes of its name to a new file dir/base.json,

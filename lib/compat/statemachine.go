@@ -393,7 +393,7 @@ func (c *call) answerMachineOf(w *store.Workflow) int {
 		return c.failErr(err)
 	}
 	c.answerMachine(s)
-	c.touched = w
+	c.touch(w, &s)
 	return 0
 }
 
@@ -469,7 +469,7 @@ func smPrintStatus(c *call) int {
 	if err != nil {
 		return c.failErr(err)
 	}
-	fmt.Fprint(c.Stderr, status.Render(status.Input{ID: w.ID, Checkpoint: doc, Events: events, Machine: m, Now: c.Now(), StuckAfter: orchestrate.DefaultStuckAfter}))
+	fmt.Fprint(c.Stderr, status.Render(status.Input{ID: w.ID, Checkpoint: doc, Events: events, Machine: m, Now: c.Now(), StuckAfter: orchestrate.DefaultStuckAfter, Resume: orchestrate.ResumeHint(w)}))
 	return 0
 }
 

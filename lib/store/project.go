@@ -60,27 +60,34 @@ func (p *Project) changedWorkflow(id string) {
 // state) is; doctor and install ask it too.
 func FindProject(getenv func(string) string, cwd string) (*Project, error) {
 	dir := getenv("CLAUDE_PROJECT_DIR")
+	h, err := homes(getenv)
+	if err != nil {
+		return nil, err
+	}
 	if dir == "" {
-		h, err := homes(getenv)
-		if err != nil {
-			return nil, err
-		}
 		dir = findRoot(cwd, h)
 	}
-	return ProjectAt(getenv, dir)
+	return projectAt(getenv, dir, h)
 }
 
 // ProjectAt is the project in dir, named by the user (a PROJECT_DIR
 // argument, CLAUDE_PROJECT_DIR): $HOME and anything inside ~/.claude are
 // refused, since state there would land in Claude Code's configuration.
 func ProjectAt(getenv func(string) string, dir string) (*Project, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, fmt.Errorf("project dir %q: %w", dir, err)
-	}
 	h, err := homes(getenv)
 	if err != nil {
 		return nil, err
+	}
+	return projectAt(getenv, dir, h)
+}
+
+// projectAt is ProjectAt with the home directories (homes) found: one
+// look at $HOME (a symlink resolved, /etc/passwd read when it is unset)
+// per process, however the project is found.
+func projectAt(getenv func(string) string, dir string, h []string) (*Project, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("project dir %q: %w", dir, err)
 	}
 	if err := notClaudeHome(abs, h); err != nil {
 		return nil, err

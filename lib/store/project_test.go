@@ -182,3 +182,31 @@ func TestHomeOf(t *testing.T) {
 		}
 	}
 }
+
+// TestFindProjectLooksAtHomeOnce: finding the project looks up the home
+// directories once (HOME read, its symlink resolved, /etc/passwd read
+// when unset), with or without CLAUDE_PROJECT_DIR. Before, a project
+// found from cwd looked twice.
+func TestFindProjectLooksAtHomeOnce(t *testing.T) {
+	home, cwd := t.TempDir(), t.TempDir()
+	for _, projectDir := range []string{"", cwd} {
+		reads := 0
+		getenv := func(k string) string {
+			switch k {
+			case "HOME":
+				reads++
+				return home
+			case "CLAUDE_PROJECT_DIR":
+				return projectDir
+			}
+			return ""
+		}
+		p, err := FindProject(getenv, cwd)
+		if err != nil || p.Dir != cwd {
+			t.Fatalf("CLAUDE_PROJECT_DIR=%q: %v %v", projectDir, p, err)
+		}
+		if reads != 1 {
+			t.Errorf("CLAUDE_PROJECT_DIR=%q: HOME read %d times", projectDir, reads)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/statefile"
 )
@@ -96,6 +97,46 @@ func TestAppendStateCompacts(t *testing.T) {
 	s, err := w.LoadState()
 	if err != nil || s.Values["KEY"] != fmt.Sprint(value, 199) || s.Values["OTHER"] != "o" || len(s.Warnings) != 0 {
 		t.Errorf("after compactions: KEY=%.10q… OTHER=%q warnings %q, %v", s.Values["KEY"], s.Values["OTHER"], s.Warnings, err)
+	}
+}
+
+// TestAppendStateCompactionFails: a single pair is stored by its durable
+// append; when the compaction after it fails, the append still succeeds
+// and is recorded, the value reads back, and a later append compacts.
+// Before, the error made the call fail with the value already stored.
+func TestAppendStateCompactionFails(t *testing.T) {
+	w := testWorkflow(t, testProject(t), "wf-1")
+	failures := 0
+	writeCompacted = func(string, []byte) error { failures++; return fmt.Errorf("disk full") }
+	defer func() { writeCompacted = fsx.WriteFile }()
+	value := strings.Repeat("v", 100)
+	for i := 0; failures == 0; i++ {
+		if i == 1000 {
+			t.Fatal("no compaction in 1000 appends")
+		}
+		if err := w.AppendState([][2]string{{"KEY", fmt.Sprint(value, i)}}); err != nil {
+			t.Fatalf("append %d: %v, with the value stored", i, err)
+		}
+		if got := w.P.Recorded(); len(got) != i+2 { // created, then one per append
+			t.Fatalf("append %d recorded %d: %q", i, len(got), got)
+		}
+		if s, err := w.LoadState(); err != nil || s.Values["KEY"] != fmt.Sprint(value, i) {
+			t.Fatalf("append %d: KEY=%.10q… %v", i, s.Values["KEY"], err)
+		}
+	}
+	// Several pairs replace the file whole: their failure stores nothing.
+	if err := w.AppendState([][2]string{{"A", "1"}, {"B", "2"}}); err == nil {
+		t.Error("a failed batch succeeded")
+	}
+	writeCompacted = fsx.WriteFile
+	before, _ := os.Stat(w.path(stateFile))
+	if err := w.AppendState([][2]string{{"KEY", "last"}}); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.Stat(w.path(stateFile))
+	s, err := w.LoadState()
+	if after.Size() >= before.Size() || err != nil || s.Values["KEY"] != "last" || s.Values["A"] != "" {
+		t.Errorf("not compacted later: %d → %d bytes, KEY=%q A=%q %v", before.Size(), after.Size(), s.Values["KEY"], s.Values["A"], err)
 	}
 }
 

@@ -538,7 +538,8 @@ func (w *Workflow) AppendLog(name string, value []byte) error {
 // AppendState stores key/value pairs under the lock. One pair is one
 // O_APPEND write, so appends stay O(1); the file is compacted when it has
 // grown past twice its compacted size, keeping it proportional to the
-// number of keys. Several pairs (state-append --stdin) are all or
+// number of keys, best effort once the pair is stored (an error then
+// would say "nothing changed" of a value that is there). Several pairs (state-append --stdin) are all or
 // nothing: they are merged into a compacted copy that replaces the file
 // atomically, since a kill could tear a long multi-line append. The file
 // never grows past limit.MaxState: an append that would is compacted
@@ -595,11 +596,27 @@ func (w *Workflow) appendState(pairs [][2]string) error {
 			return err
 		default:
 			header, _, _ := bytes.Cut(head[:n], []byte("\n"))
-			if !statefile.ShouldCompact(size, int64(statefile.Base(header))) {
-				return nil
+			if statefile.ShouldCompact(size, int64(statefile.Base(header))) {
+				// The pair is stored, durably: the compaction is best
+				// effort, and a failed one leaves the file as it is, to be
+				// compacted by a later append. Its error must not make the
+				// call fail, since a non-zero exit says nothing changed.
+				_ = w.compactState(path, pairs)
 			}
+			return nil
 		}
 	}
+	return w.compactState(path, pairs)
+}
+
+// writeCompacted replaces the state file by its compacted copy; tests
+// make it fail.
+var writeCompacted = fsx.WriteFile
+
+// compactState replaces the state file at path by a compacted copy with
+// pairs set, atomically: nothing changes when it fails. The caller holds
+// the workflow's lock.
+func (w *Workflow) compactState(path string, pairs [][2]string) error {
 	// Rewriting the state file is rare (a compaction or a --stdin batch),
 	// so it is where temp files of killed writers go; under the lock no
 	// writer of this workflow is in flight. Not on every write: it costs a
@@ -617,7 +634,7 @@ func (w *Workflow) appendState(pairs [][2]string) error {
 	if len(data) > limit.MaxState {
 		return fail.Invalidf("workflow %s: the state would grow to %d MiB, over the %d MiB it may hold; keep bulk data in a file and its path in the state; nothing was stored", w.ID, len(data)>>20, limit.MaxState>>20)
 	}
-	return fsx.WriteFile(path, data)
+	return writeCompacted(path, data)
 }
 
 // LoadState reads the key/value state; damaged lines come back as
