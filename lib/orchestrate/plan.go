@@ -27,9 +27,15 @@ import (
 // of the first state with work left, or, with done, of the finished
 // workflow's last state.
 func advance(w *store.Workflow) (v *view, done bool, err error) {
-	for {
+	for steps := 0; ; steps++ {
 		if v, err = load(w); err != nil || !v.complete() {
 			return v, false, err
+		}
+		// A workflow passes each state once on its way, and a state of a
+		// check-and-recover loop at most twice (back from its recovery);
+		// more than that is a definition whose loop cannot end.
+		if limit := 2*len(v.m.States()) + 2; steps >= limit {
+			return nil, false, fail.Invalidf("workflow %s: its definition %q went through %d states in one step and is at %s again with nothing to do; its check-and-recover loop cannot end (flowstate graph --machine checks a definition)", w.ID, v.m.Name, steps, v.state)
 		}
 		next, err := sm.Next(w, v.role.FailWhen != "" && v.facts.Loop.OwesRecovery())
 		if err != nil || next == "" {
