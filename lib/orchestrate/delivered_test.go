@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
@@ -48,5 +50,24 @@ func TestMinDeliveredZeroAcceptsNoFailure(t *testing.T) {
 	deliver(t, w, out, 3, 1, 3)
 	if got, err := Verify(w, Options{}); err == nil || !strings.Contains(err.Error(), "research_2 wrote no research report") {
 		t.Fatalf("verify with min_delivered 0 and one of three missing: %v\n%s, want it stopped", err, got)
+	}
+}
+
+// TestMinDeliveredWithoutAggregate: the default min_delivered (2)
+// applies to a fan-out that aggregates nothing too: two of three
+// delivered, the workflow goes on without the third.
+func TestMinDeliveredWithoutAggregate(t *testing.T) {
+	w, out := researchDefined(t, func(w *machine.Work) { w.Aggregate = "" }, "a", "b", "c")
+	deliver(t, w, out, 3, 1, 3)
+	got, err := Verify(w, Options{})
+	if err != nil || value(t, got, "NEXT") != "done" {
+		t.Fatalf("verify with two of three delivered and no aggregate: %v\n%s, want the workflow to go on", err, got)
+	}
+	if len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0].Text, "finished without workers research_2 (research)") {
+		t.Errorf("warnings %q", got.Warnings)
+	}
+	doc, _ := w.ReadCheckpoint()
+	if g := gjson.GetBytes(doc, "phase_data.research.partial_failures").Raw; g != `["research_2"]` {
+		t.Errorf("partial_failures = %s", g)
 	}
 }

@@ -413,7 +413,7 @@ const (
 // other worker delivered, and at least minDelivered of them did;
 // min_delivered 0 accepts no failure (every worker must deliver).
 func (v *view) partialOK(recs []supervisor.Record) bool {
-	if v.role.Kind() == "" || v.role.Delivered() == 0 {
+	if len(v.workers) < 2 || v.role.Delivered() == 0 {
 		return false
 	}
 	last := 0
