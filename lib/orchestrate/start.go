@@ -148,7 +148,13 @@ func (r Request) classification(p *store.Project, m *machine.Machine, run *Run) 
 		cls, err = classify.Given(scope, 1, "")
 		return cls, "", nil, err
 	case mode == "offline":
-		return intent.Classify(r.Description), "", nil, nil
+		// The offline classifier knows the built-in scopes only.
+		cls = intent.Classify(r.Description)
+		if _, ok := m.Scopes[cls.WorkflowType]; !ok {
+			return cls, "", nil, fail.Usagef("FLOWSTATE_CLASSIFICATION=offline chooses among the built-in scopes only, and /%s's definition has %s: give --scope SCOPE before the description",
+				r.Command, strings.Join(m.ScopeNames(), ", "))
+		}
+		return cls, "", nil, nil
 	case mode != "" && mode != "agent":
 		return cls, "", nil, fail.Usagef("FLOWSTATE_CLASSIFICATION=%q: use agent (the default) or offline", mode)
 	}
@@ -169,10 +175,10 @@ func (r Request) askedClassification(p *store.Project, m *machine.Machine, run *
 		return cls, "", nil, fail.Usagef("no classification pending for this session; start again with /%s DESCRIPTION", r.Command)
 	}
 	classPath = filepath.Join(specDir(p, run.Workflow), "classification.json")
-	cls, found, err := readClassification(classPath)
+	cls, found, err := readClassification(classPath, m)
 	if err == nil && !found && r.Classified && (run.RefusedWhy == "" || classifierAskedAgain(p, r.Session, *run)) {
 		busy := r.Options.Waiting.wait(func() bool {
-			cls, found, err = readClassification(classPath)
+			cls, found, err = readClassification(classPath, m)
 			return err == nil && !found && classifierBusy(p, r.Session, r.Options.Waiting)
 		})
 		switch {
@@ -357,15 +363,16 @@ func planGate(m *machine.Machine, scope string) (map[string]machine.Gate, string
 	return map[string]machine.Gate{next: {Message: "Approve the plan before " + next + " starts"}}, ""
 }
 
-// readClassification reads the classifier's JSON at path; found is
-// false when there is no file yet.
-func readClassification(path string) (cls classify.Classification, found bool, err error) {
+// readClassification reads the classifier's JSON at path, whose
+// workflow_type must be one of m's scopes; found is false when there is
+// no file yet.
+func readClassification(path string, m *machine.Machine) (cls classify.Classification, found bool, err error) {
 	data, err := fsx.ReadFile(path, limit.Max)
 	if errors.Is(err, fs.ErrNotExist) {
 		return cls, false, nil
 	}
 	if err == nil {
-		cls, err = classify.Parse(data, classify.MinConfidence)
+		cls, err = classify.ParseFor(data, classify.MinConfidence, m.ScopeNames())
 	}
 	if err != nil {
 		return cls, true, fmt.Errorf("%s: %w", path, err)
