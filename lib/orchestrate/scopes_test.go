@@ -10,6 +10,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 )
 
@@ -76,5 +77,28 @@ func TestOfflineOwnScopes(t *testing.T) {
 	_, err := Start(project(t), r)
 	if fail.Code(err) != fail.Usage || !strings.Contains(err.Error(), "deep, quick: give --scope SCOPE") {
 		t.Errorf("offline start with the definition's own scopes: %v, want a usage error asking for --scope", err)
+	}
+}
+
+// TestTooManyArguments: a request with more items than a state that
+// fans out over the arguments may run is refused before the workflow
+// exists.
+func TestTooManyArguments(t *testing.T) {
+	m := machine.Default()
+	research := m.Work["research"]
+	research.Each = machine.Each{Source: machine.SourceArguments}
+	m.Work["research"] = research
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := project(t)
+	words := strings.Repeat("word ", limit.MaxWorkers+1)
+	_, err = Start(p, Request{Command: "files", Scope: "research-only", Description: words, Session: "s1", Machine: m, MachineJSON: b})
+	if fail.Code(err) != fail.Invalid || !strings.Contains(err.Error(), "state research: 51 workers") {
+		t.Fatalf("start with %d items: %v, want exit 4 naming the state and the count", limit.MaxWorkers+1, err)
+	}
+	if ids, _ := p.List(); len(ids) != 0 {
+		t.Errorf("workflows %v, want none", ids)
 	}
 }
