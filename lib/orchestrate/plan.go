@@ -63,9 +63,6 @@ func advance(w *store.Workflow) (v *view, done bool, err error) {
 func Plan(w *store.Workflow, o Options) (Output, error) { return guarded(w, o, false, planStep) }
 
 func planStep(w *store.Workflow, o Options) (Output, error) {
-	if err := runnable(w); err != nil {
-		return Output{}, err
-	}
 	v, done, err := current(w, o)
 	switch {
 	case err != nil:
@@ -90,11 +87,17 @@ func planStep(w *store.Workflow, o Options) (Output, error) {
 // current is the view of the state a plan works on: in a sub-supervisor
 // the current state as it is; for the command, after recording what an
 // earlier plan's agents delivered and moving past finished states (done
-// when none is left).
+// when none is left). A workflow the phase loop cannot run is refused
+// (runnable) from the first view read, before anything is written.
 func current(w *store.Workflow, o Options) (v *view, done bool, err error) {
 	if o.Supervisor {
-		v, err = load(w)
-		return v, false, err
+		if v, err = load(w); err == nil {
+			err = v.runnable()
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		return v, false, nil
 	}
 	if err := reconcile(w, o); err != nil {
 		return nil, false, err
@@ -243,7 +246,10 @@ func recordSupervisor(tx *store.Tx, v *view, coordination string) error {
 // left to be planned again; nothing fails here.
 func reconcile(w *store.Workflow, o Options) error {
 	v, runs, err := look(w)
-	if err != nil || !v.hasRole || !v.planned(false).known {
+	if err != nil {
+		return err
+	}
+	if err := v.runnable(); err != nil || !v.hasRole || !v.planned(false).known {
 		return err
 	}
 	now, stuck := w.P.Now(), o.Waiting.stuckAfter()
@@ -274,18 +280,13 @@ func reconcile(w *store.Workflow, o Options) error {
 // the low-level API (sm-init --agents) runs its command's own steps, and
 // one whose definition gives no state any work would be walked to its end
 // with nothing done.
-func runnable(w *store.Workflow) error {
-	doc, m, err := sm.Load(w)
-	if err != nil {
-		return err
-	}
-	cv := checkpoint.ViewOf(doc)
-	lowLevel := cv.Agents != nil
-	if len(m.Work) > 0 && !lowLevel {
+func (v *view) runnable() error {
+	lowLevel := v.cv.Agents != nil
+	if len(v.m.Work) > 0 && !lowLevel {
 		return nil
 	}
-	cmd := cv.Command
-	why := fmt.Sprintf("its machine %q gives no state any work", m.Name)
+	w, cmd := v.w, v.cv.Command
+	why := fmt.Sprintf("its machine %q gives no state any work", v.m.Name)
 	if lowLevel {
 		why = "it runs the steps of its own command (sm-init --agents)"
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/machine"
+	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
 // ownScopes is the default definition with scopes of its own, quick
@@ -100,5 +101,41 @@ func TestTooManyArguments(t *testing.T) {
 	}
 	if ids, _ := p.List(); len(ids) != 0 {
 		t.Errorf("workflows %v, want none", ids)
+	}
+}
+
+// TestBuiltInOfARead: builtIn judges from what a caller already read
+// (the kept definition and the checkpoint) as BuiltIn does from the
+// files, and the hints built from one read name the right command.
+func TestBuiltInOfARead(t *testing.T) {
+	p := project(t)
+	def := startedWorkflow(t, p, Request{Command: "orchestrate", Scope: "research-only", Description: "auth", Session: "s1"})
+	r := ownScopes(t)
+	r.Scope, r.Session = "quick", "s2"
+	own := startedWorkflow(t, p, r)
+	for _, tc := range []struct {
+		w    *store.Workflow
+		want bool
+		hint string
+	}{{def, true, "/flowstate:workflow-resume"}, {own, false, "/triage --resume " + own.ID}} {
+		custom, _ := tc.w.MachineJSON()
+		doc, err := tc.w.ReadCheckpoint()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := builtIn(custom, doc); got != tc.want || BuiltIn(tc.w) != tc.want {
+			t.Errorf("%s: builtIn %v, BuiltIn %v, want %v", tc.w.ID, got, BuiltIn(tc.w), tc.want)
+		}
+		if got := ResumeHint(tc.w); got != tc.hint {
+			t.Errorf("%s: ResumeHint %q, want %q", tc.w.ID, got, tc.hint)
+		}
+	}
+	// A resume of flowstate's own refuses the user's workflow, naming its
+	// command; the one built in it continues.
+	if err := (ResumeRequest{}).owns(own); fail.Code(err) != fail.Refused || !strings.Contains(err.Error(), "/triage --resume "+own.ID) {
+		t.Errorf("owns(%s) = %v", own.ID, err)
+	}
+	if err := (ResumeRequest{}).owns(def); err != nil {
+		t.Errorf("owns(%s) = %v", def.ID, err)
 	}
 }
