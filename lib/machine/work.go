@@ -553,25 +553,6 @@ func (m *Machine) RecoveryOf(state string) string {
 	return ""
 }
 
-// Agent names the agent of a workflow of this machine that agent, a
-// subagent_type as a command wrote it (flowstate:research-specialist, or
-// research-specialist in a project install), stands for: a worker or
-// sub-supervisor of a state, the classifier, or one the definition lists
-// among its agents. ok is false for any other agent.
-func (m *Machine) Agent(subagentType string) (string, bool) {
-	name := subagentType
-	if i := strings.LastIndexByte(name, ':'); i >= 0 {
-		name = name[i+1:]
-	}
-	if name == "" {
-		return "", false
-	}
-	if slices.Contains(m.AgentNames(), name) {
-		return name, true
-	}
-	return "", false
-}
-
 // AgentNames lists every agent of the definition: the classifier, each
 // state's worker and sub-supervisor, and the listed agents.
 func (m *Machine) AgentNames() []string {

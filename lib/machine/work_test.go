@@ -94,19 +94,6 @@ func TestRender(t *testing.T) {
 
 func TestDefaultAgents(t *testing.T) {
 	m := Default()
-	for typ, want := range map[string]string{
-		"flowstate:research-specialist": "research-specialist", "sub-supervisor": "sub-supervisor",
-		"workflow-classifier": "workflow-classifier", "flowstate:doc-writer": "doc-writer",
-	} {
-		if got, ok := m.Agent(typ); !ok || got != want {
-			t.Errorf("Agent(%q) = %q, %v; want %q", typ, got, ok, want)
-		}
-	}
-	for _, typ := range []string{"general-purpose", "flowstate:", "Explore", ""} {
-		if got, ok := m.Agent(typ); ok {
-			t.Errorf("Agent(%q) = %q, want none", typ, got)
-		}
-	}
 	if got := m.PlanState(); got != "plan" {
 		t.Errorf("PlanState = %q", got)
 	}

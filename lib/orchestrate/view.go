@@ -303,13 +303,9 @@ func (v *view) failures(r Role, f Facts) (int64, []supervisor.Failing) {
 		if rec.Status != checkpoint.WorkerCompleted {
 			continue
 		}
-		failed += gjson.GetBytes(rec.Metadata, gjson.Escape(r.FailWhen)).Int()
-		var res struct {
-			Failures []supervisor.Failing `json:"failures"`
-		}
-		if json.Unmarshal(rec.Metadata, &res) == nil {
-			all = append(all, res.Failures...)
-		}
+		n, fs := failing(r, rec.Metadata)
+		failed += n
+		all = append(all, fs...)
 	}
 	return failed, all
 }
