@@ -62,6 +62,12 @@ const MinConfidence = 0.7
 // minConfidence outside 0-1, which is the caller's flag (fail.Usage); with
 // an error comes the zero Classification.
 func Parse(data []byte, minConfidence float64) (Classification, error) {
+	return ParseFor(data, minConfidence, machine.DefaultScopes())
+}
+
+// ParseFor is Parse for a workflow definition whose scopes are scopes:
+// workflow_type must be one of them.
+func ParseFor(data []byte, minConfidence float64, scopes []string) (Classification, error) {
 	if math.IsNaN(minConfidence) || minConfidence < 0 || minConfidence > 1 {
 		return Classification{}, fail.Usagef("--min-confidence %v is outside 0-1", minConfidence)
 	}
@@ -70,7 +76,7 @@ func Parse(data []byte, minConfidence float64) (Classification, error) {
 		return Classification{}, err
 	}
 	var c Classification
-	if c.WorkflowType, err = workflowType(raw); err != nil {
+	if c.WorkflowType, err = workflowType(raw, scopes); err != nil {
 		return Classification{}, err
 	}
 	if c.Confidence, err = confidence(raw, minConfidence); err != nil {
@@ -107,12 +113,12 @@ func object(data []byte) (map[string]json.RawMessage, error) {
 	return raw, nil
 }
 
-// workflowType is one of the default machine's scopes.
-func workflowType(raw map[string]json.RawMessage) (string, error) {
+// workflowType is one of the definition's scopes.
+func workflowType(raw map[string]json.RawMessage, scopes []string) (string, error) {
 	wt, ok := stringField(raw, "workflow_type")
-	if !ok || !slices.Contains(machine.DefaultScopes(), wt) {
+	if !ok || !slices.Contains(scopes, wt) {
 		return "", fail.Invalidf("classification: workflow_type %s is not one of %s; the classifier must return one of them",
-			show(raw, "workflow_type"), strings.Join(machine.DefaultScopes(), ", "))
+			show(raw, "workflow_type"), strings.Join(scopes, ", "))
 	}
 	return wt, nil
 }

@@ -192,3 +192,16 @@ func TestParseBadMinConfidenceIsUsage(t *testing.T) {
 		}
 	}
 }
+
+// ParseFor takes a definition's own scopes, and only those.
+func TestParseForOwnScopes(t *testing.T) {
+	answer := func(scope string) []byte {
+		return []byte(`{"workflow_type": "` + scope + `", "confidence": 0.9, "research_complexity": 1, "research_topics": ["a"]}`)
+	}
+	if c, err := ParseFor(answer("deep"), MinConfidence, []string{"deep", "quick"}); err != nil || c.WorkflowType != "deep" {
+		t.Errorf("ParseFor(deep) = %+v, %v", c, err)
+	}
+	if _, err := ParseFor(answer("research-only"), MinConfidence, []string{"deep", "quick"}); err == nil || !strings.Contains(err.Error(), "is not one of deep, quick") {
+		t.Errorf("ParseFor(research-only) = %v, want it refused naming deep, quick", err)
+	}
+}

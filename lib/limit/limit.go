@@ -30,6 +30,11 @@ const MaxState = 4 * Max
 // linear in its size: deep nesting made a 40 KB document cost seconds.
 const MaxDepth = 64
 
+// MaxWorkers is the most workers one state of a workflow fans out to:
+// one per word of a long request ("each": "arguments") would launch
+// hundreds of agents.
+const MaxWorkers = 50
+
 // ReadAll reads r to the end; more than Max bytes is fail.Invalid, naming
 // what was read.
 func ReadAll(r io.Reader, what string) ([]byte, error) {

@@ -165,9 +165,6 @@ var parsedDefault = sync.OnceValue(func() *Machine {
 // change.
 func Default() *Machine { return parsedDefault().clone() }
 
-// DefaultJSON is the default definition as it is written.
-func DefaultJSON() []byte { return slices.Clone(defaultJSON) }
-
 // clone copies m deeply enough that no change to the copy reaches m.
 func (m *Machine) clone() *Machine {
 	c := *m

@@ -427,6 +427,33 @@ func (m *Machine) checkResults(state string, w Work) error {
 	case w.FailWhen != "" && w.Format != FormatJSON && w.Format != FormatTestResults:
 		return fmt.Errorf("fail_when: needs a JSON artifact (format json or test-results)")
 	}
+	return m.checkLoop(state, w)
+}
+
+// checkLoop: a check-and-recover loop can end. Its recovery state has
+// work (its runs are what the check counts as recovered), repairs this
+// state only (the loop is found from it), and both states number their
+// workers by run: an id or output without {run} is the same in every
+// run, so one recovery would count as all of them.
+func (m *Machine) checkLoop(state string, w Work) error {
+	if w.FailWhen != "" {
+		rec := m.Recovery[state]
+		if _, ok := m.Work[rec]; !ok {
+			return fmt.Errorf("fail_when: the recovery state %s has no work, so a failed check would never be repaired; give %s work (e.g. \"each\": \"failures\")", rec, rec)
+		}
+		for _, from := range slices.Sorted(maps.Keys(m.Recovery)) {
+			if from != state && m.Recovery[from] == rec {
+				return fmt.Errorf("fail_when: the recovery state %s also repairs %s; give each checked state a recovery state of its own", rec, from)
+			}
+		}
+	} else if from := m.RecoveryOf(state); from == "" || m.Work[from].FailWhen == "" {
+		return nil
+	}
+	for _, f := range []struct{ field, tmpl string }{{"id", w.IDTemplate()}, {"output", w.Output}} {
+		if !strings.Contains(f.tmpl, "{run") {
+			return fmt.Errorf("%s: %q has no {run}; a state of a check-and-recover loop needs one in its id and output, so that each run's workers are its own", f.field, f.tmpl)
+		}
+	}
 	return nil
 }
 
@@ -524,25 +551,6 @@ func (m *Machine) RecoveryOf(state string) string {
 		}
 	}
 	return ""
-}
-
-// Agent names the agent of a workflow of this machine that agent, a
-// subagent_type as a command wrote it (flowstate:research-specialist, or
-// research-specialist in a project install), stands for: a worker or
-// sub-supervisor of a state, the classifier, or one the definition lists
-// among its agents. ok is false for any other agent.
-func (m *Machine) Agent(subagentType string) (string, bool) {
-	name := subagentType
-	if i := strings.LastIndexByte(name, ':'); i >= 0 {
-		name = name[i+1:]
-	}
-	if name == "" {
-		return "", false
-	}
-	if slices.Contains(m.AgentNames(), name) {
-		return name, true
-	}
-	return "", false
 }
 
 // AgentNames lists every agent of the definition: the classifier, each

@@ -94,19 +94,6 @@ func TestRender(t *testing.T) {
 
 func TestDefaultAgents(t *testing.T) {
 	m := Default()
-	for typ, want := range map[string]string{
-		"flowstate:research-specialist": "research-specialist", "sub-supervisor": "sub-supervisor",
-		"workflow-classifier": "workflow-classifier", "flowstate:doc-writer": "doc-writer",
-	} {
-		if got, ok := m.Agent(typ); !ok || got != want {
-			t.Errorf("Agent(%q) = %q, %v; want %q", typ, got, ok, want)
-		}
-	}
-	for _, typ := range []string{"general-purpose", "flowstate:", "Explore", ""} {
-		if got, ok := m.Agent(typ); ok {
-			t.Errorf("Agent(%q) = %q, want none", typ, got)
-		}
-	}
 	if got := m.PlanState(); got != "plan" {
 		t.Errorf("PlanState = %q", got)
 	}
@@ -125,5 +112,45 @@ func TestDefaultIsACopy(t *testing.T) {
 	n := Default()
 	if n.Work["research"].Agent != "research-specialist" || n.Transitions["initialize"][0] != "research" || n.Work["test"].Supervisor.From != 2 {
 		t.Error("Default shares its maps with callers")
+	}
+}
+
+// loop is a definition with a check-and-recover loop, check -> fix, for
+// the table below to break: each broken loop would never end.
+const loop = `{"name": "x", "initial": "start",
+ "transitions": {"start": ["lint"], "lint": ["check", "fix"], "check": ["fix", "lint", "done"], "fix": ["check", "lint"], "done": []},
+ "scopes": {"all": {"terminal": "done", "route": ["start", "lint", "check", "done"]}},
+ "recovery": %s,
+ "work": {"check": %s, "fix": %s}}`
+
+func TestLoopValidation(t *testing.T) {
+	const (
+		check   = `{"agent": "c", "id": "check_{run}", "output": "c/{run}.json", "format": "test-results", "fail_when": "tests_failed"}`
+		fix     = `{"agent": "f", "each": "failures", "id": "fix_{run}", "output": "f/{run:3}_fix.md", "format": "report"}`
+		noWork  = `{"agent": "f", "output": "f/{run}.md", "format": "report"}`
+		ownFix  = `{"check": "fix"}`
+		shared  = `{"check": "fix", "lint": "fix"}`
+		unnamed = `{"agent": "c", "output": "c/{run}.json", "format": "test-results", "fail_when": "tests_failed"}`
+	)
+	for _, tc := range []struct{ recovery, check, fix, want string }{
+		{ownFix, check, fix, ""},
+		// fix has no work: the check fails, goes to fix and back, forever.
+		{`{"check": "lint"}`, check, noWork, `machine "x": work.check.fail_when: the recovery state lint has no work`},
+		{shared, check, fix, `machine "x": work.check.fail_when: the recovery state fix also repairs lint`},
+		{ownFix, unnamed, fix, `machine "x": work.check.id: "{state}_{n}" has no {run}`},
+		{ownFix, strings.Replace(check, "c/{run}.json", "c/out.json", 1), fix, `machine "x": work.check.output: "c/out.json" has no {run}`},
+		{ownFix, check, strings.Replace(fix, `"id": "fix_{run}", `, "", 1), `machine "x": work.fix.id: "{state}_{n}" has no {run}`},
+		{ownFix, check, strings.Replace(fix, "f/{run:3}_fix.md", "f/fix.md", 1), `machine "x": work.fix.output: "f/fix.md" has no {run}`},
+	} {
+		def := strings.Replace(strings.Replace(strings.Replace(loop, "%s", tc.recovery, 1), "%s", tc.check, 1), "%s", tc.fix, 1)
+		_, err := Parse([]byte(def))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s %s %s: %v", tc.recovery, tc.check, tc.fix, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s %s %s: got %v, want %q", tc.recovery, tc.check, tc.fix, err, tc.want)
+		case tc.want != "" && fail.Code(err) != fail.Invalid:
+			t.Errorf("%s: exit %d, want %d", tc.want, fail.Code(err), fail.Invalid)
+		}
 	}
 }

@@ -16,14 +16,11 @@ import (
 // What an artifact proves about its worker, and the record kept of it.
 // Pure: no I/O.
 
-// Checked is what an artifact proved about its worker. Failed is the
-// number the state's fail_when names (failing tests), Failures what the
-// artifact says of each.
+// Checked is what an artifact proved about its worker. What failed the
+// state's check is read from the Metadata kept in its record (failing).
 type Checked struct {
 	Metadata      json.RawMessage
 	FilesModified []string
-	Failed        int64
-	Failures      []supervisor.Failing
 }
 
 // CheckArtifact reads the artifact a worker of r wrote, in r's format
@@ -49,7 +46,7 @@ func CheckArtifact(r Role, data []byte) (Checked, error) {
 		if err != nil {
 			return c, err
 		}
-		v, c.Failed, c.Failures = res, res.TestsFailed, res.Failures
+		v = res
 	case machine.FormatMarkdown:
 		sec, err := supervisor.ParseSections(data, r.Sections)
 		if err != nil {
@@ -57,11 +54,11 @@ func CheckArtifact(r Role, data []byte) (Checked, error) {
 		}
 		v = sec
 	case machine.FormatJSON:
-		obj, failed, err := jsonFields(data, r.Fields, r.FailWhen)
+		obj, err := jsonFields(data, r.Fields, r.FailWhen)
 		if err != nil {
 			return c, err
 		}
-		v, c.Failed = obj, failed
+		v = obj
 	default:
 		meta, err := supervisor.ParseReport(data)
 		if err != nil {
@@ -83,27 +80,41 @@ func CheckArtifact(r Role, data []byte) (Checked, error) {
 // (each not null), and returns those fields as the worker's metadata, with
 // the number failWhen names ("" for none), which must be a whole number
 // of at least 0.
-func jsonFields(data []byte, want []string, failWhen string) (map[string]json.RawMessage, int64, error) {
+func jsonFields(data []byte, want []string, failWhen string) (map[string]json.RawMessage, error) {
 	if !gjson.ValidBytes(data) || !gjson.ParseBytes(data).IsObject() {
-		return nil, 0, fail.Invalidf("not a JSON object; the file must be one with the fields %v", want)
+		return nil, fail.Invalidf("not a JSON object; the file must be one with the fields %v", want)
 	}
 	obj := make(map[string]json.RawMessage, len(want))
 	for _, f := range want {
 		r := gjson.GetBytes(data, gjson.Escape(f))
 		if !r.Exists() || r.Type == gjson.Null {
-			return nil, 0, fail.Invalidf("no %q field; the object must have the fields %v", f, want)
+			return nil, fail.Invalidf("no %q field; the object must have the fields %v", f, want)
 		}
 		obj[f] = json.RawMessage(r.Raw)
 	}
 	if failWhen == "" {
-		return obj, 0, nil
+		return obj, nil
 	}
 	r := gjson.GetBytes(data, gjson.Escape(failWhen))
 	if r.Type != gjson.Number || r.Num < 0 || r.Num != float64(int64(r.Num)) {
-		return nil, 0, fail.Invalidf("%q must be a whole number of at least 0 (what failed), got %s", failWhen, orNothing(r.Raw))
+		return nil, fail.Invalidf("%q must be a whole number of at least 0 (what failed), got %s", failWhen, orNothing(r.Raw))
 	}
 	obj[failWhen] = json.RawMessage(r.Raw)
-	return obj, r.Int(), nil
+	return obj, nil
+}
+
+// failing is what failed the check of r in one worker's metadata, as
+// CheckArtifact kept it: the number fail_when names (failing tests) and
+// what the artifact says of each.
+func failing(r Role, metadata json.RawMessage) (int64, []supervisor.Failing) {
+	var res struct {
+		Failures []supervisor.Failing `json:"failures"`
+	}
+	n := gjson.GetBytes(metadata, gjson.Escape(r.FailWhen)).Int()
+	if json.Unmarshal(metadata, &res) != nil {
+		return n, nil
+	}
+	return n, res.Failures
 }
 
 func orNothing(raw string) string {

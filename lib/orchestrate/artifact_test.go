@@ -23,7 +23,7 @@ func TestCheckArtifactAndWorkerRecord(t *testing.T) {
 	}
 	test := role("test")
 	c, err = CheckArtifact(test, []byte(`{"total_tests": 2, "tests_passed": 1, "tests_failed": 1, "failures": [{"name": "TestA"}]}`))
-	if err != nil || c.Failed != 1 || FailureLine(test, c.Failed, c.Failures) != "1 failing tests; TestA" {
+	if n, fs := failing(test, c.Metadata); err != nil || n != 1 || FailureLine(test, n, fs) != "1 failing tests; TestA" {
 		t.Errorf("CheckArtifact(results) = %+v, %v", c, err)
 	}
 	for _, tc := range []struct {
@@ -60,7 +60,7 @@ func TestCheckArtifactDefinitionFormats(t *testing.T) {
 	}
 	js := Role{State: "check", Work: machine.Work{Format: machine.FormatJSON, Fields: []string{"verdict"}, FailWhen: "errors"}}
 	c, err = CheckArtifact(js, []byte(`{"verdict": "bad", "errors": 3}`))
-	if err != nil || c.Failed != 3 || FailureLine(js, c.Failed, nil) != "errors: 3 in the check" {
+	if n, _ := failing(js, c.Metadata); err != nil || n != 3 || FailureLine(js, n, nil) != "errors: 3 in the check" {
 		t.Errorf("json with fail_when: %+v, %v", c, err)
 	}
 	for _, bad := range []string{`{"errors": 0}`, `{"verdict": null, "errors": 0}`, `{"verdict": 1, "errors": -1}`, `{"verdict": 1, "errors": "2"}`, `[1]`} {

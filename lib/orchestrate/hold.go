@@ -13,6 +13,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/kv"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
@@ -173,13 +174,20 @@ func ResumeHint(w *store.Workflow) string { return resumeWith(w, "") }
 func RetryHint(w *store.Workflow) string { return resumeWith(w, "--retry-failed") }
 
 // resumeWith is ResumeHint with an option of resume's.
+// Each file is read once: the checkpoint, and the definition kept with
+// the workflow (none for the built-in one).
 func resumeWith(w *store.Workflow, option string) string {
-	doc, m, err := sm.Load(w)
+	doc, err := w.ReadCheckpoint()
+	custom, merr := w.MachineJSON()
+	var m *machine.Machine
+	if err == nil && merr == nil && custom != nil {
+		m, err = machine.Parse(custom)
+	}
 	cv := checkpoint.ViewOf(doc)
 	switch {
-	case err != nil || BuiltIn(w):
+	case err != nil || merr != nil || builtIn(custom, doc):
 		return strings.TrimSpace(Slash(w.P, ResumeCommand) + " " + option)
-	case len(m.Work) == 0 || cv.Agents != nil:
+	case cv.Agents != nil || len(m.Work) == 0:
 		// A command on the low-level API continues its workflow by its id
 		// when it takes --resume (docs/writing-an-orchestrator.md).
 		return "/" + cv.Command + " --resume " + w.ID
@@ -191,11 +199,18 @@ func resumeWith(w *store.Workflow, option string) string {
 // flowstate's own commands (/workflow-resume among them) continue: not a
 // user's definition, nor a command on the low-level API.
 func BuiltIn(w *store.Workflow) bool {
-	if custom, _ := w.MachineJSON(); custom != nil {
+	custom, _ := w.MachineJSON()
+	if custom != nil {
 		return false
 	}
 	doc, err := w.ReadCheckpoint()
-	return err != nil || checkpoint.ViewOf(doc).Agents == nil
+	return err != nil || builtIn(nil, doc)
+}
+
+// builtIn is BuiltIn of a workflow already read: custom is the
+// definition kept with it (nil for none), doc its checkpoint.
+func builtIn(custom, doc []byte) bool {
+	return custom == nil && checkpoint.ViewOf(doc).Agents == nil
 }
 
 // Slash is how the user types flowstate's own command name in Claude

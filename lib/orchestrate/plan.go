@@ -27,9 +27,15 @@ import (
 // of the first state with work left, or, with done, of the finished
 // workflow's last state.
 func advance(w *store.Workflow) (v *view, done bool, err error) {
-	for {
+	for steps := 0; ; steps++ {
 		if v, err = load(w); err != nil || !v.complete() {
 			return v, false, err
+		}
+		// A workflow passes each state once on its way, and a state of a
+		// check-and-recover loop at most twice (back from its recovery);
+		// more than that is a definition whose loop cannot end.
+		if limit := 2*len(v.m.States()) + 2; steps >= limit {
+			return nil, false, fail.Invalidf("workflow %s: its definition %q went through %d states in one step and is at %s again with nothing to do; its check-and-recover loop cannot end (flowstate graph --machine checks a definition)", w.ID, v.m.Name, steps, v.state)
 		}
 		next, err := sm.Next(w, v.role.FailWhen != "" && v.facts.Loop.OwesRecovery())
 		if err != nil || next == "" {
@@ -57,9 +63,6 @@ func advance(w *store.Workflow) (v *view, done bool, err error) {
 func Plan(w *store.Workflow, o Options) (Output, error) { return guarded(w, o, false, planStep) }
 
 func planStep(w *store.Workflow, o Options) (Output, error) {
-	if err := runnable(w); err != nil {
-		return Output{}, err
-	}
 	v, done, err := current(w, o)
 	switch {
 	case err != nil:
@@ -84,11 +87,17 @@ func planStep(w *store.Workflow, o Options) (Output, error) {
 // current is the view of the state a plan works on: in a sub-supervisor
 // the current state as it is; for the command, after recording what an
 // earlier plan's agents delivered and moving past finished states (done
-// when none is left).
+// when none is left). A workflow the phase loop cannot run is refused
+// (runnable) from the first view read, before anything is written.
 func current(w *store.Workflow, o Options) (v *view, done bool, err error) {
 	if o.Supervisor {
-		v, err = load(w)
-		return v, false, err
+		if v, err = load(w); err == nil {
+			err = v.runnable()
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		return v, false, nil
 	}
 	if err := reconcile(w, o); err != nil {
 		return nil, false, err
@@ -237,7 +246,10 @@ func recordSupervisor(tx *store.Tx, v *view, coordination string) error {
 // left to be planned again; nothing fails here.
 func reconcile(w *store.Workflow, o Options) error {
 	v, runs, err := look(w)
-	if err != nil || !v.hasRole || !v.planned(false).known {
+	if err != nil {
+		return err
+	}
+	if err := v.runnable(); err != nil || !v.hasRole || !v.planned(false).known {
 		return err
 	}
 	now, stuck := w.P.Now(), o.Waiting.stuckAfter()
@@ -268,18 +280,13 @@ func reconcile(w *store.Workflow, o Options) error {
 // the low-level API (sm-init --agents) runs its command's own steps, and
 // one whose definition gives no state any work would be walked to its end
 // with nothing done.
-func runnable(w *store.Workflow) error {
-	doc, m, err := sm.Load(w)
-	if err != nil {
-		return err
-	}
-	cv := checkpoint.ViewOf(doc)
-	lowLevel := cv.Agents != nil
-	if len(m.Work) > 0 && !lowLevel {
+func (v *view) runnable() error {
+	lowLevel := v.cv.Agents != nil
+	if len(v.m.Work) > 0 && !lowLevel {
 		return nil
 	}
-	cmd := cv.Command
-	why := fmt.Sprintf("its machine %q gives no state any work", m.Name)
+	w, cmd := v.w, v.cv.Command
+	why := fmt.Sprintf("its machine %q gives no state any work", v.m.Name)
 	if lowLevel {
 		why = "it runs the steps of its own command (sm-init --agents)"
 	}

@@ -54,15 +54,21 @@ func (r ResumeRequest) owns(w *store.Workflow) error {
 		return err
 	}
 	cmd := checkpoint.ViewOf(doc).Command
-	hint, own := ResumeHint(w), !BuiltIn(w) // own: a user's definition, or the low-level API
-	if r.RetryFailed {
-		hint = RetryHint(w)
+	// The hint is for a refusal only: most workflows scanned are not.
+	hint := func() string {
+		if r.RetryFailed {
+			return RetryHint(w)
+		}
+		return ResumeHint(w)
 	}
 	switch {
 	case r.Command != "" && cmd != r.Command:
-		return fail.Refusedf("workflow %s was started by /%s, not /%s; continue it with %s", w.ID, cmd, r.Command, hint)
-	case r.Command == "" && own:
-		return fail.Refusedf("workflow %s runs /%s's own steps, whose agents that command names; continue it with %s", w.ID, cmd, hint)
+		return fail.Refusedf("workflow %s was started by /%s, not /%s; continue it with %s", w.ID, cmd, r.Command, hint())
+	case r.Command == "":
+		// own: a user's definition, or the low-level API
+		if custom, _ := w.MachineJSON(); !builtIn(custom, doc) {
+			return fail.Refusedf("workflow %s runs /%s's own steps, whose agents that command names; continue it with %s", w.ID, cmd, hint())
+		}
 	}
 	return nil
 }

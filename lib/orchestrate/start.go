@@ -148,7 +148,13 @@ func (r Request) classification(p *store.Project, m *machine.Machine, run *Run) 
 		cls, err = classify.Given(scope, 1, "")
 		return cls, "", nil, err
 	case mode == "offline":
-		return intent.Classify(r.Description), "", nil, nil
+		// The offline classifier knows the built-in scopes only.
+		cls = intent.Classify(r.Description)
+		if _, ok := m.Scopes[cls.WorkflowType]; !ok {
+			return cls, "", nil, fail.Usagef("FLOWSTATE_CLASSIFICATION=offline chooses among the built-in scopes only, and /%s's definition has %s: give --scope SCOPE before the description",
+				r.Command, strings.Join(m.ScopeNames(), ", "))
+		}
+		return cls, "", nil, nil
 	case mode != "" && mode != "agent":
 		return cls, "", nil, fail.Usagef("FLOWSTATE_CLASSIFICATION=%q: use agent (the default) or offline", mode)
 	}
@@ -169,10 +175,10 @@ func (r Request) askedClassification(p *store.Project, m *machine.Machine, run *
 		return cls, "", nil, fail.Usagef("no classification pending for this session; start again with /%s DESCRIPTION", r.Command)
 	}
 	classPath = filepath.Join(specDir(p, run.Workflow), "classification.json")
-	cls, found, err := readClassification(classPath)
+	cls, found, err := readClassification(classPath, m)
 	if err == nil && !found && r.Classified && (run.RefusedWhy == "" || classifierAskedAgain(p, r.Session, *run)) {
 		busy := r.Options.Waiting.wait(func() bool {
-			cls, found, err = readClassification(classPath)
+			cls, found, err = readClassification(classPath, m)
 			return err == nil && !found && classifierBusy(p, r.Session, r.Options.Waiting)
 		})
 		switch {
@@ -200,12 +206,32 @@ func (r Request) askedClassification(p *store.Project, m *machine.Machine, run *
 	return cls, classPath, nil, nil
 }
 
+// tooManyArguments refuses, before the workflow exists, a request with
+// more items than a state of scope's route that fans out over the
+// command's arguments may run (limit.MaxWorkers).
+func tooManyArguments(m *machine.Machine, scope, request string) error {
+	n := len(ArgumentItems(request))
+	if n <= limit.MaxWorkers {
+		return nil
+	}
+	for _, state := range m.Scopes[scope].Route {
+		if w, ok := m.WorkOf(state); ok && w.Source() == machine.SourceArguments {
+			return fail.Invalidf("state %s: %d workers (one per item of the request) are more than the %d a state may run; give fewer items",
+				state, n, limit.MaxWorkers)
+		}
+	}
+	return nil
+}
+
 // create creates the workflow of r from its classification, with the
 // coordination the command asked for, and plans its first phase. The run
 // record names the workflow before it exists, so that a start killed in
 // between is found again rather than started twice.
 func create(p *store.Project, r Request, m *machine.Machine, run Run, cls classify.Classification, classPath string) (Output, error) {
 	var out Output
+	if err := tooManyArguments(m, cls.WorkflowType, r.Description); err != nil {
+		return out, err
+	}
 	if run.Workflow == "" {
 		run.Workflow = store.NewID(r.Command, p.Now())
 	}
@@ -357,15 +383,16 @@ func planGate(m *machine.Machine, scope string) (map[string]machine.Gate, string
 	return map[string]machine.Gate{next: {Message: "Approve the plan before " + next + " starts"}}, ""
 }
 
-// readClassification reads the classifier's JSON at path; found is
-// false when there is no file yet.
-func readClassification(path string) (cls classify.Classification, found bool, err error) {
+// readClassification reads the classifier's JSON at path, whose
+// workflow_type must be one of m's scopes; found is false when there is
+// no file yet.
+func readClassification(path string, m *machine.Machine) (cls classify.Classification, found bool, err error) {
 	data, err := fsx.ReadFile(path, limit.Max)
 	if errors.Is(err, fs.ErrNotExist) {
 		return cls, false, nil
 	}
 	if err == nil {
-		cls, err = classify.Parse(data, classify.MinConfidence)
+		cls, err = classify.ParseFor(data, classify.MinConfidence, m.ScopeNames())
 	}
 	if err != nil {
 		return cls, true, fmt.Errorf("%s: %w", path, err)

@@ -410,9 +410,10 @@ const (
 // records, can be accepted: the state is one that fans out, every failure
 // is in its last wave (no later wave builds on a failed worker, and a
 // worker of a later wave that never ran is no failure to accept), every
-// other worker delivered, and at least minDelivered of them did.
+// other worker delivered, and at least minDelivered of them did;
+// min_delivered 0 accepts no failure (every worker must deliver).
 func (v *view) partialOK(recs []supervisor.Record) bool {
-	if v.role.Kind() == "" {
+	if len(v.workers) < 2 || v.role.Delivered() == 0 {
 		return false
 	}
 	last := 0

@@ -111,7 +111,9 @@ func load(w *store.Workflow) (*view, error) {
 	if v.facts.Plan, err = v.plan(); err != nil {
 		return nil, err
 	}
-	v.settleLoop()
+	if err := v.settleLoop(); err != nil {
+		return nil, err
+	}
 	if v.hasRole {
 		if v.workers, err = Workers(v.role, v.facts); err != nil {
 			return nil, fmt.Errorf("workflow %s, state %s: %w", w.ID, v.state, err)
@@ -172,13 +174,19 @@ func (v *view) readRecords() error {
 // settleLoop completes the check-and-recover loop the current state is
 // in: how many recovery runs completed (they follow one another, so they
 // are 1..n), and what failed the checked run the next recovery works on.
-func (v *view) settleLoop() {
+func (v *view) settleLoop() error {
 	l := &v.facts.Loop
 	if l.Checked == "" {
-		return
+		return nil
 	}
+	r, _ := RoleOf(v.m, l.Recovery)
 	for v.recovered(l.RecoveryDone + 1) {
 		l.RecoveryDone++
+		// Each completed run has workers of its own: more runs than
+		// records means the same workers count for every run.
+		if l.RecoveryDone > len(v.records[r.Key()]) {
+			return fail.Invalidf("workflow %s, state %s: its definition %q counts the same %s workers for every recovery run, so its check-and-recover loop cannot end; give their id and output {run} (flowstate graph --machine checks a definition)", v.w.ID, v.state, v.m.Name, l.Recovery)
+		}
 	}
 	checkedRun := v.facts
 	checkedRun.Loop = Loop{Checked: l.Checked, Recovery: l.Recovery, Retries: l.RecoveryRun() - 1}
@@ -186,6 +194,7 @@ func (v *view) settleLoop() {
 	if n, fs := v.failures(checked, checkedRun); n > 0 {
 		v.facts.Failures = FailureLine(checked, n, fs)
 	}
+	return nil
 }
 
 // coordinationKey is where the workflow keeps how its command coordinates
@@ -294,13 +303,9 @@ func (v *view) failures(r Role, f Facts) (int64, []supervisor.Failing) {
 		if rec.Status != checkpoint.WorkerCompleted {
 			continue
 		}
-		failed += gjson.GetBytes(rec.Metadata, gjson.Escape(r.FailWhen)).Int()
-		var res struct {
-			Failures []supervisor.Failing `json:"failures"`
-		}
-		if json.Unmarshal(rec.Metadata, &res) == nil {
-			all = append(all, res.Failures...)
-		}
+		n, fs := failing(r, rec.Metadata)
+		failed += n
+		all = append(all, fs...)
 	}
 	return failed, all
 }

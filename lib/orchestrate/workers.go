@@ -8,6 +8,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/kv"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
@@ -75,6 +76,10 @@ func Workers(r Role, f Facts) ([]Worker, error) {
 	items, err := fanOut(r, f)
 	if err != nil {
 		return nil, err
+	}
+	if len(items) > limit.MaxWorkers {
+		return nil, fail.Invalidf("state %s: %d workers (one per item of its %q fan-out) are more than the %d a state may run; give fewer items",
+			r.State, len(items), r.Source(), limit.MaxWorkers)
 	}
 	ws := make([]Worker, len(items))
 	ids, outs := map[string]int{}, map[string]int{}

@@ -2,11 +2,13 @@ package orchestrate
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
@@ -261,16 +263,36 @@ func TestWorkerIn(t *testing.T) {
 			t.Errorf("workerIn(%q) = %q, want %q", tt.prompt, got, tt.want)
 		}
 	}
-	topics := make([]string, 200_000)
-	for i := range topics {
-		topics[i] = fmt.Sprintf("topic %d", i)
-	}
-	many, err := Workers(role("research"), Facts{SpecDir: specDir, Topics: topics})
-	if err != nil {
-		t.Fatal(err)
+	// More workers than a state may have (limit.MaxWorkers): workerIn
+	// stays fast whatever the list, so the list is made here, as Workers
+	// would name them.
+	many := make([]Worker, 200_000)
+	for i := range many {
+		many[i] = Worker{ID: fmt.Sprintf("research_%d", i+1), Output: filepath.Join(specDir, fmt.Sprintf("reports/%03d_topic_%d.md", i+1, i)), Batch: 1}
 	}
 	long := strings.Repeat("x "+rel+"/reports/\n", 50_000) + "Write to: " + many[len(many)-1].Output + "\n"
 	if got := workerIn(many, specDir, rel, long); got != many[len(many)-1].ID {
 		t.Errorf("among %d workers: %q", len(many), got)
+	}
+}
+
+// TestWorkersCapped: a fan-out of more than limit.MaxWorkers items (one
+// per word of a long request) is refused, naming the state and the
+// count; limit.MaxWorkers items are not.
+func TestWorkersCapped(t *testing.T) {
+	files := Role{State: "check", Work: machine.Work{Each: machine.Each{Source: machine.SourceArguments}, ID: "file_{n}", Output: "checks/{n}.json"}}
+	words := func(n int) string {
+		w := make([]string, n)
+		for i := range w {
+			w[i] = fmt.Sprintf("w%d", i)
+		}
+		return strings.Join(w, " ")
+	}
+	if ws, err := Workers(files, Facts{SpecDir: "/s", Description: words(limit.MaxWorkers)}); err != nil || len(ws) != limit.MaxWorkers {
+		t.Errorf("%d items: %d workers, %v", limit.MaxWorkers, len(ws), err)
+	}
+	_, err := Workers(files, Facts{SpecDir: "/s", Description: words(limit.MaxWorkers + 1)})
+	if fail.Code(err) != fail.Invalid || !strings.Contains(err.Error(), fmt.Sprintf("state check: %d workers", limit.MaxWorkers+1)) {
+		t.Errorf("%d items: %v, want exit 4 naming the state and the count", limit.MaxWorkers+1, err)
 	}
 }
