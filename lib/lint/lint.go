@@ -162,22 +162,37 @@ func (l *linter) frontmatter() {
 // no variable that only an earlier block (another process) set.
 func (l *linter) bash() {
 	l.scripts = make([]*script, len(l.doc.Steps))
+	perrs := make([]*parseError, len(l.doc.Steps))
+	stored := map[string]bool{} // keys the file's blocks store, which state-load sets
 	for i, st := range l.doc.Steps {
 		if st.Task != nil {
 			continue
 		}
-		s, perr := readScript(st.Body)
+		l.scripts[i], perrs[i] = readScript(st.Body)
+		if l.scripts[i] != nil {
+			for _, k := range l.scripts[i].stored {
+				stored[k] = true
+			}
+		}
+	}
+	for i, st := range l.doc.Steps {
+		s, perr := l.scripts[i], perrs[i]
 		if perr != nil {
 			l.add(st.Line+perr.line, "bash block does not parse: %s; fix the shell syntax", perr.msg)
 			continue
 		}
-		l.scripts[i] = s
+		if s == nil {
+			continue
+		}
 		for _, src := range s.sources {
 			l.add(st.Line+src.line, "`%s`: a bash block never sources a file (each block is a new process, and the file may change under it); call flowstate instead (eval \"$(flowstate compat)\" has the bash libraries' functions)", src.name)
 		}
 		for _, u := range s.unset {
 			if u.name == "ARGUMENTS" && l.kind == Command {
 				continue // the arguments rule says where $ARGUMENTS may stand
+			}
+			if s.loads && stored[u.name] {
+				continue // a key the file stores, set by state-load (lower case too)
 			}
 			l.add(st.Line+u.line, "$%s is never set in this block: each bash block runs as its own process, so an earlier block's variables are gone; set it here, get it from flowstate (state-append, then state-get), or write ${%s:?...} if the environment provides it", u.name, u.name)
 		}

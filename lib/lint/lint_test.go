@@ -100,6 +100,10 @@ var cases = []struct {
 	{"what the environment gives", "commands/c.md", command("~~~bash\necho \"$HOME $PWD $PATH $? $# $@ $$ $CLAUDE_PROJECT_DIR $CLAUDE_CODE_SESSION_ID ${CLAUDE_PLUGIN_ROOT} $FLOWSTATE_WORKFLOW\"\n" +
 		"echo \"${MY_TOOL:-none} ${OTHER:?set by the session hook} ${ALT:+x}\"\n~~~\n"), nil},
 	{"what flowstate's state-load evaluates", "commands/c.md", command("~~~bash\neval \"$(flowstate state-load)\"\necho \"$SPEC_DIR\"\n~~~\n"), nil},
+	{"state-load sets a lower-case key the file stores", "commands/c.md", command("~~~bash\nflowstate state-append spec_dir x\n~~~\n~~~bash\neval \"$(flowstate state-load)\"\necho \"$spec_dir\"\n~~~\n"), nil},
+	{"state-load evaluated as its usage shows", "commands/c.md", command("~~~bash\nflowstate state-append spec_dir x\n~~~\n~~~bash\nout=$(flowstate state-load) && eval \"$out\"\necho \"$spec_dir\"\n~~~\n"), nil},
+	{"a stored lower-case key without state-load", "commands/c.md", command("~~~bash\nflowstate state-append spec_dir x\n~~~\n~~~bash\necho \"$spec_dir\"\n~~~\n"),
+		[]string{"8: $spec_dir is never set in this block"}},
 	{"an eval assigns no lower-case variable", "commands/c.md", command("~~~bash\neval \"$(flowstate state-load)\"\necho \"$spec\"\n~~~\n"),
 		[]string{"6: $spec is never set in this block"}},
 	{"arithmetic reads a name", "commands/c.md", command("~~~bash\necho $(( count + 1 ))\n~~~\n"), []string{"5: $count is never set"}},

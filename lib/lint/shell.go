@@ -3,6 +3,7 @@ package lint
 import (
 	"errors"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -16,6 +17,11 @@ type script struct {
 	unset   []use        // variables read and assigned nowhere in the block, first read of each
 	sources []use        // source and . commands, as written
 	heredoc map[int]bool // the lines of quoted heredoc bodies, where nothing is expanded
+	// loads: the block evals what flowstate state-load prints, which
+	// assigns every stored key, lower-case ones too. Those of its unset
+	// that the file stores (stored) are set by it.
+	loads  bool
+	stored []string // the keys its state-append calls store, as written
 }
 
 // call is one flowstate command a block runs: its subcommand and the
@@ -24,6 +30,7 @@ type call struct {
 	line  int
 	sub   string
 	flags map[string]bool
+	key   string // the first argument after the subcommand that is no flag
 }
 
 type use struct {
@@ -50,6 +57,7 @@ func readScript(body string) (*script, *parseError) {
 	r := &reader{body: body, s: &script{heredoc: map[int]bool{}}, assigned: map[string]bool{}}
 	syntax.Walk(f, r.visit)
 	r.s.unset = r.unset()
+	r.s.loads = r.evals && slices.ContainsFunc(r.s.calls, func(c call) bool { return c.sub == "state-load" })
 	return r.s, nil
 }
 
@@ -158,6 +166,9 @@ func (r *reader) command(n *syntax.CallExpr) {
 		if c, ok := flowstateCall(args[1:]); ok {
 			c.line = line
 			r.s.calls = append(r.s.calls, c)
+			if c.sub == "state-append" && c.key != "" {
+				r.s.stored = append(r.s.stored, c.key)
+			}
 		}
 	default:
 		for _, name := range assignedBy(args) {
@@ -173,7 +184,8 @@ func (r *reader) unset() []use {
 	seen := map[string]bool{}
 	for _, u := range r.reads {
 		// eval runs text the block reads from elsewhere: state-load's
-		// and compat's assignments, whose keys are upper case.
+		// and compat's assignments, whose keys are upper case (state-load's
+		// lower-case keys are the linter's: script.stored).
 		if r.assigned[u.name] || seen[u.name] || environment(u.name) || r.evals && patterns().upperCase.MatchString(u.name) {
 			continue
 		}
@@ -353,9 +365,12 @@ func flowstateCall(args []string) (call, bool) {
 		return c, false
 	}
 	for _, a := range args[i:] {
-		if strings.HasPrefix(a, "--") {
+		switch {
+		case strings.HasPrefix(a, "--"):
 			f, _, _ := strings.Cut(a, "=")
 			c.flags[f] = true
+		case c.key == "" && !strings.HasPrefix(a, "-"):
+			c.key = a
 		}
 	}
 	return c, true
