@@ -23,8 +23,9 @@ import (
 // than at every flowstate start (each bash block is a process of its own).
 var patterns = sync.OnceValue(func() *patternSet {
 	return &patternSet{
-		// KEY= text a bash block prints (echo "KEY=...") or passes on;
-		// KEY_1=, KEY_$i= or KEY_${i}= print a for_each's KEY_i.
+		// KEY= text a bash block prints (echo "KEY=...", printf,
+		// a heredoc: script.printed); KEY_1=, KEY_$i= or KEY_${i}= (a
+		// printf's KEY_%d=) print a for_each's KEY_i.
 		literalKey:  regexp.MustCompile(`\b([A-Z][A-Z0-9_]*)=`),
 		indexedKey:  regexp.MustCompile(`\b([A-Z][A-Z0-9_]*?)_(?:[0-9]+|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)=`),
 		literalNext: regexp.MustCompile(`\bNEXT=["']?([A-Za-z0-9][A-Za-z0-9_.-]*)`),

@@ -22,6 +22,11 @@ type script struct {
 	// that the file stores (stored) are set by it.
 	loads  bool
 	stored []string // the keys its state-append calls store, as written
+	// printed is the text the block prints for the model to read: the
+	// arguments of echo and printf and the bodies of heredocs, as
+	// written, when their output is neither captured ($(...)), piped on
+	// nor written to a file.
+	printed []string
 }
 
 // call is one flowstate command a block runs: its subcommand and the
@@ -31,6 +36,9 @@ type call struct {
 	sub   string
 	flags map[string]bool
 	key   string // the first argument after the subcommand that is no flag
+	// hidden: its output is captured, piped on or written to a file, so
+	// the keys it prints are not in the block's output.
+	hidden bool
 }
 
 type use struct {
@@ -70,6 +78,54 @@ type reader struct {
 	assigned map[string]bool
 	reads    []use
 	evals    bool // the block runs eval
+	// hidden are the byte ranges of the block whose output it does not
+	// print: command substitutions, the commands a pipe feeds, commands
+	// whose stdout goes to a file. Walk visits them before what they hold.
+	hidden [][2]int
+}
+
+// hides reports whether n's output is in a hidden range.
+func (r *reader) hides(n syntax.Node) bool {
+	o := int(n.Pos().Offset())
+	for _, h := range r.hidden {
+		if h[0] <= o && o < h[1] {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *reader) hide(n syntax.Node) {
+	r.hidden = append(r.hidden, [2]int{int(n.Pos().Offset()), int(n.End().Offset())})
+}
+
+// stdoutToFile reports a redirect that sends stdout to a file.
+func stdoutToFile(rd *syntax.Redirect) bool {
+	switch rd.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
+		return rd.N == nil || rd.N.Value == "1"
+	}
+	return false
+}
+
+// stmt notes what a statement hides (its stdout sent to a file) and the
+// heredocs it prints: those fed to any command but flowstate, which reads
+// them (state-append --stdin) rather than printing them.
+func (r *reader) stmt(n *syntax.Stmt) {
+	if slices.ContainsFunc(n.Redirs, stdoutToFile) {
+		r.hide(n)
+	}
+	if r.hides(n) {
+		return
+	}
+	if c, ok := n.Cmd.(*syntax.CallExpr); ok && len(c.Args) > 0 && isFlowstate(c.Args[0], literal(c.Args[0])) {
+		return
+	}
+	for _, rd := range n.Redirs {
+		if (rd.Op == syntax.Hdoc || rd.Op == syntax.DashHdoc) && rd.Hdoc != nil {
+			r.s.printed = append(r.s.printed, r.body[rd.Hdoc.Pos().Offset():rd.Hdoc.End().Offset()])
+		}
+	}
 }
 
 // visit reads one node of the syntax tree: a variable it assigns or
@@ -105,7 +161,24 @@ func (r *reader) visit(n syntax.Node) bool {
 	case *syntax.CallExpr:
 		r.command(n)
 	}
+	r.output(n)
 	return true
+}
+
+// output notes what n does to the block's output: a statement may send
+// its stdout to a file and print heredocs; a command substitution and
+// the command a pipe feeds print nothing.
+func (r *reader) output(n syntax.Node) {
+	switch n := n.(type) {
+	case *syntax.Stmt:
+		r.stmt(n)
+	case *syntax.CmdSubst, *syntax.ProcSubst:
+		r.hide(n)
+	case *syntax.BinaryCmd:
+		if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
+			r.hide(n.X)
+		}
+	}
 }
 
 func (r *reader) assign(name string) {
@@ -157,6 +230,9 @@ func (r *reader) command(n *syntax.CallExpr) {
 		return
 	}
 	line := int(n.Pos().Line())
+	if (args[0] == "echo" || args[0] == "printf") && !r.hides(n) {
+		r.print(n, args)
+	}
 	switch {
 	case args[0] == "eval":
 		r.evals = true
@@ -164,7 +240,7 @@ func (r *reader) command(n *syntax.CallExpr) {
 		r.s.sources = append(r.s.sources, use{line, r.body[n.Pos().Offset():n.End().Offset()]})
 	case isFlowstate(n.Args[0], args[0]):
 		if c, ok := flowstateCall(args[1:]); ok {
-			c.line = line
+			c.line, c.hidden = line, r.hides(n)
 			r.s.calls = append(r.s.calls, c)
 			if c.sub == "state-append" && c.key != "" {
 				r.s.stored = append(r.s.stored, c.key)
@@ -174,6 +250,23 @@ func (r *reader) command(n *syntax.CallExpr) {
 		for _, name := range assignedBy(args) {
 			r.assign(name)
 		}
+	}
+}
+
+// print notes what echo or printf prints: its arguments as written, a
+// printf format's %d or %s standing for a value as $n would (printf
+// 'LENS_%d=%s\n' "$n" "$lens" prints LENS_1=, LENS_2=, ...). printf -v
+// assigns instead.
+func (r *reader) print(n *syntax.CallExpr, args []string) {
+	if args[0] == "printf" && len(args) > 1 && strings.HasPrefix(args[1], "-v") {
+		return
+	}
+	for _, w := range n.Args[1:] {
+		text := r.body[w.Pos().Offset():w.End().Offset()]
+		if args[0] == "printf" {
+			text = strings.NewReplacer("%d", "$n", "%i", "$n", "%s", "$s").Replace(text)
+		}
+		r.s.printed = append(r.s.printed, text)
 	}
 }
 

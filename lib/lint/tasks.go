@@ -7,19 +7,31 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/protocol"
 )
 
-// printed is what the bash block st prints for later steps: its literal
-// KEY= text and the keys of the flowstate commands it calls.
+// printed is what the bash block st prints for later steps: the KEY=
+// text its echo, printf and heredocs print and the keys of the flowstate
+// commands it calls, leaving out what it captures, pipes on or writes to
+// a file. A block that does not parse (reported as such) counts all its
+// KEY= text.
 func printed(st protocol.Step, s *script, into map[string]bool) {
-	for _, m := range patterns().literalKey.FindAllStringSubmatch(st.Body, -1) {
-		into[m[1]] = true
+	texts := []string{st.Body}
+	if s != nil {
+		texts = s.printed
 	}
-	for _, m := range patterns().indexedKey.FindAllStringSubmatch(st.Body, -1) {
-		into[m[1]+"_i"] = true
+	for _, text := range texts {
+		for _, m := range patterns().literalKey.FindAllStringSubmatch(text, -1) {
+			into[m[1]] = true
+		}
+		for _, m := range patterns().indexedKey.FindAllStringSubmatch(text, -1) {
+			into[m[1]+"_i"] = true
+		}
 	}
 	if s == nil {
 		return
 	}
 	for _, c := range s.calls {
+		if c.hidden {
+			continue
+		}
 		for _, k := range printers()[c.sub].Keys {
 			into[k] = true
 		}
