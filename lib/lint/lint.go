@@ -26,11 +26,9 @@ var patterns = sync.OnceValue(func() *patternSet {
 		// KEY= text a bash block prints (echo "KEY=...", printf,
 		// a heredoc: script.printed); KEY_1=, KEY_$i= or KEY_${i}= (a
 		// printf's KEY_%d=) print a for_each's KEY_i.
-		literalKey:  regexp.MustCompile(`\b([A-Z][A-Z0-9_]*)=`),
-		indexedKey:  regexp.MustCompile(`\b([A-Z][A-Z0-9_]*?)_(?:[0-9]+|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)=`),
+		literalKey:  regexp.MustCompile(`\b(` + protocol.KeyPattern + `)=`),
+		indexedKey:  regexp.MustCompile(`\b(` + protocol.KeyPattern + `?)_(?:[0-9]+|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)=`),
 		literalNext: regexp.MustCompile(`\bNEXT=["']?([A-Za-z0-9][A-Za-z0-9_.-]*)`),
-		loopRef:     regexp.MustCompile(`\$\{([A-Z][A-Z0-9_]*)_i\}`),
-		forEach:     regexp.MustCompile(`^i in 1\.\.(?:[0-9]+|\$\{[A-Z][A-Z0-9_]*\})$`),
 		// What Claude Code replaces in a command file with the command's
 		// arguments before the model reads it: $0 is the first argument
 		// in the version flowstate targets, $1 the second, $ARGUMENTS[N]
@@ -42,7 +40,7 @@ var patterns = sync.OnceValue(func() *patternSet {
 })
 
 type patternSet struct {
-	literalKey, indexedKey, literalNext, loopRef, forEach, positional, upperCase, name *regexp.Regexp
+	literalKey, indexedKey, literalNext, positional, upperCase, name *regexp.Regexp
 }
 
 // A Finding is one violation: the file, its line, and a one-line message

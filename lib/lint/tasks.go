@@ -67,7 +67,7 @@ func (l *linter) tasks() {
 		}
 		for k, text := range strings.Split(st.Body, "\n") {
 			line := st.Line + 1 + k
-			if v, ok := strings.CutPrefix(strings.TrimSpace(text), "for_each:"); ok && !patterns().forEach.MatchString(strings.TrimSpace(v)) {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(text), "for_each:"); ok && !protocol.ForEachWritten(strings.TrimSpace(v)) {
 				l.add(line, "for_each: %s: write for_each: i in 1..${COUNT}, COUNT printed by the block before, or a number", strings.TrimSpace(v))
 			}
 			for _, key := range protocol.KeyRefs(text) {
@@ -76,13 +76,14 @@ func (l *linter) tasks() {
 					report(line, key, "${%s} is printed by no bash block before this task block: make the block before it print %s=<value> (echo \"%s=...\")", key, key, key)
 				}
 			}
-			for _, m := range patterns().loopRef.FindAllStringSubmatch(text, -1) {
+			for _, key := range protocol.LoopRefs(text) {
 				uses = true
+				ref := "${" + key + "_i}"
 				switch {
 				case t.ForEach == "":
-					report(line, m[0], "%s outside a for_each: add for_each: i in 1..${COUNT}, or use a plain ${KEY}", m[0])
-				case !have[m[1]+"_i"]:
-					report(line, m[0], "%s is printed by no bash block before this task block: make the block before it print %s_1=, %s_2=, ... (one per i)", m[0], m[1], m[1])
+					report(line, ref, "%s outside a for_each: add for_each: i in 1..${COUNT}, or use a plain ${KEY}", ref)
+				case !have[key+"_i"]:
+					report(line, ref, "%s is printed by no bash block before this task block: make the block before it print %s_1=, %s_2=, ... (one per i)", ref, key, key)
 				}
 			}
 			if strings.Contains(text, "${i}") && t.ForEach == "" {
