@@ -28,7 +28,6 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/store"
-	"github.com/flowstate-dev/flowstate/lib/term"
 	"github.com/flowstate-dev/flowstate/lib/version"
 )
 
@@ -84,7 +83,7 @@ func Main(args []string, io IO) int {
 		Version:               version.Version,
 		HideHelpCommand:       true,
 		CustomAppHelpTemplate: appHelp,
-		Writer:                helpWriter{io.Stdout, term.Width(io.Getenv, io.Stdout)},
+		Writer:                helpWriter{io.Stdout, io.Getenv},
 		ErrWriter:             io.Stderr,
 		Reader:                io.Stdin,
 		EnableBashCompletion:  true,

@@ -147,7 +147,7 @@ func (e *env) candidates(app *cli.App, t typed, prev, cur string) []string {
 			out = append(out, e.described(c.Name, c.Usage))
 		}
 	default:
-		out = e.arguments(t.cmd.Name, t.workflow, t.positional)
+		out = e.arguments(app, t.cmd.Name, t.workflow, t.positional)
 	}
 	return out
 }
@@ -206,8 +206,8 @@ func (e *env) flagValues(flag string) []string {
 
 // arguments are what command takes as its next positional argument: a
 // state for sm-transition (those the workflow may move to) and rewind
-// (those it completed, and its current one), a shell, a command.
-func (e *env) arguments(command, workflow string, typed []string) []string {
+// (those it completed, and its current one), a shell, a command of app.
+func (e *env) arguments(app *cli.App, command, workflow string, typed []string) []string {
 	if len(typed) > 0 && command != "help" {
 		return nil
 	}
@@ -216,10 +216,8 @@ func (e *env) arguments(command, workflow string, typed []string) []string {
 		return shellNames()
 	case "help":
 		var out []string
-		for _, c := range Commands() {
-			if !c.Hidden {
-				out = append(out, c.Name)
-			}
+		for _, c := range app.VisibleCommands() {
+			out = append(out, c.Name)
 		}
 		return out
 	case "sm-transition", "rewind":

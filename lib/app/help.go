@@ -14,18 +14,20 @@ import (
 // itself, their descriptions wrapped under their column (urfave's own
 // wrapping of a flag line drops the tab that aligns it).
 
-// helpWriter is the app's writer, with the width help is fitted to
-// (term.Width; 0: not at all, as for a pipe).
+// helpWriter is the app's writer, with what help needs to fit its width
+// (term.Width; 0: not at all, as for a pipe), measured only when help is
+// printed: most calls print none, and for them it would be an ioctl and
+// an environment read wasted.
 type helpWriter struct {
 	io.Writer
-	width int
+	getenv func(string) string
 }
 
 func init() {
 	cli.HelpPrinter = func(w io.Writer, templ string, data any) {
 		width := 0
 		if hw, ok := w.(helpWriter); ok {
-			width = hw.width
+			width = term.Width(hw.getenv, hw.Writer)
 		}
 		funcs := map[string]any{
 			"flags":  func(flags []cli.Flag) string { return flagLines(flags, width) },

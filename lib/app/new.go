@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/google/renameio/v2"
@@ -96,11 +98,18 @@ func (e *env) writeCommand(c *cli.Context, pluginDir string) error {
 // writeNew writes files under root, each replaced atomically, none over a
 // file already there: a file of the user's is never replaced, so one in
 // the way stops it before anything is written (a shared one is kept).
-// It returns the paths written.
+// A linked directory on the way (.claude/agents a symlink, say) is
+// refused, as install refuses one: writing through it would put the
+// files outside the project. Failing part way, it removes the files it
+// wrote (none of them was there before), so that a retry is not refused
+// by them. It returns the paths written.
 func writeNew(root string, files []scaffold.File) ([]string, error) {
 	var todo []scaffold.File
 	var taken []string
 	for _, f := range files {
+		if err := refuseLinkedDirs(root, f.Path); err != nil {
+			return nil, err
+		}
 		switch _, err := os.Lstat(filepath.Join(root, f.Path)); {
 		case err == nil && f.Shared:
 		case err == nil:
@@ -116,14 +125,43 @@ func writeNew(root string, files []scaffold.File) ([]string, error) {
 	}
 	var written []string
 	for _, f := range todo {
-		path := filepath.Join(root, f.Path)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return written, fmt.Errorf("new command: %w", err)
+		p := filepath.Join(root, f.Path)
+		err := os.MkdirAll(filepath.Dir(p), 0o755)
+		if err == nil {
+			err = renameio.WriteFile(p, f.Data, 0o644)
 		}
-		if err := renameio.WriteFile(path, f.Data, 0o644); err != nil {
-			return written, fmt.Errorf("new command: %w", err)
+		if err != nil {
+			return nil, unwrite(err, written)
 		}
-		written = append(written, path)
+		written = append(written, p)
 	}
 	return written, nil
+}
+
+// refuseLinkedDirs fails (exit 2) when a directory on the way from root
+// to the file rel (slash-separated) is a link or not a directory.
+func refuseLinkedDirs(root, rel string) error {
+	var chain []string
+	for d := path.Dir(rel); d != "." && d != "/"; d = path.Dir(d) {
+		chain = append(chain, filepath.Join(root, filepath.FromSlash(d)))
+	}
+	slices.Reverse(chain)
+	return fsx.RefuseSymlinks(chain...)
+}
+
+// unwrite removes the files a failed writeNew wrote and says so with err.
+func unwrite(err error, written []string) error {
+	var left []string
+	for _, p := range written {
+		if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			left = append(left, p)
+		}
+	}
+	switch {
+	case len(left) > 0:
+		return fmt.Errorf("new command: %w; %s could not be removed again: remove them before you retry", err, strings.Join(left, ", "))
+	case len(written) > 0:
+		return fmt.Errorf("new command: %w; the %d files written before it were removed again, so fix that and retry", err, len(written))
+	}
+	return fmt.Errorf("new command: %w; nothing was written, so fix that and retry", err)
 }

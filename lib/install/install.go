@@ -74,6 +74,24 @@ type Manifest struct {
 	// Backups lists, per installed file, the user's files install
 	// --force replaced there, oldest first: uninstall puts the first back.
 	Backups map[string][]Backup `json:"backups,omitempty"`
+
+	wrote bool // this install changed something in the project
+}
+
+// record writes, for an install that failed part way, the manifest of
+// what it did: the files it installed and the backups it made, and
+// every file the last install recorded that this one did not get to
+// (still there, or gone, which uninstall passes over).
+func (m *Manifest) record(dir string, old *Manifest) error {
+	for rel, sum := range old.Files {
+		if _, ok := m.Files[rel]; !ok {
+			m.Files[rel] = sum
+		}
+	}
+	if err := writeManifest(dir, m); err != nil {
+		return fmt.Errorf("the install failed part way and its record of what it did could not be written either (%w); look for *%s files beside .claude's files, which are yours", err, backupSuffix)
+	}
+	return nil
 }
 
 // Backup is a user's file that install --force replaced, kept beside it
@@ -116,9 +134,12 @@ type file struct {
 }
 
 // Install installs flowstate into dir/.claude. Run again, it updates what
-// changed and, when nothing did, writes nothing.
-func Install(dir string, o Options) error {
-	dir, err := projectDir(dir)
+// changed and, when nothing did, writes nothing. Failing part way, it
+// still writes the manifest of what it did (record), so that a user's
+// file --force replaced is not left without the record uninstall puts
+// it back by.
+func Install(dir string, o Options) (err error) {
+	dir, err = projectDir(dir)
 	if err != nil {
 		return err
 	}
@@ -154,6 +175,11 @@ func Install(dir string, o Options) error {
 	if err := refuseLinks(dir, rels); err != nil {
 		return err
 	}
+	defer func() {
+		if err != nil && m.wrote {
+			err = errors.Join(err, m.record(dir, old))
+		}
+	}()
 	for _, f := range want {
 		if err := m.mkdirs(dir, path.Dir(f.rel)); err != nil {
 			return err
@@ -164,6 +190,7 @@ func Install(dir string, o Options) error {
 	}
 	for rel, sum := range old.Files {
 		if _, still := m.Files[rel]; !still {
+			m.wrote = true
 			removeFile(dir, rel, sum, o.Log)
 			m.putBack(dir, rel, o.Log)
 		}
@@ -280,6 +307,7 @@ func installFile(dir string, f file, old, m *Manifest, o Options) error {
 		return err
 	case hash(cur) == sum:
 		m.Files[f.rel] = record
+		m.adoptBackup(dir, f.rel, old)
 		return nil
 	case old.Files[f.rel] == local, f.local && old.Files[f.rel] != "":
 		// This machine's own file (the binary) that flowstate installed:
@@ -301,6 +329,7 @@ func installFile(dir string, f file, old, m *Manifest, o Options) error {
 		m.Files[f.rel] = old.Files[f.rel]
 		return nil
 	}
+	m.wrote = true
 	if err := writeFile(abs, f.data, f.mode); err != nil {
 		return err
 	}
@@ -308,10 +337,33 @@ func installFile(dir string, f file, old, m *Manifest, o Options) error {
 	return nil
 }
 
+// adoptBackup records the backup beside rel (rel + backupSuffix) that
+// an install of an older flowstate made and then failed before writing
+// its manifest: rel holds flowstate's file, which no manifest lists, and
+// no backup of it is recorded. Uninstall can then put the user's file
+// back.
+func (m *Manifest) adoptBackup(dir, rel string, old *Manifest) {
+	if old.Files[rel] != "" || len(m.Backups[rel]) > 0 {
+		return
+	}
+	name := rel + backupSuffix
+	b, err := readProjectFile(filepath.Join(dir, filepath.FromSlash(name)))
+	if err != nil {
+		return
+	}
+	m.Backups[rel] = []Backup{{Path: name, SHA256: hash(b)}}
+}
+
 // backUp keeps the user's file data, about to be replaced at rel, beside
 // it (rel + backupSuffix, or that and a number when the name is taken),
 // with the mode it had, and records it for uninstall.
 func (m *Manifest) backUp(dir, rel string, data []byte, log io.Writer) error {
+	if bs := m.Backups[rel]; len(bs) > 0 && bs[len(bs)-1].SHA256 == hash(data) {
+		// Kept already, by an install that failed before replacing it.
+		if b, err := readProjectFile(filepath.Join(dir, filepath.FromSlash(bs[len(bs)-1].Path))); err == nil && hash(b) == hash(data) {
+			return nil
+		}
+	}
 	abs := filepath.Join(dir, filepath.FromSlash(rel))
 	_, mode, err := readWithMode(abs)
 	if err != nil {
@@ -324,6 +376,7 @@ func (m *Manifest) backUp(dir, rel string, data []byte, log io.Writer) error {
 		}
 		name = fmt.Sprintf("%s%s.%d", rel, backupSuffix, n)
 	}
+	m.wrote = true
 	if err := writeFile(filepath.Join(dir, filepath.FromSlash(name)), data, mode); err != nil {
 		return err
 	}
@@ -398,6 +451,7 @@ func (m *Manifest) mkdirs(dir, rel string) error {
 		}
 		return err
 	}
+	m.wrote = true
 	if !slices.Contains(m.Dirs, rel) {
 		m.Dirs = append(m.Dirs, rel)
 		slices.Sort(m.Dirs)
@@ -433,6 +487,7 @@ func (m *Manifest) installSettings(dir string) error {
 		return err
 	}
 	if !bytes.Equal(next, cur) {
+		m.wrote = true
 		if cur != nil && !hasOurs(cur) {
 			if err := writeFile(filepath.Join(dir, filepath.FromSlash(backupRel)), cur, mode); err != nil {
 				return err

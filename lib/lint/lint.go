@@ -23,13 +23,12 @@ import (
 // than at every flowstate start (each bash block is a process of its own).
 var patterns = sync.OnceValue(func() *patternSet {
 	return &patternSet{
-		// KEY= text a bash block prints (echo "KEY=...") or passes on;
-		// KEY_1=, KEY_$i= or KEY_${i}= print a for_each's KEY_i.
-		literalKey:  regexp.MustCompile(`\b([A-Z][A-Z0-9_]*)=`),
-		indexedKey:  regexp.MustCompile(`\b([A-Z][A-Z0-9_]*?)_(?:[0-9]+|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)=`),
+		// KEY= text a bash block prints (echo "KEY=...", printf,
+		// a heredoc: script.printed); KEY_1=, KEY_$i= or KEY_${i}= (a
+		// printf's KEY_%d=) print a for_each's KEY_i.
+		literalKey:  regexp.MustCompile(`\b(` + protocol.KeyPattern + `)=`),
+		indexedKey:  regexp.MustCompile(`\b(` + protocol.KeyPattern + `?)_(?:[0-9]+|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)=`),
 		literalNext: regexp.MustCompile(`\bNEXT=["']?([A-Za-z0-9][A-Za-z0-9_.-]*)`),
-		loopRef:     regexp.MustCompile(`\$\{([A-Z][A-Z0-9_]*)_i\}`),
-		forEach:     regexp.MustCompile(`^i in 1\.\.(?:[0-9]+|\$\{[A-Z][A-Z0-9_]*\})$`),
 		// What Claude Code replaces in a command file with the command's
 		// arguments before the model reads it: $0 is the first argument
 		// in the version flowstate targets, $1 the second, $ARGUMENTS[N]
@@ -41,7 +40,7 @@ var patterns = sync.OnceValue(func() *patternSet {
 })
 
 type patternSet struct {
-	literalKey, indexedKey, literalNext, loopRef, forEach, positional, upperCase, name *regexp.Regexp
+	literalKey, indexedKey, literalNext, positional, upperCase, name *regexp.Regexp
 }
 
 // A Finding is one violation: the file, its line, and a one-line message
@@ -162,22 +161,37 @@ func (l *linter) frontmatter() {
 // no variable that only an earlier block (another process) set.
 func (l *linter) bash() {
 	l.scripts = make([]*script, len(l.doc.Steps))
+	perrs := make([]*parseError, len(l.doc.Steps))
+	stored := map[string]bool{} // keys the file's blocks store, which state-load sets
 	for i, st := range l.doc.Steps {
 		if st.Task != nil {
 			continue
 		}
-		s, perr := readScript(st.Body)
+		l.scripts[i], perrs[i] = readScript(st.Body)
+		if l.scripts[i] != nil {
+			for _, k := range l.scripts[i].stored {
+				stored[k] = true
+			}
+		}
+	}
+	for i, st := range l.doc.Steps {
+		s, perr := l.scripts[i], perrs[i]
 		if perr != nil {
 			l.add(st.Line+perr.line, "bash block does not parse: %s; fix the shell syntax", perr.msg)
 			continue
 		}
-		l.scripts[i] = s
+		if s == nil {
+			continue
+		}
 		for _, src := range s.sources {
 			l.add(st.Line+src.line, "`%s`: a bash block never sources a file (each block is a new process, and the file may change under it); call flowstate instead (eval \"$(flowstate compat)\" has the bash libraries' functions)", src.name)
 		}
 		for _, u := range s.unset {
 			if u.name == "ARGUMENTS" && l.kind == Command {
 				continue // the arguments rule says where $ARGUMENTS may stand
+			}
+			if s.loads && stored[u.name] {
+				continue // a key the file stores, set by state-load (lower case too)
 			}
 			l.add(st.Line+u.line, "$%s is never set in this block: each bash block runs as its own process, so an earlier block's variables are gone; set it here, get it from flowstate (state-append, then state-get), or write ${%s:?...} if the environment provides it", u.name, u.name)
 		}

@@ -61,6 +61,20 @@ var cases = []struct {
 	{"key printed only after", "commands/c.md", command("~~~bash\ntrue\n~~~\n" + task("${LATER}") + "~~~bash\necho LATER=x\n~~~\n"),
 		[]string{"13: ${LATER} is printed by no bash block before"}},
 
+	// Only what the block prints counts: not KEY= in a captured or piped
+	// command's text, nor an assignment nobody echoes.
+	{"a flowstate command's keys captured", "commands/c.md", command("~~~bash\nid=$(flowstate sm-status | sed -n 's/^WORKFLOW_ID=//p')\necho \"$id\"\n~~~\n" + task("Workflow: ${WORKFLOW_ID}")),
+		[]string{"14: ${WORKFLOW_ID} is printed by no bash block"}},
+	{"a flowstate command's keys piped on", "commands/c.md", command("~~~bash\nflowstate sm-status | grep -c .\n~~~\n" + task("State: ${CURRENT_STATE}")),
+		[]string{"13: ${CURRENT_STATE} is printed by no bash block"}},
+	{"a key assigned, never echoed", "commands/c.md", command("~~~bash\nWORKER_COUNT=3\n~~~\n" + task("Workers: ${WORKER_COUNT}")),
+		[]string{"13: ${WORKER_COUNT} is printed by no bash block"}},
+	{"a key echoed into a file", "commands/c.md", command("~~~bash\necho \"A=1\" > out.txt\n~~~\n" + task("A: ${A}")),
+		[]string{"13: ${A} is printed by no bash block"}},
+	{"keys printed by printf and a heredoc", "commands/c.md", command("~~~bash\nprintf 'A=%s\\n' x\ncat <<EOF\nB=2\nEOF\n~~~\n" + task("${A} ${B}")), nil},
+	{"indexed keys printed by printf", "commands/c.md", command("~~~bash\necho N=2\nn=0\nfor lens in a b; do n=$((n + 1)); printf 'LENS_%d=%s\\n' \"$n\" \"$lens\"; done\n~~~\n" +
+		"~~~task\nTask {\n  subagent_type: reviewer\n  description: Review ${i}\n  for_each: i in 1..${N}\n  run_in_background: false\n  prompt: |\n    Lens ${LENS_i}\n}\n~~~\n"), nil},
+
 	// ${KEY_i} and ${i} in a for_each.
 	{"indexed keys in a for_each", "commands/c.md", command("~~~bash\necho N=2\nfor i in 1 2; do echo \"FILE_$i=f$i\"; done\n~~~\n" +
 		"~~~task\nTask {\n  subagent_type: reviewer\n  description: Review ${i}\n  for_each: i in 1..${N}\n  run_in_background: false\n  prompt: |\n    Read ${FILE_i}\n}\n~~~\n"), nil},
@@ -100,6 +114,10 @@ var cases = []struct {
 	{"what the environment gives", "commands/c.md", command("~~~bash\necho \"$HOME $PWD $PATH $? $# $@ $$ $CLAUDE_PROJECT_DIR $CLAUDE_CODE_SESSION_ID ${CLAUDE_PLUGIN_ROOT} $FLOWSTATE_WORKFLOW\"\n" +
 		"echo \"${MY_TOOL:-none} ${OTHER:?set by the session hook} ${ALT:+x}\"\n~~~\n"), nil},
 	{"what flowstate's state-load evaluates", "commands/c.md", command("~~~bash\neval \"$(flowstate state-load)\"\necho \"$SPEC_DIR\"\n~~~\n"), nil},
+	{"state-load sets a lower-case key the file stores", "commands/c.md", command("~~~bash\nflowstate state-append spec_dir x\n~~~\n~~~bash\neval \"$(flowstate state-load)\"\necho \"$spec_dir\"\n~~~\n"), nil},
+	{"state-load evaluated as its usage shows", "commands/c.md", command("~~~bash\nflowstate state-append spec_dir x\n~~~\n~~~bash\nout=$(flowstate state-load) && eval \"$out\"\necho \"$spec_dir\"\n~~~\n"), nil},
+	{"a stored lower-case key without state-load", "commands/c.md", command("~~~bash\nflowstate state-append spec_dir x\n~~~\n~~~bash\necho \"$spec_dir\"\n~~~\n"),
+		[]string{"8: $spec_dir is never set in this block"}},
 	{"an eval assigns no lower-case variable", "commands/c.md", command("~~~bash\neval \"$(flowstate state-load)\"\necho \"$spec\"\n~~~\n"),
 		[]string{"6: $spec is never set in this block"}},
 	{"arithmetic reads a name", "commands/c.md", command("~~~bash\necho $(( count + 1 ))\n~~~\n"), []string{"5: $count is never set"}},

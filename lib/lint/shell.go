@@ -3,6 +3,7 @@ package lint
 import (
 	"errors"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -16,6 +17,16 @@ type script struct {
 	unset   []use        // variables read and assigned nowhere in the block, first read of each
 	sources []use        // source and . commands, as written
 	heredoc map[int]bool // the lines of quoted heredoc bodies, where nothing is expanded
+	// loads: the block evals what flowstate state-load prints, which
+	// assigns every stored key, lower-case ones too. Those of its unset
+	// that the file stores (stored) are set by it.
+	loads  bool
+	stored []string // the keys its state-append calls store, as written
+	// printed is the text the block prints for the model to read: the
+	// arguments of echo and printf and the bodies of heredocs, as
+	// written, when their output is neither captured ($(...)), piped on
+	// nor written to a file.
+	printed []string
 }
 
 // call is one flowstate command a block runs: its subcommand and the
@@ -24,6 +35,10 @@ type call struct {
 	line  int
 	sub   string
 	flags map[string]bool
+	key   string // the first argument after the subcommand that is no flag
+	// hidden: its output is captured, piped on or written to a file, so
+	// the keys it prints are not in the block's output.
+	hidden bool
 }
 
 type use struct {
@@ -50,6 +65,7 @@ func readScript(body string) (*script, *parseError) {
 	r := &reader{body: body, s: &script{heredoc: map[int]bool{}}, assigned: map[string]bool{}}
 	syntax.Walk(f, r.visit)
 	r.s.unset = r.unset()
+	r.s.loads = r.evals && slices.ContainsFunc(r.s.calls, func(c call) bool { return c.sub == "state-load" })
 	return r.s, nil
 }
 
@@ -62,6 +78,54 @@ type reader struct {
 	assigned map[string]bool
 	reads    []use
 	evals    bool // the block runs eval
+	// hidden are the byte ranges of the block whose output it does not
+	// print: command substitutions, the commands a pipe feeds, commands
+	// whose stdout goes to a file. Walk visits them before what they hold.
+	hidden [][2]int
+}
+
+// hides reports whether n's output is in a hidden range.
+func (r *reader) hides(n syntax.Node) bool {
+	o := int(n.Pos().Offset())
+	for _, h := range r.hidden {
+		if h[0] <= o && o < h[1] {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *reader) hide(n syntax.Node) {
+	r.hidden = append(r.hidden, [2]int{int(n.Pos().Offset()), int(n.End().Offset())})
+}
+
+// stdoutToFile reports a redirect that sends stdout to a file.
+func stdoutToFile(rd *syntax.Redirect) bool {
+	switch rd.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
+		return rd.N == nil || rd.N.Value == "1"
+	}
+	return false
+}
+
+// stmt notes what a statement hides (its stdout sent to a file) and the
+// heredocs it prints: those fed to any command but flowstate, which reads
+// them (state-append --stdin) rather than printing them.
+func (r *reader) stmt(n *syntax.Stmt) {
+	if slices.ContainsFunc(n.Redirs, stdoutToFile) {
+		r.hide(n)
+	}
+	if r.hides(n) {
+		return
+	}
+	if c, ok := n.Cmd.(*syntax.CallExpr); ok && len(c.Args) > 0 && isFlowstate(c.Args[0], literal(c.Args[0])) {
+		return
+	}
+	for _, rd := range n.Redirs {
+		if (rd.Op == syntax.Hdoc || rd.Op == syntax.DashHdoc) && rd.Hdoc != nil {
+			r.s.printed = append(r.s.printed, r.body[rd.Hdoc.Pos().Offset():rd.Hdoc.End().Offset()])
+		}
+	}
 }
 
 // visit reads one node of the syntax tree: a variable it assigns or
@@ -97,7 +161,24 @@ func (r *reader) visit(n syntax.Node) bool {
 	case *syntax.CallExpr:
 		r.command(n)
 	}
+	r.output(n)
 	return true
+}
+
+// output notes what n does to the block's output: a statement may send
+// its stdout to a file and print heredocs; a command substitution and
+// the command a pipe feeds print nothing.
+func (r *reader) output(n syntax.Node) {
+	switch n := n.(type) {
+	case *syntax.Stmt:
+		r.stmt(n)
+	case *syntax.CmdSubst, *syntax.ProcSubst:
+		r.hide(n)
+	case *syntax.BinaryCmd:
+		if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
+			r.hide(n.X)
+		}
+	}
 }
 
 func (r *reader) assign(name string) {
@@ -149,6 +230,9 @@ func (r *reader) command(n *syntax.CallExpr) {
 		return
 	}
 	line := int(n.Pos().Line())
+	if (args[0] == "echo" || args[0] == "printf") && !r.hides(n) {
+		r.print(n, args)
+	}
 	switch {
 	case args[0] == "eval":
 		r.evals = true
@@ -156,13 +240,33 @@ func (r *reader) command(n *syntax.CallExpr) {
 		r.s.sources = append(r.s.sources, use{line, r.body[n.Pos().Offset():n.End().Offset()]})
 	case isFlowstate(n.Args[0], args[0]):
 		if c, ok := flowstateCall(args[1:]); ok {
-			c.line = line
+			c.line, c.hidden = line, r.hides(n)
 			r.s.calls = append(r.s.calls, c)
+			if c.sub == "state-append" && c.key != "" {
+				r.s.stored = append(r.s.stored, c.key)
+			}
 		}
 	default:
 		for _, name := range assignedBy(args) {
 			r.assign(name)
 		}
+	}
+}
+
+// print notes what echo or printf prints: its arguments as written, a
+// printf format's %d or %s standing for a value as $n would (printf
+// 'LENS_%d=%s\n' "$n" "$lens" prints LENS_1=, LENS_2=, ...). printf -v
+// assigns instead.
+func (r *reader) print(n *syntax.CallExpr, args []string) {
+	if args[0] == "printf" && len(args) > 1 && strings.HasPrefix(args[1], "-v") {
+		return
+	}
+	for _, w := range n.Args[1:] {
+		text := r.body[w.Pos().Offset():w.End().Offset()]
+		if args[0] == "printf" {
+			text = strings.NewReplacer("%d", "$n", "%i", "$n", "%s", "$s").Replace(text)
+		}
+		r.s.printed = append(r.s.printed, text)
 	}
 }
 
@@ -173,7 +277,8 @@ func (r *reader) unset() []use {
 	seen := map[string]bool{}
 	for _, u := range r.reads {
 		// eval runs text the block reads from elsewhere: state-load's
-		// and compat's assignments, whose keys are upper case.
+		// and compat's assignments, whose keys are upper case (state-load's
+		// lower-case keys are the linter's: script.stored).
 		if r.assigned[u.name] || seen[u.name] || environment(u.name) || r.evals && patterns().upperCase.MatchString(u.name) {
 			continue
 		}
@@ -353,9 +458,12 @@ func flowstateCall(args []string) (call, bool) {
 		return c, false
 	}
 	for _, a := range args[i:] {
-		if strings.HasPrefix(a, "--") {
+		switch {
+		case strings.HasPrefix(a, "--"):
 			f, _, _ := strings.Cut(a, "=")
 			c.flags[f] = true
+		case c.key == "" && !strings.HasPrefix(a, "-"):
+			c.key = a
 		}
 	}
 	return c, true

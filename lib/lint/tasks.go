@@ -7,19 +7,31 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/protocol"
 )
 
-// printed is what the bash block st prints for later steps: its literal
-// KEY= text and the keys of the flowstate commands it calls.
+// printed is what the bash block st prints for later steps: the KEY=
+// text its echo, printf and heredocs print and the keys of the flowstate
+// commands it calls, leaving out what it captures, pipes on or writes to
+// a file. A block that does not parse (reported as such) counts all its
+// KEY= text.
 func printed(st protocol.Step, s *script, into map[string]bool) {
-	for _, m := range patterns().literalKey.FindAllStringSubmatch(st.Body, -1) {
-		into[m[1]] = true
+	texts := []string{st.Body}
+	if s != nil {
+		texts = s.printed
 	}
-	for _, m := range patterns().indexedKey.FindAllStringSubmatch(st.Body, -1) {
-		into[m[1]+"_i"] = true
+	for _, text := range texts {
+		for _, m := range patterns().literalKey.FindAllStringSubmatch(text, -1) {
+			into[m[1]] = true
+		}
+		for _, m := range patterns().indexedKey.FindAllStringSubmatch(text, -1) {
+			into[m[1]+"_i"] = true
+		}
 	}
 	if s == nil {
 		return
 	}
 	for _, c := range s.calls {
+		if c.hidden {
+			continue
+		}
 		for _, k := range printers()[c.sub].Keys {
 			into[k] = true
 		}
@@ -55,7 +67,7 @@ func (l *linter) tasks() {
 		}
 		for k, text := range strings.Split(st.Body, "\n") {
 			line := st.Line + 1 + k
-			if v, ok := strings.CutPrefix(strings.TrimSpace(text), "for_each:"); ok && !patterns().forEach.MatchString(strings.TrimSpace(v)) {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(text), "for_each:"); ok && !protocol.ForEachWritten(strings.TrimSpace(v)) {
 				l.add(line, "for_each: %s: write for_each: i in 1..${COUNT}, COUNT printed by the block before, or a number", strings.TrimSpace(v))
 			}
 			for _, key := range protocol.KeyRefs(text) {
@@ -64,13 +76,14 @@ func (l *linter) tasks() {
 					report(line, key, "${%s} is printed by no bash block before this task block: make the block before it print %s=<value> (echo \"%s=...\")", key, key, key)
 				}
 			}
-			for _, m := range patterns().loopRef.FindAllStringSubmatch(text, -1) {
+			for _, key := range protocol.LoopRefs(text) {
 				uses = true
+				ref := "${" + key + "_i}"
 				switch {
 				case t.ForEach == "":
-					report(line, m[0], "%s outside a for_each: add for_each: i in 1..${COUNT}, or use a plain ${KEY}", m[0])
-				case !have[m[1]+"_i"]:
-					report(line, m[0], "%s is printed by no bash block before this task block: make the block before it print %s_1=, %s_2=, ... (one per i)", m[0], m[1], m[1])
+					report(line, ref, "%s outside a for_each: add for_each: i in 1..${COUNT}, or use a plain ${KEY}", ref)
+				case !have[key+"_i"]:
+					report(line, ref, "%s is printed by no bash block before this task block: make the block before it print %s_1=, %s_2=, ... (one per i)", ref, key, key)
 				}
 			}
 			if strings.Contains(text, "${i}") && t.ForEach == "" {

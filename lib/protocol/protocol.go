@@ -37,6 +37,11 @@ type Block struct {
 	Section string // the "## name" heading above it, "" before the first
 }
 
+// KeyPattern is the grammar of a KEY a bash block prints (KEY=VALUE) and
+// a task block reads (${KEY}, ${KEY_i}); lib/lint builds its patterns
+// from it.
+const KeyPattern = `[A-Z][A-Z0-9_]*`
+
 // patterns are the format's regular expressions, compiled on first use
 // rather than at every flowstate start: each bash block is a process of
 // its own, and most never read markdown.
@@ -45,18 +50,20 @@ var patterns = sync.OnceValue(func() *patternSet {
 		fenceOpen: regexp.MustCompile("^(`{3,})(.*)$"),
 		heading2:  regexp.MustCompile(`^##[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$`),
 		taskField: regexp.MustCompile(`^([ \t]*)([a-z_]+):(?:[ \t]+(.*?))?[ \t]*$`),
-		kvLine:    regexp.MustCompile(`^([A-Z][A-Z0-9_]*)=(.*)$`),
+		kvLine:    regexp.MustCompile(`^(` + KeyPattern + `)=(.*)$`),
 		// ${KEY}, or with "_i" in the second group a for_each's ${KEY_i}.
-		keyRef:     regexp.MustCompile(`\$\{([A-Z][A-Z0-9_]*?)(_i)?\}`),
+		keyRef:     regexp.MustCompile(`\$\{(` + KeyPattern + `?)(_i)?\}`),
 		writeLine:  regexp.MustCompile("^\\s*(?:[-*]\\s+)?(?:Write|Create|Save)\\b[^:]*:\\s*`?([^\\s`]+)`?\\s*$"),
 		returnLine: regexp.MustCompile(`^\s*(?:[-*]\s+)?Return exactly:\s*(.*?)\s*$`),
 		readFirst:  regexp.MustCompile("^\\s*(?:[-*]\\s+)?Read first:\\s*`?([^\\s`]+)`?\\s*$"),
 		forEach:    regexp.MustCompile(`^i in 1\.\.([0-9]+)$`),
+		// A for_each as written, before ${N} is replaced by its value.
+		forEachWritten: regexp.MustCompile(`^i in 1\.\.(?:[0-9]+|\$\{` + KeyPattern + `\})$`),
 	}
 })
 
 type patternSet struct {
-	fenceOpen, heading2, taskField, kvLine, keyRef, writeLine, returnLine, readFirst, forEach *regexp.Regexp
+	fenceOpen, heading2, taskField, kvLine, keyRef, writeLine, returnLine, readFirst, forEach, forEachWritten *regexp.Regexp
 }
 
 // Heading returns the section name of a level-2 heading line ("## name",
@@ -356,6 +363,25 @@ func KeyRefs(text string) []string {
 		}
 	}
 	return keys
+}
+
+// LoopRefs lists the KEYs of a for_each's ${KEY_i} references in text,
+// in order: ${FILE_i} is FILE's.
+func LoopRefs(text string) []string {
+	var keys []string
+	for _, m := range patterns().keyRef.FindAllStringSubmatch(text, -1) {
+		if m[2] != "" {
+			keys = append(keys, m[1])
+		}
+	}
+	return keys
+}
+
+// ForEachWritten reports whether spec, a task block's for_each value as
+// written, is one the format runs: "i in 1..N" for a number N, or
+// "i in 1..${KEY}" with KEY printed before.
+func ForEachWritten(spec string) bool {
+	return patterns().forEachWritten.MatchString(spec)
 }
 
 // WriteTarget returns the path of a line that tells an agent which file

@@ -183,6 +183,19 @@ func TestKeyRefs(t *testing.T) {
 	}
 }
 
+// TestLoopRefs: what lint checks of a for_each is the format's own.
+func TestLoopRefs(t *testing.T) {
+	got := LoopRefs("${A} and ${TOPIC_i}, ${B_2} ${lower_i} ${FILE_NAME_i}")
+	if want := []string{"TOPIC", "FILE_NAME"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("LoopRefs = %q, want %q", got, want)
+	}
+	for spec, want := range map[string]bool{"i in 1..3": true, "i in 1..${N}": true, "i in 1..${n}": false, "f in files": false, "i in 0..3": false, "i in 1..$N": false} {
+		if got := ForEachWritten(spec); got != want {
+			t.Errorf("ForEachWritten(%q) = %v, want %v", spec, got, want)
+		}
+	}
+}
+
 func TestReadFirst(t *testing.T) {
 	for prompt, want := range map[string]string{
 		"Topic: x\nRead first: s/briefs/a.md\nWrite your result to: s/r.md": "s/briefs/a.md",

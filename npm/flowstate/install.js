@@ -12,16 +12,14 @@ const fs = require('fs');
 const path = require('path');
 const { execFileSync } = require('child_process');
 
-const pkg = require('./package.json');
-const prefix = '@flowstate-dev/flowstate-';
-const platform = `${process.platform}-${process.arch}`;
+const { pkg, platform, known, binary } = require('./platform.js');
 
 function nativeBinary() {
-  if (!Object.keys(pkg.optionalDependencies || {}).includes(prefix + platform)) {
+  if (!known.includes(platform)) {
     return null; // no binary for this platform: the launcher says so when run
   }
   try {
-    return require.resolve(`${prefix}${platform}/bin/flowstate`);
+    return binary();
   } catch (err) {
     return null; // left out (--omit=optional): the launcher says what to do
   }

@@ -420,6 +420,62 @@ func TestForceKeepsUsersFiles(t *testing.T) {
 	}
 }
 
+// TestFailedForceKeepsItsRecord: install --force that replaces the
+// user's command and then fails (.claude/bin/flowstate is a directory)
+// still records the backup it made, so a retry and uninstall put the
+// user's command back. Before, the manifest was written only on
+// success: uninstall deleted the command and left the backup.
+func TestFailedForceKeepsItsRecord(t *testing.T) {
+	dir := project(t, "")
+	own := filepath.Join(dir, ".claude", "commands", "coordinate.md")
+	writeFile(t, own, []byte("# my own coordinate\n"))
+	binDir := filepath.Join(dir, ".claude", "bin", "flowstate")
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code := run(t, dir, "install", "--force"); code == 0 {
+		t.Fatalf("install --force with a directory where the binary goes: exit 0\n%s", errs)
+	}
+	if got := readFile(t, own+".flowstate-backup"); string(got) != "# my own coordinate\n" {
+		t.Fatalf("the backup holds %q", got)
+	}
+	if err := os.Remove(binDir); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, dir, "install", "--force")
+	if _, err := os.Stat(own + ".flowstate-backup.2"); err == nil {
+		t.Error("the retry backed up flowstate's own file")
+	}
+	errs := mustRun(t, dir, "uninstall")
+	if got, err := os.ReadFile(own); err != nil || string(got) != "# my own coordinate\n" {
+		t.Errorf("uninstall after a failed install --force and a retry: the command is %q, %v; want the user's back\n%s", got, err, errs)
+	}
+	if _, err := os.Stat(own + ".flowstate-backup"); err == nil {
+		t.Error("uninstall left the backup")
+	}
+}
+
+// TestUnrecordedBackupAdopted: a project an older flowstate left with
+// flowstate's command in place of the user's, their file beside it as
+// .flowstate-backup and no record of it (its install failed before
+// writing the manifest): install records the backup, and uninstall puts
+// the user's command back.
+func TestUnrecordedBackupAdopted(t *testing.T) {
+	ref := project(t, "")
+	mustRun(t, ref, "install")
+	ours := readFile(t, filepath.Join(ref, ".claude", "commands", "coordinate.md"))
+
+	dir := project(t, "")
+	own := filepath.Join(dir, ".claude", "commands", "coordinate.md")
+	writeFile(t, own, ours)
+	writeFile(t, own+".flowstate-backup", []byte("# my own coordinate\n"))
+	mustRun(t, dir, "install")
+	mustRun(t, dir, "uninstall")
+	if got, err := os.ReadFile(own); err != nil || string(got) != "# my own coordinate\n" {
+		t.Errorf("uninstall: the command is %q, %v; want the user's back from the backup", got, err)
+	}
+}
+
 func TestDoctorFindsProblems(t *testing.T) {
 	dir := project(t, "user-hooks.json")
 	mustRun(t, dir, "install")

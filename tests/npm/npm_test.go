@@ -323,3 +323,25 @@ func callTimes(t *testing.T, run func(dir, name string, args ...string) (string,
 	t.Logf("flowstate version, median of %d: %v as npm's command (native), %v through the node launcher",
 		n, median(command, "version"), median("node", launcher, "version"))
 }
+
+// TestOnePlatformAnswer: the launcher and the postinstall take which
+// package holds this machine's binary, and where it is, from one module
+// (platform.js), so they cannot disagree. Before, each worked it out with
+// its own copy of the code.
+func TestOnePlatformAnswer(t *testing.T) {
+	for file, module := range map[string]string{"install.js": "./platform.js", "bin/flowstate.js": "../platform.js"} {
+		b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "npm", "flowstate", filepath.FromSlash(file)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		if !strings.Contains(text, "require('"+module+"')") {
+			t.Errorf("npm/flowstate/%s does not require %s", file, module)
+		}
+		for _, own := range []string{"process.platform", "require.resolve"} {
+			if strings.Contains(text, own) {
+				t.Errorf("npm/flowstate/%s reads %s itself; platform.js answers that", file, own)
+			}
+		}
+	}
+}

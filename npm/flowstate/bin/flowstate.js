@@ -9,16 +9,13 @@
 
 const { spawnSync } = require('child_process');
 
-const pkg = require('../package.json');
-const prefix = '@flowstate-dev/flowstate-';
-const platform = `${process.platform}-${process.arch}`;
+const { pkg, prefix, platform, known, binary } = require('../platform.js');
 
 function fail(message) {
   process.stderr.write(`flowstate: ${message}\n`);
   process.exit(1);
 }
 
-const known = Object.keys(pkg.optionalDependencies || {}).map((name) => name.slice(prefix.length));
 if (!known.includes(platform)) {
   fail(`no prebuilt binary for ${platform} (there are ${known.join(', ')}); ` +
     'build flowstate from source instead, with Go 1.25+: see https://github.com/flowstate-dev/flowstate#install-and-run');
@@ -26,7 +23,7 @@ if (!known.includes(platform)) {
 
 let bin;
 try {
-  bin = require.resolve(`${prefix}${platform}/bin/flowstate`);
+  bin = binary();
 } catch (err) {
   fail(`the package ${prefix}${platform}, which holds the binary for this machine, is not installed ` +
     `(npm leaves it out with --omit=optional or --no-optional): reinstall with \`npm install -g ${pkg.name}@${pkg.version}\``);
