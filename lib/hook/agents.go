@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -102,13 +103,14 @@ func (h handler) foreground() {
 
 // subagent records an agent's start or stop (kind) in its workflow; a
 // stop is attributed to the worker whose artifact path the agent's prompt
-// gives, read from the agent's transcript. A start carries no prompt: a
+// gives, read from the agent's transcript (only in a session whose
+// command runs a workflow or asks for the classifier). A start carries no prompt: a
 // general-purpose agent is known then by the launch it answers.
 func (h handler) subagent(kind string) {
 	var k orchestrate.Known
 	var ours bool
 	if kind == agentrun.Stop {
-		k, ours = orchestrate.RecognizeStop(h.p, h.session, h.pl.AgentType, h.pl.AgentID, h.stoppedPrompt(), h.pl.Cwd)
+		k, ours = orchestrate.RecognizeStop(h.p, h.session, h.pl.AgentType, h.pl.AgentID, sync.OnceValue(h.stoppedPrompt), h.pl.Cwd)
 	} else {
 		k, ours = orchestrate.RecognizeStart(h.p, h.session, h.pl.AgentType)
 	}
