@@ -50,9 +50,8 @@ func (h handler) postToolUse() {
 	if !ok {
 		return
 	}
-	w := k.Workflow
-	f := h.measure(w, k.Name, res)
-	if err := w.Update(func(tx *store.Tx) error { tx.Event(usage.AgentEvent, f); return nil }); err != nil {
+	f := h.measure(k.Worker, k.Name, res)
+	if err := k.Workflow.Update(func(tx *store.Tx) error { tx.Event(usage.AgentEvent, f); return nil }); err != nil {
 		h.l.printf("post-tool-use: %v", err)
 	}
 }
@@ -64,8 +63,9 @@ func (h handler) recordable() bool {
 }
 
 // measure makes the agent_usage fields of agent's result res, reading
-// the agent's transcript.
-func (h handler) measure(w *store.Workflow, agent string, res usage.AgentResult) map[string]any {
+// the agent's transcript; worker is the worker it was for ("" if none),
+// as orchestrate.Recognize or AgentOf found it.
+func (h handler) measure(worker, agent string, res usage.AgentResult) map[string]any {
 	a, source := usage.Agent{}, "last-request"
 	if path := agentTranscript(h.pl.SessionTranscript, res.ID); path != "" {
 		scanned, err := scanFile(path, usage.ScanAgent)
@@ -88,7 +88,7 @@ func (h handler) measure(w *store.Workflow, agent string, res usage.AgentResult)
 		"duration_ms": res.DurationMs, "status": res.Status, "source": source,
 		"ended": res.At.UTC().Format(time.RFC3339Nano), // read at Stop, it ended earlier
 	}
-	if worker := orchestrate.WorkerFor(w, res.Prompt); worker != "" {
+	if worker != "" {
 		f["worker_id"] = worker
 	}
 	return f
@@ -154,9 +154,9 @@ func (h handler) mainUsage(ending bool) {
 	}
 	var fields []map[string]any
 	for _, res := range m.Agents {
-		agent, ours := orchestrate.AgentOf(w, res.Type, res.Prompt)
+		k, ours := orchestrate.AgentOf(w, res.Type, res.Prompt)
 		if ours && !past.Measured[res.ID] {
-			fields = append(fields, h.measure(w, agent, res))
+			fields = append(fields, h.measure(k.Worker, k.Name, res))
 			past.Measured[res.ID] = true
 		}
 	}

@@ -132,12 +132,12 @@ func RecognizeStop(p *store.Project, session, subagentType, agentID string, prom
 	return Known{Name: start.AgentType, Workflow: w, Generic: start.Generic}, true
 }
 
-// AgentOf names the agent of workflow w, whatever its status, that an
-// Agent call of subagentType with prompt stands for (as Recognize knows
-// them); ok is false for any other.
-func AgentOf(w *store.Workflow, subagentType, prompt string) (string, bool) {
-	k, ok := recognizeIn(w, subagentType, prompt, "")
-	return k.Name, ok
+// AgentOf is the agent of workflow w, whatever its status, that an Agent
+// call of subagentType with prompt stands for (as Recognize knows them),
+// with the worker of the current state whose artifact the prompt gives;
+// ok is false for any other.
+func AgentOf(w *store.Workflow, subagentType, prompt string) (Known, bool) {
+	return recognizeIn(w, subagentType, prompt, "")
 }
 
 // recognizeIn is Recognize for the agents of w.

@@ -38,3 +38,28 @@ func TestRecognizeStopReadsThePromptOnlyWhenItMatters(t *testing.T) {
 		t.Errorf("the workflow's worker: %+v, ours %v, prompt read %d times", k, ok, calls)
 	}
 }
+
+// TestAgentOfNamesTheWorker: AgentOf gives the worker with the agent, so
+// the usage hooks need not load the workflow again to find it.
+func TestAgentOfNamesTheWorker(t *testing.T) {
+	p := project(t)
+	out, err := Start(p, Request{Command: "orchestrate", Scope: "research-only", Description: "auth flows", Session: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := p.Workflow(idOf(t, out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Plan(w, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, ok := AgentOf(w, "flowstate:research-specialist", "Write the research report to: "+outputPath(t, plan, 1))
+	if !ok || k.Name != "research-specialist" || k.Worker == "" {
+		t.Errorf("AgentOf = %+v, %v; want research-specialist with its worker", k, ok)
+	}
+	if k, ok := AgentOf(w, "flowstate:research-specialist", "no artifact named"); !ok || k.Worker != "" {
+		t.Errorf("a prompt naming no artifact: %+v, %v; want the agent, no worker", k, ok)
+	}
+}
