@@ -40,7 +40,7 @@ func (h handler) preToolUse() {
 func (h handler) bindAgent() {
 	in := h.pl.ToolInput
 	cmd := gjson.GetBytes(in, "command") // not a checkpoint path: the Bash tool's input
-	if h.pl.AgentID == "" || !validAgentID(h.pl.AgentID) || cmd.Type != gjson.String ||
+	if !agentIDs().MatchString(h.pl.AgentID) || cmd.Type != gjson.String ||
 		!strings.Contains(cmd.Str, "flowstate phase-") || !strings.Contains(cmd.Str, "--supervisor") {
 		return
 	}
@@ -53,16 +53,6 @@ func (h handler) bindAgent() {
 		"hookEventName": "PreToolUse",
 		"updatedInput":  json.RawMessage(updated),
 	}})
-}
-
-// validAgentID reports whether id can go into a shell line as it is.
-func validAgentID(id string) bool {
-	for _, c := range id {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return len(id) <= 128
 }
 
 // foreground runs before every Agent call. Claude Code 2.1.328 runs a

@@ -31,8 +31,9 @@ import (
 // next Stop, or SessionEnd, reads it from where Stop stopped.
 
 // agentIDs are the ids Claude Code gives agents; anything else is not
-// made into a path. Compiled on first use: every flowstate process would
-// otherwise compile it at start-up.
+// made into a path, nor into a shell line (supervisorStep). Compiled on
+// first use: every flowstate process would otherwise compile it at
+// start-up.
 var agentIDs = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`) })
 
 // postToolUse records the usage of one of flowstate's agents whose Agent

@@ -68,6 +68,7 @@ func TestSupervisorStepsAreBound(t *testing.T) {
 		{"a1b2c3", "ls -la"},
 		{"a1b2c3", "flowstate phase-plan"},
 		{"a1;rm -rf x", "flowstate phase-verify --supervisor"},
+		{strings.Repeat("a", 129), "flowstate phase-verify --supervisor"},
 	} {
 		if r := bash(c.agent, c.command); r.code != 0 || r.stdout != "" {
 			t.Errorf("%q by agent %q: %+v, want it left alone", c.command, c.agent, r)
