@@ -36,15 +36,14 @@ func (h handler) preToolUse() {
 // phase-verify --supervisor then know the state the agent was started in,
 // and a supervisor left over from an earlier state (it ran in the
 // background while the command went on) acts on no later one. Only the
-// sub-supervisors' own steps are touched.
+// sub-supervisors' own steps are touched (supervisorStep).
 func (h handler) bindAgent() {
 	in := h.pl.ToolInput
-	cmd := gjson.GetBytes(in, "command") // not a checkpoint path: the Bash tool's input
-	if !agentIDs().MatchString(h.pl.AgentID) || cmd.Type != gjson.String ||
-		!strings.Contains(cmd.Str, "flowstate phase-") || !strings.Contains(cmd.Str, "--supervisor") {
+	cmd, ok := supervisorStep(h.pl)
+	if !ok {
 		return
 	}
-	updated, err := sjson.SetBytes(in, "command", "export "+orchestrate.AgentEnv+"="+h.pl.AgentID+"\n"+cmd.Str) // not a checkpoint path
+	updated, err := sjson.SetBytes(in, "command", "export "+orchestrate.AgentEnv+"="+h.pl.AgentID+"\n"+cmd) // not a checkpoint path
 	if err != nil {
 		h.l.printf("pre-tool-use: %v", err)
 		return
@@ -53,6 +52,47 @@ func (h handler) bindAgent() {
 		"hookEventName": "PreToolUse",
 		"updatedInput":  json.RawMessage(updated),
 	}})
+}
+
+// maxStepCommand bounds the Bash command searched for a supervisor's
+// step: the steps are one line; a longer command is not one.
+const maxStepCommand = 16 << 10
+
+// supervisorStep is the command of a Bash call that a subagent (its id
+// one agentIDs allows into a shell line) makes to run a sub-supervisor's
+// step: a line or pipeline part that runs flowstate (by name, by path,
+// or as $FLOWSTATE_BIN, quoted or not) with phase-plan or phase-verify
+// and --supervisor among its words after it, whatever global flags come
+// first (flowstate --workflow X phase-plan --supervisor). ok is false for
+// any other call; the main thread's (no agent id) is never one.
+func supervisorStep(pl payload) (cmd string, ok bool) {
+	if pl.ToolName != "Bash" || !agentIDs().MatchString(pl.AgentID) {
+		return "", false
+	}
+	c := gjson.GetBytes(pl.ToolInput, "command") // not a checkpoint path: the Bash tool's input
+	if c.Type != gjson.String || len(c.Str) > maxStepCommand {
+		return "", false
+	}
+	parts := strings.FieldsFunc(c.Str, func(r rune) bool { return r == '\n' || r == ';' || r == '&' || r == '|' || r == '(' || r == ')' })
+	for _, part := range parts {
+		step, supervisor, invoked := false, false, false
+		for _, word := range strings.Fields(part) {
+			word = strings.Trim(word, `"'`)
+			switch {
+			case word == "flowstate" || strings.HasSuffix(word, "/flowstate") || word == "$FLOWSTATE_BIN" || word == "${FLOWSTATE_BIN}":
+				invoked = true
+			case !invoked:
+			case word == "phase-plan" || word == "phase-verify":
+				step = true
+			case word == "--supervisor":
+				supervisor = true
+			}
+		}
+		if step && supervisor {
+			return c.Str, true
+		}
+	}
+	return "", false
 }
 
 // foreground runs before every Agent call. Claude Code 2.1.328 runs a
