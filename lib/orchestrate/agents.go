@@ -106,7 +106,8 @@ func classifier(p *store.Project, session, subagentType string, prompt func() st
 // by its prompt, which Claude Code may not have written out yet). The
 // prompt, which the hook reads from the agent's transcript, is asked for
 // only when the session's command asks for a classifier or runs a
-// workflow: a session that runs none reads nothing more.
+// workflow: a session that runs none reads nothing more, and the
+// workflow's events are read only for a generic agent.
 func RecognizeStop(p *store.Project, session, subagentType, agentID string, prompt func() string, cwd string) (Known, bool) {
 	if p == nil || session == "" || store.ValidID(session) != nil {
 		return Known{}, false
@@ -118,7 +119,9 @@ func RecognizeStop(p *store.Project, session, subagentType, agentID string, prom
 	if w == nil {
 		return Known{}, false
 	}
-	if k, ok := recognizeIn(w, subagentType, prompt(), cwd); ok || agentID == "" {
+	// Only a generic agent can have been known at its start and not
+	// now: one of a type is known by its type at both.
+	if k, ok := recognizeIn(w, subagentType, prompt(), cwd); ok || agentID == "" || !slices.Contains(genericAgents, bareName(subagentType)) {
 		return k, ok
 	}
 	data, err := w.ReadEvents()
