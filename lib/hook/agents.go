@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -35,15 +36,14 @@ func (h handler) preToolUse() {
 // phase-verify --supervisor then know the state the agent was started in,
 // and a supervisor left over from an earlier state (it ran in the
 // background while the command went on) acts on no later one. Only the
-// sub-supervisors' own steps are touched.
+// sub-supervisors' own steps are touched (supervisorStep).
 func (h handler) bindAgent() {
 	in := h.pl.ToolInput
-	cmd := gjson.GetBytes(in, "command") // not a checkpoint path: the Bash tool's input
-	if h.pl.AgentID == "" || !validAgentID(h.pl.AgentID) || cmd.Type != gjson.String ||
-		!strings.Contains(cmd.Str, "flowstate phase-") || !strings.Contains(cmd.Str, "--supervisor") {
+	cmd, ok := supervisorStep(h.pl)
+	if !ok {
 		return
 	}
-	updated, err := sjson.SetBytes(in, "command", "export "+orchestrate.AgentEnv+"="+h.pl.AgentID+"\n"+cmd.Str) // not a checkpoint path
+	updated, err := sjson.SetBytes(in, "command", "export "+orchestrate.AgentEnv+"="+h.pl.AgentID+"\n"+cmd) // not a checkpoint path
 	if err != nil {
 		h.l.printf("pre-tool-use: %v", err)
 		return
@@ -54,14 +54,45 @@ func (h handler) bindAgent() {
 	}})
 }
 
-// validAgentID reports whether id can go into a shell line as it is.
-func validAgentID(id string) bool {
-	for _, c := range id {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return false
+// maxStepCommand bounds the Bash command searched for a supervisor's
+// step: the steps are one line; a longer command is not one.
+const maxStepCommand = 16 << 10
+
+// supervisorStep is the command of a Bash call that a subagent (its id
+// one agentIDs allows into a shell line) makes to run a sub-supervisor's
+// step: a line or pipeline part that runs flowstate (by name, by path,
+// or as $FLOWSTATE_BIN, quoted or not) with phase-plan or phase-verify
+// and --supervisor among its words after it, whatever global flags come
+// first (flowstate --workflow X phase-plan --supervisor). ok is false for
+// any other call; the main thread's (no agent id) is never one.
+func supervisorStep(pl payload) (cmd string, ok bool) {
+	if pl.ToolName != "Bash" || !agentIDs().MatchString(pl.AgentID) {
+		return "", false
+	}
+	c := gjson.GetBytes(pl.ToolInput, "command") // not a checkpoint path: the Bash tool's input
+	if c.Type != gjson.String || len(c.Str) > maxStepCommand {
+		return "", false
+	}
+	parts := strings.FieldsFunc(c.Str, func(r rune) bool { return r == '\n' || r == ';' || r == '&' || r == '|' || r == '(' || r == ')' })
+	for _, part := range parts {
+		step, supervisor, invoked := false, false, false
+		for _, word := range strings.Fields(part) {
+			word = strings.Trim(word, `"'`)
+			switch {
+			case word == "flowstate" || strings.HasSuffix(word, "/flowstate") || word == "$FLOWSTATE_BIN" || word == "${FLOWSTATE_BIN}":
+				invoked = true
+			case !invoked:
+			case word == "phase-plan" || word == "phase-verify":
+				step = true
+			case word == "--supervisor":
+				supervisor = true
+			}
+		}
+		if step && supervisor {
+			return c.Str, true
 		}
 	}
-	return len(id) <= 128
+	return "", false
 }
 
 // foreground runs before every Agent call. Claude Code 2.1.328 runs a
@@ -102,13 +133,14 @@ func (h handler) foreground() {
 
 // subagent records an agent's start or stop (kind) in its workflow; a
 // stop is attributed to the worker whose artifact path the agent's prompt
-// gives, read from the agent's transcript. A start carries no prompt: a
+// gives, read from the agent's transcript (only in a session whose
+// command runs a workflow or asks for the classifier). A start carries no prompt: a
 // general-purpose agent is known then by the launch it answers.
 func (h handler) subagent(kind string) {
 	var k orchestrate.Known
 	var ours bool
 	if kind == agentrun.Stop {
-		k, ours = orchestrate.RecognizeStop(h.p, h.session, h.pl.AgentType, h.pl.AgentID, h.stoppedPrompt(), h.pl.Cwd)
+		k, ours = orchestrate.RecognizeStop(h.p, h.session, h.pl.AgentType, h.pl.AgentID, sync.OnceValue(h.stoppedPrompt), h.pl.Cwd)
 	} else {
 		k, ours = orchestrate.RecognizeStart(h.p, h.session, h.pl.AgentType)
 	}

@@ -108,6 +108,11 @@ func Run(event string, env Env) {
 		wait = stdinWaitEnd
 	}
 	pl, perr := readPayload(env.Stdin, wait)
+	if event == PreToolUse && pl.ToolName == "Bash" {
+		if _, ok := supervisorStep(pl); !ok {
+			return // every Bash call of every session: only a supervisor's step is touched
+		}
+	}
 	p := project(env, pl, l)
 	l.project = p // from here on, problems go to the project's log
 	if perr != nil {

@@ -125,27 +125,29 @@ func (h handler) recent(pl orchestrate.Place) bool {
 	return err == nil && h.env.Now.Sub(t) < recentWithin
 }
 
-// command is how the user invokes the session's command: as they typed
-// it (a user's plugin names it review:check), the plugin's own namespaced
-// when the hook runs from the plugin.
+// command is how the user invokes the session's command: a user's own
+// command as they typed it (a user's plugin names it review:check), one
+// of flowstate's the way this project's install names it
+// (orchestrate.Slash: /coordinate where an install put it in the
+// project's .claude/commands, else the plugin's /flowstate:coordinate).
 func (h handler) command(run orchestrate.Run) string {
-	switch typed := orchestrate.Typed(h.p, h.session); {
-	case typed != "" && (typed == run.Command || strings.HasSuffix(typed, ":"+run.Command)):
-		return "/" + typed
-	case !run.User && h.env.Getenv("CLAUDE_PLUGIN_ROOT") != "":
-		return "/flowstate:" + run.Command
+	if run.User {
+		if typed := orchestrate.Typed(h.p, h.session); typed == run.Command || strings.HasSuffix(typed, ":"+run.Command) {
+			return "/" + typed
+		}
+		return "/" + run.Command
 	}
-	return "/" + run.Command
+	return orchestrate.Slash(h.p, run.Command)
 }
 
-// resume is how the user continues the session's workflow.
+// resume is how the user continues the session's workflow: the
+// workflow's own way (orchestrate.ResumeHint) once it exists, else
+// flowstate's resume command as this project's install names it.
 func (h handler) resume(pl orchestrate.Place) string {
 	if w, err := h.p.Workflow(pl.Run.Workflow); err == nil && pl.Exists {
-		if !orchestrate.BuiltIn(w) || h.env.Getenv("CLAUDE_PLUGIN_ROOT") != "" {
-			return orchestrate.ResumeHint(w)
-		}
+		return orchestrate.ResumeHint(w)
 	}
-	return h.command(orchestrate.Run{Command: orchestrate.ResumeCommand})
+	return orchestrate.Slash(h.p, orchestrate.ResumeCommand)
 }
 
 // where says in a sentence where the command stands.

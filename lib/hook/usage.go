@@ -31,8 +31,9 @@ import (
 // next Stop, or SessionEnd, reads it from where Stop stopped.
 
 // agentIDs are the ids Claude Code gives agents; anything else is not
-// made into a path. Compiled on first use: every flowstate process would
-// otherwise compile it at start-up.
+// made into a path, nor into a shell line (supervisorStep). Compiled on
+// first use: every flowstate process would otherwise compile it at
+// start-up.
 var agentIDs = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`) })
 
 // postToolUse records the usage of one of flowstate's agents whose Agent
@@ -50,9 +51,8 @@ func (h handler) postToolUse() {
 	if !ok {
 		return
 	}
-	w := k.Workflow
-	f := h.measure(w, k.Name, res)
-	if err := w.Update(func(tx *store.Tx) error { tx.Event(usage.AgentEvent, f); return nil }); err != nil {
+	f := h.measure(k.Worker, k.Name, res, h.agentUsage(res.ID, usage.MaxTranscript))
+	if err := k.Workflow.Update(func(tx *store.Tx) error { tx.Event(usage.AgentEvent, f); return nil }); err != nil {
 		h.l.printf("post-tool-use: %v", err)
 	}
 }
@@ -63,17 +63,36 @@ func (h handler) recordable() bool {
 	return h.p != nil && h.session != "" && store.ValidID(h.session) == nil
 }
 
-// measure makes the agent_usage fields of agent's result res, reading
-// the agent's transcript.
-func (h handler) measure(w *store.Workflow, agent string, res usage.AgentResult) map[string]any {
+// scanned is what an agent's transcript says it spent: the agent's
+// usage, and whether the transcript was read and holds a request.
+type scanned struct {
+	usage.Agent
+	ok   bool
+	read int64 // bytes of the transcript read
+}
+
+// agentUsage reads at most limit bytes of the transcript of the agent
+// with id.
+func (h handler) agentUsage(id string, limit int64) scanned {
+	path := agentTranscript(h.pl.SessionTranscript, id)
+	if path == "" {
+		return scanned{}
+	}
+	a, read, err := scanFile(path, limit, usage.ScanAgent)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		h.l.printf("agent %s: %v", id, err)
+	}
+	return scanned{Agent: a, ok: err == nil && a.Requests > 0, read: read}
+}
+
+// measure makes the agent_usage fields of agent's result res, from what
+// its transcript says it spent (sc), else from the last request res
+// reports; worker is the worker it was for ("" if none), as
+// orchestrate.Recognize or AgentOf found it.
+func (h handler) measure(worker, agent string, res usage.AgentResult, sc scanned) map[string]any {
 	a, source := usage.Agent{}, "last-request"
-	if path := agentTranscript(h.pl.SessionTranscript, res.ID); path != "" {
-		scanned, err := scanFile(path, usage.ScanAgent)
-		if err == nil && scanned.Requests > 0 {
-			a, source = scanned, "transcript"
-		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-			h.l.printf("agent %s: %v", res.ID, err)
-		}
+	if sc.ok {
+		a, source = sc.Agent, "transcript"
 	}
 	a = a.WithFinal(res.Last)
 	if res.Model != "" {
@@ -88,7 +107,7 @@ func (h handler) measure(w *store.Workflow, agent string, res usage.AgentResult)
 		"duration_ms": res.DurationMs, "status": res.Status, "source": source,
 		"ended": res.At.UTC().Format(time.RFC3339Nano), // read at Stop, it ended earlier
 	}
-	if worker := orchestrate.WorkerFor(w, res.Prompt); worker != "" {
+	if worker != "" {
 		f["worker_id"] = worker
 	}
 	return f
@@ -105,17 +124,20 @@ func agentTranscript(session, agentID string) string {
 	return filepath.Join(base, "subagents", "agent-"+agentID+".jsonl")
 }
 
-// scanFile runs scan over the file at path, from its start; the file is
-// Claude Code's, opened like any file flowstate reads but does not own
-// (never a FIFO or device).
-func scanFile[T any](path string, scan func(io.Reader) (T, error)) (T, error) {
+// scanFile runs scan over at most limit bytes of the file at path, from
+// its start, and says how many it read; the file is Claude Code's,
+// opened like any file flowstate reads but does not own (never a FIFO or
+// device).
+func scanFile[T any](path string, limit int64, scan func(io.Reader) (T, error)) (T, int64, error) {
 	var zero T
 	f, err := fsx.OpenRegular(path)
 	if err != nil {
-		return zero, err
+		return zero, 0, err
 	}
 	defer f.Close()
-	return scan(io.LimitReader(f, usage.MaxTranscript))
+	r := &io.LimitedReader{R: f, N: limit}
+	v, err := scan(r)
+	return v, limit - r.N, err
 }
 
 // mainUsage records what the main thread spent for the session's
@@ -154,9 +176,9 @@ func (h handler) mainUsage(ending bool) {
 	}
 	var fields []map[string]any
 	for _, res := range m.Agents {
-		agent, ours := orchestrate.AgentOf(w, res.Type, res.Prompt)
+		k, ours := orchestrate.AgentOf(w, res.Type, res.Prompt)
 		if ours && !past.Measured[res.ID] {
-			fields = append(fields, h.measure(w, agent, res))
+			fields = append(fields, h.measure(k.Worker, k.Name, res, h.agentUsage(res.ID, usage.MaxTranscript)))
 			past.Measured[res.ID] = true
 		}
 	}
@@ -187,33 +209,49 @@ func (h handler) mainUsage(ending bool) {
 	}
 }
 
+// What SessionEnd reads of the transcripts of the agents the session
+// interrupted: at most maxInterrupted agents and interruptedBudget bytes
+// in all (about a third of a second), within Claude Code's 1.5 s for
+// SessionEnd hooks. A session rarely leaves more than a few; the one
+// read when the budget runs out counts what was read of it, as a
+// transcript past usage.MaxTranscript does.
+const (
+	maxInterrupted    = 32
+	interruptedBudget = 64 << 20
+)
+
 // interrupted measures the agents of the session that started and never
 // handed back to the main thread (Esc, a session killed or ended while
 // they worked): no PostToolUse recorded them, and what they spent until
-// then is in their transcripts. Only as the session ends: at a Stop, a
-// background agent may still be at work.
+// then is in their transcripts; one that ends before its first request
+// spent nothing to record. Each ended with the last answer its transcript
+// holds. Only as the session ends: at a Stop, a background agent may
+// still be at work.
 func (h handler) interrupted(events []byte, past usage.Past) []map[string]any {
 	var out []map[string]any
+	budget, left := int64(interruptedBudget), 0
 	for _, st := range agentrun.StartsOf(agentrun.Parse(events), h.session) {
-		path := agentTranscript(h.pl.SessionTranscript, st.AgentID)
-		if past.Measured[st.AgentID] || path == "" {
+		if past.Measured[st.AgentID] || agentTranscript(h.pl.SessionTranscript, st.AgentID) == "" {
 			continue
 		}
-		a, err := scanFile(path, usage.ScanAgent)
-		if err != nil || a.Requests == 0 {
+		if len(out) == maxInterrupted || budget <= 0 {
+			left++
 			continue
 		}
-		now := h.env.Now
-		f := map[string]any{
-			"session": h.session, "agent_id": st.AgentID, "agent_type": st.AgentType, "model": a.Model,
-			"usage": a.Usage, "requests": a.Requests, "tool_uses": a.ToolUses,
-			"duration_ms": max(now.Sub(st.TS), 0).Milliseconds(), "status": "interrupted", "source": "transcript",
-			"ended": now.UTC().Format(time.RFC3339Nano),
+		sc := h.agentUsage(st.AgentID, min(budget, usage.MaxTranscript))
+		budget -= sc.read
+		if !sc.ok {
+			continue
 		}
-		if st.WorkerID != "" {
-			f["worker_id"] = st.WorkerID
+		end := h.env.Now
+		if !sc.Ended.IsZero() {
+			end = sc.Ended
 		}
-		out = append(out, f)
+		res := usage.AgentResult{ID: st.AgentID, Status: "interrupted", At: end, DurationMs: max(end.Sub(st.TS), 0).Milliseconds()}
+		out = append(out, h.measure(st.WorkerID, st.AgentType, res, sc))
+	}
+	if left > 0 {
+		h.l.printf("session %s: %d interrupted agents not measured: past %d agents or %d MiB of transcripts", h.session, left, maxInterrupted, interruptedBudget>>20)
 	}
 	return out
 }

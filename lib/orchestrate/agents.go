@@ -72,12 +72,8 @@ func Recognize(p *store.Project, session, subagentType, prompt, cwd string) (Kno
 	if p == nil || session == "" || store.ValidID(session) != nil {
 		return Known{}, false
 	}
-	name := bareName(subagentType)
-	generic := slices.Contains(genericAgents, name)
-	if run, ok := ReadRun(p, session); ok && run.Classifier != "" {
-		if _, exists := p.Summary(run.Workflow); !exists && (name == run.Classifier || generic && followed(prompt, []string{run.Classifier}) != "") {
-			return Known{Name: run.Classifier}, true
-		}
+	if k, ok := classifier(p, session, subagentType, func() string { return prompt }); ok {
+		return k, true
 	}
 	w := SessionWorkflow(p, session)
 	if w == nil {
@@ -86,17 +82,47 @@ func Recognize(p *store.Project, session, subagentType, prompt, cwd string) (Kno
 	return recognizeIn(w, subagentType, prompt, cwd)
 }
 
+// classifier tells whether an agent of subagentType (whose prompt is
+// asked for only when its type does not say) is the classifier session's
+// command asks for while its workflow does not exist yet.
+func classifier(p *store.Project, session, subagentType string, prompt func() string) (Known, bool) {
+	run, ok := ReadRun(p, session)
+	if !ok || run.Classifier == "" {
+		return Known{}, false
+	}
+	if _, exists := p.Summary(run.Workflow); exists {
+		return Known{}, false
+	}
+	name := bareName(subagentType)
+	if name == run.Classifier || slices.Contains(genericAgents, name) && followed(prompt(), []string{run.Classifier}) != "" {
+		return Known{Name: run.Classifier}, true
+	}
+	return Known{}, false
+}
+
 // RecognizeStop is Recognize for an agent that stopped: one whose start
 // the hooks recorded for the session's workflow is that agent, whatever
 // its transcript and final answer hold (a general-purpose agent is known
-// by its prompt, which Claude Code may not have written out yet).
-func RecognizeStop(p *store.Project, session, subagentType, agentID, prompt, cwd string) (Known, bool) {
-	if k, ok := Recognize(p, session, subagentType, prompt, cwd); ok || agentID == "" {
-		return k, ok
+// by its prompt, which Claude Code may not have written out yet). The
+// prompt, which the hook reads from the agent's transcript, is asked for
+// only when the session's command asks for a classifier or runs a
+// workflow: a session that runs none reads nothing more, and the
+// workflow's events are read only for a generic agent.
+func RecognizeStop(p *store.Project, session, subagentType, agentID string, prompt func() string, cwd string) (Known, bool) {
+	if p == nil || session == "" || store.ValidID(session) != nil {
+		return Known{}, false
+	}
+	if k, ok := classifier(p, session, subagentType, prompt); ok {
+		return k, true
 	}
 	w := SessionWorkflow(p, session)
 	if w == nil {
 		return Known{}, false
+	}
+	// Only a generic agent can have been known at its start and not
+	// now: one of a type is known by its type at both.
+	if k, ok := recognizeIn(w, subagentType, prompt(), cwd); ok || agentID == "" || !slices.Contains(genericAgents, bareName(subagentType)) {
+		return k, ok
 	}
 	data, err := w.ReadEvents()
 	if err != nil {
@@ -109,12 +135,12 @@ func RecognizeStop(p *store.Project, session, subagentType, agentID, prompt, cwd
 	return Known{Name: start.AgentType, Workflow: w, Generic: start.Generic}, true
 }
 
-// AgentOf names the agent of workflow w, whatever its status, that an
-// Agent call of subagentType with prompt stands for (as Recognize knows
-// them); ok is false for any other.
-func AgentOf(w *store.Workflow, subagentType, prompt string) (string, bool) {
-	k, ok := recognizeIn(w, subagentType, prompt, "")
-	return k.Name, ok
+// AgentOf is the agent of workflow w, whatever its status, that an Agent
+// call of subagentType with prompt stands for (as Recognize knows them),
+// with the worker of the current state whose artifact the prompt gives;
+// ok is false for any other.
+func AgentOf(w *store.Workflow, subagentType, prompt string) (Known, bool) {
+	return recognizeIn(w, subagentType, prompt, "")
 }
 
 // recognizeIn is Recognize for the agents of w.

@@ -101,24 +101,10 @@ func launched(w *store.Workflow) bool {
 	return open > 0
 }
 
-// WorkerFor names the worker of w's current state that an Agent call
-// with prompt is for: the one whose artifact path the prompt gives (on
-// its "Write ... to:" line when several paths appear), "" when none.
-func WorkerFor(w *store.Workflow, prompt string) string {
-	v, err := load(w)
-	if err != nil || !v.hasRole {
-		return ""
-	}
-	rel, err := filepath.Rel(w.P.Dir, v.facts.SpecDir)
-	if err != nil {
-		return ""
-	}
-	return workerIn(v.workers, v.facts.SpecDir, rel, prompt)
-}
-
-// workerIn is WorkerFor's search: the worker whose artifact, a path
-// under specDir, the prompt names, absolute or as specRel (specDir
-// relative to the project) and the rest; the first worker named on a
+// workerIn names the worker of a state (workers) that an Agent call with
+// prompt is for: the one whose artifact, a path under specDir, the
+// prompt names, absolute or as specRel (specDir relative to the
+// project) and the rest; the first worker named on a
 // line with " to:", else the first named at all. One pass over the
 // prompt and a map lookup per path in it: a checkpoint can list any
 // number of workers, a prompt be a megabyte, and this runs in a hook.

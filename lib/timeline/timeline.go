@@ -127,6 +127,7 @@ type event struct {
 	To         string          `json:"to"`
 	State      string          `json:"state"`
 	States     []string        `json:"states"`
+	Kind       string          `json:"kind"` // rewind: "retry" for a retry of accepted failures (sm.RetakeIn)
 	Status     string          `json:"status"`
 	Session    string          `json:"session"`
 	AgentID    string          `json:"agent_id"`
@@ -320,11 +321,17 @@ func retryText(ev event) string {
 }
 
 // rewind marks what the rewind took back: the stays in its states and
-// their agents, from before it.
+// their agents, from before it. A retry of accepted failures
+// (sm.RetakeIn) keeps what the state it goes back to recorded: that
+// state's stay and agents are not taken back, and their records stay in
+// the checkpoint.
 func (b *builder) rewind(ev event) {
 	back := map[string]bool{}
 	for _, s := range ev.States {
 		back[s] = true
+	}
+	if ev.Kind == checkpoint.RetryRewind {
+		delete(back, ev.To)
 	}
 	for i := range b.t.States {
 		if back[b.t.States[i].Name] && b.t.States[i].Epoch == b.epoch {

@@ -209,3 +209,38 @@ func TestStartWithoutEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryRewindKeepsItsState: a retry of accepted failures (a rewind of
+// kind "retry", sm.RetakeIn) keeps what the state it goes back to
+// recorded: that state's agents are not taken back and keep the
+// checkpoint's records; the states after it are taken back as by any
+// rewind, their records in the rewind's.
+func TestRetryRewindKeepsItsState(t *testing.T) {
+	tl := run(t, "in_progress", 300,
+		[]map[string]any{ev(0, "init"), ev(1, "transition", "from", "initialize", "to", "implement")},
+		worker(2, 20, "a1", "implementation-executor", "r1", "completed", 1),
+		worker(3, 30, "a2", "implementation-executor", "impl_2", "failed", 2),
+		[]map[string]any{ev(40, "transition", "from", "implement", "to", "test")},
+		worker(41, 50, "a3", "test-specialist", "t1", "completed", 3),
+		[]map[string]any{ev(60, "rewind", "from", "test", "to", "implement", "kind", "retry", "states", []string{"implement", "test"}, "by", "ann")},
+	)
+	var got []string
+	for _, a := range tl.Agents {
+		got = append(got, fmt.Sprintf("%s %s rewound=%v artifact=%s error=%s", a.ID, a.State, a.Rewound, a.Artifact, a.Error))
+	}
+	want := []string{
+		"a1 implement rewound=false artifact=specs/r1.md error=",
+		"a2 implement rewound=false artifact= error=no report",
+		"a3 test rewound=true artifact=specs/t1.md error=",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("agents:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var states []string
+	for _, s := range tl.States {
+		states = append(states, fmt.Sprintf("%s/r%v", s.Name, s.Rewound))
+	}
+	if got := strings.Join(states, " "); got != "initialize/rfalse implement/rfalse test/rtrue implement/rfalse" {
+		t.Errorf("states %s", got)
+	}
+}

@@ -38,6 +38,9 @@ type Agent struct {
 	// Complete is true when the last message ended the agent's work (it
 	// did not ask for a tool): the final answer is in the file.
 	Complete bool
+	// Ended is the time of the latest answer the transcript holds; zero
+	// when none carries one.
+	Ended time.Time
 }
 
 // WithFinal adds last, the usage of the agent's last request as
@@ -72,6 +75,9 @@ func ScanAgent(r io.Reader) (Agent, error) {
 		a.Usage = a.Usage.Add(m.usage)
 		if m.model != "" {
 			a.Model = m.model
+		}
+		if m.ts.After(a.Ended) {
+			a.Ended = m.ts
 		}
 	}
 	a.Requests, a.ToolUses = len(msgs.list), len(tools)

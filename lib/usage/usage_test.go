@@ -37,7 +37,9 @@ func TestScanAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Three answers, the first in two lines (two Agent calls): counted once.
-	want := Agent{Usage: k(1 + 2 + 3), Model: "stand-in", Requests: 3, ToolUses: 3, Complete: true}
+	// Ended: the time of its last answer.
+	want := Agent{Usage: k(1 + 2 + 3), Model: "stand-in", Requests: 3, ToolUses: 3, Complete: true,
+		Ended: time.Date(2026, 11, 27, 7, 32, 57, 359e6, time.UTC)}
 	if a != want {
 		t.Errorf("ScanAgent = %+v, want %+v", a, want)
 	}
@@ -54,7 +56,7 @@ func TestScanAgentUnfinished(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Complete || a.Requests != 1 || a.Usage != k(1) {
+	if a.Complete || a.Requests != 1 || a.Usage != k(1) || !a.Ended.Equal(time.Date(2026, 11, 27, 7, 32, 55, 333e6, time.UTC)) {
 		t.Fatalf("ScanAgent = %+v, want one request, not complete", a)
 	}
 	last := Usage{Input: 5, Output: 7}

@@ -63,11 +63,19 @@ func TestSupervisorStepsAreBound(t *testing.T) {
 	if b, _ := cmd.Output(); !strings.HasSuffix(string(b), "a1b2c3\n") {
 		t.Errorf("the command as given back does not export the id: %q", b)
 	}
+	// However the step names flowstate, and with its global flags first.
+	for _, command := range []string{`"$FLOWSTATE_BIN" phase-plan --supervisor`, "flowstate --workflow w-1 phase-verify --supervisor"} {
+		r := bash("a1b2c3", command)
+		if json.Unmarshal([]byte(r.stdout), &out) != nil || out.HookSpecificOutput.UpdatedInput["command"] != "export FLOWSTATE_AGENT_ID=a1b2c3\n"+command {
+			t.Errorf("%q: %+v, want it bound", command, r)
+		}
+	}
 	for _, c := range []struct{ agent, command string }{
 		{"", "flowstate phase-plan --supervisor"},
 		{"a1b2c3", "ls -la"},
 		{"a1b2c3", "flowstate phase-plan"},
 		{"a1;rm -rf x", "flowstate phase-verify --supervisor"},
+		{strings.Repeat("a", 129), "flowstate phase-verify --supervisor"},
 	} {
 		if r := bash(c.agent, c.command); r.code != 0 || r.stdout != "" {
 			t.Errorf("%q by agent %q: %+v, want it left alone", c.command, c.agent, r)

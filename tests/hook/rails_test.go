@@ -216,6 +216,13 @@ func TestStopSendsTheModelBack(t *testing.T) {
 			t.Errorf("reason lacks %q: %s", want, reason)
 		}
 	}
+	// A project install put the command in the project's .claude/commands.
+	if err := os.MkdirAll(filepath.Join(project, ".claude", "commands"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(project, ".claude", "commands", "orchestrate.md"), []byte("---\ndescription: d\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if reason := stop(t, project, "s1", false); !strings.Contains(reason, "/orchestrate is not done") {
 		t.Errorf("a project install's hook names the command without the plugin: %s", reason)
 	}
@@ -264,6 +271,23 @@ func TestStopSendsTheModelBack(t *testing.T) {
 	}
 	if reason := stop(t, project, "s2", false); reason != "" {
 		t.Errorf("a finished workflow's session was sent back: %q", reason)
+	}
+}
+
+// TestStopNamesThePluginsCommand: a plugin user who typed
+// /flowstate:orchestrate is told /flowstate:orchestrate, not the
+// /orchestrate no install put in the project.
+func TestStopNamesThePluginsCommand(t *testing.T) {
+	project := newProject(t, "p")
+	if r := hook(t, project, "", "user-prompt-submit", payload(map[string]any{"session_id": "s1", "cwd": project,
+		"prompt": "/flowstate:orchestrate --scope research-only auth flows"})); r.code != 0 {
+		t.Fatal(r)
+	}
+	started(t, project, "s1", "research-only")
+	for _, env := range [][]string{{"CLAUDE_PLUGIN_ROOT=/plugin"}, nil} {
+		if reason := stop(t, project, "s1", false, env...); !strings.Contains(reason, "/flowstate:orchestrate is not done") {
+			t.Errorf("%v: reason %q: want the plugin's /flowstate:orchestrate", env, reason)
+		}
 	}
 }
 

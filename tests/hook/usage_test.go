@@ -1,6 +1,7 @@
 package hooktest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -247,6 +248,42 @@ func TestSessionEndRecordsInterruptedAgents(t *testing.T) {
 		a2.Get("agent_type").String() != "research-specialist" || a2.Get("requests").Int() != 1 ||
 		usageOf(a2) != `{"input_tokens":1,"output_tokens":2,"cache_read_tokens":100,"cache_write_tokens":10}` {
 		t.Errorf("the interrupted agent: %s", a2.Raw)
+	}
+	// It ended with the last answer its transcript holds, not as the
+	// session ended.
+	if ended := a2.Get("ended").String(); ended != "2026-11-27T07:32:55.333Z" {
+		t.Errorf("the interrupted agent ended %s, want its transcript's last answer, 2026-11-27T07:32:55.333Z", ended)
+	}
+}
+
+// TestSessionEndMeasuresBoundedInterruptedAgents: a session that leaves
+// more agents than SessionEnd may read in its budget gets the first ones
+// measured, and the log says how many were not.
+func TestSessionEndMeasuresBoundedInterruptedAgents(t *testing.T) {
+	project := newProject(t, "p")
+	id, _ := started(t, project, "s1", "research-only")
+	const n = 33 // one past the hook's maxInterrupted
+	agents := map[string]string{}
+	for i := range n {
+		agents[fmt.Sprintf("a%d", i)] = "agent-unfinished.jsonl"
+	}
+	transcript := claudeHome(t, "s1", agents)
+	for i := range n {
+		start := payload(map[string]any{"session_id": "s1", "cwd": project, "transcript_path": transcript,
+			"agent_id": fmt.Sprintf("a%d", i), "agent_type": "flowstate:research-specialist"})
+		if r := hook(t, project, "", "subagent-start", start); r.code != 0 {
+			t.Fatalf("subagent-start: %+v", r)
+		}
+	}
+	end := payload(map[string]any{"session_id": "s1", "cwd": project, "transcript_path": transcript, "hook_event_name": "SessionEnd", "reason": "other"})
+	if r := hook(t, project, "", "session-end", end); r.code != 0 {
+		t.Fatalf("session-end: %+v", r)
+	}
+	if got := events(t, project, id, "agent_usage"); len(got) != n-1 || got[0].Get("agent_id").String() != "a0" {
+		t.Errorf("%d agent_usage events, want %d, the first a0's", len(got), n-1)
+	}
+	if log, _ := os.ReadFile(filepath.Join(project, ".claude", "state", "hooks.log")); !strings.Contains(string(log), "1 interrupted agents not measured") {
+		t.Errorf("the log does not say an agent was left: %s", log)
 	}
 }
 

@@ -1,0 +1,65 @@
+package orchestrate
+
+import (
+	"testing"
+)
+
+// TestRecognizeStopReadsThePromptOnlyWhenItMatters: a stop in a session
+// that runs no workflow and asks for no classifier is nobody's, and the
+// agent's prompt (read from its transcript, up to 256 KiB) is not asked
+// for; in a session running a workflow it is, once, and the agent is known.
+func TestRecognizeStopReadsThePromptOnlyWhenItMatters(t *testing.T) {
+	p := project(t)
+	calls := 0
+	prompt := func(text string) func() string {
+		return func() string { calls++; return text }
+	}
+	if _, ok := RecognizeStop(p, "s0", "general-purpose", "a0", prompt("Read agents/research-specialist.md"), ""); ok || calls != 0 {
+		t.Errorf("a session with no workflow: ours %v, prompt read %d times", ok, calls)
+	}
+
+	out, err := Start(p, Request{Command: "orchestrate", Scope: "research-only", Description: "auth flows", Session: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := p.Workflow(idOf(t, out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Plan(w, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := RecognizeStop(p, "s0", "general-purpose", "a0", prompt("Read agents/research-specialist.md"), ""); ok || calls != 0 {
+		t.Errorf("another session's stop: ours %v, prompt read %d times", ok, calls)
+	}
+	k, ok := RecognizeStop(p, "s1", "general-purpose", "a1", prompt("Write the research report to: "+outputPath(t, plan, 1)), "")
+	if !ok || k.Name != "research-specialist" || k.Worker == "" || calls != 1 {
+		t.Errorf("the workflow's worker: %+v, ours %v, prompt read %d times", k, ok, calls)
+	}
+}
+
+// TestAgentOfNamesTheWorker: AgentOf gives the worker with the agent, so
+// the usage hooks need not load the workflow again to find it.
+func TestAgentOfNamesTheWorker(t *testing.T) {
+	p := project(t)
+	out, err := Start(p, Request{Command: "orchestrate", Scope: "research-only", Description: "auth flows", Session: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := p.Workflow(idOf(t, out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Plan(w, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, ok := AgentOf(w, "flowstate:research-specialist", "Write the research report to: "+outputPath(t, plan, 1))
+	if !ok || k.Name != "research-specialist" || k.Worker == "" {
+		t.Errorf("AgentOf = %+v, %v; want research-specialist with its worker", k, ok)
+	}
+	if k, ok := AgentOf(w, "flowstate:research-specialist", "no artifact named"); !ok || k.Worker != "" {
+		t.Errorf("a prompt naming no artifact: %+v, %v; want the agent, no worker", k, ok)
+	}
+}
