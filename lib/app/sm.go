@@ -153,7 +153,7 @@ func (e *env) smInit(c *cli.Context, o smInitOptions) error {
 	if err != nil {
 		return err
 	}
-	cls, err := e.classification(o)
+	cls, err := e.classification(o, m)
 	if err != nil {
 		return err
 	}
@@ -219,7 +219,7 @@ func agentNames(given []string) ([]string, error) {
 // classification builds the classification from either --classification
 // (validated classifier output) or --scope with optional complexity and
 // topics (given by the user, so confidence 1).
-func (e *env) classification(o smInitOptions) (classify.Classification, error) {
+func (e *env) classification(o smInitOptions, m *machine.Machine) (classify.Classification, error) {
 	switch {
 	case o.classification != "" && o.scope != "":
 		return classify.Classification{}, fail.Usagef("sm-init: give either --scope or --classification, not both")
@@ -232,7 +232,7 @@ func (e *env) classification(o smInitOptions) (classify.Classification, error) {
 			return classify.Classification{}, err
 		}
 		// classify's errors name the classification already.
-		return classify.Parse(data, o.minConfidence)
+		return classify.ParseFor(data, o.minConfidence, m.ScopeNames())
 	case o.scope != "":
 		return classify.Given(o.scope, deref(o.complexity), deref(o.topics))
 	default:
