@@ -3,6 +3,7 @@ package hook
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 
@@ -74,25 +75,29 @@ func supervisorStep(pl payload) (cmd string, ok bool) {
 		return "", false
 	}
 	parts := strings.FieldsFunc(c.Str, func(r rune) bool { return r == '\n' || r == ';' || r == '&' || r == '|' || r == '(' || r == ')' })
-	for _, part := range parts {
-		step, supervisor, invoked := false, false, false
-		for _, word := range strings.Fields(part) {
-			word = strings.Trim(word, `"'`)
-			switch {
-			case word == "flowstate" || strings.HasSuffix(word, "/flowstate") || word == "$FLOWSTATE_BIN" || word == "${FLOWSTATE_BIN}":
-				invoked = true
-			case !invoked:
-			case word == "phase-plan" || word == "phase-verify":
-				step = true
-			case word == "--supervisor":
-				supervisor = true
-			}
-		}
-		if step && supervisor {
-			return c.Str, true
-		}
+	if slices.ContainsFunc(parts, isStepPart) {
+		return c.Str, true
 	}
 	return "", false
+}
+
+// isStepPart reports whether one command of a line runs flowstate with
+// phase-plan or phase-verify and --supervisor among its words after it.
+func isStepPart(part string) bool {
+	step, supervisor, invoked := false, false, false
+	for _, word := range strings.Fields(part) {
+		word = strings.Trim(word, `"'`)
+		switch {
+		case word == "flowstate" || strings.HasSuffix(word, "/flowstate") || word == "$FLOWSTATE_BIN" || word == "${FLOWSTATE_BIN}":
+			invoked = true
+		case !invoked:
+		case word == "phase-plan" || word == "phase-verify":
+			step = true
+		case word == "--supervisor":
+			supervisor = true
+		}
+	}
+	return step && supervisor
 }
 
 // foreground runs before every Agent call. Claude Code 2.1.328 runs a

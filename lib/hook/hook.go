@@ -122,22 +122,26 @@ func Run(event string, env Env) {
 	if session == "" {
 		session = env.Getenv("CLAUDE_CODE_SESSION_ID")
 	}
-	h := handler{env: env, p: p, session: session, pl: pl, l: l}
+	handler{env: env, p: p, session: session, pl: pl, l: l}.handle(event)
+}
+
+// handle runs the handler of event.
+func (h handler) handle(event string) {
 	switch event {
 	case SessionStart:
-		if err := writeEnvFile(env, p); err != nil {
-			l.printf("%v", err)
+		if err := writeEnvFile(h.env, h.p); err != nil {
+			h.l.printf("%v", err)
 		}
-		if p != nil {
-			sweep(p, env.Now, l)
+		if h.p != nil {
+			sweep(h.p, h.env.Now, h.l)
 		}
-		if pl.Source == "compact" {
+		if h.pl.Source == "compact" {
 			h.reanchor()
 		}
 	case SessionEnd:
 		h.mainUsage(true) // the last answer, which Claude Code may write after Stop
-		if p != nil && session != "" {
-			endSession(p, session, l)
+		if h.p != nil && h.session != "" {
+			endSession(h.p, h.session, h.l)
 		}
 	case PreToolUse:
 		h.preToolUse()
@@ -153,7 +157,7 @@ func Run(event string, env Env) {
 	case UserPrompt:
 		h.userPrompt()
 	default:
-		l.printf("unknown hook event %q (known: %s); nothing done", event, strings.Join(Events(), ", "))
+		h.l.printf("unknown hook event %q (known: %s); nothing done", event, strings.Join(Events(), ", "))
 	}
 }
 

@@ -72,11 +72,7 @@ func Init(p *store.Project, ip InitParams) (w *store.Workflow, again bool, err e
 // initAgain finds the workflow a repeated Init created; an id taken by
 // another request is a usage error.
 func initAgain(p *store.Project, ip InitParams) (*store.Workflow, bool, error) {
-	id, implicit := ip.ID, false
-	if id == "" && !ip.Since.IsZero() && ip.Session != "" && store.ValidID(ip.Session) == nil {
-		id, _ = p.SessionWorkflow(ip.Session)
-		implicit = true
-	}
+	id, implicit := againID(p, ip)
 	if id == "" || store.ValidID(id) != nil {
 		return nil, false, nil
 	}
@@ -102,7 +98,7 @@ func initAgain(p *store.Project, ip InitParams) (*store.Workflow, bool, error) {
 		// Named by its id, from any session: a command that continues
 		// its workflow in a new session (a resume) points that session
 		// at it, so that its next blocks find it.
-		if ip.Session != "" && store.ValidID(ip.Session) == nil {
+		if validSession(ip.Session) {
 			if err := p.SetSession(ip.Session, id); err != nil {
 				return nil, false, err
 			}
@@ -112,6 +108,19 @@ func initAgain(p *store.Project, ip InitParams) (*store.Workflow, bool, error) {
 	return nil, false, fail.Usagef("workflow %q already exists in %s for another request (%s: %q); choose another --workflow id or omit it",
 		id, p.Dir, v.Command, v.Description)
 }
+
+// againID is the workflow a repeated Init may have created: the one
+// --workflow names, or else (implicit) the session's current one, when
+// the user's latest command is known.
+func againID(p *store.Project, ip InitParams) (id string, implicit bool) {
+	if ip.ID == "" && !ip.Since.IsZero() && validSession(ip.Session) {
+		id, _ = p.SessionWorkflow(ip.Session)
+		return id, true
+	}
+	return ip.ID, false
+}
+
+func validSession(s string) bool { return s != "" && store.ValidID(s) == nil }
 
 // createdBefore reports whether a workflow created at (RFC 3339) was
 // created before t; an unreadable time counts as before.
