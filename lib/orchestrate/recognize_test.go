@@ -18,14 +18,7 @@ func TestRecognizeStopReadsThePromptOnlyWhenItMatters(t *testing.T) {
 		t.Errorf("a session with no workflow: ours %v, prompt read %d times", ok, calls)
 	}
 
-	out, err := Start(p, Request{Command: "orchestrate", Scope: "research-only", Description: "auth flows", Session: "s1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := p.Workflow(idOf(t, out))
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := startedWorkflow(t, p, Request{Command: "orchestrate", Scope: "research-only", Description: "auth flows", Session: "s1"})
 	plan, err := Plan(w, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -43,14 +36,7 @@ func TestRecognizeStopReadsThePromptOnlyWhenItMatters(t *testing.T) {
 // the usage hooks need not load the workflow again to find it.
 func TestAgentOfNamesTheWorker(t *testing.T) {
 	p := project(t)
-	out, err := Start(p, Request{Command: "orchestrate", Scope: "research-only", Description: "auth flows", Session: "s1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := p.Workflow(idOf(t, out))
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := startedWorkflow(t, p, Request{Command: "orchestrate", Scope: "research-only", Description: "auth flows", Session: "s1"})
 	plan, err := Plan(w, Options{})
 	if err != nil {
 		t.Fatal(err)
