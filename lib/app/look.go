@@ -97,9 +97,36 @@ func (e *env) run(w *store.Workflow) (*looked, error) {
 		return nil, err
 	}
 	r := &looked{doc: doc, events: events, machine: m, stuck: stuck, now: time.Now()}
-	r.timeline = timeline.Build(timeline.Input{ID: w.ID, Checkpoint: doc, Events: events, Initial: m.Initial, Now: r.now, StuckAfter: stuck})
+	in := timeline.Input{ID: w.ID, Checkpoint: doc, Events: events, Initial: m.Initial, Now: r.now, StuckAfter: stuck}
+	r.timeline = timeline.Build(in)
+	if in.Workers = promptedWorkers(w, r.timeline); len(in.Workers) > 0 {
+		r.timeline = timeline.Build(in)
+	}
 	liveUsage(&r.timeline)
 	return r, nil
+}
+
+// promptedWorkers names the worker of each agent at work that no event
+// of its own names yet (its stop will): the worker whose artifact the
+// prompt its transcript begins with gives, as the hooks recognise it.
+// SubagentStart, which recorded its start, comes before Claude Code
+// writes that prompt. Read as liveUsage reads the transcript.
+func promptedWorkers(w *store.Workflow, t timeline.Timeline) map[string]string {
+	out := map[string]string{}
+	for _, a := range t.Agents {
+		if a.Worker != "" || a.ID == "" || !a.End.IsZero() || !agentTranscript(a.Transcript) {
+			continue
+		}
+		head, err := fsx.ReadPrefix(a.Transcript, usage.MaxPromptHead)
+		prompt, ok := usage.Prompt(head)
+		if err != nil || !ok {
+			continue
+		}
+		if k, ok := orchestrate.AgentOf(w, a.Type, prompt); ok && k.Worker != "" {
+			out[a.ID] = k.Worker
+		}
+	}
+	return out
 }
 
 // liveUsage reads what each running agent spent so far from its

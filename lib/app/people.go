@@ -196,7 +196,7 @@ func (e *env) history(w *store.Workflow, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	entries, skipped := history.Parse(r.events)
+	entries, skipped := history.Parse(r.events, r.timeline.Workers())
 	if skipped > 0 {
 		e.warn("workflow %s: %d damaged lines of %s skipped", w.ID, skipped, w.EventsPath())
 	}

@@ -54,8 +54,11 @@ func (e Entry) Duration() time.Duration {
 }
 
 // Parse reads events.jsonl. A line that is not an event (torn by a crash,
-// damaged by hand) is skipped and counted.
-func Parse(data []byte) (entries []Entry, skipped int) {
+// damaged by hand) is skipped and counted. workers names the worker of
+// each agent (by agent id) as the timeline paired them
+// (timeline.Timeline.Workers), for the summary of an agent's events that
+// do not carry it (its start).
+func Parse(data []byte, workers map[string]string) (entries []Entry, skipped int) {
 	entries = []Entry{} // none is [] in JSON, not null
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), len(data)+1)
@@ -71,7 +74,7 @@ func Parse(data []byte) (entries []Entry, skipped int) {
 			continue
 		}
 		e.Seq = len(entries) + 1
-		e.Summary = summary(e.Event, e.Fields)
+		e.Summary = summary(e.Event, named(e.Fields, workers))
 		if d, ok := c.took(e); ok {
 			ms := d.Milliseconds()
 			e.DurationMs = &ms
@@ -157,6 +160,19 @@ func (c *clock) took(e Entry) (time.Duration, bool) {
 		}
 	}
 	return 0, false
+}
+
+// named is an agent event's fields with the worker its agent was paired
+// with, where the event does not name it; the event as recorded is left
+// as it is.
+func named(f map[string]any, workers map[string]string) map[string]any {
+	id, _ := f["agent_id"].(string)
+	if _, ok := f["worker_id"]; ok || workers[id] == "" {
+		return f
+	}
+	g := maps.Clone(f)
+	g["worker_id"] = workers[id]
+	return g
 }
 
 // summary says what an event means, in one line; an event of a kind not

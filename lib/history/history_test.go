@@ -32,7 +32,9 @@ this line was torn by a crash
 `
 
 func TestParse(t *testing.T) {
-	entries, skipped := Parse([]byte(log))
+	// The start names no worker: the timeline's pairing does.
+	run := timeline.Build(timeline.Input{ID: "wf", Checkpoint: []byte(`{"status":"cancelled"}`), Events: []byte(log), Initial: "initialize"})
+	entries, skipped := Parse([]byte(log), run.Workers())
 	if skipped != 1 {
 		t.Errorf("skipped %d lines, want the torn one", skipped)
 	}
@@ -44,7 +46,7 @@ func TestParse(t *testing.T) {
 		{"workflow created", -1},
 		{"initialize → research: classified", time.Second},
 		{"research-specialist research_1 launched", -1},
-		{"research-specialist started", -1},
+		{"research-specialist research_1 started", -1},
 		{"research-specialist research_1 stopped", 40 * time.Second},
 		{"research-specialist research_1 spent 48.6k tokens (input 1.2k, output 340, cache read 45.0k, cache write 2.1k) in 7 requests, 6 tool calls, model claude-opus-5-5", 40500 * time.Millisecond},
 		{"main thread in research spent 3.4k tokens (input 10, output 20, cache read 3.0k, cache write 400) in 3 requests, model claude-opus-5-5", -1},
@@ -82,7 +84,7 @@ func TestParse(t *testing.T) {
 
 // TestJSONIsStable: the document's shape is the contract for tools.
 func TestJSONIsStable(t *testing.T) {
-	entries, _ := Parse([]byte(log))
+	entries, _ := Parse([]byte(log), nil)
 	b, err := json.Marshal(Document{WorkflowID: "w", Events: entries[4:5], Agents: []timeline.AgentDoc{}})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +98,7 @@ func TestJSONIsStable(t *testing.T) {
 }
 
 func TestRender(t *testing.T) {
-	entries, _ := Parse([]byte(log))
+	entries, _ := Parse([]byte(log), nil)
 	out := Render(entries[:5], 0)
 	want := "TIME (UTC)           EVENT         TOOK   WHAT\n" +
 		"2026-04-01 10:00:00  init                 workflow created\n" +
@@ -125,7 +127,7 @@ func TestClockSteppedBack(t *testing.T) {
 {"ts":"2026-04-01T09:00:00Z","event":"agent_stop","agent_id":"a1","agent_type":"research-specialist"}
 {"ts":"2026-04-01T09:00:09Z","event":"transition","from":"research","to":"plan"}
 `
-	entries, _ := Parse([]byte(back))
+	entries, _ := Parse([]byte(back), nil)
 	var order []string
 	for _, e := range entries {
 		order = append(order, e.Event)

@@ -2,7 +2,6 @@ package status
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/timeline"
 	"github.com/flowstate-dev/flowstate/lib/usage"
@@ -63,23 +62,19 @@ func (c costs) moneyOf(v float64, noted bool) string {
 	return s
 }
 
-// agent is what the agent of type t launched at spent: ", 3.4k tokens"
-// (so far, while it runs).
-func (c costs) agent(t string, launched time.Time) string {
-	for _, a := range c.run.Agents {
-		if a.Type != t || !a.Start.Equal(launched) || a.Usage.Zero() {
-			continue
-		}
-		s := ", " + usage.Tokens(a.Usage.Total()) + " tokens"
-		if !a.Measured {
-			s += " so far"
-		}
-		if m, ok := c.prices.Cost(a.Model, a.Usage); ok {
-			s += ", " + c.prices.Money(m)
-		}
-		return s
+// agent is what agent a spent: ", 3.4k tokens" (so far, while it runs).
+func (c costs) agent(a timeline.Agent) string {
+	if a.Usage.Zero() {
+		return ""
 	}
-	return ""
+	s := ", " + usage.Tokens(a.Usage.Total()) + " tokens"
+	if !a.Measured {
+		s += " so far"
+	}
+	if m, ok := c.prices.Cost(a.Model, a.Usage); ok {
+		s += ", " + c.prices.Money(m)
+	}
+	return s
 }
 
 func soFar(running bool) string {

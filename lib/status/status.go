@@ -16,7 +16,6 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/flowstate-dev/flowstate/lib/agentrun"
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/term"
@@ -146,7 +145,7 @@ func Render(in Input) string {
 		fmt.Fprintf(&b, "  spent %s\n", t)
 	}
 	if active {
-		agentSection(&b, in, doc, v.Session, current, p, cost)
+		agentSection(&b, in, run, v.Session, current, p, cost)
 	}
 	supervisorSection(&b, doc.Get(checkpoint.PathSupervisorState), p)
 	errorSection(&b, v.Error, evs, p)
@@ -190,49 +189,63 @@ func holdSection(b *strings.Builder, v checkpoint.View, resume string, p painter
 }
 
 // agentSection shows the agents launched in the current state, as the
-// hooks recorded them: at work (for how long), stuck (past the bound),
-// or stopped, and then whether their worker was recorded done or failed.
-func agentSection(b *strings.Builder, in Input, doc gjson.Result, session, current string, p painter, cost costs) {
-	runs := agentrun.Fold(agentrun.Parse(in.Events), session)
-	entries := runs.Entries(in.Now, in.StuckAfter)
-	if len(entries) == 0 {
+// timeline pairs them with their workers (the report shows the same):
+// at work (for how long), stuck (past the bound), or stopped, and then
+// whether their worker was recorded done or failed.
+func agentSection(b *strings.Builder, in Input, run *timeline.Timeline, session, current string, p painter, cost costs) {
+	agents := currentAgents(run, session, current)
+	if len(agents) == 0 {
 		return
 	}
-	recorded := map[string]string{}
-	doc.Get(checkpoint.PathSupervisorState).ForEach(func(_, sup gjson.Result) bool {
-		for _, w := range sup.Get("workers").Array() {
-			recorded[w.Get("worker_id").String()] = w.Get("status").String()
-		}
-		return true
-	})
 	fmt.Fprintf(b, "\nagents in %s\n", current)
 	width := 0
-	for _, e := range entries {
-		width = max(width, len(e.AgentType)+len(e.WorkerID)+1)
+	for _, a := range agents {
+		width = max(width, len(agentName(a)))
 	}
-	for _, e := range entries {
-		name := oneLine(e.AgentType)
-		if e.WorkerID != "" {
-			name += " " + oneLine(e.WorkerID)
-		}
-		mark, color, what := markCurrent, yellow, fmt.Sprintf("running %s", Duration(in.Now.Sub(e.Launched)))
-		switch st := recorded[e.WorkerID]; {
-		case e.Status == agentrun.Stuck:
-			mark, color, what = markFailed, red, fmt.Sprintf("stuck: at work for %s, more than %s", Duration(in.Now.Sub(e.Launched)), Duration(in.StuckAfter))
-		case e.Status == agentrun.Running:
-		case st == checkpoint.WorkerCompleted:
+	for _, a := range agents {
+		mark, color, what := markCurrent, yellow, fmt.Sprintf("running %s", Duration(in.Now.Sub(a.Start)))
+		switch a.Status {
+		case timeline.Stuck:
+			mark, color, what = markFailed, red, fmt.Sprintf("stuck: at work for %s, more than %s", Duration(in.Now.Sub(a.Start)), Duration(in.StuckAfter))
+		case timeline.Running:
+		case timeline.Done:
 			mark, color, what = markDone, green, "done"
-		case st == checkpoint.WorkerFailed:
+		case timeline.Failed:
 			mark, color, what = markFailed, red, "failed"
 		default:
 			mark, color, what = markPending, dim, "stopped, not checked yet"
 		}
-		if e.Took > 0 && e.Status == agentrun.Stopped {
-			what += " after " + Duration(e.Took)
+		if !a.End.IsZero() && a.End.After(a.Start) {
+			what += " after " + Duration(a.End.Sub(a.Start))
 		}
-		what += cost.agent(e.AgentType, e.Launched)
-		fmt.Fprintf(b, "  %s %-*s  %s\n", p.paint(color, mark), width, name, what)
+		what += cost.agent(a)
+		fmt.Fprintf(b, "  %s %-*s  %s\n", p.paint(color, mark), width, agentName(a), what)
 	}
+}
+
+// currentAgents are the agents session launched since the workflow last
+// entered current, its current state.
+func currentAgents(run *timeline.Timeline, session, current string) []timeline.Agent {
+	var since time.Time
+	if n := len(run.States); n > 0 {
+		since = run.States[n-1].Start
+	}
+	var out []timeline.Agent
+	for _, a := range run.Agents {
+		if a.State == current && !a.Rewound && !a.Start.Before(since) && (session == "" || a.Session == session) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// agentName is an agent's type and its worker, on one line.
+func agentName(a timeline.Agent) string {
+	name := oneLine(a.Type)
+	if a.Worker != "" {
+		name += " " + oneLine(a.Worker)
+	}
+	return name
 }
 
 // route lists the states to show: those completed, in the order they
