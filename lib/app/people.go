@@ -175,9 +175,18 @@ func (e *env) status(w *store.Workflow, o lookOptions) error {
 		e.printf("%s", status.Timeline(r.timeline, e.width(), e.colorful()))
 		return nil
 	}
+	h := hints(w)
 	e.printf("%s", status.Render(status.Input{ID: w.ID, Checkpoint: r.doc, Events: r.events, Machine: r.machine, Now: r.now,
-		StuckAfter: r.stuck, Color: e.colorful(), Timeline: &r.timeline, Prices: prices, Width: e.width(), Resume: orchestrate.ResumeHint(w)}))
+		StuckAfter: r.stuck, Color: e.colorful(), Timeline: &r.timeline, Prices: prices, Width: e.width(), Project: w.P.Dir,
+		Resume: h.Resume, Retry: h.Retry, Approve: h.Approve, Reject: h.Reject}))
 	return nil
+}
+
+// hints are the commands that act on w as the user types them in
+// Claude Code (orchestrate names them, as for the Stop hook).
+func hints(w *store.Workflow) status.Hints {
+	return status.Hints{Resume: orchestrate.ResumeHint(w), Retry: orchestrate.RetryHint(w),
+		Approve: orchestrate.Slash(w.P, "workflow-approve"), Reject: orchestrate.Slash(w.P, "workflow-reject")}
 }
 
 // statusDoc is `flowstate status --json`.

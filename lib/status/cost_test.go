@@ -34,10 +34,10 @@ func TestRenderTokens(t *testing.T) {
 	got := Render(in)
 	want := "wf-1  coordinate · research-only · in_progress\nAdd login\n\n" +
 		"  ✓ initialize  5.0s          335 tokens, 0.0014 USD\n" +
-		"  ▶ research    1m05s so far  34.2k tokens, 0.15 USD\n" +
+		"  ▶ research    1m05s so far  34.2k tokens, 0.1520 USD\n" +
 		"  spent 34.5k tokens (input 1.7k, output 2.0k, cache read 30.3k, cache write 505), 0.15 USD\n" +
 		"\nagents in research\n" +
-		"  ✓ research-specialist research_1  done after 33.8s, 33.5k tokens, 0.14 USD\n" +
+		"  ✓ research-specialist research_1  done after 33.8s, 33.5k tokens, 0.1450 USD\n" +
 		"  ▶ research-specialist research_2  running 1m03s, 700 tokens so far, 0.0070 USD\n"
 	if got != want {
 		t.Errorf("Render:\n%s\nwant:\n%s", got, want)

@@ -6,10 +6,10 @@
 package status
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -39,8 +39,17 @@ type Input struct {
 	Prices   *usage.Prices // turns tokens into money; nil: tokens only
 	Width    int           // lines wider are wrapped (term.Fit); 0: none
 	// Resume is how the user continues the workflow in Claude Code
-	// (orchestrate.ResumeHint); "": /flowstate:workflow-resume.
-	Resume string
+	// (orchestrate.ResumeHint); "": /flowstate:workflow-resume. Retry,
+	// Approve and Reject are the other commands (Hints).
+	Resume, Retry, Approve, Reject string
+	// Project is the project's directory: paths in it are shown relative
+	// to it.
+	Project string
+}
+
+// Hints are in's commands as the user types them.
+func (in Input) Hints() Hints {
+	return Hints{Resume: in.Resume, Retry: in.Retry, Approve: in.Approve, Reject: in.Reject}
 }
 
 // run is in's timeline, folded when the caller did not.
@@ -92,7 +101,12 @@ func Render(in Input) string {
 	if d := v.Description; d != "" {
 		fmt.Fprintf(&b, "%s\n", oneLine(d))
 	}
-	holdSection(&b, v, cmp.Or(in.Resume, "/flowstate:workflow-resume"), p)
+	run := in.run()
+	if notes := Notes(in.ID, in.Checkpoint, run, in.Prices, in.Hints()); len(notes) > 0 {
+		b.WriteString("\n")
+		notesSection(&b, notes, p)
+	}
+	rewoundLine(&b, v)
 	b.WriteString("\n")
 
 	var completed []string
@@ -109,7 +123,6 @@ func Render(in Input) string {
 	for _, s := range rows {
 		width = max(width, len(s))
 	}
-	run := in.run()
 	cost := newCosts(run, in.Prices)
 	timeWidth := 0
 	for s, d := range spent {
@@ -147,45 +160,24 @@ func Render(in Input) string {
 	if active {
 		agentSection(&b, in, run, v.Session, current, p, cost)
 	}
-	supervisorSection(&b, doc.Get(checkpoint.PathSupervisorState), p)
+	supervisorSection(&b, doc.Get(checkpoint.PathSupervisorState), in.Project, p)
 	errorSection(&b, v.Error, evs, p)
 	return term.Fit(b.String(), in.Width)
 }
 
-// holdSection says who holds the workflow and what lets it go on, and
-// when it was last taken back (rewound).
-func holdSection(b *strings.Builder, v checkpoint.View, resume string, p painter) {
-	h := v.Hold
-	if h == nil {
-		h = &checkpoint.Hold{}
+// rewoundLine says when the workflow was last taken back (rewound).
+func rewoundLine(b *strings.Builder, v checkpoint.View) {
+	if v.Rewinds == 0 {
+		return
 	}
-	by, why := "", ""
-	if h.By != "" {
-		by = " by " + oneLine(h.By)
+	last, by := v.LastRewind, ""
+	switch {
+	case last.Kind == checkpoint.RetryRewind:
+		by = ", to run failed workers again"
+	case last.By != "":
+		by = " by " + oneLine(last.By)
 	}
-	if h.Reason != "" {
-		why = ": " + oneLine(h.Reason)
-	}
-	switch h.Kind {
-	case checkpoint.HoldApproval:
-		fmt.Fprintf(b, "%s waiting for approval to enter %s: %s\n  approve: flowstate approve [--note TEXT]; send back: flowstate reject --reason TEXT\n",
-			p.paint(yellow, markHeld), oneLine(h.State), oneLine(h.Message))
-	case checkpoint.HoldPause:
-		fmt.Fprintf(b, "%s paused%s%s\n  go on: flowstate unpause, or %s\n", p.paint(yellow, markHeld), by, why, oneLine(resume))
-	case checkpoint.HoldCancel:
-		fmt.Fprintf(b, "%s cancelled%s%s\n", p.paint(red, markFailed), by, why)
-	}
-	if v.Rewinds > 0 {
-		last, by := v.LastRewind, ""
-		switch {
-		case last.Kind == checkpoint.RetryRewind:
-			by = ", to run failed workers again"
-		case last.By != "":
-			by = " by " + oneLine(last.By)
-		}
-		fmt.Fprintf(b, "rewound %d× (last: %s → %s%s; flowstate history)\n", v.Rewinds,
-			oneLine(last.From), oneLine(last.To), by)
-	}
+	fmt.Fprintf(b, "rewound %d× (last: %s → %s%s; flowstate history)\n", v.Rewinds, oneLine(last.From), oneLine(last.To), by)
 }
 
 // agentSection shows the agents launched in the current state, as the
@@ -198,7 +190,7 @@ func agentSection(b *strings.Builder, in Input, run *timeline.Timeline, session,
 		return
 	}
 	fmt.Fprintf(b, "\nagents in %s\n", current)
-	width := 0
+	width, places := 0, cost.agentPlaces(agents)
 	for _, a := range agents {
 		width = max(width, len(agentName(a)))
 	}
@@ -218,7 +210,7 @@ func agentSection(b *strings.Builder, in Input, run *timeline.Timeline, session,
 		if !a.End.IsZero() && a.End.After(a.Start) {
 			what += " after " + Duration(a.End.Sub(a.Start))
 		}
-		what += cost.agent(a)
+		what += cost.agent(a, places)
 		fmt.Fprintf(b, "  %s %-*s  %s\n", p.paint(color, mark), width, agentName(a), what)
 	}
 }
@@ -330,7 +322,7 @@ func timeIn(evs []event, initial, current string, active bool, now time.Time) (m
 	return spent, in
 }
 
-func supervisorSection(b *strings.Builder, ss gjson.Result, p painter) {
+func supervisorSection(b *strings.Builder, ss gjson.Result, project string, p painter) {
 	if len(ss.Map()) == 0 {
 		return
 	}
@@ -347,7 +339,7 @@ func supervisorSection(b *strings.Builder, ss gjson.Result, p painter) {
 				parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 			}
 		}
-		fmt.Fprintf(b, "  %s  %d workers", oneLine(name.String()), len(workers))
+		fmt.Fprintf(b, "  %s  %s", oneLine(name.String()), Count(len(workers), "worker"))
 		if len(parts) > 0 {
 			fmt.Fprintf(b, ": %s", strings.Join(parts, ", "))
 		}
@@ -372,7 +364,7 @@ func supervisorSection(b *strings.Builder, ss gjson.Result, p painter) {
 				line += "  " + Duration(time.Duration(ms)*time.Millisecond)
 			}
 			if out := w.Get("output_path").String(); out != "" {
-				line += "  " + out
+				line += "  " + oneLine(Rel(project, out))
 			}
 			if e := w.Get("error").String(); e != "" {
 				line += "  " + p.paint(red, oneLine(e))
@@ -457,4 +449,16 @@ func oneLine(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// Rel is path as a person reads it in the project: relative to project
+// when it lies there, else as it is.
+func Rel(project, path string) string {
+	if project == "" || !filepath.IsAbs(path) {
+		return path
+	}
+	if rel, err := filepath.Rel(project, path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		return rel
+	}
+	return path
 }

@@ -757,3 +757,26 @@ func later(a, b time.Time) time.Time {
 	}
 	return a
 }
+
+// Unpriced is what the models without a price at p spent, in tokens per
+// model, and the states they spent them in: the money leaves them out.
+// Nothing without prices.
+func (t Timeline) Unpriced(p *usage.Prices) (models map[string]int64, states map[string]bool) {
+	models, states = map[string]int64{}, map[string]bool{}
+	if p == nil {
+		return models, states
+	}
+	add := func(state, model string, u usage.Usage) {
+		if _, priced := p.Cost(model, u); !priced && !u.Zero() {
+			models[model] += u.Total()
+			states[state] = true
+		}
+	}
+	for _, a := range t.Agents {
+		add(a.State, a.Model, a.Usage)
+	}
+	for _, m := range t.Main {
+		add(m.State, m.Model, m.Usage)
+	}
+	return models, states
+}
