@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/report"
 	"github.com/flowstate-dev/flowstate/lib/sm"
+	"github.com/flowstate-dev/flowstate/lib/status"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/timeline"
 	"github.com/flowstate-dev/flowstate/lib/usage"
@@ -197,10 +197,11 @@ func (e *env) report(w *store.Workflow, out string) error {
 	if out != "" {
 		dir = filepath.Dir(e.path(out))
 	}
+	prices := e.prices()
 	in := report.Input{
-		Run: r.timeline, Scope: checkpoint.HeadOf(r.doc).Scope, Prices: e.prices(),
-		Generated: r.now, Version: version.Version, StateOrder: r.machine.States(),
-		Artifact: func(path string) string { return artifactLink(p.Dir, dir, path) },
+		Run: r.timeline, Scope: checkpoint.HeadOf(r.doc).Scope, Prices: prices,
+		Generated: r.now, Version: version.Version, Project: p.Dir, Page: dir,
+		Notes: status.Notes(w.ID, r.doc, &r.timeline, prices, hints(w)),
 	}
 	var page bytes.Buffer
 	if err := report.Render(&page, in); err != nil {
@@ -215,19 +216,4 @@ func (e *env) report(w *store.Workflow, out string) error {
 	}
 	e.tell("workflow %s: report written to %s", w.ID, out)
 	return nil
-}
-
-// artifactLink is a worker's output path as a link from a page in dir:
-// relative when both are in the project, so the page and the specs move
-// together; a file URL otherwise.
-func artifactLink(project, dir, path string) string {
-	abs := path
-	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(project, abs)
-	}
-	within := func(p string) bool { return p == project || strings.HasPrefix(p, project+string(filepath.Separator)) }
-	if rel, err := filepath.Rel(dir, abs); err == nil && within(abs) && within(dir) {
-		return filepath.ToSlash(rel)
-	}
-	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 }
