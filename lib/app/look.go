@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -46,7 +47,7 @@ func (e *env) onLooked(fn func(w *store.Workflow) error) cli.ActionFunc {
 		w, err := p.Resolve(sel)
 		if err != nil && sel.Flag == "" && sel.Env == "" && fail.Code(err) == fail.Usage {
 			if w = e.mostRecent(p); w == nil {
-				return err
+				return noWorkflows(p, err)
 			}
 			err = nil
 		}
@@ -55,6 +56,16 @@ func (e *env) onLooked(fn func(w *store.Workflow) error) cli.ActionFunc {
 		}
 		return fn(w)
 	}
+}
+
+// noWorkflows is what a person looking at a project with no workflow is
+// told: to start one with a slash command in Claude Code (sm-init is a
+// bash block's step); err, whatever else kept one from being found.
+func noWorkflows(p *store.Project, err error) error {
+	if all, lerr := p.List(); lerr != nil || len(all) > 0 {
+		return err
+	}
+	return fail.Usagef("no workflows in %s yet; start one in Claude Code, e.g. %s DESCRIPTION (or your own command), then look again", p.Dir, orchestrate.Slash(p, "coordinate"))
 }
 
 // mostRecent is the project's most recently updated workflow, nil when
@@ -196,6 +207,9 @@ func (e *env) report(w *store.Workflow, out string) error {
 	dir := e.Cwd
 	if out != "" {
 		dir = filepath.Dir(e.path(out))
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return fail.Usagef("workflow %s: cannot write the report to %s: the directory %s does not exist; create it, or give another -o", w.ID, out, dir)
+		}
 	}
 	prices := e.prices()
 	in := report.Input{

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"time"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
@@ -31,8 +33,11 @@ func (e *env) peopleCommands() []*cli.Command {
 	return []*cli.Command{
 		{
 			Name:      "list",
-			Usage:     "list the project's workflows, newest first, with their state and status (in_progress, awaiting_approval, paused, complete, failed, abandoned, cancelled)",
+			Usage:     "list the project's workflows, newest first, with their state and status (in_progress, awaiting_approval, paused, complete, failed, abandoned, cancelled), how long each took, its tokens and, with prices, its cost",
 			UsageText: "flowstate list [--json]",
+			Description: "To compare runs of one command. COST needs prices (" + usage.SettingsFile + "); ≥ marks a cost that leaves out\n" +
+				"a model without a price. --json prints [{\"id\", \"command\", \"scope\", \"current_state\", \"terminal_state\",\n" +
+				"\"status\", \"session_id\", \"updated_at\", \"duration_ms\", \"tokens\", \"cost\", \"currency\", \"cost_complete\"}].",
 			Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &listJSON}},
 			Action:    func(c *cli.Context) error { return e.list(c, listJSON) },
 		},
@@ -145,11 +150,75 @@ func (e *env) list(c *cli.Context, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		return e.printJSON(all)
+	prices := e.prices()
+	entries := make([]listEntry, len(all))
+	for i, s := range all {
+		entries[i] = e.listEntry(p, s, prices)
 	}
-	e.printf("%s", status.List(all, e.width()))
+	if asJSON {
+		return e.printJSON(entries)
+	}
+	if len(all) == 0 {
+		e.tell("no workflows yet in %s; start one in Claude Code, e.g. %s DESCRIPTION", p.Dir, orchestrate.Slash(p, "coordinate"))
+		return nil
+	}
+	e.printf("%s", status.List(listRows(entries, prices), e.width()))
 	return nil
+}
+
+// listEntry is a workflow of `flowstate list --json`: its summary, and
+// how long its run took, what it spent and, with prices, cost (none for
+// a workflow that cannot be read).
+type listEntry struct {
+	store.Summary
+	DurationMs   *int64           `json:"duration_ms,omitempty"`
+	Tokens       *timeline.Tokens `json:"tokens,omitempty"`
+	Cost         *float64         `json:"cost,omitempty"`
+	Currency     string           `json:"currency,omitempty"`
+	CostComplete *bool            `json:"cost_complete,omitempty"`
+}
+
+func (e *env) listEntry(p *store.Project, s store.Summary, prices *usage.Prices) listEntry {
+	entry := listEntry{Summary: s}
+	w, err := p.Workflow(s.ID)
+	if err != nil {
+		return entry
+	}
+	r, err := e.run(w)
+	if err != nil {
+		return entry
+	}
+	d := r.timeline.Document(prices)
+	entry.DurationMs, entry.Tokens = &d.DurationMs, &d.Tokens
+	entry.Cost, entry.Currency, entry.CostComplete = d.Cost, d.Currency, d.CostComplete
+	return entry
+}
+
+// listRows are the entries as the table shows them, the money in one
+// precision.
+func listRows(entries []listEntry, prices *usage.Prices) []status.Row {
+	var costs []float64
+	for _, e := range entries {
+		if e.Cost != nil {
+			costs = append(costs, *e.Cost)
+		}
+	}
+	places := usage.Decimals(costs...)
+	rows := make([]status.Row, len(entries))
+	for i, e := range entries {
+		rows[i].Summary = e.Summary
+		if e.DurationMs != nil {
+			rows[i].Took = status.Duration(time.Duration(*e.DurationMs) * time.Millisecond)
+			rows[i].Tokens = usage.Tokens(e.Tokens.Total)
+		}
+		if e.Cost != nil {
+			rows[i].Cost = prices.MoneyIn(*e.Cost, places)
+			if !*e.CostComplete {
+				rows[i].Cost = "≥" + rows[i].Cost // a model without a price is left out
+			}
+		}
+	}
+	return rows
 }
 
 // lookOptions are status's flags.

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -231,10 +232,10 @@ var meanings = []struct {
 	{"agent_start", func(f fields) string { return f.agent() + " started" }},
 	{"agent_stop", func(f fields) string { return f.agent() + " stopped" }},
 	{usage.AgentEvent, func(f fields) string {
-		return fmt.Sprintf("%s spent %s in %s requests, %s tool calls%s", f.agent(), tokens(f["usage"]), f.str("requests"), f.str("tool_uses"), model(f.str("model")))
+		return fmt.Sprintf("%s spent %s in %s, %s%s", f.agent(), tokens(f["usage"]), f.count("requests", "request"), f.count("tool_uses", "tool call"), model(f.str("model")))
 	}},
 	{usage.MainEvent, func(f fields) string {
-		return fmt.Sprintf("main thread in %s spent %s in %s requests%s", f.str("state"), tokens(f["usage"]), f.str("requests"), model(f.str("model")))
+		return fmt.Sprintf("main thread in %s spent %s in %s%s", f.str("state"), tokens(f["usage"]), f.count("requests", "request"), model(f.str("model")))
 	}},
 	{"migrated", func(f fields) string {
 		return fmt.Sprintf("checkpoint migrated from %s to %s (original kept as %s)", f.str("from"), f.str("to"), f.str("backup"))
@@ -246,6 +247,15 @@ type fields map[string]any
 
 // str is field k as one safe line.
 func (f fields) str(k string) string { return text(f[k]) }
+
+// count is field k, a number of things: "1 request", "3 requests".
+func (f fields) count(k, thing string) string {
+	n, err := strconv.Atoi(f.str(k))
+	if err != nil {
+		return f.str(k) + " " + thing + "s"
+	}
+	return status.Count(n, thing)
+}
 
 // with is s, then ": " and field k when the event has it.
 func (f fields) with(s, k string) string {
@@ -344,18 +354,35 @@ func Spent(t timeline.Timeline, prices *usage.Prices) string {
 	if total.Zero() {
 		return ""
 	}
-	perState, all, priced := t.Cost(prices)
-	money := func(v float64) string {
-		if prices == nil {
-			return ""
+	perState, all, _ := t.Cost(prices)
+	var column []float64
+	for _, s := range t.Spent() {
+		if !s.Usage.Zero() {
+			column = append(column, perState[s.State])
 		}
-		return "  " + prices.Money(v)
+	}
+	places := usage.Decimals(column...)
+	_, unpriced := t.Unpriced(prices)
+	money := func(state string) string {
+		switch {
+		case prices == nil:
+			return ""
+		case unpriced[state] && perState[state] == 0:
+			return "  no price"
+		case unpriced[state]:
+			return "  " + prices.MoneyIn(perState[state], places) + " + unpriced"
+		}
+		return "  " + prices.MoneyIn(perState[state], places)
 	}
 	var b strings.Builder
+	cost := ""
+	if prices != nil {
+		cost = "  " + prices.Money(all)
+	}
 	fmt.Fprintf(&b, "\nspent %s tokens (input %s, output %s, cache read %s, cache write %s)%s\n", usage.Tokens(total.Total()),
-		usage.Tokens(total.Input), usage.Tokens(total.Output), usage.Tokens(total.CacheRead), usage.Tokens(total.CacheWrite), money(all))
-	if prices != nil && !priced {
-		b.WriteString("  (models without a price in the table are left out of the money)\n")
+		usage.Tokens(total.Input), usage.Tokens(total.Output), usage.Tokens(total.CacheRead), usage.Tokens(total.CacheWrite), cost)
+	if models, _ := t.Unpriced(prices); len(models) > 0 {
+		fmt.Fprintf(&b, "  (%s: the money leaves their tokens out)\n", status.UnpricedText(models, total.Total()))
 	}
 	width := 0
 	for _, s := range t.Spent() {
@@ -363,7 +390,7 @@ func Spent(t timeline.Timeline, prices *usage.Prices) string {
 	}
 	for _, s := range t.Spent() {
 		if !s.Usage.Zero() {
-			fmt.Fprintf(&b, "  %-*s  %7s tokens%s\n", width, kv.OneLine(s.State), usage.Tokens(s.Usage.Total()), money(perState[s.State]))
+			fmt.Fprintf(&b, "  %-*s  %7s tokens%s\n", width, kv.OneLine(s.State), usage.Tokens(s.Usage.Total()), money(s.State))
 		}
 	}
 	return b.String()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/timeline"
+	"github.com/flowstate-dev/flowstate/lib/usage"
 )
 
 const log = `{"ts":"2026-04-01T10:00:00Z","event":"init"}
@@ -168,5 +169,33 @@ func TestSummary(t *testing.T) {
 		if got := summary(tc.kind, tc.fields); got != tc.want {
 			t.Errorf("summary(%s, %v) = %q, want %q", tc.kind, tc.fields, got, tc.want)
 		}
+	}
+}
+
+// TestSpent: the totals after the events, money in one precision down its
+// column, a state whose model has no price said so (never 0.00), the
+// model named with its share of the tokens; counts in the singular for
+// one.
+func TestSpent(t *testing.T) {
+	run := timeline.Build(timeline.Input{ID: "wf", Checkpoint: []byte(`{"status":"complete"}`), Initial: "initialize", Events: []byte(
+		`{"ts":"2026-04-01T10:00:00Z","event":"init"}
+{"ts":"2026-04-01T10:00:01Z","event":"agent_usage","agent_id":"c","agent_type":"workflow-classifier","model":"cheap","usage":{"input_tokens":100},"requests":1,"tool_uses":1,"duration_ms":1000}
+{"ts":"2026-04-01T10:00:02Z","event":"transition","from":"initialize","to":"research"}
+{"ts":"2026-04-01T10:00:03Z","event":"main_usage","state":"research","model":"m1","usage":{"input_tokens":1000,"output_tokens":100},"requests":1}
+{"ts":"2026-04-01T10:00:04Z","event":"main_usage","state":"plan","model":"m1","usage":{"input_tokens":100000},"requests":3}
+`)})
+	prices := &usage.Prices{Currency: "USD", PerM: map[string]usage.Rate{"m1": {Input: 1, Output: 10}}}
+	want := "\nspent 101k tokens (input 101k, output 100, cache read 0, cache write 0)  0.10 USD\n" +
+		"  (no price for cheap (<1% of the tokens): the money leaves their tokens out)\n" +
+		"  initialize      100 tokens  no price\n" +
+		"  research       1.1k tokens  0.0020 USD\n" +
+		"  plan           100k tokens  0.1000 USD\n"
+	if got := Spent(run, prices); got != want {
+		t.Errorf("Spent:\n%s\nwant\n%s", got, want)
+	}
+	entries, _ := Parse([]byte(`{"ts":"2026-04-01T10:00:01Z","event":"agent_usage","agent_id":"c","agent_type":"x","usage":{"input_tokens":100},"requests":1,"tool_uses":1}
+{"ts":"2026-04-01T10:00:03Z","event":"main_usage","state":"research","usage":{"input_tokens":1000},"requests":2}`), nil)
+	if got := entries[0].Summary + " | " + entries[1].Summary; !strings.Contains(got, "in 1 request, 1 tool call |") || !strings.Contains(got, "in 2 requests") {
+		t.Errorf("counts: %s", got)
 	}
 }

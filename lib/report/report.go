@@ -432,7 +432,7 @@ func (v *view) artifactDir() {
 			paths = append(paths, r.Path)
 		}
 	}
-	dir := commonDir(paths)
+	dir := status.CommonDir(paths)
 	if dir == "" {
 		return
 	}
@@ -442,21 +442,6 @@ func (v *view) artifactDir() {
 			v.Agents[i].Artifact = strings.SplitAfter(strings.TrimPrefix(p, dir), "/")
 		}
 	}
-}
-
-// commonDir is the directory (ending in /) every path of paths is in;
-// "" for none.
-func commonDir(paths []string) string {
-	if len(paths) == 0 {
-		return ""
-	}
-	dir := paths[0][:strings.LastIndex(paths[0], "/")+1]
-	for _, p := range paths[1:] {
-		for dir != "" && !strings.HasPrefix(p, dir) {
-			dir = dir[:strings.LastIndex(strings.TrimSuffix(dir, "/"), "/")+1]
-		}
-	}
-	return dir
 }
 
 // agentMoney writes the agents' cost in one precision, the column's.

@@ -95,3 +95,30 @@ func TestCanvas(t *testing.T) {
 		}
 	}
 }
+
+// TestTimelineLegendAndEnd: at 80 columns each phrase of the legend is
+// on one line, and a run that ended by its transition into complete draws
+// complete as a point at the axis's end, not as a span.
+func TestTimelineLegendAndEnd(t *testing.T) {
+	doc := `{"command":"coordinate","status":"complete"}`
+	log := costLog + events(to(80, "complete"))
+	tl := timeline.Build(timeline.Input{ID: "wf-1", Checkpoint: []byte(doc), Events: []byte(log), Initial: "initialize", Now: at(4000)})
+	got := Timeline(tl, 80, false)
+	for _, phrase := range []string{"█▓ done", "? never seen stopping", "▒ waiting for a person", "✗ error ↻ retry ↺ rewind",
+		"i initialize 5.0s 335 tokens", "r research 1m15s 33.5k tokens", "c complete 0.0s"} {
+		found := false
+		for _, l := range strings.Split(got, "\n") {
+			found = found || strings.Contains(l, phrase)
+		}
+		if !found {
+			t.Errorf("%q is not on one line:\n%s", phrase, got)
+		}
+	}
+	states := strings.Split(got, "\n")[2]
+	if !strings.HasSuffix(states, "rc") || strings.Count(states, "c") != 1 {
+		t.Errorf("the state it ended in is not a point at the end: %q", states)
+	}
+	if !strings.Contains(strings.Split(got, "\n")[0], "1m20s") {
+		t.Errorf("the run took 1m20s, until its transition into complete: %s", strings.Split(got, "\n")[0])
+	}
+}

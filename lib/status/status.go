@@ -327,6 +327,20 @@ func supervisorSection(b *strings.Builder, ss gjson.Result, project string, p pa
 		return
 	}
 	b.WriteString("\nsupervisors\n")
+	// The artifacts' shared directory once, each worker's file after it.
+	var paths []string
+	ss.ForEach(func(_, sup gjson.Result) bool {
+		for _, w := range sup.Get("workers.#.output_path").Array() {
+			paths = append(paths, Rel(project, w.String()))
+		}
+		return true
+	})
+	dir := CommonDir(paths)
+	if len(paths) > 1 && dir != "" {
+		fmt.Fprintf(b, "  artifacts in %s\n", oneLine(dir))
+	} else {
+		dir = ""
+	}
 	ss.ForEach(func(name, sup gjson.Result) bool {
 		workers := sup.Get("workers").Array()
 		counts := map[string]int{}
@@ -364,7 +378,7 @@ func supervisorSection(b *strings.Builder, ss gjson.Result, project string, p pa
 				line += "  " + Duration(time.Duration(ms)*time.Millisecond)
 			}
 			if out := w.Get("output_path").String(); out != "" {
-				line += "  " + oneLine(Rel(project, out))
+				line += "  " + oneLine(strings.TrimPrefix(Rel(project, out), dir))
 			}
 			if e := w.Get("error").String(); e != "" {
 				line += "  " + p.paint(red, oneLine(e))
@@ -461,4 +475,19 @@ func Rel(project, path string) string {
 		return rel
 	}
 	return path
+}
+
+// CommonDir is the directory (ending in /) every path of paths is in; ""
+// for none.
+func CommonDir(paths []string) string {
+	if len(paths) == 0 {
+		return ""
+	}
+	dir := paths[0][:strings.LastIndex(paths[0], "/")+1]
+	for _, p := range paths[1:] {
+		for dir != "" && !strings.HasPrefix(p, dir) {
+			dir = dir[:strings.LastIndex(strings.TrimSuffix(dir, "/"), "/")+1]
+		}
+	}
+	return dir
 }
