@@ -38,8 +38,8 @@ func (e *env) peopleCommands() []*cli.Command {
 			Description: "To compare runs of one command. COST needs prices (" + usage.SettingsFile + "); ≥ marks a cost that leaves out\n" +
 				"a model without a price. --json prints [{\"id\", \"command\", \"scope\", \"current_state\", \"terminal_state\",\n" +
 				"\"status\", \"session_id\", \"updated_at\", \"duration_ms\", \"tokens\", \"cost\", \"currency\", \"cost_complete\"}].",
-			Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &listJSON}},
-			Action:    func(c *cli.Context) error { return e.list(c, listJSON) },
+			Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &listJSON}},
+			Action: func(c *cli.Context) error { return e.list(c, listJSON) },
 		},
 		{
 			Name:      "status",

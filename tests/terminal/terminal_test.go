@@ -226,7 +226,9 @@ func TestEightyColumnsOfARun(t *testing.T) {
 	p.run("flowstate sm-finish")
 	events := filepath.Join(project, ".claude", "state", "workflows", id, "events.jsonl")
 	var lines []string
-	at := func(s float64) string { return time.Date(2025, 11, 7, 14, 30, 0, 0, time.UTC).Add(time.Duration(s * float64(time.Second))).Format(time.RFC3339Nano) }
+	at := func(s float64) string {
+		return time.Date(2025, 11, 7, 14, 30, 0, 0, time.UTC).Add(time.Duration(s * float64(time.Second))).Format(time.RFC3339Nano)
+	}
 	add := func(s float64, rest string) { lines = append(lines, fmt.Sprintf(`{"ts":%q,%s}`, at(s), rest)) }
 	add(0, `"event":"init"`)
 	add(0.5, `"event":"agent_usage","agent_id":"c1","agent_type":"workflow-classifier","model":"claude-haiku-5-5","usage":{"input_tokens":900},"requests":1,"tool_uses":1,"duration_ms":400`)
@@ -280,7 +282,7 @@ func TestEightyColumnsOfARun(t *testing.T) {
 	}
 	out = p.run("flowstate list")
 	fits(t, "list", out, 80)
-	if !regexp.MustCompile(`(?m)^` + id + ` .* 30\.0s +1\.1k +0\.0\d{3} USD$`).MatchString(out) && !strings.Contains(out, "≥") {
+	if !regexp.MustCompile(`(?m)^`+id+` .* 30\.0s +1\.1k +0\.0\d{3} USD$`).MatchString(out) && !strings.Contains(out, "≥") {
 		t.Errorf("list does not show what the run took, spent and cost:\n%s", out)
 	}
 }
