@@ -168,17 +168,26 @@ func agentTranscript(path string) bool {
 		filepath.Base(filepath.Dir(path)) == "subagents"
 }
 
+// settings is the project's settings file (usage.SettingsFile), nil when
+// it has none.
+func (e *env) settings() ([]byte, error) {
+	p, err := e.Project()
+	if err != nil {
+		return nil, nil
+	}
+	b, err := fsx.ReadRegular(filepath.Join(p.Dir, filepath.FromSlash(usage.SettingsFile)), limit.Max)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
 // prices is the project's price table (usage.SettingsFile), nil when it
 // has none. A table that cannot be used is said once on stderr: the
 // tokens are shown all the same.
 func (e *env) prices() *usage.Prices {
-	p, err := e.Project()
-	if err != nil {
-		return nil
-	}
-	path := filepath.Join(p.Dir, filepath.FromSlash(usage.SettingsFile))
-	b, err := fsx.ReadRegular(path, limit.Max)
-	if errors.Is(err, fs.ErrNotExist) {
+	b, err := e.settings()
+	if b == nil && err == nil {
 		return nil
 	}
 	var prices *usage.Prices
@@ -189,6 +198,47 @@ func (e *env) prices() *usage.Prices {
 		e.warn("no money shown: %v", err)
 	}
 	return prices
+}
+
+// budget is a workflow's own spend limit as given (--budget AMOUNT), or
+// none: usable with the project's prices.
+func (e *env) budget(amount string) (usage.Budget, error) {
+	if amount == "" {
+		return usage.Budget{}, nil
+	}
+	b, err := usage.ParseBudget(amount)
+	if err != nil {
+		return b, fail.Usagef("--budget: %v", err)
+	}
+	l, err := e.limits()
+	if err == nil {
+		err = b.Check(l.Prices)
+	}
+	if err != nil && fail.Code(err) != fail.Usage {
+		err = fail.Usagef("--budget: %v", err)
+	}
+	return b, err
+}
+
+// limits are the project's spend limit and prices (sm.Limits), which the
+// phase steps and sm-transition hold a workflow against. A settings file
+// that cannot be used is exit 2: a limit is never silently dropped.
+func (e *env) limits() (sm.Limits, error) {
+	b, err := e.settings()
+	if b == nil || err != nil {
+		return sm.Limits{}, err
+	}
+	var l sm.Limits
+	if l.Prices, err = usage.ParseSettings(b); err == nil {
+		l.Project, err = usage.ParseBudgetSetting(b)
+	}
+	if err == nil && l.Project != nil {
+		err = l.Project.Check(l.Prices)
+	}
+	if err != nil {
+		return sm.Limits{}, fail.Usagef("%v", err)
+	}
+	return l, nil
 }
 
 // report writes the HTML page of w's run (lib/report) to out (--output).

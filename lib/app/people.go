@@ -1,6 +1,7 @@
 package app
 
 import (
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -28,6 +29,7 @@ func (e *env) peopleCommands() []*cli.Command {
 		status                                        lookOptions
 		output                                        string
 		note, rejectReason, pauseReason, cancelReason string
+		budget                                        string
 		rewindReason                                  string
 	)
 	return []*cli.Command{
@@ -79,13 +81,18 @@ func (e *env) peopleCommands() []*cli.Command {
 		},
 		{
 			Name:      "approve",
-			Usage:     "let a workflow that waits at an approval gate enter the gated state (exit 3 when it waits for none)",
-			UsageText: "flowstate approve [--note TEXT|-] [--workflow ID]",
+			Usage:     "let a workflow that waits at an approval gate enter the gated state, or one held at its spend limit spend more (--budget)",
+			UsageText: "flowstate approve [--budget AMOUNT] [--note TEXT|-] [--workflow ID]",
 			Description: who + " /flowstate:workflow-resume then continues the workflow.\n" +
-				"Approving again once the state was entered changes nothing. --note - reads the note from stdin.\n" +
-				"Without --workflow: this session's workflow, else the project's only one awaiting approval.",
-			Flags:  []cli.Flag{&cli.StringFlag{Name: "note", Usage: "a note for the record", Destination: &note}, e.workflowFlag()},
-			Action: e.onHeld(checkpoint.AwaitingApproval, func(w *store.Workflow) error { return e.approve(w, note) }),
+				"Approving again once the state was entered changes nothing; exit 3 when it waits for no approval.\n" +
+				"--budget AMOUNT lets a workflow held at its spend limit (or one at work, ahead of it) spend AMOUNT\n" +
+				"more than it has spent: tokens (500k) or money in the price table's currency (5USD). --note -\n" +
+				"reads the note from stdin, and a note that starts with --budget AMOUNT (/workflow-approve's\n" +
+				"arguments) gives the amount. Without --workflow: this session's workflow, else the project's\n" +
+				"only one awaiting approval.",
+			Flags: []cli.Flag{&cli.StringFlag{Name: "note", Usage: "a note for the record", Destination: &note},
+				&cli.StringFlag{Name: "budget", Usage: "allow `AMOUNT` more spending: tokens (500k) or money (5USD)", Destination: &budget}, e.workflowFlag()},
+			Action: e.onHeld(checkpoint.AwaitingApproval, func(w *store.Workflow) error { return e.approve(w, note, budget) }),
 		},
 		{
 			Name:      "reject",
@@ -288,19 +295,45 @@ func (e *env) history(w *store.Workflow, asJSON bool) error {
 	return nil
 }
 
-func (e *env) approve(w *store.Workflow, note string) error {
+func (e *env) approve(w *store.Workflow, note, budget string) error {
 	if err := e.userAsked(w, "workflow-approve", "approve"); err != nil {
 		return err
 	}
+	fromStdin := note == "-"
 	note, err := e.text("--note", note)
 	if err != nil {
 		return err
+	}
+	if rest, ok := strings.CutPrefix(strings.TrimSpace(note), "--budget"); ok && fromStdin && budget == "" {
+		budget, note, _ = strings.Cut(strings.TrimLeft(rest, " \t="), " ")
+		note = strings.TrimSpace(note)
+	}
+	if budget != "" {
+		return e.approveBudget(w, budget, note)
 	}
 	state, err := sm.Approve(w, e.actor(), note)
 	if err != nil {
 		return err
 	}
 	e.tell("workflow %s approved into %s; continue it with %s", w.ID, state, orchestrate.ResumeHint(w))
+	return e.printOutcome(w)
+}
+
+// approveBudget lets w spend amount more than it has spent.
+func (e *env) approveBudget(w *store.Workflow, amount, note string) error {
+	more, err := usage.ParseBudget(amount)
+	if err != nil {
+		return fail.Usagef("--budget: %v", err)
+	}
+	l, err := e.limits()
+	if err != nil {
+		return err
+	}
+	limit, err := sm.ApproveBudget(w, e.actor(), more, l, note)
+	if err != nil {
+		return err
+	}
+	e.tell("workflow %s may spend %s more: its limit is %s; continue it with %s", w.ID, more, limit, orchestrate.ResumeHint(w))
 	return e.printOutcome(w)
 }
 

@@ -9,6 +9,7 @@ package history
 
 import (
 	"bufio"
+	"cmp"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -127,7 +128,7 @@ func (c *clock) took(e Entry) (time.Duration, bool) {
 			c.entered = e.TS
 		}
 		return d, ok
-	case "gate":
+	case "gate", "budget":
 		c.gate = e.TS
 	case "approve", "reject":
 		d, ok := since(c.gate)
@@ -200,7 +201,15 @@ var meanings = []struct {
 	{"init", func(fields) string { return "workflow created" }},
 	{"transition", func(f fields) string { return f.with(f.str("from")+" → "+f.str("to"), "reason") }},
 	{"gate", func(f fields) string { return f.with("waits for approval to enter "+f.str("state"), "message") }},
-	{"approve", func(f fields) string { return f.with(f.who()+" approved entering "+f.str("state"), "note") }},
+	{"approve", func(f fields) string {
+		if f.str("kind") == checkpoint.HoldBudget {
+			return f.with(fmt.Sprintf("%s allowed %s more in %s (spent %s; the limit is %s)", f.who(), f.str("more"), f.str("state"), f.str("spent"), f.str("limit")), "note")
+		}
+		return f.with(f.who()+" approved entering "+f.str("state"), "note")
+	}},
+	{"budget", func(f fields) string {
+		return fmt.Sprintf("held at its spend limit in %s: spent %s of %s", f.str("state"), f.str("spent"), f.str("limit"))
+	}},
 	{"reject", func(f fields) string {
 		return f.with(fmt.Sprintf("%s rejected entering %s; back to %s", f.who(), f.str("state"), f.str("to")), "reason")
 	}},
@@ -250,7 +259,7 @@ func (f fields) str(k string) string { return text(f[k]) }
 
 // count is field k, a number of things: "1 request", "3 requests".
 func (f fields) count(k, thing string) string {
-	n, err := strconv.Atoi(f.str(k))
+	n, err := strconv.Atoi(cmp.Or(f.str(k), "0"))
 	if err != nil {
 		return f.str(k) + " " + thing + "s"
 	}

@@ -240,8 +240,11 @@ func waitBar(w timeline.Wait, runEnd time.Time, ax scale) bar {
 		end = runEnd
 	}
 	what := "waiting for approval to enter " + w.State
-	if w.Kind == "pause" {
+	switch w.Kind {
+	case "pause":
 		what = "paused in " + w.State
+	case "budget":
+		what = "held at its spend limit in " + w.State
 	}
 	if w.Message != "" {
 		what += ": " + w.Message
@@ -416,8 +419,11 @@ func mainRows(in Input) []mainRow {
 var glyphs = map[string]string{"error": "✗", "retry": "↻", "rewind": "↺", "cancel": "⊘"}
 
 func waitLabel(w timeline.Wait) string {
-	if w.Kind == "pause" {
+	switch w.Kind {
+	case "pause":
 		return "paused"
+	case "budget":
+		return "spend limit"
 	}
 	return "approval"
 }

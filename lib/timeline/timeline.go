@@ -101,7 +101,7 @@ const (
 
 // Wait is a time the workflow waited for a person.
 type Wait struct {
-	Kind       string // gate, pause
+	Kind       string // gate, budget (held at its spend limit), pause
 	State      string
 	Start, End time.Time // End is zero while it waits
 	Message    string
@@ -150,6 +150,8 @@ type event struct {
 	Reason     string          `json:"reason"`
 	Error      string          `json:"error"`
 	By         string          `json:"by"`
+	Spent      string          `json:"spent"` // budget: what was spent, of limit
+	Limit      string          `json:"limit"`
 	Retry      int             `json:"retry"`
 	Max        int             `json:"max"`
 }
@@ -243,7 +245,7 @@ func (b *builder) fold(ev event) {
 	case "error", "retry", "cancel":
 		b.ended = later(b.ended, ev.TS)
 		b.mark(ev)
-	case "gate", "approve", "reject", "pause", "unpause":
+	case "gate", "budget", "approve", "reject", "pause", "unpause":
 		b.ended = later(b.ended, ev.TS)
 		b.wait(ev)
 	case agentrun.Launch, agentrun.Start, agentrun.Stop, usage.AgentEvent, "worker", "supervisor-record":
@@ -289,6 +291,7 @@ func (b *builder) mark(ev event) {
 	case "cancel":
 		t.Marks = append(t.Marks, Mark{Kind: "cancel", At: ev.TS, State: ev.State, Text: ev.By + note(ev.Reason)})
 		b.endWait("pause", ev)
+		b.endWait("budget", ev)
 	}
 }
 
@@ -298,8 +301,10 @@ func (b *builder) wait(ev event) {
 	switch ev.Event {
 	case "gate":
 		t.Waits = append(t.Waits, Wait{Kind: "gate", State: ev.State, Start: ev.TS, Message: ev.Message})
+	case "budget":
+		t.Waits = append(t.Waits, Wait{Kind: "budget", State: ev.State, Start: ev.TS, Message: "spent " + ev.Spent + " of " + ev.Limit})
 	case "approve", "reject":
-		b.endWait("gate", ev)
+		b.endWait(map[bool]string{true: "budget", false: "gate"}[ev.Kind == "budget"], ev)
 	case "pause":
 		t.Waits = append(t.Waits, Wait{Kind: "pause", State: ev.State, Start: ev.TS, Message: ev.Reason, By: ev.By})
 	case "unpause":
