@@ -56,6 +56,10 @@ type Machine struct {
 	// command runs with --approve-plan: the gate goes on the state after
 	// it on the scope's route.
 	ApproveAfter string `json:"approve_after,omitempty"`
+	// Arguments says what each item of the command's arguments is:
+	// files, dirs, or a pattern each matches (checks.go); the start
+	// refuses others.
+	Arguments string `json:"arguments,omitempty"`
 }
 
 // Gate holds a workflow before it enters a state until a person approves:
@@ -181,6 +185,9 @@ func (m *Machine) clone() *Machine {
 	for k, w := range m.Work {
 		w.Each.Items = slices.Clone(w.Each.Items)
 		w.Reads, w.Sections, w.Fields = slices.Clone(w.Reads), slices.Clone(w.Sections), slices.Clone(w.Fields)
+		for i := range w.Fields {
+			w.Fields[i].Values = slices.Clone(w.Fields[i].Values)
+		}
 		if w.Supervisor != nil {
 			s := *w.Supervisor
 			w.Supervisor = &s
@@ -202,20 +209,45 @@ func Parse(data []byte) (*Machine, error) {
 	if err := limit.JSON(data, "machine"); err != nil {
 		return nil, err
 	}
+	if err := checkShape(data); err != nil {
+		return nil, fail.Invalidf("%s: %v", namedIn(data), err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		return nil, fail.Invalidf("machine: not valid machine JSON: %v (expected {\"name\",\"initial\",\"transitions\",\"scopes\",\"recovery\",\"gates\",\"work\",\"agents\",\"classifier\",\"approve_after\"})", err)
+		return nil, fail.Invalidf("machine: not valid machine JSON: %v", err)
 	}
 	// Decode stops after the first value: anything after it (a second
 	// machine, a stray brace) means the file is not what its author thinks.
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fail.Invalidf("machine: not valid machine JSON: data after the machine's object; the file must hold exactly one JSON object")
 	}
+	m.normalize()
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
 	return &m, nil
+}
+
+// namedIn is how messages name the machine in data before it is decoded:
+// machine "NAME", or machine when it has no name yet.
+func namedIn(data []byte) string {
+	var named struct{ Name string }
+	if json.Unmarshal(data, &named) != nil || named.Name == "" {
+		return "machine"
+	}
+	return fmt.Sprintf("machine %q", named.Name)
+}
+
+// normalize writes what a definition may say two ways in one: a section
+// as "## Overview" or "Overview".
+func (m *Machine) normalize() {
+	for state, w := range m.Work {
+		for i, s := range w.Sections {
+			w.Sections[i] = SectionName(s)
+		}
+		m.Work[state] = w
+	}
 }
 
 // Validate checks that the machine is closed and that every scope's route
@@ -226,7 +258,7 @@ func (m *Machine) Validate() error {
 	}
 	for from, tos := range m.Transitions {
 		if !validName(from) {
-			return fail.Invalidf("machine %q: state name %q must match [a-z][a-z0-9_-]*", m.Name, from)
+			return fail.Invalidf("machine %q: state name %q must match [a-z][a-z0-9_-]* and be at most %d bytes", m.Name, from, maxName)
 		}
 		for _, to := range tos {
 			if !m.HasState(to) {
@@ -239,7 +271,7 @@ func (m *Machine) Validate() error {
 	}
 	for name, s := range m.Scopes {
 		if !validName(name) {
-			return fail.Invalidf("machine %q: scope name %q must match [a-z][a-z0-9_-]*", m.Name, name)
+			return fail.Invalidf("machine %q: scope name %q must match [a-z][a-z0-9_-]* and be at most %d bytes", m.Name, name, maxName)
 		}
 		if err := m.validateRoute(name, s); err != nil {
 			return err
@@ -266,6 +298,13 @@ func (m *Machine) validateRoute(name string, s Scope) error {
 	if len(s.Route) == 0 || s.Route[0] != m.Initial || s.Route[len(s.Route)-1] != s.Terminal {
 		return fail.Invalidf("machine %q: scope %q: route must start at %q and end at %q", m.Name, name, m.Initial, s.Terminal)
 	}
+	seen := make(map[string]bool, len(s.Route))
+	for _, st := range s.Route {
+		if seen[st] {
+			return fail.Invalidf("machine %q: scope %q: the route passes %s twice; a route goes through each state once (a state done again after a failed check is a recovery: \"recovery\": {\"STATE\": \"REPAIR\"})", m.Name, name, st)
+		}
+		seen[st] = true
+	}
 	for i := 1; i < len(s.Route); i++ {
 		if !m.Allowed(s.Route[i-1], s.Route[i]) {
 			return fail.Invalidf("machine %q: scope %q: route step %s -> %s is not in transitions", m.Name, name, s.Route[i-1], s.Route[i])
@@ -275,7 +314,7 @@ func (m *Machine) validateRoute(name string, s Scope) error {
 }
 
 func validName(s string) bool {
-	if s == "" || s[0] < 'a' || s[0] > 'z' {
+	if s == "" || len(s) > maxName || s[0] < 'a' || s[0] > 'z' {
 		return false
 	}
 	for _, c := range s {

@@ -154,3 +154,16 @@ func TestLoopValidation(t *testing.T) {
 		}
 	}
 }
+
+func TestSlug(t *testing.T) {
+	for in, want := range map[string]string{
+		"Auth Patterns (JWT/OAuth2)!": "auth_patterns_jwt_oauth2",
+		"$(rm -rf /)":                 "rm_rf",
+		"日本語":                         "untitled",
+		strings.Repeat("ab ", 30):     "ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_a",
+	} {
+		if got := Slug(in); got != want {
+			t.Errorf("Slug(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -45,8 +45,7 @@ func researchDefined(t *testing.T, change func(w *machine.Work), topics ...strin
 // TestMinDeliveredZeroAcceptsNoFailure: min_delivered 0 is "every
 // worker must deliver": two of three is not enough.
 func TestMinDeliveredZeroAcceptsNoFailure(t *testing.T) {
-	zero := 0
-	w, out := researchDefined(t, func(w *machine.Work) { w.MinDelivered = &zero }, "a", "b", "c")
+	w, out := researchDefined(t, func(w *machine.Work) { w.MinDelivered = &machine.Share{} }, "a", "b", "c")
 	deliver(t, w, out, 3, 1, 3)
 	if got, err := Verify(w, Options{}); err == nil || !strings.Contains(err.Error(), "research_2 wrote no research report") {
 		t.Fatalf("verify with min_delivered 0 and one of three missing: %v\n%s, want it stopped", err, got)
