@@ -156,9 +156,11 @@ func DefaultScopes() []string {
 //go:embed default.json
 var defaultJSON []byte
 
-// parsedDefault is the default machine, parsed once per process.
+// parsedDefault is the default machine, read once per process. It is
+// not checked as a user's definition is at each read: a test checks it,
+// and every flowstate process reads it.
 var parsedDefault = sync.OnceValue(func() *Machine {
-	m, err := Parse(defaultJSON)
+	m, err := decode(defaultJSON)
 	if err != nil {
 		panic("machine: default.json: " + err.Error()) // a test keeps it valid
 	}
@@ -181,7 +183,9 @@ func (m *Machine) clone() *Machine {
 		c.Scopes[k] = Scope{Terminal: v.Terminal, Route: slices.Clone(v.Route)}
 	}
 	c.Recovery, c.Gates = maps.Clone(m.Recovery), maps.Clone(m.Gates)
-	c.Work = make(map[string]Work, len(m.Work))
+	if m.Work != nil {
+		c.Work = make(map[string]Work, len(m.Work))
+	}
 	for k, w := range m.Work {
 		w.Each.Items = slices.Clone(w.Each.Items)
 		w.Reads, w.Sections, w.Fields = slices.Clone(w.Reads), slices.Clone(w.Sections), slices.Clone(w.Fields)
@@ -204,7 +208,6 @@ func (m *Machine) clone() *Machine {
 
 // Parse reads a custom machine from JSON and validates it.
 func Parse(data []byte) (*Machine, error) {
-	var m Machine
 	// Stored as given (machine.json): it must be JSON any parser reads.
 	if err := limit.JSON(data, "machine"); err != nil {
 		return nil, err
@@ -212,6 +215,20 @@ func Parse(data []byte) (*Machine, error) {
 	if err := checkShape(data); err != nil {
 		return nil, fail.Invalidf("%s: %v", namedIn(data), err)
 	}
+	m, err := decode(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// decode reads a machine's JSON as it is, without checking what it
+// says.
+func decode(data []byte) (*Machine, error) {
+	var m Machine
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
@@ -223,9 +240,6 @@ func Parse(data []byte) (*Machine, error) {
 		return nil, fail.Invalidf("machine: not valid machine JSON: data after the machine's object; the file must hold exactly one JSON object")
 	}
 	m.normalize()
-	if err := m.Validate(); err != nil {
-		return nil, err
-	}
 	return &m, nil
 }
 

@@ -2,7 +2,6 @@ package machine
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 )
@@ -103,52 +102,90 @@ func (p pattern) then(q pattern) pattern { return slices.Concat(p[:len(p):len(p)
 // patterns side by side, a byte at a time, over one byte of each kind
 // the patterns tell apart.
 func (p pattern) meets(q pattern) bool {
+	if !p.mayMeet(q) {
+		return false
+	}
 	alphabet := representatives(p, q)
-	type pos struct{ i, j int }
-	start := pos{}
-	seen := map[pos]bool{start: true}
-	todo := []pos{start}
+	width := len(q) + 1
+	seen := make([]bool, (len(p)+1)*width)
+	todo := []int{0}
+	seen[0] = true
+	visit := func(i, j int) {
+		if k := i*width + j; !seen[k] {
+			seen[k] = true
+			todo = append(todo, k)
+		}
+	}
 	for len(todo) > 0 {
-		at := todo[len(todo)-1]
+		k := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
-		if at.i == len(p) && at.j == len(q) {
+		i, j := k/width, k%width
+		if i == len(p) && j == len(q) {
 			return true
 		}
 		for _, b := range alphabet {
-			for _, i := range p.step(at.i, b) {
-				for _, j := range q.step(at.j, b) {
-					if next := (pos{i, j}); !seen[next] {
-						seen[next] = true
-						todo = append(todo, next)
-					}
+			pi, pn := p.step(i, b)
+			qj, qn := q.step(j, b)
+			for di := range pn {
+				for dj := range qn {
+					visit(pi+di, qj+dj)
 				}
 			}
 		}
 		// A run of anything may also be empty.
-		for _, next := range []pos{{p.skip(at.i), at.j}, {at.i, q.skip(at.j)}} {
-			if !seen[next] {
-				seen[next] = true
-				todo = append(todo, next)
-			}
-		}
+		visit(p.skip(i), j)
+		visit(i, q.skip(j))
 	}
 	return false
 }
 
-// step lists where p can be after reading b at position i: past a byte,
-// or in or past a run of a class (which, once begun, may go on).
-func (p pattern) step(i int, b byte) []int {
+// step is where p can be after reading b at position i, the n
+// positions from: past a byte (i+1, 1), or in or past a run of a class
+// (i and i+1, 2), which once begun may go on; n 0: nowhere.
+func (p pattern) step(i int, b byte) (from, n int) {
 	if i >= len(p) {
-		return nil
+		return 0, 0
 	}
 	s := p[i]
 	switch {
 	case s.class == literal && s.lit == b:
-		return []int{i + 1}
+		return i + 1, 1
 	case s.class != literal && s.class.has(b):
-		return []int{i, i + 1}
+		return i, 2
 	}
-	return nil
+	return 0, 0
+}
+
+// mayMeet is a quick look before the walk: two patterns that differ in
+// how they start, or in how they end, share no path. It compares them
+// from each end up to the first run of a class on both sides, or of
+// anything on either.
+func (p pattern) mayMeet(q pattern) bool {
+	return mayShare(len(p), len(q), func(k int) (symbol, symbol) { return p[k], q[k] }) &&
+		mayShare(len(p), len(q), func(k int) (symbol, symbol) { return p[len(p)-1-k], q[len(q)-1-k] })
+}
+
+// mayShare compares the k-th symbols of two patterns, at(k), and is false
+// once they cannot read the same byte.
+func mayShare(lp, lq int, at func(k int) (symbol, symbol)) bool {
+	for k := 0; k < lp && k < lq; k++ {
+		a, b := at(k)
+		switch {
+		case a.class == anything || b.class == anything:
+			return true
+		case a.class == literal && b.class == literal:
+			if a.lit != b.lit {
+				return false
+			}
+		case a.class == literal:
+			return b.class.has(a.lit)
+		case b.class == literal:
+			return a.class.has(b.lit)
+		default:
+			return true
+		}
+	}
+	return true
 }
 
 // skip is where p can be at i without reading: past an empty run of
@@ -163,15 +200,16 @@ func (p pattern) skip(i int) int {
 // representatives is one byte of each kind the patterns tell apart: each
 // byte they name, and a digit, a slug byte and any other byte they do not.
 func representatives(ps ...pattern) []byte {
-	named := map[byte]bool{}
+	var named [256]bool
+	var out []byte
 	for _, p := range ps {
 		for _, s := range p {
-			if s.class == literal {
+			if s.class == literal && !named[s.lit] {
 				named[s.lit] = true
+				out = append(out, s.lit)
 			}
 		}
 	}
-	out := slices.Sorted(maps.Keys(named))
 	for _, kind := range []string{"0123456789", "abcdefghijklmnopqrstuvwxyz_", "~!@$^&=+,;-"} {
 		for i := range len(kind) {
 			if !named[kind[i]] {
@@ -211,18 +249,24 @@ func paths(state, tmpl string) []pattern {
 func (m *Machine) checkOutputsApart() error {
 	states := m.WorkStates()
 	under := lit("/").then(pattern{{class: anything}})
+	files, dirs := make([][]pattern, len(states)), make([][]pattern, len(states))
 	for i, state := range states {
-		mine := paths(state, m.Work[state].Output)
+		files[i] = paths(state, m.Work[state].Output)
+		for _, p := range files[i] {
+			dirs[i] = append(dirs[i], p.then(under))
+		}
+	}
+	for i, state := range states {
+		out := m.Work[state].Output
 		for _, own := range flowstateFiles {
-			if anyMeet(mine, []pattern{own.path, own.path.then(under)}) {
-				return fmt.Errorf("work.%s.output: %q can name a file of flowstate's own: %s; write elsewhere, e.g. %q", state, m.Work[state].Output, own.what, "results/"+path1(m.Work[state].Output))
+			if anyMeet(files[i], []pattern{own.path, own.path.then(under)}) {
+				return fmt.Errorf("work.%s.output: %q can name a file of flowstate's own: %s; write elsewhere, e.g. %q", state, out, own.what, "results/"+path1(out))
 			}
 		}
-		for _, other := range states[:i] {
-			theirs := paths(other, m.Work[other].Output)
-			if anyMeet(mine, theirs) || anyMeet(withUnder(mine, under), theirs) || anyMeet(mine, withUnder(theirs, under)) {
+		for j, other := range states[:i] {
+			if anyMeet(files[i], files[j]) || anyMeet(dirs[i], files[j]) || anyMeet(files[i], dirs[j]) {
 				return fmt.Errorf("work.%s.output: %q and work.%s.output %q can name the same file (or one a directory of the other); give each state a directory of its own, e.g. %q",
-					state, m.Work[state].Output, other, m.Work[other].Output, state+"/"+path1(m.Work[state].Output))
+					state, out, other, m.Work[other].Output, state+"/"+path1(out))
 			}
 		}
 	}
@@ -231,14 +275,6 @@ func (m *Machine) checkOutputsApart() error {
 
 // path1 is tmpl's base name, for a suggestion.
 func path1(tmpl string) string { return tmpl[strings.LastIndex(tmpl, "/")+1:] }
-
-func withUnder(ps []pattern, under pattern) []pattern {
-	out := make([]pattern, len(ps))
-	for i, p := range ps {
-		out[i] = p.then(under)
-	}
-	return out
-}
 
 // anyMeet reports whether a pattern of ps meets one of qs.
 func anyMeet(ps, qs []pattern) bool {

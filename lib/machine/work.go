@@ -325,6 +325,10 @@ func ValidAgentName(s string) bool {
 // validateWork checks the work of every state; errors name the state and
 // the field ("work.review.output: ...").
 func (m *Machine) validateWork() error {
+	if m.Work != nil && len(m.Work) == 0 {
+		// Given but empty: a definition the phase loop would refuse.
+		return fail.Invalidf("machine %q: work: no state has work; give at least one state its work, or leave work out for a machine your command runs with sm-init", m.Name)
+	}
 	for _, state := range slices.Sorted(maps.Keys(m.Work)) {
 		if err := m.checkWork(state, m.Work[state]); err != nil {
 			return fail.Invalidf("machine %q: work.%s.%v", m.Name, state, err)
@@ -355,7 +359,7 @@ func (m *Machine) checkWork(state string, w Work) error {
 		w.checkOutput,
 		w.checkFormat,
 		func() error { return m.checkResults(state, w) },
-		func() error { return m.checkInputs(w) },
+		func() error { return m.checkInputs(state, w) },
 		func() error { return w.checkTemplates(state) },
 		w.checkRecords,
 	} {
@@ -480,9 +484,14 @@ func (m *Machine) checkLoop(state string, w Work) error {
 }
 
 // checkInputs: what the workers are formed from and what they read.
-func (m *Machine) checkInputs(w Work) error {
-	if w.Source() != SourceItems && !slices.Contains(sources, w.Source()) {
+func (m *Machine) checkInputs(state string, w Work) error {
+	switch plan := m.PlanState(); {
+	case w.Source() != SourceItems && !slices.Contains(sources, w.Source()):
 		return fmt.Errorf("each: %q; use one of %s, or a list of items", w.Source(), strings.Join(sources, ", "))
+	case w.Source() == SourcePlan && plan == "":
+		return fmt.Errorf("each: plan, but no state writes a plan (format plan) for its phases to be the workers")
+	case w.Source() == SourcePlan && plan == state:
+		return fmt.Errorf("each: plan in the state that writes the plan: once written, its phases would be new workers of the same state; fan out over the plan in a state after %s", state)
 	}
 	if w.Source() == SourceItems && len(w.Each.Items) == 0 {
 		return fmt.Errorf("each: an empty list; give at least one item")
