@@ -96,7 +96,7 @@ func walk(dec *json.Decoder, s *shape, where string) error {
 		}
 		return walkObject(dec, s, where)
 	case string:
-		if i := strings.IndexFunc(t, unicode.IsControl); i >= 0 {
+		if i := strings.IndexFunc(t, lineBreak); i >= 0 {
 			return shapeError{where, fmt.Sprintf("%q holds a control character (%U); a definition's text is one line of printable characters", t, []rune(t[i:])[0])}
 		}
 	}
@@ -153,3 +153,7 @@ func walkObject(dec *json.Decoder, s *shape, where string) error {
 	_, err := dec.Token()
 	return err
 }
+
+// lineBreak reports whether r is a control character or a line or
+// paragraph separator (which kv.OneLine folds too).
+func lineBreak(r rune) bool { return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' }

@@ -164,6 +164,7 @@ var parsedDefault = sync.OnceValue(func() *Machine {
 	if err != nil {
 		panic("machine: default.json: " + err.Error()) // a test keeps it valid
 	}
+	m.normalize()
 	return m
 })
 
@@ -222,6 +223,7 @@ func Parse(data []byte) (*Machine, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
+	m.normalize()
 	return m, nil
 }
 
@@ -239,7 +241,6 @@ func decode(data []byte) (*Machine, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fail.Invalidf("machine: not valid machine JSON: data after the machine's object; the file must hold exactly one JSON object")
 	}
-	m.normalize()
 	return &m, nil
 }
 
@@ -253,8 +254,8 @@ func namedIn(data []byte) string {
 	return fmt.Sprintf("machine %q", named.Name)
 }
 
-// normalize writes what a definition may say two ways in one: a section
-// as "## Overview" or "Overview".
+// normalize writes what a definition may say two ways in one, once it
+// is checked: a section as "## Overview" or "Overview".
 func (m *Machine) normalize() {
 	for state, w := range m.Work {
 		for i, s := range w.Sections {

@@ -58,7 +58,7 @@ func checkArguments(p *store.Project, r Request, m *machine.Machine) error {
 	if what == "" {
 		what = "text matching " + m.Arguments
 	}
-	return requestError{fail.Usagef("/%s takes arguments that are each %s, and %d are not: %s; nothing was started", r.Command, what, len(bad), strings.Join(bad, ", "))}
+	return requestError{fail.Usagef("/%s takes arguments that are each %s, and these are not: %s; nothing was started", r.Command, what, strings.Join(bad, ", "))}
 }
 
 // argumentProblem says what is wrong with one argument, "" when nothing.
