@@ -30,10 +30,10 @@ func TestDefinitionRefusedUpFront(t *testing.T) {
 		// Outputs: never the same file, nor a directory of another's.
 		{"", a, `{"agent": "w", "output": "a/{n}_x.md", "format": "report"}`, `work.b.output: "a/{n}_x.md" and work.a.output "a/{n}_{item}.md" can name the same file`},
 		{"", a, `{"agent": "w", "output": "a/1_x.md/more.md", "format": "report"}`, `work.b.output: "a/1_x.md/more.md" and work.a.output "a/{n}_{item}.md" can name the same file (or one a directory of the other)`},
-		{"", a, `{"agent": "w", "output": "a/{n}_{item}.v2.md", "format": "report"}`, `can name the same file`},      // a's file after a rewind
+		{"", a, `{"agent": "w", "output": "a/{n}_{item}.v2.md", "format": "report"}`, `can name the same file`},       // a's file after a rewind
 		{"", a, `{"agent": "w", "output": "a/{n}_{item}.md.rejected", "format": "report"}`, `can name the same file`}, // a's file set aside
-		{"", a, `{"agent": "w", "output": "a/{n}.md", "format": "report"}`, ""},                                     // 1.md is never 1_x.md
-		{"", a, `{"agent": "w", "output": "{state}/{n}_{item}.md", "format": "report"}`, ""},                        // b/... is never a/...
+		{"", a, `{"agent": "w", "output": "a/{n}.md", "format": "report"}`, ""},                                       // 1.md is never 1_x.md
+		{"", a, `{"agent": "w", "output": "{state}/{n}_{item}.md", "format": "report"}`, ""},                          // b/... is never a/...
 		// A check that can fail needs a state after it to recover from.
 		{`, "recovery": {"b": "fix"}`, a, `{"agent": "w", "id": "b_{run}", "output": "b/{run}.json", "format": "test-results", "fail_when": "tests_failed"}`,
 			`work.b.fail_when: the recovery state fix has no work`},
