@@ -157,3 +157,10 @@ func walkObject(dec *json.Decoder, s *shape, where string) error {
 // lineBreak reports whether r is a control character or a line or
 // paragraph separator (which kv.OneLine folds too).
 func lineBreak(r rune) bool { return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' }
+
+// strictly decodes b into v, refusing fields v does not have.
+func strictly(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}

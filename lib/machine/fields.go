@@ -1,7 +1,6 @@
 package machine
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -43,9 +42,7 @@ func (f *Field) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	type plain Field // without this method
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode((*plain)(f)); err != nil {
+	if err := strictly(b, (*plain)(f)); err != nil {
 		return fmt.Errorf("fields: want a name or {\"name\", \"type\", \"values\"}: %v", err)
 	}
 	return nil

@@ -79,9 +79,7 @@ func (g *Gate) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	type plain Gate // without this method
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	return dec.Decode((*plain)(g))
+	return strictly(b, (*plain)(g))
 }
 
 // ParseGate reads sm-init's --gate STATE or --gate STATE=MESSAGE.

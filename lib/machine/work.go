@@ -1,7 +1,6 @@
 package machine
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -129,9 +128,7 @@ func (e *Each) UnmarshalJSON(b []byte) error {
 		if json.Unmarshal(r, &items[i].Name) == nil {
 			continue
 		}
-		dec := json.NewDecoder(bytes.NewReader(r))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&items[i]); err != nil {
+		if err := strictly(r, &items[i]); err != nil {
 			return fmt.Errorf("each[%d]: want a name or {\"item\", \"min_waves\"}: %v", i, err)
 		}
 	}

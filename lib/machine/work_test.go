@@ -14,6 +14,21 @@ const review = `{"name": "review", "initial": "start",
  "scopes": {"all": {"terminal": "done", "route": ["start", "review", "done"]}},
  "work": {"review": %s}}`
 
+// checkParsed parses def and checks the outcome: accepted for want "",
+// else exit 4 with a message holding want.
+func checkParsed(t *testing.T, def, want string) {
+	t.Helper()
+	_, err := Parse([]byte(def))
+	switch {
+	case want == "" && err != nil:
+		t.Errorf("%s: %v", def, err)
+	case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+		t.Errorf("%s: got %v, want %q", def, err, want)
+	case want != "" && fail.Code(err) != fail.Invalid:
+		t.Errorf("%s: exit %d, want %d", def, fail.Code(err), fail.Invalid)
+	}
+}
+
 func TestWorkValidation(t *testing.T) {
 	for _, tc := range []struct{ work, want string }{
 		{`{"agent": "reviewer", "each": ["a", "b"], "output": "r/{n}_{item}.md", "format": "report"}`, ""},
@@ -56,15 +71,7 @@ func TestWorkValidation(t *testing.T) {
 		{`{"agent": "reviewer", "output": "r.md", "format": "report", "min_delivered": -1, "each": []}`, "work.review.min_delivered: -1"},
 		{`{"agent": "reviewer", "output": "r/{x}.md", "format": "report", "each": []}`, "work.review.each: an empty list"},
 	} {
-		_, err := Parse([]byte(strings.Replace(review, "%s", tc.work, 1)))
-		switch {
-		case tc.want == "" && err != nil:
-			t.Errorf("%s: %v", tc.work, err)
-		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("%s: got %v, want %q", tc.work, err, tc.want)
-		case tc.want != "" && fail.Code(err) != fail.Invalid:
-			t.Errorf("%s: exit %d, want %d", tc.work, fail.Code(err), fail.Invalid)
-		}
+		checkParsed(t, strings.Replace(review, "%s", tc.work, 1), tc.want)
 	}
 }
 
@@ -142,16 +149,7 @@ func TestLoopValidation(t *testing.T) {
 		{ownFix, check, strings.Replace(fix, `"id": "fix_{run}", `, "", 1), `machine "x": work.fix.id: "{state}_{n}" has no {run}`},
 		{ownFix, check, strings.Replace(fix, "f/{run:3}_fix.md", "f/fix.md", 1), `machine "x": work.fix.output: "f/fix.md" has no {run}`},
 	} {
-		def := strings.Replace(strings.Replace(strings.Replace(loop, "%s", tc.recovery, 1), "%s", tc.check, 1), "%s", tc.fix, 1)
-		_, err := Parse([]byte(def))
-		switch {
-		case tc.want == "" && err != nil:
-			t.Errorf("%s %s %s: %v", tc.recovery, tc.check, tc.fix, err)
-		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("%s %s %s: got %v, want %q", tc.recovery, tc.check, tc.fix, err, tc.want)
-		case tc.want != "" && fail.Code(err) != fail.Invalid:
-			t.Errorf("%s: exit %d, want %d", tc.want, fail.Code(err), fail.Invalid)
-		}
+		checkParsed(t, strings.Replace(strings.Replace(strings.Replace(loop, "%s", tc.recovery, 1), "%s", tc.check, 1), "%s", tc.fix, 1), tc.want)
 	}
 }
 
@@ -215,14 +213,6 @@ func TestWorkRefusedUpFront(t *testing.T) {
 		{`{"agent": "reviewer", "output": "r.md", "format": "report", "label": "Lens:\t{text}"}`, `work.review.label: "Lens:\t{text}" holds a control character (U+0009)`},
 		{`{"agent": "reviewer", "output": "r.md", "format": "report", "each": ["a\u2028b"]}`, `work.review.each[0]: "a\u2028b" holds a control character`},
 	} {
-		_, err := Parse([]byte(strings.Replace(review, "%s", tc.work, 1)))
-		switch {
-		case tc.want == "" && err != nil:
-			t.Errorf("%s: %v", tc.work, err)
-		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("%s: got %v, want %q", tc.work, err, tc.want)
-		case tc.want != "" && fail.Code(err) != fail.Invalid:
-			t.Errorf("%s: exit %d, want %d", tc.work, fail.Code(err), fail.Invalid)
-		}
+		checkParsed(t, strings.Replace(review, "%s", tc.work, 1), tc.want)
 	}
 }
