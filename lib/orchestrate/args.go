@@ -30,6 +30,10 @@ type Arguments struct {
 // description; "" for the built-in commands' example.
 func ParseArgs(command, raw string, requireScope []string, hint string) (Arguments, error) {
 	var a Arguments
+	if strings.IndexByte(raw, 0) >= 0 {
+		// No stored value may hold one (state-append refuses it too).
+		return a, fail.Invalidf("/%s: the arguments hold a NUL byte, which no value may; type them again without it", command)
+	}
 	s := strings.TrimSpace(raw)
 	if rest, ok := option(s, "--resume"); ok {
 		r, err := ParseResumeArgs(rest)

@@ -84,3 +84,11 @@ func TestParseArgsHint(t *testing.T) {
 		t.Errorf("no arguments with a hint: %v", err)
 	}
 }
+
+// A NUL is no part of a value flowstate stores: the description is
+// refused before anything is.
+func TestParseArgsNUL(t *testing.T) {
+	if _, err := ParseArgs("audit", "the login\x00handler", nil, ""); fail.Code(err) != fail.Invalid || !strings.Contains(err.Error(), "NUL") {
+		t.Errorf("a NUL in the arguments: %v, want exit 4", err)
+	}
+}
