@@ -136,7 +136,9 @@ func TestOutputsMeet(t *testing.T) {
 		{"r/{state}.md", "r/a.md", true},
 		{"summaries/{n:3}_phase_{n}.md", "summaries/workflow_summary.md", false},
 		{"tests/r{run}_{item}_results.json", "tests/r1_unit_results.json", true},
-		{"x/{item}.json", "x/A.json", false}, // an item's file name part is lower case
+		{"x/{item}.json", "x/A.json", true}, // on a file system that ignores case
+		{"./x//{n}.json", "x/1.json", true},
+		{"x/{n}/", "x/1", true},
 	} {
 		if got := outputPattern("a", tc.a).meets(outputPattern("a", tc.b)); got != tc.meet {
 			t.Errorf("%s meets %s: %v, want %v", tc.a, tc.b, got, tc.meet)

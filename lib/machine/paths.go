@@ -2,6 +2,7 @@ package machine
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 )
@@ -52,10 +53,13 @@ func lit(s string) pattern {
 	return p
 }
 
-// outputPattern is every path tmpl renders to for state.
+// outputPattern is every path tmpl renders to for state, as the file
+// system finds it: cleaned ("./a//b" is "a/b", as filepath.Join makes it)
+// and in lower case (a file system that ignores case, as macOS's does,
+// finds "Briefs/x.md" at "briefs/x.md").
 func outputPattern(state, tmpl string) pattern {
 	var p pattern
-	rest := tmpl
+	rest := strings.ToLower(path.Clean(tmpl))
 	for rest != "" {
 		loc := templateVar().FindStringSubmatchIndex(rest)
 		if loc == nil {

@@ -187,6 +187,7 @@ func TestWorkRefusedUpFront(t *testing.T) {
 		{`{"agent": "reviewer", "output": "briefs/{n}.md", "format": "report"}`, `work.review.output: "briefs/{n}.md" can name a file of flowstate's own: briefs/ holds the briefs`},
 		{`{"agent": "reviewer", "output": "{item}/x.md", "format": "report", "each": ["briefs"]}`, `can name a file of flowstate's own`},
 		{`{"agent": "reviewer", "output": "classification.json/{n}.md", "format": "report"}`, `can name a file of flowstate's own: classification.json`},
+		{`{"agent": "reviewer", "output": "./Briefs/{n}.md", "format": "report"}`, `can name a file of flowstate's own: briefs/`},
 		{`{"agent": "reviewer", "output": "r/{n}.md", "format": "report", "each": [` + strings.Repeat(`"x", `, 50) + `"y"]}`, "work.review.each: 51 items, more than the 50 workers a state may run"},
 		{`{"agent": "reviewer", "output": "r.md", "format": "report", "min_delivered": 2}`, `work.review.min_delivered: 2, more than the 1 workers of the state`},
 		{`{"agent": "reviewer", "each": ["a", "b"], "output": "r/{n}.md", "format": "report", "min_delivered": 3}`, `work.review.min_delivered: 3, more than the 2 workers`},
