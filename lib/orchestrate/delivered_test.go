@@ -70,3 +70,20 @@ func TestMinDeliveredWithoutAggregate(t *testing.T) {
 		t.Errorf("partial_failures = %s", g)
 	}
 }
+
+// TestMinDeliveredPercentage: "75%" of four workers is three: three of
+// four delivered go on; two of four, which the default count (2) would
+// take, stop.
+func TestMinDeliveredPercentage(t *testing.T) {
+	most := func(w *machine.Work) { w.MinDelivered = &machine.Share{N: 75, Percent: true} }
+	w, out := researchDefined(t, most, "a", "b", "c", "d")
+	deliver(t, w, out, 4, 1, 2, 3)
+	if got, err := Verify(w, Options{}); err != nil || value(t, got, "NEXT") != "done" {
+		t.Fatalf("three of four delivered with min_delivered 75%%: %v\n%s, want the workflow to go on", err, got)
+	}
+	w, out = researchDefined(t, most, "a", "b", "c", "d")
+	deliver(t, w, out, 4, 1, 3)
+	if got, err := Verify(w, Options{}); err == nil || !strings.Contains(err.Error(), "wrote no research report") {
+		t.Fatalf("two of four delivered with min_delivered 75%%: %v\n%s, want it stopped", err, got)
+	}
+}
