@@ -266,6 +266,10 @@ func (e *env) report(w *store.Workflow, out string) error {
 		Run: r.timeline, Scope: checkpoint.HeadOf(r.doc).Scope, Prices: prices,
 		Generated: r.now, Version: version.Version, Project: p.Dir, Page: dir,
 		Notes: status.Notes(w.ID, r.doc, &r.timeline, prices, hints(w)),
+		Exists: func(path string) bool {
+			fi, err := os.Stat(path)
+			return err == nil && fi.Mode().IsRegular()
+		},
 	}
 	var page bytes.Buffer
 	if err := report.Render(&page, in); err != nil {

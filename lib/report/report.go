@@ -46,6 +46,9 @@ type Input struct {
 	// Notes are what a person should know first and what to do next
 	// (status.Notes).
 	Notes []status.Note
+	// Exists tells whether an artifact (its absolute path) is there to
+	// link to: a worker that failed may have written nothing. nil: all are.
+	Exists func(path string) bool
 }
 
 // Render writes the page.
@@ -485,7 +488,7 @@ func newAgentRow(in Input, n int, a timeline.Agent, end time.Time) agentRow {
 	if a.Artifact != "" {
 		r.Path = status.Rel(in.Project, a.Artifact)
 		r.Artifact = strings.SplitAfter(r.Path, "/")
-		if in.Page != "" && in.Project != "" {
+		if in.Page != "" && in.Project != "" && (in.Exists == nil || in.Exists(abs(in.Project, a.Artifact))) {
 			r.Link = Link(in.Project, in.Page, a.Artifact)
 		}
 	}
@@ -497,15 +500,20 @@ func newAgentRow(in Input, n int, a timeline.Agent, end time.Time) agentRow {
 // that the page and the specs move together; a file: URL otherwise.
 // Either is built by url.URL, escaped, and so safe in an href.
 func Link(project, dir, path string) template.URL {
-	abs := path
-	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(project, abs)
-	}
+	full := abs(project, path)
 	within := func(p string) bool { return p == project || strings.HasPrefix(p, project+string(filepath.Separator)) }
-	if rel, err := filepath.Rel(dir, abs); err == nil && within(abs) && within(dir) {
+	if rel, err := filepath.Rel(dir, full); err == nil && within(full) && within(dir) {
 		return template.URL((&url.URL{Path: filepath.ToSlash(rel)}).String())
 	}
-	return template.URL((&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String())
+	return template.URL((&url.URL{Scheme: "file", Path: filepath.ToSlash(full)}).String())
+}
+
+// abs is path, absolute or relative to project, made absolute.
+func abs(project, path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(project, path)
 }
 
 // relText is text with the project's paths shown relative to it.

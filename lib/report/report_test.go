@@ -70,6 +70,14 @@ func TestLink(t *testing.T) {
 		strings.Contains(page, "ZgotmplZ") || !strings.Contains(page, "Artifacts are in <code>.flowstate/specs/w/</code>") {
 		t.Errorf("a page outside the project does not link or show the artifact project-relative:\n%s", page)
 	}
+	// A file a failed worker never wrote is named, not linked.
+	b.Reset()
+	if err := Render(&b, Input{Run: run, Generated: t0, Project: "/p", Page: "/tmp/out", Exists: func(string) bool { return false }}); err != nil {
+		t.Fatal(err)
+	}
+	if page := b.String(); strings.Contains(page, `class="artifact"`) || !strings.Contains(page, `<code title=".flowstate/specs/w/r1.md">r1.md<wbr></code>`) {
+		t.Errorf("a missing artifact is linked, or not named")
+	}
 }
 
 // TestTicks: 5 to 10 marks on any span, to the longest a time.Duration
