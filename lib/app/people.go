@@ -283,7 +283,7 @@ func (e *env) history(w *store.Workflow, asJSON bool) error {
 	}
 	entries, skipped := history.Parse(r.events, r.timeline.Workers())
 	if skipped > 0 {
-		e.warn("workflow %s: %d damaged lines of %s skipped", w.ID, skipped, w.EventsPath())
+		e.warn("workflow %s: %s of %s skipped", w.ID, status.Count(skipped, "damaged line"), w.EventsPath())
 	}
 	prices := e.prices()
 	if asJSON {
