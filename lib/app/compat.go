@@ -2,6 +2,7 @@ package app
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -23,9 +24,13 @@ func (e *env) compatCommands() []*cli.Command {
 		{
 			Name:        "compat",
 			Usage:       "print bash functions with the original libraries' names, for eval",
-			UsageText:   `eval "$(flowstate compat)"   (instead of sourcing state-persistence.sh, workflow-state-machine.sh, checkpoint-utils.sh)`,
+			UsageText: `eval "$(flowstate compat)"   (instead of sourcing state-persistence.sh, workflow-state-machine.sh, checkpoint-utils.sh)` + "\n" +
+				"flowstate compat --install .claude/lib   (replace the three libraries with files that do so)",
 			Description: compat.Help(),
-			Action:      e.compat,
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "install", Usage: "write core/state-persistence.sh, workflow/workflow-state-machine.sh and workflow/checkpoint-utils.sh under `DIR` as shims that eval `flowstate compat`, with the libraries' source guards (a library that is no shim is kept as NAME.sh.orig); print their paths"},
+			},
+			Action: e.compat,
 		},
 		{
 			Name:      "checkpoint-replan",
@@ -72,12 +77,28 @@ func (e *env) compat(c *cli.Context) error {
 	if _, err := args(c); err != nil {
 		return err
 	}
+	if lib := c.String("install"); lib != "" {
+		return e.compatInstall(lib)
+	}
 	dir := ""
 	if p, err := e.Project(); err == nil {
 		dir = p.Dir // else the functions say why, when called
 	}
 	e.printf("%s", compat.Script(dir))
 	return nil
+}
+
+// compatInstall writes the shims under lib, relative to the working
+// directory.
+func (e *env) compatInstall(lib string) error {
+	if !filepath.IsAbs(lib) {
+		lib = filepath.Join(e.Cwd, lib)
+	}
+	wrote, err := compat.Install(lib)
+	for _, path := range wrote {
+		e.printf("%s\n", path)
+	}
+	return err
 }
 
 func (e *env) compatCall(c *cli.Context) error {
