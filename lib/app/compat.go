@@ -22,8 +22,8 @@ func (e *env) compatCommands() []*cli.Command {
 	var check checkOptions
 	return []*cli.Command{
 		{
-			Name:        "compat",
-			Usage:       "print bash functions with the original libraries' names, for eval",
+			Name:  "compat",
+			Usage: "print bash functions with the original libraries' names, for eval",
 			UsageText: `eval "$(flowstate compat)"   (instead of sourcing state-persistence.sh, workflow-state-machine.sh, checkpoint-utils.sh)` + "\n" +
 				"flowstate compat --install .claude/lib   (replace the three libraries with files that do so)",
 			Description: compat.Help(),
