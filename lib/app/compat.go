@@ -20,6 +20,7 @@ import (
 // checkpoint operations of checkpoint-utils.sh the design kept.
 func (e *env) compatCommands() []*cli.Command {
 	var check checkOptions
+	var install string
 	return []*cli.Command{
 		{
 			Name:  "compat",
@@ -28,9 +29,9 @@ func (e *env) compatCommands() []*cli.Command {
 				"flowstate compat --install .claude/lib   (replace the three libraries with files that do so)",
 			Description: compat.Help(),
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "install", Usage: "write core/state-persistence.sh, workflow/workflow-state-machine.sh and workflow/checkpoint-utils.sh under `DIR` as shims that eval `flowstate compat`, with the libraries' source guards (a library that is no shim is kept as NAME.sh.orig); print their paths"},
+				&cli.StringFlag{Name: "install", Usage: "write core/state-persistence.sh, workflow/workflow-state-machine.sh and workflow/checkpoint-utils.sh under `DIR` as shims that eval `flowstate compat`, with the libraries' source guards (a file there that differs is kept as NAME.sh.orig); print their paths", Destination: &install},
 			},
-			Action: e.compat,
+			Action: func(c *cli.Context) error { return e.compat(c, install) },
 		},
 		{
 			Name:      "checkpoint-replan",
@@ -73,12 +74,12 @@ func (e *env) compatCommands() []*cli.Command {
 	}
 }
 
-func (e *env) compat(c *cli.Context) error {
+func (e *env) compat(c *cli.Context, install string) error {
 	if _, err := args(c); err != nil {
 		return err
 	}
-	if lib := c.String("install"); lib != "" {
-		return e.compatInstall(lib)
+	if install != "" {
+		return e.compatInstall(install)
 	}
 	dir := ""
 	if p, err := e.Project(); err == nil {
