@@ -557,6 +557,10 @@ func saveParallelOperationCheckpoint(c *call) int {
 	return c.saveNamedOr(w, name, value(name), "parallel_ops", base, value)
 }
 
+// namedPath is where a workflow's checkpoint keeps the named checkpoint
+// name (a parallel-operation or iteration checkpoint).
+func namedPath(name string) string { return checkpoint.PhaseData("named", name) }
+
 // saveNamedOr keeps value as the named checkpoint name of workflow w and
 // prints its reference; without a workflow (nil) it writes what
 // fileValue makes of the file's name to a new file

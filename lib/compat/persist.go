@@ -471,8 +471,6 @@ func (c *call) saveNamed(name string, value []byte) int {
 	return 0
 }
 
-func namedPath(name string) string { return checkpoint.PhaseData("named", name) }
-
 // load_json_checkpoint NAME: print it as saved, or {} when never saved.
 func loadJSONCheckpoint(c *call) int {
 	path, err := c.tmpFile(c.arg(0), ".json")
