@@ -470,17 +470,25 @@ func (b *builder) spent(ev event) {
 }
 
 // recorded applies the workers' records (done or failed), each to its
-// worker's latest run started before it.
+// worker's latest run started before it (the agents are in the order they
+// started).
 func (b *builder) recorded() {
+	runs := map[string][]int{} // worker -> its runs
+	for i, a := range b.t.Agents {
+		if a.Worker != "" {
+			runs[a.Worker] = append(runs[a.Worker], i)
+		}
+	}
 	for _, r := range b.records {
-		latest := -1
-		for i, a := range b.t.Agents {
-			if a.Worker == r.worker && (latest < 0 || !a.Start.After(r.at)) {
+		of := runs[r.worker]
+		if len(of) == 0 {
+			continue
+		}
+		latest := of[0]
+		for _, i := range of[1:] {
+			if !b.t.Agents[i].Start.After(r.at) {
 				latest = i
 			}
-		}
-		if latest < 0 {
-			continue
 		}
 		switch r.status {
 		case checkpoint.WorkerCompleted:
