@@ -26,8 +26,13 @@ type Arguments struct {
 // description. One pair of quotes around the whole description is
 // dropped. A command that requires a scope (requireScope lists its
 // definition's scopes) refuses arguments without one, naming them.
+// Arguments holding a NUL are refused as state-append refuses a value
+// with one: the description is stored and printed.
 func ParseArgs(command, raw string, requireScope []string) (Arguments, error) {
 	var a Arguments
+	if strings.IndexByte(raw, 0) >= 0 {
+		return a, fail.Invalidf("/%s: the arguments hold a NUL byte, which no stored value may hold; remove it", command)
+	}
 	s := strings.TrimSpace(raw)
 	if rest, ok := option(s, "--resume"); ok {
 		r, err := ParseResumeArgs(rest)
