@@ -60,12 +60,14 @@ func isPendingOwned(k string) bool { return slices.Contains(pendingOwned, k) }
 
 // idCommand is the command a workflow id made by
 // generate_unique_workflow_id names (plan of plan_1762798806), else
-// "workflow": the command of a workflow before sm_init names it.
+// "workflow": the command of a workflow before sm_init names it. It is
+// lower-cased (Plan_1 is plan's), since a command's name is
+// (protocol.CheckCommandName).
 var idCommand = lazyRegexp(`^([A-Za-z][A-Za-z0-9_-]*?)_[0-9]`)
 
 func commandOfID(id string) string {
-	if m := idCommand().FindStringSubmatch(id); m != nil {
-		return m[1]
+	if m := idCommand().FindStringSubmatch(id); m != nil && len(m[1]) <= 64 {
+		return strings.ToLower(m[1])
 	}
 	return "workflow"
 }
