@@ -40,7 +40,7 @@ func (c *call) answerAll(w *store.Workflow) (shell, error) {
 		return shell{}, err
 	}
 	var b bytes.Buffer
-	warnings, err := s.exports(&b)
+	warnings, err := s.exports(&b, false)
 	for _, warning := range append(s.values.Warnings, warnings...) {
 		c.warn("workflow %s state: %s", w.ID, warning)
 	}

@@ -66,7 +66,7 @@ func TestWriteLoad(t *testing.T) {
 		want   string   // the lines
 		out    []string // keys left out, in order
 	}{
-		{"plain assignments", map[string]string{"A": "1", "B": "x y"}, false, "A=1\nB=$'x y'\n", nil},
+		{"plain assignments", map[string]string{"A": "1", "B": "x y"}, false, "A=1\nB=\"x y\"\n", nil},
 		{"exports", map[string]string{"A": "1"}, true, "export A=1\n", nil},
 		{"reserved left out", map[string]string{"BASH_ENV": "/x.sh", "PATH": "/evil", "A": "1"}, false, "A=1\n", []string{"BASH_ENV", "PATH"}},
 		{"reserved left out on export", map[string]string{"LD_PRELOAD": "/x.so"}, true, "", []string{"LD_PRELOAD"}},
