@@ -91,8 +91,8 @@ var Classes = []Class{
 		Suffixes: []string{"PRELOAD"},
 	},
 	{
-		Name: "options that take code",
-		Why:  "a program reads its value as command-line options, which load code (-javaagent, --require, -M, -fplugin) or run programs (-toolexec, --eval, -C linker=)",
+		Name:     "options that take code",
+		Why:      "a program reads its value as command-line options, which load code (-javaagent, --require, -M, -fplugin) or run programs (-toolexec, --eval, -C linker=)",
 		Names:    fields(`MANOPT`),
 		Suffixes: []string{"OPTS", "_OPTIONS", "FLAGS"},
 	},

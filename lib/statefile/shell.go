@@ -42,7 +42,7 @@ func QuoteAlways(s string) string {
 // appendQuoted appends s in double quotes or, when a byte of s means
 // something inside them, in single quotes.
 func appendQuoted(b []byte, s string) []byte {
-	if strings.IndexAny(s, "$`\\\"!") < 0 {
+	if !strings.ContainsAny(s, "$`\\\"!") {
 		b = append(b, '"')
 		b = append(b, s...)
 		return append(b, '"')
