@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -60,16 +59,13 @@ func TestNewRemovesWhatItWroteOnFailure(t *testing.T) {
 	}
 }
 
-// runWith is run with stdin, in a fresh project of its own, with
+// runFresh runs flowstate in a new project of its own, with
 // FLOWSTATE_CLASSIFICATION set to classification.
-func runWith(t *testing.T, classification, stdin string, args ...string) (dir, stderr string, code int) {
+func runFresh(t *testing.T, classification, stdin string, args ...string) (dir, stderr string, code int) {
 	t.Helper()
 	dir = t.TempDir()
-	var out, errb bytes.Buffer
-	env := map[string]string{"CLAUDE_PROJECT_DIR": dir, "CLAUDE_CODE_SESSION_ID": "s1", "FLOWSTATE_CLASSIFICATION": classification}
-	code = Main(append([]string{"flowstate"}, args...), IO{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
-		Getenv: func(k string) string { return env[k] }, Cwd: dir})
-	return dir, errb.String(), code
+	_, stderr, code = runEnv(t, dir, map[string]string{"FLOWSTATE_CLASSIFICATION": classification}, stdin, args...)
+	return dir, stderr, code
 }
 
 // nothingIn reports what dir holds under .claude and .flowstate: a
@@ -93,18 +89,18 @@ func TestNewAndPhaseStartAgreeOnNames(t *testing.T) {
 		name string
 		ok   bool
 	}{
-		{"audit", true}, {"review-pr", true}, {"a_b", true}, {"2fa", true}, {strings.Repeat("a", 64), true},
+		{"audit", true}, {"review-pr", true}, {"a_b", true}, {"2fa", true}, {strings.Repeat("a", 48), true},
 		{"-x", false}, {"--help", false}, {"_x", false}, {"Audit", false}, {"a.b", false}, {"a b", false},
-		{"a:b", false}, {"x\n```bash\ntouch PWNED\n```", false}, {strings.Repeat("a", 65), false}, {"é", false},
+		{"a:b", false}, {"x\n```bash\ntouch PWNED\n```", false}, {strings.Repeat("a", 49), false}, {"é", false},
 	} {
-		dir, stderr, code := runWith(t, "", "", "new", "command", "--", c.name)
+		dir, stderr, code := runFresh(t, "", "", "new", "command", "--", c.name)
 		if (code == 0) != c.ok || !c.ok && code != 4 {
 			t.Errorf("new command -- %q: exit %d, %s", c.name, code, stderr)
 		}
 		if !c.ok {
 			nothingIn(t, dir)
 		}
-		dir, stderr, code = runWith(t, "", "review the login handler", "phase-start", "--command", c.name)
+		dir, stderr, code = runFresh(t, "", "review the login handler", "phase-start", "--command", c.name)
 		if (code == 0) != c.ok || !c.ok && (code != 4 || !strings.Contains(stderr, "--command: ")) {
 			t.Errorf("phase-start --command %q: exit %d, %s", c.name, code, stderr)
 		}
@@ -131,7 +127,7 @@ func TestNewChecksThePluginName(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(plugin, ".claude-plugin", "plugin.json"), manifest, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, stderr, code := runWith(t, "", "", "new", "command", "foo", "--plugin", plugin)
+		_, stderr, code := runFresh(t, "", "", "new", "command", "foo", "--plugin", plugin)
 		_, err := os.Stat(filepath.Join(plugin, "commands", "foo.md"))
 		if c.ok != (code == 0) || c.ok != (err == nil) || !c.ok && (code != 4 || !strings.Contains(stderr, `plugin.json's "name"`)) {
 			t.Errorf("plugin named %q: exit %d, %s; commands/foo.md: %v", c.name, code, stderr, err)
@@ -145,7 +141,7 @@ func TestNewChecksThePluginName(t *testing.T) {
 // for the classifier.
 func TestPhaseStartRefusesNUL(t *testing.T) {
 	for _, classification := range []string{"", "offline"} {
-		dir, stderr, code := runWith(t, classification, "review the\x00login handler", "phase-start", "--command", "audit")
+		dir, stderr, code := runFresh(t, classification, "review the\x00login handler", "phase-start", "--command", "audit")
 		if code != 4 || !strings.Contains(stderr, "NUL") {
 			t.Errorf("phase-start (classification %q) with a NUL in its arguments: exit %d, %s", classification, code, stderr)
 		}

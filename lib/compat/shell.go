@@ -15,6 +15,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/machine"
+	"github.com/flowstate-dev/flowstate/lib/protocol"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/statefile"
 	"github.com/flowstate-dev/flowstate/lib/store"
@@ -66,7 +67,7 @@ func isPendingOwned(k string) bool { return slices.Contains(pendingOwned, k) }
 var idCommand = lazyRegexp(`^([A-Za-z][A-Za-z0-9_-]*?)_[0-9]`)
 
 func commandOfID(id string) string {
-	if m := idCommand().FindStringSubmatch(id); m != nil && len(m[1]) <= 64 {
+	if m := idCommand().FindStringSubmatch(id); m != nil && protocol.CheckCommandName(strings.ToLower(m[1])) == nil {
 		return strings.ToLower(m[1])
 	}
 	return "workflow"

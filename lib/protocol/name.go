@@ -2,12 +2,13 @@ package protocol
 
 import "github.com/flowstate-dev/flowstate/lib/fail"
 
-// maxNameLen is the longest command name: Claude Code's limit on a
-// skill's name, which a command is.
-const maxNameLen = 64
+// maxNameLen is the longest command name: the agents `flowstate new`
+// names after a command (NAME-reviewer, NAME-writer) stay within the 64
+// bytes of a definition's names.
+const maxNameLen = 48
 
 // CheckCommandName is the one rule of what a command may be named: 1 to
-// 64 lower-case letters, digits, '-' and '_', the first a letter or a
+// 48 lower-case letters, digits, '-' and '_', the first a letter or a
 // digit, as Claude Code calls it (/NAME, without the slash). The name
 // goes where text of its own choosing must not: a KEY=VALUE line
 // (COMMAND_NAME=NAME, which a newline would forge), file names, the
