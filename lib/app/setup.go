@@ -236,7 +236,7 @@ func (e *env) reservedNames() {
 	if width <= 0 {
 		width = 100
 	}
-	for _, c := range statefile.Classes {
+	for _, c := range statefile.Classes() {
 		e.printf("%s\n", term.Indent(c.Name+": "+c.Why, width, "  "))
 		var names []string
 		names = append(names, c.Names...)

@@ -38,10 +38,10 @@ func TestReservedClasses(t *testing.T) {
 		"Claude Code's or flowstate's own": {[]string{"CLAUDE_CODE_SESSION_ID", "CLAUDE_PROJECT_DIR", "ANTHROPIC_BASE_URL", "FLOWSTATE_BIN"},
 			[]string{"CLAUDE", "FLOWSTATES"}},
 	}
-	if len(cases) != len(Classes) {
-		t.Errorf("%d classes, %d tested", len(Classes), len(cases))
+	if len(cases) != len(Classes()) {
+		t.Errorf("%d classes, %d tested", len(Classes()), len(cases))
 	}
-	for i, c := range Classes {
+	for i, c := range Classes() {
 		tc, ok := cases[c.Name]
 		if !ok || c.Why == "" {
 			t.Errorf("class %q: untested, or no why", c.Name)
