@@ -105,9 +105,10 @@ type LoadOptions struct {
 	// Own reports the keys flowstate derives from the checkpoint
 	// (WORKFLOW_ID, CLAUDE_PROJECT_DIR, ...), which it always sets.
 	Own func(key string) bool
-	// Quoted puts every value in quotes, a plain one too (QuoteAlways):
-	// the bash libraries' state file lines, export KEY="value".
-	Quoted bool
+	// Render, when set, writes a variable's lines instead of
+	// `[export ]KEY=value`, quoting the value with Quote or QuoteAlways:
+	// the compat layer's state file writes two a variable.
+	Render func(b []byte, key, value string) []byte
 }
 
 // WriteLoad writes the state as lines for eval, sorted by key, and
@@ -160,23 +161,34 @@ func (lw *loadWriter) add(w io.Writer, k, v string) error {
 		return nil
 	}
 	if lw.opt.Export {
-		lw.buf = append(lw.buf, "export "...)
 		lw.exported += len(k) + 1 + len(v)
 	}
-	lw.buf = append(lw.buf, k...)
-	lw.buf = append(lw.buf, '=')
-	if v != "" && !lw.opt.Quoted && isPlain(v) {
-		lw.buf = append(lw.buf, v...)
+	if lw.opt.Render != nil {
+		lw.buf = lw.opt.Render(lw.buf, k, v)
 	} else {
-		lw.buf = appendQuoted(lw.buf, v)
+		lw.buf = appendLine(lw.buf, lw.opt.Export, k, v)
 	}
-	lw.buf = append(lw.buf, '\n')
 	if len(lw.buf) < loadChunk {
 		return nil
 	}
 	_, err := w.Write(lw.buf)
 	lw.buf = lw.buf[:0]
 	return err
+}
+
+// appendLine appends `[export ]k=v` and a newline, v quoted by Quote.
+func appendLine(b []byte, export bool, k, v string) []byte {
+	if export {
+		b = append(b, "export "...)
+	}
+	b = append(b, k...)
+	b = append(b, '=')
+	if v != "" && isPlain(v) {
+		b = append(b, v...)
+	} else {
+		b = appendQuoted(b, v)
+	}
+	return append(b, '\n')
 }
 
 // leaveOut says why k=v must not reach the shell, or "".
