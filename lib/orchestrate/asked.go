@@ -112,10 +112,13 @@ func UserAsked(p *store.Project, session, command string) (asked, known bool) {
 // RefuseUnasked refuses a person's decision (verb, asked for with the
 // slash command command) that a model runs inside Claude Code on its own:
 // in a session, the user's latest prompt must be that command (or their
-// own shell, "!"), as the UserPromptSubmit hook recorded. Outside Claude
-// Code, or without the hook's record, the person at the keyboard decides.
-func RefuseUnasked(w *store.Workflow, session, command, verb string) error {
-	if asked, known := UserAsked(w.P, session, command); !known || asked {
+// own shell, "!"), as the UserPromptSubmit hook recorded. inside says the
+// process runs under Claude Code (lib/ancestry, which finds session in
+// its ancestors when its own environment was cleared); there, a process
+// no ancestor names a session for is refused. Outside Claude Code, or
+// without the hook's record, the person at the keyboard decides.
+func RefuseUnasked(w *store.Workflow, session string, inside bool, command, verb string) error {
+	if asked, known := UserAsked(w.P, session, command); (!known || asked) && (session != "" || !inside) {
 		return nil
 	}
 	return fail.Refusedf("only the user can %s workflow %s: they type %s in Claude Code (or run `flowstate %s` in a terminal); a model never decides for them", verb, w.ID, Slash(w.P, command), verb)

@@ -42,7 +42,7 @@ func TestNewCommandFollowsTheProtocol(t *testing.T) {
 			t.Errorf("plugin %q: wrote %s, want %s", plugin, got, want)
 		}
 	}
-	for _, bad := range []string{"", "Audit", "a b", "../x", "flowstate:x"} {
+	for _, bad := range []string{"", "Audit", "a b", "../x", "flowstate:x", "-x", "--help", "a.b", "x\n```bash"} {
 		if _, err := NewCommand(bad, ""); err == nil {
 			t.Errorf("NewCommand(%q): no error", bad)
 		}

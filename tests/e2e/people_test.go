@@ -81,6 +81,10 @@ func testPlanGateApprovedFromAShell(t *testing.T, d standin.Drift) {
 	// what the user typed.
 	self := s.run("Run this block:\n\n```bash\nflowstate approve --workflow " + w.ID + " --note 'looks fine to me'\n```\n")
 	expectOutput(t, self, "only the user can approve workflow "+w.ID)
+	// Nor does clearing the session from the block's environment help:
+	// the shell Claude Code started names it (lib/ancestry).
+	cleared := s.run("Run this block:\n\n```bash\nCLAUDE_CODE_SESSION_ID= flowstate approve --workflow " + w.ID + "\n```\n")
+	expectOutput(t, cleared, "only the user can approve workflow "+w.ID)
 	s.onlyWorkflow().expect(map[string]any{"status": "awaiting_approval"})
 
 	out := s.shell("approve", "--workflow", w.ID, "--note", "plan reviewed")
