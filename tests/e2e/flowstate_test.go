@@ -59,6 +59,7 @@ func flowstateScenario(t *testing.T, d standin.Drift, knobs standin.Knobs) *scen
 			s.expectDriftHandled(d)
 		}
 		t.Logf("scenario %s: wall %s, %d flowstate calls", t.Name(), time.Since(start).Round(time.Millisecond), s.bashCalls("flowstate"))
+		suiteDenials.add(t.Name(), s.permissionFigures())
 		if d == (standin.Drift{}) {
 			c := s.context()
 			t.Logf("context: %s", c)

@@ -3,9 +3,12 @@
 package e2e
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,9 +25,12 @@ type scenario struct {
 	t       *testing.T
 	Home    string
 	Project string
-	Plugin  string
+	Plugin  string // the scratch plugin, "" for none (a project install)
 	Model   *standin.Server
-	LogDir  string // the stand-in's request log, kept after the test for debugging
+	// Permissions is how the runs started from now on are permitted their
+	// tools (waived unless the scenario says otherwise).
+	Permissions permissionMode
+	LogDir      string // the stand-in's request log, kept after the test for debugging
 
 	// Env is added to the CLI's environment (and so the bash blocks').
 	Env []string
@@ -116,8 +122,8 @@ func (s *scenario) explainFailure() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range s.runs {
-		s.t.Logf("claude -p %q (session %s): exit %d after %s\n--- stdout:\n%s\n--- stderr:\n%s",
-			r.Prompt, r.Session, r.ExitCode, r.Wall.Round(time.Millisecond), r.Stdout, r.Stderr)
+		s.t.Logf("claude -p %q (session %s, permissions %s): exit %d after %s, denials %v\n--- stdout:\n%s\n--- stderr:\n%s",
+			r.Prompt, r.Session, r.Mode.name(), r.ExitCode, r.Wall.Round(time.Millisecond), r.Denials, r.Stdout, r.Stderr)
 	}
 	s.t.Logf("stand-in requests and answers: %s", strings.Join(s.logDirs, " "))
 }
@@ -229,4 +235,44 @@ func (s *scenario) read(rel string) string {
 func (s *scenario) exists(rel string) bool {
 	_, err := os.Stat(s.path(rel))
 	return err == nil
+}
+
+// permissionFigures says how the scenario's runs were permitted their
+// tools and how many calls Claude Code refused, e.g. "default: 0
+// denials".
+func (s *scenario) permissionFigures() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	modes, n := []string{}, 0
+	for _, r := range s.runs {
+		if !slices.Contains(modes, r.Mode.name()) {
+			modes = append(modes, r.Mode.name())
+		}
+		n += len(r.Denials)
+	}
+	return fmt.Sprintf("%s: %d denials", strings.Join(modes, "+"), n)
+}
+
+// denialSummary collects the scenarios' permission figures; TestMain
+// prints them.
+type denialSummary struct {
+	mu   sync.Mutex
+	rows []string
+}
+
+var suiteDenials denialSummary
+
+func (x *denialSummary) add(name, figures string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.rows = append(x.rows, fmt.Sprintf("  %-60s %s", name, figures))
+}
+
+// print writes the summary, if any scenario ran.
+func (x *denialSummary) print(w io.Writer) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(x.rows) > 0 {
+		fmt.Fprintf(w, "\npermissions and denials per scenario:\n%s\n", strings.Join(x.rows, "\n"))
+	}
 }
