@@ -37,9 +37,11 @@ func AgentFiles(p *store.Project, session string) []AgentFile {
 
 // planned lists the files only agents write in workflow id's current
 // state while it is active: the artifacts of the workers its last plans
-// handed out, and the file each agent launched in the state was told to
-// write (a command on the low-level API hands out nothing, but its task
-// blocks name the files).
+// handed out, and the file each of its agents launched in the state was
+// told to write inside the workflow's spec directory (a command on the
+// low-level API hands out nothing, but its task blocks name the files).
+// A file an agent's prompt names elsewhere is the person's, never
+// guarded: an agent's prompt is the model's to write.
 func planned(p *store.Project, id string) []AgentFile {
 	if s, ok := p.Summary(id); !ok || !s.Active() {
 		return nil
@@ -62,6 +64,9 @@ func planned(p *store.Project, id string) []AgentFile {
 		}
 	}
 	for _, l := range runs.Outputs() {
+		if !under(specDir(p, id), filepath.Clean(l.Output)) {
+			continue
+		}
 		if !slices.ContainsFunc(out, func(f AgentFile) bool { return f.Path == l.Output }) {
 			out = append(out, AgentFile{Path: l.Output, Agent: l.AgentType, Worker: l.ID})
 		}

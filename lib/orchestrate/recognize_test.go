@@ -14,7 +14,7 @@ func TestRecognizeStopReadsThePromptOnlyWhenItMatters(t *testing.T) {
 	prompt := func(text string) func() string {
 		return func() string { calls++; return text }
 	}
-	if _, ok := RecognizeStop(p, "s0", "general-purpose", "a0", prompt("Read agents/research-specialist.md"), ""); ok || calls != 0 {
+	if _, ok := RecognizeAgent(p, "s0", "general-purpose", "a0", prompt("Read agents/research-specialist.md"), ""); ok || calls != 0 {
 		t.Errorf("a session with no workflow: ours %v, prompt read %d times", ok, calls)
 	}
 
@@ -23,10 +23,10 @@ func TestRecognizeStopReadsThePromptOnlyWhenItMatters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := RecognizeStop(p, "s0", "general-purpose", "a0", prompt("Read agents/research-specialist.md"), ""); ok || calls != 0 {
+	if _, ok := RecognizeAgent(p, "s0", "general-purpose", "a0", prompt("Read agents/research-specialist.md"), ""); ok || calls != 0 {
 		t.Errorf("another session's stop: ours %v, prompt read %d times", ok, calls)
 	}
-	k, ok := RecognizeStop(p, "s1", "general-purpose", "a1", prompt("Write the research report to: "+outputPath(t, plan, 1)), "")
+	k, ok := RecognizeAgent(p, "s1", "general-purpose", "a1", prompt("Write the research report to: "+outputPath(t, plan, 1)), "")
 	if !ok || k.Name != "research-specialist" || k.Worker == "" || calls != 1 {
 		t.Errorf("the workflow's worker: %+v, ours %v, prompt read %d times", k, ok, calls)
 	}
