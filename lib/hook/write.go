@@ -79,7 +79,8 @@ const (
 
 // handedTo tells whether the subagent making the call is the agent f was
 // handed to: one of the session's workflow (orchestrate.RecognizeAgent),
-// f's agent, told in its prompt to write target.
+// f's agent, told in its prompt to write target (or, before its prompt is
+// on disk, launched as f's agent with target to write).
 func (h handler) handedTo(f orchestrate.AgentFile, target string) handedVerdict {
 	prompt := sync.OnceValue(h.agentPrompt)
 	k, ours := orchestrate.RecognizeAgent(h.p, h.session, h.pl.AgentType, h.pl.AgentID, prompt, h.pl.Cwd)
@@ -87,6 +88,11 @@ func (h handler) handedTo(f orchestrate.AgentFile, target string) handedVerdict 
 	case !ours || k.Name != f.Agent:
 		return handedNo
 	case prompt() == "":
+		// Claude Code writes an agent's transcript a little after it
+		// starts: its launch, which the hook saw with its prompt, says.
+		if orchestrate.HandedOut(h.p, h.session, k.Name, func(path string) bool { return resolved(path) == target }) {
+			return handedYes
+		}
 		return handedUnknown
 	}
 	for _, path := range orchestrate.WriteTargets(prompt(), h.pl.Cwd, h.p.Dir) {

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/flowstate-dev/flowstate/lib/agentrun"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
@@ -72,4 +73,27 @@ func planned(p *store.Project, id string) []AgentFile {
 		}
 	}
 	return out
+}
+
+// HandedOut reports whether the session's command handed the agent named
+// agent a file that match accepts: the pending classification while the
+// classifier is asked for; an output the PreToolUse hook recorded at the
+// launch of an agent of that name in the workflow's current state. It is
+// what the hooks know of an agent whose transcript, and so its prompt,
+// Claude Code has not written out yet.
+func HandedOut(p *store.Project, session, agent string, match func(path string) bool) bool {
+	if run, ok := ReadRun(p, session); ok && run.Classifier == agent {
+		if _, exists := p.Summary(run.Workflow); !exists {
+			return match(filepath.Join(specDir(p, run.Workflow), "classification.json"))
+		}
+	}
+	w := SessionWorkflow(p, session)
+	if w == nil {
+		return false
+	}
+	runs, err := agentRuns(w, session)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(runs.Outputs(), func(l agentrun.Worker) bool { return l.AgentType == agent && match(l.Output) })
 }

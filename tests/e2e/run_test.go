@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -58,16 +59,40 @@ const (
 	acceptEdits permissionMode = "acceptEdits"
 )
 
-// flags are the CLI flags of mode.
-func (m permissionMode) flags() []string {
+// flags are the CLI flags of mode, with allowed, the person's own allow
+// rules, given to any mode but waived.
+func (m permissionMode) flags(allowed []string) []string {
+	var out []string
 	switch m {
 	case waived:
 		// As root --dangerously-skip-permissions is refused; allow the tools instead.
 		return []string{"--allowedTools", "Bash Read Write Edit Agent"}
 	case asPeopleRun:
-		return nil
+	default:
+		out = []string{"--permission-mode", string(m)}
 	}
-	return []string{"--permission-mode", string(m)}
+	if len(allowed) > 0 {
+		out = append(append(out, "--allowedTools"), allowed...)
+	}
+	return out
+}
+
+// flowstates reports a refused call that is flowstate's own: a Bash
+// command running flowstate, a write of a file in .flowstate/ (an
+// artifact, a classification), a read of an agent file.
+func (d denial) flowstates() bool {
+	var in struct {
+		Command  string `json:"command"`
+		FilePath string `json:"file_path"`
+	}
+	_ = json.Unmarshal(d.Input, &in)
+	switch d.Tool {
+	case "Bash":
+		return strings.Contains(in.Command, "flowstate")
+	case "Read":
+		return filepath.Base(filepath.Dir(in.FilePath)) == "agents"
+	}
+	return strings.Contains(in.FilePath, "/.flowstate/")
 }
 
 // process is a running `claude -p`.
@@ -94,7 +119,7 @@ func (s *scenario) start(prompt string) *process {
 		args = append(args, "--plugin-dir", s.Plugin)
 	}
 	p.mode = s.Permissions
-	p.cmd = exec.CommandContext(ctx, claudeBin, append(args, p.mode.flags()...)...)
+	p.cmd = exec.CommandContext(ctx, claudeBin, append(args, p.mode.flags(s.AllowedTools)...)...)
 	p.cmd.Dir = s.Project
 	p.cmd.Env = s.env()
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr

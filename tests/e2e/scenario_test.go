@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -28,8 +29,12 @@ type scenario struct {
 	Plugin  string // the scratch plugin, "" for none (a project install)
 	Model   *standin.Server
 	// Permissions is how the runs started from now on are permitted their
-	// tools (waived unless the scenario says otherwise).
-	Permissions permissionMode
+	// tools (waived unless the scenario says otherwise), and AllowedTools
+	// the person's own allow rules given with it (--allowedTools).
+	Permissions  permissionMode
+	AllowedTools []string
+	// denyRules are the person's deny rules the scenario set (denyInProject).
+	denyRules []string
 	LogDir      string // the stand-in's request log, kept after the test for debugging
 
 	// Env is added to the CLI's environment (and so the bash blocks').
@@ -251,6 +256,80 @@ func (s *scenario) permissionFigures() string {
 		n += len(r.Denials)
 	}
 	return fmt.Sprintf("%s: %d denials", strings.Join(modes, "+"), n)
+}
+
+// denials are the calls Claude Code refused in the runs of slash
+// commands (a prompt that types no command grants nothing, so its
+// refusals are the point of those runs).
+func (s *scenario) denials() []denial {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []denial
+	for _, r := range s.runs {
+		if strings.HasPrefix(r.Prompt, "/") {
+			out = append(out, r.Denials...)
+		}
+	}
+	return out
+}
+
+// expectNoDenials checks that Claude Code refused nothing in the
+// scenario's commands: run the way people run it, nobody would have been
+// asked.
+func (s *scenario) expectNoDenials() {
+	s.t.Helper()
+	if d := s.denials(); len(d) > 0 {
+		s.t.Errorf("Claude Code refused %d calls, which would have asked a person: %v", len(d), d)
+	}
+}
+
+// expectNoFlowstateDenials checks that none of the calls Claude Code
+// refused in the scenario's commands was flowstate's own (unless the
+// person's own rules deny some).
+func (s *scenario) expectNoFlowstateDenials() {
+	s.t.Helper()
+	if len(s.denyRules) > 0 {
+		return
+	}
+	for _, d := range s.denials() {
+		if d.flowstates() {
+			s.t.Errorf("Claude Code refused flowstate's own call, which would have asked a person: %v", d)
+		}
+	}
+}
+
+// denyInProject gives the project the person's own deny rules
+// (.claude/settings.local.json), none to take them away.
+func (s *scenario) denyInProject(rules ...string) {
+	s.t.Helper()
+	path := filepath.Join(s.Project, ".claude", "settings.local.json")
+	if len(rules) == 0 {
+		if err := os.Remove(path); err != nil {
+			s.t.Fatal(err)
+		}
+		return
+	}
+	b, err := json.Marshal(map[string]any{"permissions": map[string]any{"deny": rules}})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	s.denyRules = append(s.denyRules, rules...)
+}
+
+// expectSources checks that the implementers' edits of the person's
+// source (Knobs.EditSource) left n files in src/.
+func (s *scenario) expectSources(n int) {
+	s.t.Helper()
+	files, _ := filepath.Glob(filepath.Join(s.Project, "src", "*.go"))
+	if len(files) != n {
+		s.t.Errorf("the implementers left %d source files %v, want %d", len(files), files, n)
+	}
 }
 
 // denialSummary collects the scenarios' permission figures; TestMain

@@ -333,6 +333,15 @@ func TestTheWorkflowsAgentsAreGranted(t *testing.T) {
 			t.Errorf("the worker's Write of %s: %+v, want the person's mode to decide", path, a)
 		}
 	}
+	// Before Claude Code wrote its transcript, a worker is known by its
+	// launch: granted what the launch handed out, once it is on record.
+	if a := s.call("flowstate:research-specialist", "a5", "Write", content); a.decision != "" {
+		t.Errorf("a worker with no transcript nor launch on record: %+v", a)
+	}
+	s.call("", "", "Agent", map[string]any{"subagent_type": "flowstate:research-specialist", "description": "d", "prompt": prompt(out1), "run_in_background": false})
+	if a := s.call("flowstate:research-specialist", "a5", "Write", content); a.decision != "allow" {
+		t.Errorf("a launched worker with no transcript yet: %+v", a)
+	}
 	// Another worker's artifact, an agent not the workflow's: refused.
 	for _, c := range []struct{ agent, id string }{{"flowstate:research-specialist", "a2"}, {"Explore", "a3"}, {"general-purpose", "a4"}} {
 		if a := s.call(c.agent, c.id, "Write", content); a.decision != "deny" {
