@@ -35,7 +35,7 @@ type scenario struct {
 	AllowedTools []string
 	// denyRules are the person's deny rules the scenario set (denyInProject).
 	denyRules []string
-	LogDir      string // the stand-in's request log, kept after the test for debugging
+	LogDir    string // the stand-in's request log, kept after the test for debugging
 
 	// Env is added to the CLI's environment (and so the bash blocks').
 	Env []string

@@ -82,7 +82,9 @@ func (s *session) call(agentType, agentID, tool string, input map[string]any, mo
 	var a answer
 	a.decision, a.reason = decided(s.t, r)
 	if r.stdout != "" {
-		var out struct{ HookSpecificOutput struct{ UpdatedInput map[string]any } }
+		var out struct {
+			HookSpecificOutput struct{ UpdatedInput map[string]any }
+		}
 		_ = json.Unmarshal([]byte(r.stdout), &out)
 		a.updated = out.HookSpecificOutput.UpdatedInput
 	}
