@@ -118,6 +118,17 @@ func installed(t *testing.T, project string) {
 	}
 }
 
+// orchestrating is session s1 of a new project, with the plugin's hooks,
+// whose user typed /flowstate:orchestrate --scope research-only, its
+// start block run.
+func orchestrating(t *testing.T) *session {
+	t.Helper()
+	s := newSession(t, newProject(t, "p"), "s1", asPlugin())
+	s.typed("/flowstate:orchestrate --scope research-only auth flows")
+	s.run("--scope research-only auth flows", "phase-start", "--command", "orchestrate", "--require-scope")
+	return s
+}
+
 // heredoc is a start block of a command as Claude Code hands it to the
 // model, with args.
 func heredoc(step, args string) string {
@@ -280,10 +291,8 @@ func TestAUsersOwnCommandIsGranted(t *testing.T) {
 // source), another worker's artifact (refused), an agent that is not the
 // workflow's, a session whose workflow is finished.
 func TestTheWorkflowsAgentsAreGranted(t *testing.T) {
-	project := newProject(t, "p")
-	s := newSession(t, project, "s1", asPlugin())
-	s.typed("/flowstate:orchestrate --scope research-only auth flows")
-	s.run("--scope research-only auth flows", "phase-start", "--command", "orchestrate", "--require-scope")
+	s := orchestrating(t)
+	project := s.project
 	plan := s.run("", "phase-plan")
 	spec := value(plan, "SPEC_DIR") // absolute: the step ran outside the project
 	out1 := filepath.Join(spec, value(plan, "OUTPUT_1"))
@@ -413,10 +422,8 @@ func TestTheClassifierWritesItsClassification(t *testing.T) {
 // stop instead of sending it back into the refused step. Once a step
 // runs, the rails hold again.
 func TestARefusedStepStopsTheRails(t *testing.T) {
-	project := newProject(t, "p")
-	s := newSession(t, project, "s1", asPlugin())
-	s.typed("/flowstate:orchestrate --scope research-only auth flows")
-	s.run("--scope research-only auth flows", "phase-start", "--command", "orchestrate", "--require-scope")
+	s := orchestrating(t)
+	project := s.project
 	if got := stop(t, project, "s1", false); got == "" {
 		t.Fatalf("the Stop hook does not send back a model that stops mid-workflow")
 	}
@@ -555,10 +562,8 @@ func TestNothingIsRewrittenWithoutAWorkflow(t *testing.T) {
 	}
 	// A session of a project with a workflow: a mention by its
 	// sub-supervisor is left alone too.
-	project := newProject(t, "p")
-	s := newSession(t, project, "s1", asPlugin())
-	s.typed("/flowstate:orchestrate --scope research-only auth flows")
-	s.run("--scope research-only auth flows", "phase-start", "--command", "orchestrate", "--require-scope")
+	s := orchestrating(t)
+	project := s.project
 	for _, cmd := range mentions[:3] {
 		if a := s.bash("flowstate:sub-supervisor", "a1", cmd); a.decision != "" || a.updated != nil {
 			t.Errorf("the sub-supervisor's %q: %+v", cmd, a)
