@@ -243,19 +243,27 @@ func (s *scenario) exists(rel string) bool {
 }
 
 // permissionFigures says how the scenario's runs were permitted their
-// tools and how many calls Claude Code refused, e.g. "default: 0
-// denials".
+// tools and how many calls Claude Code refused in its commands, e.g.
+// "default: 0 denials" (and apart, in prompts that typed no command).
 func (s *scenario) permissionFigures() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	modes, n := []string{}, 0
+	modes, n, typed := []string{}, 0, 0
 	for _, r := range s.runs {
 		if !slices.Contains(modes, r.Mode.name()) {
 			modes = append(modes, r.Mode.name())
 		}
-		n += len(r.Denials)
+		if strings.HasPrefix(r.Prompt, "/") {
+			n += len(r.Denials)
+		} else {
+			typed += len(r.Denials)
+		}
 	}
-	return fmt.Sprintf("%s: %d denials", strings.Join(modes, "+"), n)
+	out := fmt.Sprintf("%s: %d denials", strings.Join(modes, "+"), n)
+	if typed > 0 {
+		out += fmt.Sprintf(" (and %d of a block the prompt typed, no command)", typed)
+	}
+	return out
 }
 
 // denials are the calls Claude Code refused in the runs of slash
