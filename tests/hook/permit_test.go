@@ -326,6 +326,16 @@ func TestTheWorkflowsAgentsAreGranted(t *testing.T) {
 		}
 	}
 
+	// In a project install the sub-supervisor is the project's agent, its
+	// command typed without the plugin's name.
+	installed(t, project)
+	own := newSession(t, project, "s1")
+	own.typed("/orchestrate --scope research-only auth flows")
+	if a := own.bash("sub-supervisor", "a0sup", "flowstate phase-verify --supervisor"); a.decision != "allow" || a.updated == nil {
+		t.Errorf("a project install's sub-supervisor: %+v", a)
+	}
+	s.typed("/flowstate:orchestrate --scope research-only auth flows")
+
 	// A worker's artifact: its own write granted; its other files the person's.
 	s.launched("a1", prompt(out1))
 	s.launched("a2", prompt(filepath.Join(spec, "reports", "002_other.md")))
