@@ -4,8 +4,10 @@
 // command stands; SessionEnd drops what is ephemeral for the session's
 // finished workflows. The others keep a running workflow on its rails
 // whatever the model does: PreToolUse makes flowstate's agents run in the
-// foreground and records each launch, and refuses the main thread's write
-// of a file only an agent writes (guardWrite), SubagentStart and SubagentStop
+// foreground and records each launch, allows flowstate's own steps and
+// artifacts so that a person in Claude Code's default permission mode is
+// not asked about them (permit.go), and refuses the write of a file only
+// one agent writes by anyone else (guardWrite), SubagentStart and SubagentStop
 // record each agent's start and end, PostToolUse and Stop record what the
 // agents and the main thread spent (usage.go), Stop sends a model that
 // ends its turn before its command is done back to the step where it
