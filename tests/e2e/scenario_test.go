@@ -270,11 +270,16 @@ func (s *scenario) permissionFigures() string {
 // commands (a prompt that types no command grants nothing, so its
 // refusals are the point of those runs).
 func (s *scenario) denials() []denial {
+	return s.denialsWhere(func(r result) bool { return true })
+}
+
+// denialsWhere is denials, of the runs keep accepts.
+func (s *scenario) denialsWhere(keep func(r result) bool) []denial {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []denial
 	for _, r := range s.runs {
-		if strings.HasPrefix(r.Prompt, "/") {
+		if strings.HasPrefix(r.Prompt, "/") && keep(r) {
 			out = append(out, r.Denials...)
 		}
 	}
@@ -292,14 +297,16 @@ func (s *scenario) expectNoDenials() {
 }
 
 // expectNoFlowstateDenials checks that none of the calls Claude Code
-// refused in the scenario's commands was flowstate's own (unless the
-// person's own rules deny some).
+// refused in the scenario's commands run as people run them was
+// flowstate's own (unless the person's own rules deny some). With every
+// tool allowed, a refusal is a hook's, which a scenario checks itself
+// (the write guard's, under the self-write drift).
 func (s *scenario) expectNoFlowstateDenials() {
 	s.t.Helper()
 	if len(s.denyRules) > 0 {
 		return
 	}
-	for _, d := range s.denials() {
+	for _, d := range s.denialsWhere(func(r result) bool { return r.Mode != waived }) {
 		if d.flowstates() {
 			s.t.Errorf("Claude Code refused flowstate's own call, which would have asked a person: %v", d)
 		}
