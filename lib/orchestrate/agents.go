@@ -151,11 +151,21 @@ func classifier(p *store.Project, session, subagentType string, prompt func() st
 		return Known{}, false
 	}
 	name := bareName(subagentType)
-	if name == run.Classifier || slices.Contains(genericAgents, name) &&
-		slices.Contains(handedIn(prompt(), "", p.Dir).writes, filepath.Join(specDir(p, run.Workflow), "classification.json")) {
-		return Known{Name: run.Classifier}, true
+	switch {
+	case name == run.Classifier:
+	case !slices.Contains(genericAgents, name):
+		return Known{}, false
+	case prompt() == "":
+		// A general-purpose agent at work whose transcript Claude Code
+		// has not written out yet: the classifier launched and not
+		// stopped is the one.
+		if !run.ClassifierLaunched.After(run.ClassifierStopped) {
+			return Known{}, false
+		}
+	case !slices.Contains(handedIn(prompt(), "", p.Dir).writes, filepath.Join(specDir(p, run.Workflow), "classification.json")):
+		return Known{}, false
 	}
-	return Known{}, false
+	return Known{Name: run.Classifier}, true
 }
 
 // RecognizeAgent is Recognize for an agent at work or that stopped,

@@ -583,3 +583,23 @@ func TestNothingIsRewrittenWithoutAWorkflow(t *testing.T) {
 		t.Errorf("a session with no workflow: %+v", a)
 	}
 }
+
+// TestAGeneralPurposeClassifierReadsItsFile: a classifier launched as
+// general-purpose reads its agent file first, before Claude Code has
+// written its transcript: its launch, on record, makes it the classifier.
+func TestAGeneralPurposeClassifierReadsItsFile(t *testing.T) {
+	project := newProject(t, "p")
+	s := newSession(t, project, "s1", asPlugin())
+	s.typed("/flowstate:coordinate research auth flows")
+	class := value(s.run("research auth flows", "phase-start", "--command", "coordinate"), "CLASSIFICATION_PATH")
+	agentFile := filepath.Join(testenv.RepoRoot(), "agents", "workflow-classifier.md")
+	read := map[string]any{"file_path": agentFile}
+	if a := s.call("general-purpose", "c1", "Read", read); a.decision != "" {
+		t.Errorf("a general-purpose agent the command did not launch: %+v", a)
+	}
+	s.call("", "", "Agent", map[string]any{"subagent_type": "general-purpose", "description": "d",
+		"prompt": "Read and follow the instructions in " + agentFile + "\n\nDescription: research auth flows\nWrite the classification JSON to: " + class})
+	if a := s.call("general-purpose", "c1", "Read", read); a.decision != "allow" {
+		t.Errorf("the launched classifier reads its file: %+v", a)
+	}
+}
