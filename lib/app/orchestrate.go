@@ -149,7 +149,7 @@ func (e *env) phaseStart(o startOptions) error {
 	if o.requireScope {
 		scopes = m.ScopeNames()
 	}
-	a, err := orchestrate.ParseArgs(command, string(raw), scopes)
+	a, err := orchestrate.ParseArgs(command, string(raw), scopes, orchestrate.StartHint(command, definition))
 	if err != nil {
 		return err
 	}

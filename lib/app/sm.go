@@ -126,7 +126,9 @@ func (e *env) smCommands() []*cli.Command {
 			UsageText: "flowstate graph [--machine FILE] [--format mermaid|dot]",
 			Description: "States that end a scope are marked: in Mermaid an edge to [*] labelled with the scopes and\n" +
 				"a bold border, in dot a double border. Recovery transitions (test -> debug) are labelled\n" +
-				"\"on failure\". The output is deterministic, so docs can embed it and check it for drift.",
+				"\"on failure\". The output is deterministic, so docs can embed it and check it for drift.\n" +
+				"--machine FILE is checked as phase-start checks a workflow definition: what a run of it would\n" +
+				"refuse at any step is exit 4 here, naming the state and the field.",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "machine", Usage: "custom state machine JSON `FILE` (default: the built-in machine)", Destination: &machineFile},
 				&cli.StringFlag{Name: "format", Value: graph.Formats[0], Usage: strings.Join(graph.Formats, " or "), Destination: &graphFormat},

@@ -56,6 +56,10 @@ type Machine struct {
 	// command runs with --approve-plan: the gate goes on the state after
 	// it on the scope's route.
 	ApproveAfter string `json:"approve_after,omitempty"`
+	// Arguments says what each item of the command's arguments is:
+	// files, dirs, or a pattern each matches (checks.go); the start
+	// refuses others.
+	Arguments string `json:"arguments,omitempty"`
 }
 
 // Gate holds a workflow before it enters a state until a person approves:
@@ -75,9 +79,7 @@ func (g *Gate) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	type plain Gate // without this method
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	return dec.Decode((*plain)(g))
+	return strictly(b, (*plain)(g))
 }
 
 // ParseGate reads sm-init's --gate STATE or --gate STATE=MESSAGE.
@@ -152,12 +154,15 @@ func DefaultScopes() []string {
 //go:embed default.json
 var defaultJSON []byte
 
-// parsedDefault is the default machine, parsed once per process.
+// parsedDefault is the default machine, read once per process. It is
+// not checked as a user's definition is at each read: a test checks it,
+// and every flowstate process reads it.
 var parsedDefault = sync.OnceValue(func() *Machine {
-	m, err := Parse(defaultJSON)
+	m, err := decode(defaultJSON)
 	if err != nil {
 		panic("machine: default.json: " + err.Error()) // a test keeps it valid
 	}
+	m.normalize()
 	return m
 })
 
@@ -177,10 +182,15 @@ func (m *Machine) clone() *Machine {
 		c.Scopes[k] = Scope{Terminal: v.Terminal, Route: slices.Clone(v.Route)}
 	}
 	c.Recovery, c.Gates = maps.Clone(m.Recovery), maps.Clone(m.Gates)
-	c.Work = make(map[string]Work, len(m.Work))
+	if m.Work != nil {
+		c.Work = make(map[string]Work, len(m.Work))
+	}
 	for k, w := range m.Work {
 		w.Each.Items = slices.Clone(w.Each.Items)
 		w.Reads, w.Sections, w.Fields = slices.Clone(w.Reads), slices.Clone(w.Sections), slices.Clone(w.Fields)
+		for i := range w.Fields {
+			w.Fields[i].Values = slices.Clone(w.Fields[i].Values)
+		}
 		if w.Supervisor != nil {
 			s := *w.Supervisor
 			w.Supervisor = &s
@@ -197,25 +207,60 @@ func (m *Machine) clone() *Machine {
 
 // Parse reads a custom machine from JSON and validates it.
 func Parse(data []byte) (*Machine, error) {
-	var m Machine
 	// Stored as given (machine.json): it must be JSON any parser reads.
 	if err := limit.JSON(data, "machine"); err != nil {
 		return nil, err
 	}
+	if err := checkShape(data); err != nil {
+		return nil, fail.Invalidf("%s: %v", namedIn(data), err)
+	}
+	m, err := decode(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	m.normalize()
+	return m, nil
+}
+
+// decode reads a machine's JSON as it is, without checking what it
+// says.
+func decode(data []byte) (*Machine, error) {
+	var m Machine
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		return nil, fail.Invalidf("machine: not valid machine JSON: %v (expected {\"name\",\"initial\",\"transitions\",\"scopes\",\"recovery\",\"gates\",\"work\",\"agents\",\"classifier\",\"approve_after\"})", err)
+		return nil, fail.Invalidf("machine: not valid machine JSON: %v", err)
 	}
 	// Decode stops after the first value: anything after it (a second
 	// machine, a stray brace) means the file is not what its author thinks.
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fail.Invalidf("machine: not valid machine JSON: data after the machine's object; the file must hold exactly one JSON object")
 	}
-	if err := m.Validate(); err != nil {
-		return nil, err
-	}
 	return &m, nil
+}
+
+// namedIn is how messages name the machine in data before it is decoded:
+// machine "NAME", or machine when it has no name yet.
+func namedIn(data []byte) string {
+	var named struct{ Name string }
+	if json.Unmarshal(data, &named) != nil || named.Name == "" {
+		return "machine"
+	}
+	return fmt.Sprintf("machine %q", named.Name)
+}
+
+// normalize writes what a definition may say two ways in one, once it
+// is checked: a section as "## Overview" or "Overview".
+func (m *Machine) normalize() {
+	for state, w := range m.Work {
+		for i, s := range w.Sections {
+			w.Sections[i] = SectionName(s)
+		}
+		m.Work[state] = w
+	}
 }
 
 // Validate checks that the machine is closed and that every scope's route
@@ -226,7 +271,7 @@ func (m *Machine) Validate() error {
 	}
 	for from, tos := range m.Transitions {
 		if !validName(from) {
-			return fail.Invalidf("machine %q: state name %q must match [a-z][a-z0-9_-]*", m.Name, from)
+			return fail.Invalidf("machine %q: state name %q must match [a-z][a-z0-9_-]* and be at most %d bytes", m.Name, from, maxName)
 		}
 		for _, to := range tos {
 			if !m.HasState(to) {
@@ -239,7 +284,7 @@ func (m *Machine) Validate() error {
 	}
 	for name, s := range m.Scopes {
 		if !validName(name) {
-			return fail.Invalidf("machine %q: scope name %q must match [a-z][a-z0-9_-]*", m.Name, name)
+			return fail.Invalidf("machine %q: scope name %q must match [a-z][a-z0-9_-]* and be at most %d bytes", m.Name, name, maxName)
 		}
 		if err := m.validateRoute(name, s); err != nil {
 			return err
@@ -266,6 +311,13 @@ func (m *Machine) validateRoute(name string, s Scope) error {
 	if len(s.Route) == 0 || s.Route[0] != m.Initial || s.Route[len(s.Route)-1] != s.Terminal {
 		return fail.Invalidf("machine %q: scope %q: route must start at %q and end at %q", m.Name, name, m.Initial, s.Terminal)
 	}
+	seen := make(map[string]bool, len(s.Route))
+	for _, st := range s.Route {
+		if seen[st] {
+			return fail.Invalidf("machine %q: scope %q: the route passes %s twice; a route goes through each state once (a state done again after a failed check is a recovery: \"recovery\": {\"STATE\": \"REPAIR\"})", m.Name, name, st)
+		}
+		seen[st] = true
+	}
 	for i := 1; i < len(s.Route); i++ {
 		if !m.Allowed(s.Route[i-1], s.Route[i]) {
 			return fail.Invalidf("machine %q: scope %q: route step %s -> %s is not in transitions", m.Name, name, s.Route[i-1], s.Route[i])
@@ -275,7 +327,7 @@ func (m *Machine) validateRoute(name string, s Scope) error {
 }
 
 func validName(s string) bool {
-	if s == "" || s[0] < 'a' || s[0] > 'z' {
+	if s == "" || len(s) > maxName || s[0] < 'a' || s[0] > 'z' {
 		return false
 	}
 	for _, c := range s {

@@ -1,7 +1,6 @@
 package machine
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -11,8 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/limit"
 )
 
 // Work is what one state of a workflow definition asks of agents: which
@@ -40,7 +41,7 @@ type Work struct {
 	// test-results, markdown (with Sections) or json (with Fields).
 	Format   string   `json:"format"`
 	Sections []string `json:"sections,omitempty"`
-	Fields   []string `json:"fields,omitempty"`
+	Fields   []Field  `json:"fields,omitempty"`
 	// Artifact is how messages name the file ("research report"); the
 	// format's name by default.
 	Artifact string `json:"artifact,omitempty"`
@@ -52,8 +53,9 @@ type Work struct {
 	Aggregate string `json:"aggregate,omitempty"`
 	// MinDelivered is how many workers of the state must deliver for the
 	// failures of the others (in the last wave) to be accepted and the
-	// workflow to go on; 0 means every worker must deliver. Unset: 2.
-	MinDelivered *int `json:"min_delivered,omitempty"`
+	// workflow to go on, a count or a percentage; 0 means every worker
+	// must deliver. Unset: 2.
+	MinDelivered *Share `json:"min_delivered,omitempty"`
 	// FailWhen names a number in the artifacts (a JSON field, such as
 	// tests_failed): when the workers' sum is above 0 the state's check
 	// failed, a retry is spent and the workflow goes to the state's
@@ -126,9 +128,7 @@ func (e *Each) UnmarshalJSON(b []byte) error {
 		if json.Unmarshal(r, &items[i].Name) == nil {
 			continue
 		}
-		dec := json.NewDecoder(bytes.NewReader(r))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&items[i]); err != nil {
+		if err := strictly(r, &items[i]); err != nil {
 			return fmt.Errorf("each[%d]: want a name or {\"item\", \"min_waves\"}: %v", i, err)
 		}
 	}
@@ -170,12 +170,13 @@ var aggregations = map[string]string{"research": FormatReport, "implementation":
 // failures to be accepted, unless a state says otherwise.
 const DefaultMinDelivered = 2
 
-// Delivered is the state's MinDelivered, its default applied.
-func (w Work) Delivered() int {
+// Delivered is how many of the state's workers workers must deliver,
+// its default applied.
+func (w Work) Delivered(workers int) int {
 	if w.MinDelivered == nil {
 		return DefaultMinDelivered
 	}
-	return *w.MinDelivered
+	return w.MinDelivered.Of(workers)
 }
 
 // RecordsKey is where the state's workers are recorded in
@@ -298,9 +299,10 @@ func refusedName(tmpl string) bool {
 	return false
 }
 
-// distinct reports whether tmpl tells the workers of a fan-out apart.
+// distinct reports whether tmpl tells the workers of a fan-out apart:
+// {run} does not, all workers of a run share it.
 func distinct(tmpl string) bool {
-	return strings.Contains(tmpl, "{n") || strings.Contains(tmpl, "{item}") || strings.Contains(tmpl, "{run")
+	return strings.Contains(tmpl, "{n") || strings.Contains(tmpl, "{item}")
 }
 
 // ValidAgentName reports whether s is an agent's name as Claude Code
@@ -320,9 +322,18 @@ func ValidAgentName(s string) bool {
 // validateWork checks the work of every state; errors name the state and
 // the field ("work.review.output: ...").
 func (m *Machine) validateWork() error {
+	if m.Work != nil && len(m.Work) == 0 {
+		// Given but empty: a definition the phase loop would refuse.
+		return fail.Invalidf("machine %q: work: no state has work; give at least one state its work, or leave work out for a machine your command runs with sm-init", m.Name)
+	}
 	for _, state := range slices.Sorted(maps.Keys(m.Work)) {
 		if err := m.checkWork(state, m.Work[state]); err != nil {
 			return fail.Invalidf("machine %q: work.%s.%v", m.Name, state, err)
+		}
+	}
+	for _, check := range []func() error{m.checkRecordsApart, m.checkOutputsApart, m.checkArguments} {
+		if err := check(); err != nil {
+			return fail.Invalidf("machine %q: %v", m.Name, err)
 		}
 	}
 	for i, a := range m.Agents {
@@ -345,8 +356,9 @@ func (m *Machine) checkWork(state string, w Work) error {
 		w.checkOutput,
 		w.checkFormat,
 		func() error { return m.checkResults(state, w) },
-		func() error { return m.checkInputs(w) },
-		w.checkTemplates,
+		func() error { return m.checkInputs(state, w) },
+		func() error { return w.checkTemplates(state) },
+		w.checkRecords,
 	} {
 		if err := check(); err != nil {
 			return err
@@ -371,6 +383,8 @@ func (w Work) checkAgents() error {
 	switch {
 	case !ValidAgentName(w.Agent):
 		return fmt.Errorf("agent: %q is not an agent name (letters, digits, '-' and '_'; no plugin prefix such as flowstate:)", w.Agent)
+	case len(w.Agent) > maxName:
+		return fmt.Errorf("agent: %q is longer than %d bytes", w.Agent, maxName)
 	case w.Supervisor == nil:
 		return nil
 	case !ValidAgentName(w.Supervisor.Agent):
@@ -392,7 +406,7 @@ func (w Work) checkOutput() error {
 	case refusedName(w.Output):
 		return fmt.Errorf("output: %q: Claude Code refuses an agent's Write of a .md file whose name starts with report, summary, findings or analysis (or could: {item}); start the name otherwise, e.g. %q", w.Output, path.Join(path.Dir(w.Output), "001_"+path.Base(w.Output)))
 	}
-	return nil
+	return checkNameLengths(w.Output)
 }
 
 // checkFormat: what the artifact must be, with the sections or fields its
@@ -410,7 +424,10 @@ func (w Work) checkFormat() error {
 	case len(w.Fields) > 0 && w.Format != FormatJSON:
 		return fmt.Errorf("fields: only format json has fields")
 	}
-	return nil
+	if err := w.checkSections(); err != nil {
+		return err
+	}
+	return w.checkFields()
 }
 
 // checkResults: how the workers' results are summed up and judged.
@@ -420,12 +437,18 @@ func (m *Machine) checkResults(state string, w Work) error {
 		return fmt.Errorf("aggregate: %q; use research, implementation or testing, or leave it out", w.Aggregate)
 	case w.Aggregate != "" && aggregations[w.Aggregate] != w.Format:
 		return fmt.Errorf("aggregate: %s needs format %s, not %s", w.Aggregate, aggregations[w.Aggregate], w.Format)
-	case w.MinDelivered != nil && *w.MinDelivered < 0:
-		return fmt.Errorf("min_delivered: %d; give how many workers must deliver (0: every one)", *w.MinDelivered)
 	case w.FailWhen != "" && m.Recovery[state] == "":
 		return fmt.Errorf("fail_when: state %s has no recovery state to go to when its check fails; add \"recovery\": {%q: STATE}", state, state)
 	case w.FailWhen != "" && w.Format != FormatJSON && w.Format != FormatTestResults:
 		return fmt.Errorf("fail_when: needs a JSON artifact (format json or test-results)")
+	case w.FailWhen != "" && w.Format == FormatTestResults && !slices.Contains(testCounts, w.FailWhen):
+		return fmt.Errorf("fail_when: %q is not a count of format test-results; use one of %s", w.FailWhen, strings.Join(testCounts, ", "))
+	}
+	if err := m.checkEnds(state, w); err != nil {
+		return err
+	}
+	if err := w.checkShare(); err != nil {
+		return err
 	}
 	return m.checkLoop(state, w)
 }
@@ -458,12 +481,20 @@ func (m *Machine) checkLoop(state string, w Work) error {
 }
 
 // checkInputs: what the workers are formed from and what they read.
-func (m *Machine) checkInputs(w Work) error {
-	if w.Source() != SourceItems && !slices.Contains(sources, w.Source()) {
+func (m *Machine) checkInputs(state string, w Work) error {
+	switch plan := m.PlanState(); {
+	case w.Source() != SourceItems && !slices.Contains(sources, w.Source()):
 		return fmt.Errorf("each: %q; use one of %s, or a list of items", w.Source(), strings.Join(sources, ", "))
+	case w.Source() == SourcePlan && plan == "":
+		return fmt.Errorf("each: plan, but no state writes a plan (format plan) for its phases to be the workers")
+	case w.Source() == SourcePlan && plan == state:
+		return fmt.Errorf("each: plan in the state that writes the plan: once written, its phases would be new workers of the same state; fan out over the plan in a state after %s", state)
 	}
 	if w.Source() == SourceItems && len(w.Each.Items) == 0 {
 		return fmt.Errorf("each: an empty list; give at least one item")
+	}
+	if n := len(w.Each.Items); n > limit.MaxWorkers {
+		return fmt.Errorf("each: %d items, more than the %d workers a state may run; give fewer", n, limit.MaxWorkers)
 	}
 	for i, it := range w.Each.Items {
 		if strings.TrimSpace(it.Name) == "" {
@@ -480,7 +511,7 @@ func (m *Machine) checkInputs(w Work) error {
 
 // checkTemplates: the templates use only their variables, and a fan-out's
 // workers get an output and an id each.
-func (w Work) checkTemplates() error {
+func (w Work) checkTemplates(state string) error {
 	vars := []string{"state", "n", "run", "item"}
 	if err := checkTemplate("output", w.Output, vars); err != nil {
 		return err
@@ -491,14 +522,18 @@ func (w Work) checkTemplates() error {
 	if err := checkTemplate("label", w.LabelTemplate(), append(vars, "text")); err != nil {
 		return err
 	}
-	if w.fansOut() {
-		for field, tmpl := range map[string]string{"output": w.Output, "id": w.IDTemplate()} {
-			if !distinct(tmpl) {
-				return fmt.Errorf("%s: %q is the same for every worker of the fan-out; use {n} or {item}", field, tmpl)
-			}
+	if !w.fansOut() {
+		return nil
+	}
+	for _, f := range []struct{ field, tmpl string }{{"id", w.IDTemplate()}, {"output", w.Output}} {
+		switch {
+		case !distinct(f.tmpl):
+			return fmt.Errorf("%s: %q is the same for every worker of the fan-out; use {n} or {item}", f.field, f.tmpl)
+		case w.Source() == SourcePlan && !strings.Contains(f.tmpl, "{n"):
+			return fmt.Errorf("%s: %q has no {n}; the workers of a plan are told apart by their phase's number (two phases may share a name)", f.field, f.tmpl)
 		}
 	}
-	return nil
+	return w.checkItemsApart(state)
 }
 
 // fansOut reports whether the state can have more than one worker.
@@ -574,4 +609,29 @@ func (m *Machine) AgentNames() []string {
 		add(a)
 	}
 	return out
+}
+
+// Slug makes a short file-name part from text: lower-case letters and
+// digits joined by single underscores, at most 40 bytes, "untitled" if empty.
+func Slug(s string) string {
+	var b strings.Builder
+	gap := false
+	for _, r := range strings.ToLower(s) {
+		if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			if gap && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			b.WriteRune(r)
+			gap = false
+			if b.Len() >= 40 {
+				break
+			}
+			continue
+		}
+		gap = true
+	}
+	if b.Len() == 0 {
+		return "untitled"
+	}
+	return strings.TrimRight(b.String(), "_")
 }

@@ -14,6 +14,21 @@ const review = `{"name": "review", "initial": "start",
  "scopes": {"all": {"terminal": "done", "route": ["start", "review", "done"]}},
  "work": {"review": %s}}`
 
+// checkParsed parses def and checks the outcome: accepted for want "",
+// else exit 4 with a message holding want.
+func checkParsed(t *testing.T, def, want string) {
+	t.Helper()
+	_, err := Parse([]byte(def))
+	switch {
+	case want == "" && err != nil:
+		t.Errorf("%s: %v", def, err)
+	case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+		t.Errorf("%s: got %v, want %q", def, err, want)
+	case want != "" && fail.Code(err) != fail.Invalid:
+		t.Errorf("%s: exit %d, want %d", def, fail.Code(err), fail.Invalid)
+	}
+}
+
 func TestWorkValidation(t *testing.T) {
 	for _, tc := range []struct{ work, want string }{
 		{`{"agent": "reviewer", "each": ["a", "b"], "output": "r/{n}_{item}.md", "format": "report"}`, ""},
@@ -56,15 +71,7 @@ func TestWorkValidation(t *testing.T) {
 		{`{"agent": "reviewer", "output": "r.md", "format": "report", "min_delivered": -1, "each": []}`, "work.review.min_delivered: -1"},
 		{`{"agent": "reviewer", "output": "r/{x}.md", "format": "report", "each": []}`, "work.review.each: an empty list"},
 	} {
-		_, err := Parse([]byte(strings.Replace(review, "%s", tc.work, 1)))
-		switch {
-		case tc.want == "" && err != nil:
-			t.Errorf("%s: %v", tc.work, err)
-		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("%s: got %v, want %q", tc.work, err, tc.want)
-		case tc.want != "" && fail.Code(err) != fail.Invalid:
-			t.Errorf("%s: exit %d, want %d", tc.work, fail.Code(err), fail.Invalid)
-		}
+		checkParsed(t, strings.Replace(review, "%s", tc.work, 1), tc.want)
 	}
 }
 
@@ -142,15 +149,71 @@ func TestLoopValidation(t *testing.T) {
 		{ownFix, check, strings.Replace(fix, `"id": "fix_{run}", `, "", 1), `machine "x": work.fix.id: "{state}_{n}" has no {run}`},
 		{ownFix, check, strings.Replace(fix, "f/{run:3}_fix.md", "f/fix.md", 1), `machine "x": work.fix.output: "f/fix.md" has no {run}`},
 	} {
-		def := strings.Replace(strings.Replace(strings.Replace(loop, "%s", tc.recovery, 1), "%s", tc.check, 1), "%s", tc.fix, 1)
-		_, err := Parse([]byte(def))
-		switch {
-		case tc.want == "" && err != nil:
-			t.Errorf("%s %s %s: %v", tc.recovery, tc.check, tc.fix, err)
-		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("%s %s %s: got %v, want %q", tc.recovery, tc.check, tc.fix, err, tc.want)
-		case tc.want != "" && fail.Code(err) != fail.Invalid:
-			t.Errorf("%s: exit %d, want %d", tc.want, fail.Code(err), fail.Invalid)
+		checkParsed(t, strings.Replace(strings.Replace(strings.Replace(loop, "%s", tc.recovery, 1), "%s", tc.check, 1), "%s", tc.fix, 1), tc.want)
+	}
+}
+
+func TestSlug(t *testing.T) {
+	for in, want := range map[string]string{
+		"Auth Patterns (JWT/OAuth2)!": "auth_patterns_jwt_oauth2",
+		"$(rm -rf /)":                 "rm_rf",
+		"日本語":                         "untitled",
+		strings.Repeat("ab ", 30):     "ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_a",
+	} {
+		if got := Slug(in); got != want {
+			t.Errorf("Slug(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A definition a run would refuse is refused when read: each row breaks
+// the review definition in one place.
+func TestWorkRefusedUpFront(t *testing.T) {
+	const ok = `{"agent": "reviewer", "each": ["a", "b"], "output": "r/{n}_{item}.md", "format": "report"}`
+	for _, tc := range []struct{ work, want string }{
+		{ok, ""},
+		{`{"agent": "reviewer", "each": ["a b", "a-b"], "output": "r/{item}.json", "format": "report", "id": "w_{n}"}`, `work.review.output: items "a b" and "a-b" both get "r/a_b.json"; put {n} in it`},
+		{`{"agent": "reviewer", "each": ["A", "a"], "output": "r/{n}.md", "format": "report", "id": "{item}"}`, `work.review.id: items "A" and "a" both get "a"`},
+		// The items a plan of one wave keeps are numbered 1.. again.
+		{`{"agent": "reviewer", "each": [{"item": "x", "min_waves": 2}, "x"], "output": "r/{item}.json", "format": "report", "id": "w_{n}"}`, `work.review.output: items "x" and "x" both get "r/x.json"`},
+		{`{"agent": "reviewer", "each": ["a", "b"], "output": "r/{run}.md", "format": "report"}`, `work.review.output: "r/{run}.md" is the same for every worker`},
+		{`{"agent": "reviewer", "each": "plan", "output": "r/{n}.md", "format": "report"}`, `work.review.each: plan, but no state writes a plan`},
+		{`{"agent": "reviewer", "each": "plan", "output": "p/{n}.md", "format": "plan"}`, `work.review.each: plan in the state that writes the plan`},
+		{`{"agent": "reviewer", "output": "r.md", "format": "report", "records": "a.b"}`, `work.review.records: "a.b"; give a key of letters`},
+		{`{"agent": "reviewer", "output": "r.md", "format": "report", "records": "0"}`, `work.review.records: "0"`},
+		{`{"agent": "reviewer", "output": "r.md", "format": "report", "records": "` + strings.Repeat("k", 65) + `"}`, `work.review.records: "kkk`},
+		{`{"agent": "` + strings.Repeat("a", 65) + `", "output": "r.md", "format": "report"}`, `is longer than 64 bytes`},
+		{`{"agent": "reviewer", "output": "r/` + strings.Repeat("x", 200) + `{item}.md", "format": "report"}`, `can render to more than the 255 bytes a file name may have`},
+		{`{"agent": "reviewer", "output": "briefs/{n}.md", "format": "report"}`, `work.review.output: "briefs/{n}.md" can name a file of flowstate's own: briefs/ holds the briefs`},
+		{`{"agent": "reviewer", "output": "{item}/x.md", "format": "report", "each": ["briefs"]}`, `can name a file of flowstate's own`},
+		{`{"agent": "reviewer", "output": "classification.json/{n}.md", "format": "report"}`, `can name a file of flowstate's own: classification.json`},
+		{`{"agent": "reviewer", "output": "./Briefs/{n}.md", "format": "report"}`, `can name a file of flowstate's own: briefs/`},
+		{`{"agent": "reviewer", "output": "r/{n}.md", "format": "report", "each": [` + strings.Repeat(`"x", `, 50) + `"y"]}`, "work.review.each: 51 items, more than the 50 workers a state may run"},
+		{`{"agent": "reviewer", "output": "r.md", "format": "report", "min_delivered": 2}`, `work.review.min_delivered: 2, more than the 1 workers of the state`},
+		{`{"agent": "reviewer", "each": ["a", "b"], "output": "r/{n}.md", "format": "report", "min_delivered": 3}`, `work.review.min_delivered: 3, more than the 2 workers`},
+		{`{"agent": "reviewer", "each": "arguments", "output": "r/{n}.md", "format": "report", "min_delivered": 30}`, ""},
+		{`{"agent": "reviewer", "each": ["a", "b"], "output": "r/{n}.md", "format": "report", "min_delivered": "50%"}`, ""},
+		{`{"agent": "reviewer", "each": ["a", "b"], "output": "r/{n}.md", "format": "report", "min_delivered": "0%"}`, `work.review.min_delivered: "0%"; give a percentage from 1% to 100%`},
+		{`{"agent": "reviewer", "each": ["a", "b"], "output": "r/{n}.md", "format": "report", "min_delivered": "half"}`, `min_delivered: "half"; give a count of workers (2) or a percentage`},
+		{`{"agent": "reviewer", "each": ["a", "b"], "output": "r/{n}.md", "format": "report", "min_delivered": 1.5}`, `min_delivered: 1.5; give a count`},
+		{`{"agent": "reviewer", "output": "r.md", "format": "markdown", "sections": ["## Overview", "### Notes"]}`, ""},
+		{`{"agent": "reviewer", "output": "r.md", "format": "markdown", "sections": ["# Overview"]}`, `work.review.sections[0]: "# Overview" is not a section`},
+		{`{"agent": "reviewer", "output": "r.md", "format": "markdown", "sections": ["Overview", " "]}`, `work.review.sections[1]: " " names no heading`},
+		{`{"agent": "reviewer", "output": "r.md", "format": "markdown", "sections": ["2."]}`, `work.review.sections[0]: "2." names no heading`},
+		{`{"agent": "reviewer", "output": "r.json", "format": "json", "fields": ["a", {"name": "b", "type": "number"}, {"name": "c", "values": ["x", "y"]}]}`, ""},
+		{`{"agent": "reviewer", "output": "r.json", "format": "json", "fields": [""]}`, `work.review.fields[0]: an empty name`},
+		{`{"agent": "reviewer", "output": "r.json", "format": "json", "fields": ["a", "a"]}`, `work.review.fields[1]: "a" is named twice`},
+		{`{"agent": "reviewer", "output": "r.json", "format": "json", "fields": [{"name": "a", "type": "int"}]}`, `work.review.fields[0]: type "int"; use one of string, number, boolean, array, object`},
+		{`{"agent": "reviewer", "output": "r.json", "format": "json", "fields": [{"name": "a", "type": "number", "values": ["1"]}]}`, `work.review.fields[0]: values are for a field of type string, not number`},
+		{`{"agent": "reviewer", "output": "r.json", "format": "json", "fields": [{"name": "a", "values": ["x", ""]}]}`, `work.review.fields[0]: an empty value`},
+		{`{"agent": "reviewer", "output": "r.json", "format": "json", "fields": [{"name": "a", "kind": "x"}]}`, `work.review.fields[0]: unknown field "kind"; a field of fields has name, type, values`},
+		{`{"agent": "reviewer", "output": "r.md", "format": "report", "supervisor": {"agent": "s", "from": 2, "to": 3}}`, `work.review.supervisor: unknown field "to"; supervisor has agent, from`},
+		{`{"agent": "reviewer", "output": "r/{n}.md", "format": "report", "each": [{"item": "a", "waves": 2}]}`, `work.review.each[0]: unknown field "waves"; an item of each has item, min_waves`},
+		{`{"agent": "reviewer", "output": "r.md", "format": "report", "Output": "x.md"}`, `work.review: unknown field "Output"`},
+		{`{"agent": "reviewer", "output": "r.md", "output": "s.md", "format": "report"}`, `work.review.output: given twice`},
+		{`{"agent": "reviewer", "output": "r.md", "format": "report", "label": "Lens:\t{text}"}`, `work.review.label: "Lens:\t{text}" holds a control character (U+0009)`},
+		{`{"agent": "reviewer", "output": "r.md", "format": "report", "each": ["a\u2028b"]}`, `work.review.each[0]: "a\u2028b" holds a control character`},
+	} {
+		checkParsed(t, strings.Replace(review, "%s", tc.work, 1), tc.want)
 	}
 }

@@ -26,8 +26,14 @@ type Arguments struct {
 // description. One pair of quotes around the whole description is
 // dropped. A command that requires a scope (requireScope lists its
 // definition's scopes) refuses arguments without one, naming them.
-func ParseArgs(command, raw string, requireScope []string) (Arguments, error) {
+// hint is how to run the command (StartHint), for arguments with no
+// description; "" for the built-in commands' example.
+func ParseArgs(command, raw string, requireScope []string, hint string) (Arguments, error) {
 	var a Arguments
+	if strings.IndexByte(raw, 0) >= 0 {
+		// No stored value may hold one (state-append refuses it too).
+		return a, fail.Invalidf("/%s: the arguments hold a NUL byte, which no value may; type them again without it", command)
+	}
 	s := strings.TrimSpace(raw)
 	if rest, ok := option(s, "--resume"); ok {
 		r, err := ParseResumeArgs(rest)
@@ -55,7 +61,10 @@ func ParseArgs(command, raw string, requireScope []string) (Arguments, error) {
 	if q := s[:min(1, len(s))]; len(s) >= 2 && (q == `"` || q == "'") && !strings.Contains(s[1:len(s)-1], q) && strings.HasSuffix(s, q) {
 		s = strings.TrimSpace(s[1 : len(s)-1])
 	}
-	if s == "" {
+	switch {
+	case s == "" && hint != "":
+		return a, fail.Usagef("no arguments given; run %s", hint)
+	case s == "":
 		return a, fail.Usagef("no workflow description given; say what to do after the command, e.g. /%s research auth patterns", command)
 	}
 	a.Description = s

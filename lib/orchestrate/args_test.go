@@ -26,7 +26,7 @@ func TestParseArgs(t *testing.T) {
 		if tt.requireScope {
 			scopes = machine.Default().ScopeNames()
 		}
-		a, err := ParseArgs("orchestrate", tt.raw, scopes)
+		a, err := ParseArgs("orchestrate", tt.raw, scopes, "")
 		scope, desc := a.Scope, a.Description
 		if tt.msg != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.msg) || fail.Code(err) != fail.Usage {
@@ -63,7 +63,7 @@ func TestParseArgsOptions(t *testing.T) {
 		{"\n", "", "", false, "no workflow description"},
 	}
 	for _, tt := range tests {
-		a, err := ParseArgs("coordinate", tt.raw, nil)
+		a, err := ParseArgs("coordinate", tt.raw, nil, "")
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) || fail.Code(err) != fail.Usage {
 				t.Errorf("ParseArgs(%q): err %v, want usage error %q", tt.raw, err, tt.err)
@@ -73,5 +73,22 @@ func TestParseArgsOptions(t *testing.T) {
 		if want := (Arguments{Scope: tt.scope, Description: tt.desc, ApprovePlan: tt.approve}); err != nil || a != want {
 			t.Errorf("ParseArgs(%q) = %+v, %v; want %+v", tt.raw, a, err, want)
 		}
+	}
+}
+
+// A command of one's own with no arguments is told how to run it: its
+// own argument-hint, not the built-in commands' example.
+func TestParseArgsHint(t *testing.T) {
+	_, err := ParseArgs("triage", " ", nil, "/triage FILE...")
+	if fail.Code(err) != fail.Usage || err.Error() != "no arguments given; run /triage FILE..." {
+		t.Errorf("no arguments with a hint: %v", err)
+	}
+}
+
+// A NUL is no part of a value flowstate stores: the description is
+// refused before anything is.
+func TestParseArgsNUL(t *testing.T) {
+	if _, err := ParseArgs("audit", "the login\x00handler", nil, ""); fail.Code(err) != fail.Invalid || !strings.Contains(err.Error(), "NUL") {
+		t.Errorf("a NUL in the arguments: %v, want exit 4", err)
 	}
 }

@@ -3,6 +3,8 @@ package orchestrate
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
+	"github.com/flowstate-dev/flowstate/lib/term"
 )
 
 // What an artifact proves about its worker, and the record kept of it.
@@ -77,20 +80,25 @@ func CheckArtifact(r Role, data []byte) (Checked, error) {
 }
 
 // jsonFields checks that data is a JSON object with every field of want
-// (each not null), and returns those fields as the worker's metadata, with
-// the number failWhen names ("" for none), which must be a whole number
-// of at least 0.
-func jsonFields(data []byte, want []string, failWhen string) (map[string]json.RawMessage, error) {
+// (each not null, of its type, and one of its values when it lists
+// them), and returns those fields as the worker's metadata, with the
+// number failWhen names ("" for none), which must be a whole number of at
+// least 0.
+func jsonFields(data []byte, want []machine.Field, failWhen string) (map[string]json.RawMessage, error) {
+	names := machine.FieldNames(want)
 	if !gjson.ValidBytes(data) || !gjson.ParseBytes(data).IsObject() {
-		return nil, fail.Invalidf("not a JSON object; the file must be one with the fields %v", want)
+		return nil, fail.Invalidf("not a JSON object; the file must be one with the fields %v", names)
 	}
 	obj := make(map[string]json.RawMessage, len(want))
 	for _, f := range want {
-		r := gjson.GetBytes(data, gjson.Escape(f))
+		r := gjson.GetBytes(data, gjson.Escape(f.Name))
 		if !r.Exists() || r.Type == gjson.Null {
-			return nil, fail.Invalidf("no %q field; the object must have the fields %v", f, want)
+			return nil, fail.Invalidf("no %q field; the object must have the fields %v", f.Name, names)
 		}
-		obj[f] = json.RawMessage(r.Raw)
+		if err := fieldValue(f, r); err != nil {
+			return nil, err
+		}
+		obj[f.Name] = json.RawMessage(r.Raw)
 	}
 	if failWhen == "" {
 		return obj, nil
@@ -101,6 +109,39 @@ func jsonFields(data []byte, want []string, failWhen string) (map[string]json.Ra
 	}
 	obj[failWhen] = json.RawMessage(r.Raw)
 	return obj, nil
+}
+
+// fieldValue checks the value r of field f against the type and values
+// the definition gives it.
+func fieldValue(f machine.Field, r gjson.Result) error {
+	var is string
+	switch {
+	case r.IsObject():
+		is = machine.TypeObject
+	case r.IsArray():
+		is = machine.TypeArray
+	case r.Type == gjson.String:
+		is = machine.TypeString
+	case r.Type == gjson.Number:
+		is = machine.TypeNumber
+	default:
+		is = machine.TypeBoolean
+	}
+	switch typ := f.StringType(); {
+	case typ != "" && typ != is:
+		return fail.Invalidf("field %q must be %s, not %s (%s)", f.Name, aOrAn(typ), aOrAn(is), term.Shorten(kv.OneLine(r.Raw), 80))
+	case len(f.Values) > 0 && !slices.Contains(f.Values, r.Str):
+		return fail.Invalidf("field %q is %q, not one of %s", f.Name, term.Shorten(kv.OneLine(r.Str), 80), strings.Join(f.Values, ", "))
+	}
+	return nil
+}
+
+// aOrAn is a type's name with its article: a string, an array.
+func aOrAn(typ string) string {
+	if strings.ContainsRune("aeiou", rune(typ[0])) {
+		return "an " + typ
+	}
+	return "a " + typ
 }
 
 // failing is what failed the check of r in one worker's metadata, as

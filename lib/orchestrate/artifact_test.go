@@ -58,7 +58,7 @@ func TestCheckArtifactDefinitionFormats(t *testing.T) {
 	if _, err := CheckArtifact(md, []byte("# Review\n\n## Verdict\n\nShip it.\n")); fail.Code(err) != fail.Invalid || !strings.Contains(err.Error(), `no "## Findings" section`) {
 		t.Errorf("markdown without a section: %v", err)
 	}
-	js := Role{State: "check", Work: machine.Work{Format: machine.FormatJSON, Fields: []string{"verdict"}, FailWhen: "errors"}}
+	js := Role{State: "check", Work: machine.Work{Format: machine.FormatJSON, Fields: []machine.Field{{Name: "verdict"}}, FailWhen: "errors"}}
 	c, err = CheckArtifact(js, []byte(`{"verdict": "bad", "errors": 3}`))
 	if n, _ := failing(js, c.Metadata); err != nil || n != 3 || FailureLine(js, n, nil) != "errors: 3 in the check" {
 		t.Errorf("json with fail_when: %+v, %v", c, err)
@@ -66,6 +66,31 @@ func TestCheckArtifactDefinitionFormats(t *testing.T) {
 	for _, bad := range []string{`{"errors": 0}`, `{"verdict": null, "errors": 0}`, `{"verdict": 1, "errors": -1}`, `{"verdict": 1, "errors": "2"}`, `[1]`} {
 		if _, err := CheckArtifact(js, []byte(bad)); fail.Code(err) != fail.Invalid {
 			t.Errorf("CheckArtifact(json, %s) = %v, want invalid data", bad, err)
+		}
+	}
+}
+
+// A field's type and values: the check names the field, what it is and
+// what it must be.
+func TestCheckArtifactFieldTypes(t *testing.T) {
+	js := Role{State: "triage", Work: machine.Work{Format: machine.FormatJSON, Fields: []machine.Field{
+		{Name: "file"}, {Name: "severity", Values: []string{"low", "high"}}, {Name: "score", Type: machine.TypeNumber},
+		{Name: "notes", Type: machine.TypeArray}, {Name: "where", Type: machine.TypeObject}, {Name: "fixed", Type: machine.TypeBoolean}}}}
+	good := `{"file": 1, "severity": "low", "score": 2.5, "notes": [], "where": {}, "fixed": false}`
+	if _, err := CheckArtifact(js, []byte(good)); err != nil {
+		t.Fatalf("a good object: %v", err)
+	}
+	for _, tc := range []struct{ from, to, want string }{
+		{`"severity": "low"`, `"severity": "urgent"`, `field "severity" is "urgent", not one of low, high`},
+		{`"severity": "low"`, `"severity": 3`, `field "severity" must be a string, not a number (3)`},
+		{`"score": 2.5`, `"score": "2.5"`, `field "score" must be a number, not a string ("2.5")`},
+		{`"notes": []`, `"notes": "a, b"`, `field "notes" must be an array, not a string`},
+		{`"where": {}`, `"where": []`, `field "where" must be an object, not an array`},
+		{`"fixed": false`, `"fixed": "no"`, `field "fixed" must be a boolean, not a string`},
+	} {
+		_, err := CheckArtifact(js, []byte(strings.Replace(good, tc.from, tc.to, 1)))
+		if fail.Code(err) != fail.Invalid || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.to, err, tc.want)
 		}
 	}
 }

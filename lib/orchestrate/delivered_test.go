@@ -45,8 +45,7 @@ func researchDefined(t *testing.T, change func(w *machine.Work), topics ...strin
 // TestMinDeliveredZeroAcceptsNoFailure: min_delivered 0 is "every
 // worker must deliver": two of three is not enough.
 func TestMinDeliveredZeroAcceptsNoFailure(t *testing.T) {
-	zero := 0
-	w, out := researchDefined(t, func(w *machine.Work) { w.MinDelivered = &zero }, "a", "b", "c")
+	w, out := researchDefined(t, func(w *machine.Work) { w.MinDelivered = &machine.Share{} }, "a", "b", "c")
 	deliver(t, w, out, 3, 1, 3)
 	if got, err := Verify(w, Options{}); err == nil || !strings.Contains(err.Error(), "research_2 wrote no research report") {
 		t.Fatalf("verify with min_delivered 0 and one of three missing: %v\n%s, want it stopped", err, got)
@@ -69,5 +68,22 @@ func TestMinDeliveredWithoutAggregate(t *testing.T) {
 	doc, _ := w.ReadCheckpoint()
 	if g := gjson.GetBytes(doc, "phase_data.research.partial_failures").Raw; g != `["research_2"]` {
 		t.Errorf("partial_failures = %s", g)
+	}
+}
+
+// TestMinDeliveredPercentage: "75%" of four workers is three: three of
+// four delivered go on; two of four, which the default count (2) would
+// take, stop.
+func TestMinDeliveredPercentage(t *testing.T) {
+	most := func(w *machine.Work) { w.MinDelivered = &machine.Share{N: 75, Percent: true} }
+	w, out := researchDefined(t, most, "a", "b", "c", "d")
+	deliver(t, w, out, 4, 1, 2, 3)
+	if got, err := Verify(w, Options{}); err != nil || value(t, got, "NEXT") != "done" {
+		t.Fatalf("three of four delivered with min_delivered 75%%: %v\n%s, want the workflow to go on", err, got)
+	}
+	w, out = researchDefined(t, most, "a", "b", "c", "d")
+	deliver(t, w, out, 4, 1, 3)
+	if got, err := Verify(w, Options{}); err == nil || !strings.Contains(err.Error(), "wrote no research report") {
+		t.Fatalf("two of four delivered with min_delivered 75%%: %v\n%s, want it stopped", err, got)
 	}
 }

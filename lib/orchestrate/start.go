@@ -89,11 +89,17 @@ func Start(p *store.Project, r Request) (Output, error) {
 			return Output{}, fail.Usagef("CLAUDE_CODE_SESSION_ID: %v", err)
 		}
 	}
+	if err := runnable(r); err != nil {
+		return Output{}, err
+	}
 	run, exists := r.runOf(p)
 	if exists {
 		return started(p, run.Workflow, r.Options)
 	}
 	m := r.definition()
+	if err := checkArguments(p, r, m); err != nil {
+		return Output{}, err
+	}
 	cls, classPath, ended, err := r.classification(p, m, &run)
 	if ended != nil || err != nil {
 		return *orEmpty(ended), err
@@ -206,30 +212,13 @@ func (r Request) askedClassification(p *store.Project, m *machine.Machine, run *
 	return cls, classPath, nil, nil
 }
 
-// tooManyArguments refuses, before the workflow exists, a request with
-// more items than a state of scope's route that fans out over the
-// command's arguments may run (limit.MaxWorkers).
-func tooManyArguments(m *machine.Machine, scope, request string) error {
-	n := len(ArgumentItems(request))
-	if n <= limit.MaxWorkers {
-		return nil
-	}
-	for _, state := range m.Scopes[scope].Route {
-		if w, ok := m.WorkOf(state); ok && w.Source() == machine.SourceArguments {
-			return fail.Invalidf("state %s: %d workers (one per item of the request) are more than the %d a state may run; give fewer items",
-				state, n, limit.MaxWorkers)
-		}
-	}
-	return nil
-}
-
 // create creates the workflow of r from its classification, with the
 // coordination the command asked for, and plans its first phase. The run
 // record names the workflow before it exists, so that a start killed in
 // between is found again rather than started twice.
 func create(p *store.Project, r Request, m *machine.Machine, run Run, cls classify.Classification, classPath string) (Output, error) {
 	var out Output
-	if err := tooManyArguments(m, cls.WorkflowType, r.Description); err != nil {
+	if err := preflight(m, cls.WorkflowType, cls, r.Description); err != nil {
 		return out, err
 	}
 	if run.Workflow == "" {

@@ -413,7 +413,7 @@ const (
 // other worker delivered, and at least minDelivered of them did;
 // min_delivered 0 accepts no failure (every worker must deliver).
 func (v *view) partialOK(recs []supervisor.Record) bool {
-	if len(v.workers) < 2 || v.role.Delivered() == 0 {
+	if len(v.workers) < 2 || v.role.Delivered(len(v.workers)) == 0 {
 		return false
 	}
 	last := 0
@@ -438,7 +438,7 @@ func (v *view) partialOK(recs []supervisor.Record) bool {
 			return false // a later wave has yet to run
 		}
 	}
-	return delivered >= v.role.Delivered()
+	return delivered >= v.role.Delivered(len(v.workers))
 }
 
 // settle records recs, workers of v's state that were checked, in one

@@ -105,11 +105,11 @@ func Workers(r Role, f Facts) ([]Worker, error) {
 // fanOut lists the items of r's fan-out from its source.
 func fanOut(r Role, f Facts) ([]item, error) {
 	desc := kv.OneLine(f.Description)
-	request := []item{{n: 1, text: desc, slug: slug(desc), batch: 1}}
+	request := []item{{n: 1, text: desc, slug: machine.Slug(desc), batch: 1}}
 	list := func(texts []string) []item {
 		out := make([]item, len(texts))
 		for i, t := range texts {
-			out[i] = item{n: i + 1, text: kv.OneLine(t), slug: slug(t), batch: 1}
+			out[i] = item{n: i + 1, text: kv.OneLine(t), slug: machine.Slug(t), batch: 1}
 		}
 		return out
 	}
@@ -122,7 +122,7 @@ func fanOut(r Role, f Facts) ([]item, error) {
 		return list(ArgumentItems(f.Description)), nil
 	case machine.SourceFailures:
 		if line := kv.OneLine(f.Failures); line != "" {
-			return []item{{n: 1, text: line, slug: slug(line), batch: 1}}, nil
+			return []item{{n: 1, text: line, slug: machine.Slug(line), batch: 1}}, nil
 		}
 	case machine.SourcePlan:
 		if len(f.Plan) > 0 {
@@ -156,7 +156,7 @@ func phases(plan []supervisor.Phase) ([]item, error) {
 	for i, wave := range waves {
 		for _, n := range wave {
 			text := strings.TrimSuffix(fmt.Sprintf("Phase %d: %s", n, kv.OneLine(names[n])), ": ")
-			out = append(out, item{n: n, text: text, slug: slug(names[n]), batch: i + 1})
+			out = append(out, item{n: n, text: text, slug: machine.Slug(names[n]), batch: i + 1})
 		}
 	}
 	return out, nil
@@ -261,29 +261,4 @@ func (l Loop) RunOf(state string) int {
 // next.
 func (l Loop) OwesRecovery() bool {
 	return l.Checked != "" && l.FailedState == l.Checked && l.Retries > l.RecoveryDone
-}
-
-// slug makes a short file-name part from text: lower-case letters and
-// digits joined by single underscores, at most 40 bytes, "untitled" if empty.
-func slug(s string) string {
-	var b strings.Builder
-	gap := false
-	for _, r := range strings.ToLower(s) {
-		if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
-			if gap && b.Len() > 0 {
-				b.WriteByte('_')
-			}
-			b.WriteRune(r)
-			gap = false
-			if b.Len() >= 40 {
-				break
-			}
-			continue
-		}
-		gap = true
-	}
-	if b.Len() == 0 {
-		return "untitled"
-	}
-	return strings.TrimRight(b.String(), "_")
 }

@@ -228,19 +228,6 @@ func TestArgumentItems(t *testing.T) {
 	}
 }
 
-func TestSlug(t *testing.T) {
-	for in, want := range map[string]string{
-		"Auth Patterns (JWT/OAuth2)!": "auth_patterns_jwt_oauth2",
-		"$(rm -rf /)":                 "rm_rf",
-		"日本語":                         "untitled",
-		strings.Repeat("ab ", 30):     "ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_ab_a",
-	} {
-		if got := slug(in); got != want {
-			t.Errorf("slug(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestWorkerIn: the worker an agent's prompt is for, found by its
 // artifact's path, absolute or project-relative; a " to:" line wins.
 // Many workers and a long prompt cost one pass, not their product.
