@@ -398,17 +398,26 @@ func TestTheWorkflowsAgentsAreGranted(t *testing.T) {
 	}
 }
 
-// TestTheClassifierWritesItsClassification: while the classifier is asked
-// for, its write of the pending classification is granted; its write of
-// anything else, and the main thread's of the classification, are not.
-func TestTheClassifierWritesItsClassification(t *testing.T) {
-	project := newProject(t, "p")
-	s := newSession(t, project, "s1", asPlugin())
+// classifying is session s1 of a new project, with the plugin's hooks,
+// whose user typed /flowstate:coordinate, its start block run: the
+// classifier is asked for. It returns the pending classification's path.
+func classifying(t *testing.T) (*session, string) {
+	t.Helper()
+	s := newSession(t, newProject(t, "p"), "s1", asPlugin())
 	s.typed("/flowstate:coordinate research auth flows")
 	class := value(s.run("research auth flows", "phase-start", "--command", "coordinate"), "CLASSIFICATION_PATH")
 	if class == "" {
 		t.Fatal("phase-start asked for no classifier")
 	}
+	return s, class
+}
+
+// TestTheClassifierWritesItsClassification: while the classifier is asked
+// for, its write of the pending classification is granted; its write of
+// anything else, and the main thread's of the classification, are not.
+func TestTheClassifierWritesItsClassification(t *testing.T) {
+	s, class := classifying(t)
+	project := s.project
 	s.launched("c1", "Description: research auth flows\nWrite the classification JSON to: "+class)
 	write := map[string]any{"file_path": class, "content": "{}"}
 	if a := s.call("flowstate:workflow-classifier", "c1", "Write", write); a.decision != "allow" {
@@ -588,10 +597,7 @@ func TestNothingIsRewrittenWithoutAWorkflow(t *testing.T) {
 // general-purpose reads its agent file first, before Claude Code has
 // written its transcript: its launch, on record, makes it the classifier.
 func TestAGeneralPurposeClassifierReadsItsFile(t *testing.T) {
-	project := newProject(t, "p")
-	s := newSession(t, project, "s1", asPlugin())
-	s.typed("/flowstate:coordinate research auth flows")
-	class := value(s.run("research auth flows", "phase-start", "--command", "coordinate"), "CLASSIFICATION_PATH")
+	s, class := classifying(t)
 	agentFile := filepath.Join(testenv.RepoRoot(), "agents", "workflow-classifier.md")
 	read := map[string]any{"file_path": agentFile}
 	if a := s.call("general-purpose", "c1", "Read", read); a.decision != "" {
