@@ -1,7 +1,6 @@
 package hook
 
 import (
-	"bytes"
 	"encoding/json"
 	"sync"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/usage"
 )
 
 // preToolUse runs before every Agent call, every file write (see
@@ -128,12 +128,8 @@ func (h handler) record(kind string, k orchestrate.Known) {
 	}
 }
 
-// maxTranscriptHead bounds what is read of an agent's transcript: its
-// first line, the prompt, is a few kilobytes.
-const maxTranscriptHead = 256 << 10
-
-// stoppedPrompt is the prompt of the agent that stopped: the first line
-// of its transcript holds it. Its final answer, which names the artifact
+// stoppedPrompt is the prompt of the agent that stopped, from its
+// transcript (usage.Prompt). Its final answer, which names the artifact
 // (REPORT_CREATED: path), stands in when the transcript cannot be read.
 func (h handler) stoppedPrompt() string {
 	if p, ok := transcriptPrompt(h.pl.TranscriptPath); ok {
@@ -142,25 +138,15 @@ func (h handler) stoppedPrompt() string {
 	return h.pl.LastMessage
 }
 
-// transcriptPrompt is the prompt an agent's transcript at path starts
-// with, the way Claude Code 2.1.328 writes them
-// ({"type":"user","message":{"content":...}} on its first line).
+// transcriptPrompt is the prompt of the agent whose transcript is at
+// path (usage.Prompt); ok is false when it cannot be read yet.
 func transcriptPrompt(path string) (string, bool) {
 	if path == "" {
 		return "", false
 	}
-	head, err := fsx.ReadPrefix(path, maxTranscriptHead)
+	head, err := fsx.ReadPrefix(path, usage.MaxPromptHead)
 	if err != nil {
 		return "", false
 	}
-	line, _, _ := bytes.Cut(head, []byte("\n"))
-	content := gjson.GetBytes(line, "message.content")
-	if content.Type == gjson.String {
-		return content.String(), true
-	}
-	text := ""
-	for _, b := range content.Array() {
-		text += b.Get("text").String() + "\n"
-	}
-	return text, text != ""
+	return usage.Prompt(head)
 }
