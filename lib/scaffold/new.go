@@ -53,6 +53,7 @@ func NewCommand(name, plugin string) ([]File, error) {
 			"summarise the reviews, keeping all state in `flowstate`.",
 		Prefix: prefix,
 		Start:  `phase-start --command ` + name + ` --machine "` + def + `"`,
+		Resume: "/" + prefix + name + " --resume",
 	})
 	if err != nil {
 		return nil, err
