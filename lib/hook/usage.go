@@ -18,6 +18,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/usage"
+	"github.com/flowstate-dev/flowstate/lib/worktree"
 )
 
 // What a workflow spent is recorded by two hooks. PostToolUse, after each
@@ -52,8 +53,27 @@ func (h handler) postToolUse() {
 		return
 	}
 	f := h.measure(k.Worker, k.Name, res, h.agentUsage(res.ID, usage.MaxTranscript))
+	h.isolation(f)
 	if err := k.Workflow.Update(func(tx *store.Tx) error { tx.Event(usage.AgentEvent, f); return nil }); err != nil {
 		h.l.printf("post-tool-use: %v", err)
+	}
+}
+
+// isolation adds to an agent's usage record where Claude Code kept the
+// worktree it worked in (absent when it changed nothing, and Claude Code
+// removed it) with its branch, and whether it ran shell commands: a
+// shell command of an isolated worker can write outside its worktree,
+// which its Write and Edit cannot.
+func (h handler) isolation(f map[string]any) {
+	resp := gjson.ParseBytes(h.pl.ToolResponse)
+	if wt := resp.Get("worktreePath").String(); wt != "" && worktree.Of(h.p.Dir, wt) != "" {
+		f["worktree"] = wt
+		f["branch"] = resp.Get("worktreeBranch").String()
+	}
+	for _, t := range resp.Get("toolsUsed").Array() {
+		if t.String() == "Bash" {
+			f["shell"] = true
+		}
 	}
 }
 

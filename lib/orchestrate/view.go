@@ -19,6 +19,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
+	"github.com/flowstate-dev/flowstate/lib/worktree"
 )
 
 // view is one read of a workflow: its current state and everything
@@ -41,6 +42,12 @@ type view struct {
 	// accepted are the workers of the state whose failure was accepted:
 	// enough others delivered for the workflow to go on (partial failure).
 	accepted map[string]bool
+	// iso is how the state's workers run (nil until its first plan
+	// decides), trees the worktree each worker's latest agent worked in,
+	// merges what became of each one's branch (isolate.go).
+	iso    *isolation
+	trees  map[string]string
+	merges map[string]worktree.Merge
 }
 
 // plan is what the last phase-plan of a state handed out, kept in
@@ -50,6 +57,7 @@ type plan struct {
 	known      bool
 	Workers    []string  `json:"workers"`
 	Supervised bool      `json:"supervised,omitempty"` // a sub-supervisor has every worker of the state
+	Isolated   bool      `json:"isolated,omitempty"`   // each worker runs in a git worktree of its own
 	At         time.Time `json:"at,omitzero"`          // when it was handed out
 	Verified   bool      `json:"verified,omitempty"`   // a verify has checked it
 }
@@ -105,6 +113,7 @@ func load(w *store.Workflow) (*view, error) {
 		}
 	}
 	v.facts = factsOf(w, m, doc, cv)
+	v.readIsolation()
 	if err := v.readRecords(); err != nil {
 		return nil, err
 	}
@@ -118,6 +127,7 @@ func load(w *store.Workflow) (*view, error) {
 		if v.workers, err = Workers(v.role, v.facts); err != nil {
 			return nil, fmt.Errorf("workflow %s, state %s: %w", w.ID, v.state, err)
 		}
+		v.facts.Conflicts = v.conflicts()
 	}
 	return v, nil
 }
@@ -317,7 +327,7 @@ func (v *view) complete() bool {
 	if !v.hasRole {
 		return true
 	}
-	if _, remaining := Pending(v.workers, v.done, v.sequential); remaining > 0 {
+	if _, remaining := Pending(v.workers, v.done, v.sequential); remaining > 0 || v.unmerged() {
 		return false
 	}
 	if v.role.FailWhen != "" {
