@@ -441,7 +441,8 @@ func ReadFirst(prompt string) (string, bool) {
 // Invocation is one Agent tool call a task block expands to.
 type Invocation struct {
 	SubagentType, Description, Prompt string
-	I                                 int // the for_each index (1..N), 0 without for_each
+	I                                 int    // the for_each index (1..N), 0 without for_each
+	Isolation                         string // the task block's isolation: "worktree" or ""
 }
 
 // Expand turns the task into its Agent calls with values: each ${KEY}
@@ -505,7 +506,7 @@ func (t Task) Expand(values map[string]string) ([]Invocation, error) {
 				return nil, err
 			}
 		}
-		inv.I = idx
+		inv.I, inv.Isolation = idx, t.Isolation
 		calls = append(calls, inv)
 	}
 	return calls, nil
