@@ -90,6 +90,10 @@ const (
 	// of its branch: merged, empty, a conflict, or discarded (its work
 	// kept as a patch).
 	PhaseMerges = "merges"
+	// PhaseAttempts lists the attempts of an isolated state's workers
+	// that were not merged (a failure, a conflict), each with the patch
+	// that keeps its work.
+	PhaseAttempts = "attempts"
 )
 
 // PhaseData is the path of phase_data.<state>, or of a key below it

@@ -1,6 +1,7 @@
 package orchestrate
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -321,7 +322,9 @@ func integrate(w *store.Workflow) (integrated, error) {
 	return v.conflicted(repo, *conflict)
 }
 
-// keep records one worker's merge, and its event, in one write.
+// keep records one worker's merge, and its event, in one write; an
+// attempt kept as a patch is listed in the state's attempts too, which
+// outlive the merge of its worker's next attempt.
 func (v *view) keep(m worktree.Merge) error {
 	v.merges[m.Worker] = m
 	return v.w.Update(func(tx *store.Tx) error {
@@ -337,6 +340,18 @@ func (v *view) keep(m worktree.Merge) error {
 			}
 		}
 		tx.Event("merge", f)
+		if m.Patch != "" {
+			var kept []worktree.Merge
+			raw := gjson.GetBytes(tx.Checkpoint, checkpoint.PhaseData(v.state, checkpoint.PhaseAttempts))
+			if err := json.Unmarshal([]byte(cmp.Or(raw.Raw, "[]")), &kept); err != nil {
+				return fmt.Errorf("workflow %s: %s: %w", v.w.ID, checkpoint.PhaseData(v.state, checkpoint.PhaseAttempts), err)
+			}
+			if !slices.ContainsFunc(kept, func(k worktree.Merge) bool { return k.Patch == m.Patch }) {
+				if err := set(tx, checkpoint.PhaseData(v.state, checkpoint.PhaseAttempts), append(kept, m)); err != nil {
+					return err
+				}
+			}
+		}
 		return set(tx, checkpoint.PhaseData(v.state, checkpoint.PhaseMerges, m.Worker), m)
 	})
 }
@@ -366,7 +381,8 @@ func (v *view) discard(repo *worktree.Repo, b worktree.Branch, status string) er
 
 // attempt writes a worker's attempt into attempts/<worker>.<n>.patch,
 // with its artifact, set aside from where its next attempt writes, as
-// attempts/<worker>.<n>.<ext>; it returns the patch's path.
+// attempts/<worker>.<n>.<ext>; it returns the patch's path from the
+// project's root, as the records keep it.
 func (v *view) attempt(id string, patch []byte) (string, error) {
 	dir := filepath.Join(v.facts.SpecDir, "attempts")
 	if err := ensureSpecDir(v.w.P, dir); err != nil {
@@ -388,6 +404,9 @@ func (v *view) attempt(id string, patch []byte) (string, error) {
 				return "", fmt.Errorf("set aside %s: %w", out, err)
 			}
 		}
+	}
+	if rel, err := filepath.Rel(v.w.P.Dir, path); err == nil {
+		return rel, nil
 	}
 	return path, nil
 }
@@ -521,9 +540,14 @@ func (v *view) conflicts() []string {
 				theirs = append(theirs, id+"'s "+p)
 			}
 		}
-		summary := strings.TrimSuffix(m.Patch, ".patch") + filepath.Ext(wk.Output)
+		// The worker reads them from its worktree: in the project.
+		patch := m.Patch
+		if !filepath.IsAbs(patch) {
+			patch = filepath.Join(v.w.P.Dir, patch)
+		}
+		summary := strings.TrimSuffix(patch, ".patch") + filepath.Ext(wk.Output)
 		out = append(out, kv.OneLine(fmt.Sprintf("%s (%s): its earlier attempt changed %s as %s did, and could not be merged. Read %s and its own earlier %s; its earlier changes are %s. Do it again on the tree as it is now, which holds the others' changes: keep them.",
-			wk.ID, wk.Label, strings.Join(m.Files, ", "), strings.Join(m.With, ", "), strings.Join(theirs, " and "), summary, m.Patch)))
+			wk.ID, wk.Label, strings.Join(m.Files, ", "), strings.Join(m.With, ", "), strings.Join(theirs, " and "), summary, patch)))
 	}
 	return out
 }

@@ -71,7 +71,9 @@ func TestIsolatedWorkersHooks(t *testing.T) {
 		if r.stdout == "" {
 			return nil
 		}
-		var out struct{ HookSpecificOutput struct{ UpdatedInput map[string]any } }
+		var out struct {
+			HookSpecificOutput struct{ UpdatedInput map[string]any }
+		}
 		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 			t.Fatal(err)
 		}

@@ -205,6 +205,13 @@ func TestIsolatedDiamond(t *testing.T) {
 	if got := w.flowstate("checkpoint-get", "phase_data.implement.isolation.branch"); got != "main" {
 		t.Errorf("isolation branch %q", got)
 	}
+	// status shows each worker's branch and its merge, history each merge.
+	if status := w.flowstate("status"); strings.Count(status, "; branch worktree-agent-") != 4 || strings.Count(status, " merged") != 4 {
+		t.Errorf("status does not show the four workers' branches merged:\n%s", status)
+	}
+	if history := w.flowstate("history"); strings.Count(history, "implement worker phase_") < 4 || !strings.Contains(history, "the workers of implement run each in a git worktree of its own, merged into main") {
+		t.Errorf("history does not show the isolation and the merges:\n%s", history)
+	}
 	w.expectNothingLeft()
 }
 
@@ -259,10 +266,14 @@ func TestIsolatedConflictRedone(t *testing.T) {
 		t.Errorf("implement retries %s, want 1", got)
 	}
 	history := w.flowstate("history")
-	for _, want := range []string{"merge conflict", "phase_2"} {
+	for _, want := range []string{"implement worker phase_2: branch worktree-agent-a2 conflicts with phase_1 in routes.txt, merge aborted; its work is kept in " + patch,
+		"implement worker phase_2: branch worktree-agent-a3 merged"} {
 		if !strings.Contains(history, want) {
 			t.Errorf("history does not show %q:\n%s", want, history)
 		}
+	}
+	if status := w.flowstate("status"); !strings.Contains(status, "attempts not merged, their work kept: phase_2 conflict: "+patch) {
+		t.Errorf("status does not name the attempt kept:\n%s", status)
 	}
 	w.expectNothingLeft()
 }
