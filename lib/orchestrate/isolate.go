@@ -299,7 +299,7 @@ func integrate(w *store.Workflow) (integrated, error) {
 		return res, fmt.Errorf("workflow %s, state %s runs its workers in git worktrees: %w", w.ID, v.state, err)
 	}
 	for _, b := range drop {
-		if err := v.discard(repo, b, worktree.Discarded); err != nil {
+		if err := v.discard(repo, b, worktree.Discarded, v.record(v.state, b.Worker).Error); err != nil {
 			return res, err
 		}
 	}
@@ -359,8 +359,8 @@ func (v *view) keep(m worktree.Merge) error {
 // discard keeps a worker's attempt (its work as a patch, its summary
 // beside it) in the spec directory's attempts/, removes its worktree and
 // branch, and records it with status (discarded, or a conflict given
-// up).
-func (v *view) discard(repo *worktree.Repo, b worktree.Branch, status string) error {
+// up) and why.
+func (v *view) discard(repo *worktree.Repo, b worktree.Branch, status, why string) error {
 	wave := worktree.Wave{Workflow: v.w.ID, State: v.state}
 	patch, branch, err := repo.Patch(wave, b)
 	if err != nil {
@@ -373,6 +373,7 @@ func (v *view) discard(repo *worktree.Repo, b worktree.Branch, status string) er
 	if m.Patch, err = v.attempt(b.Worker, patch); err != nil {
 		return err
 	}
+	m.Reason = why
 	if err := v.keep(m); err != nil {
 		return err
 	}
@@ -437,27 +438,47 @@ func (v *view) strays(repo *worktree.Repo, land []worktree.Branch) error {
 		}
 		suspects = append(suspects, b.Worker)
 		rec := v.record(v.state, b.Worker)
-		rec.Status, rec.Error = checkpoint.WorkerFailed, "may have written outside its worktree: "+msg+", and it ran shell commands"
+		rec.Status, rec.Error = checkpoint.WorkerFailed, strayed+msg+", and it ran shell commands"
 		recs = append(recs, rec)
+	}
+	// Those an earlier run of this check failed are named again: the
+	// person reads one message.
+	for _, wk := range v.workers {
+		if m, ok := v.merges[wk.ID]; ok && m.Status == worktree.Discarded && strings.HasPrefix(m.Reason, strayed) && !v.completed(v.state, wk.ID) && !slices.Contains(suspects, wk.ID) {
+			suspects = append(suspects, wk.ID)
+		}
 	}
 	if err := v.fail(recs, msg); err != nil {
 		return err
 	}
 	for _, b := range land {
-		if slices.Contains(suspects, b.Worker) {
-			if err := v.discard(repo, b, worktree.Discarded); err != nil {
+		if slices.ContainsFunc(recs, func(r supervisor.Record) bool { return r.WorkerID == b.Worker }) {
+			if err := v.discard(repo, b, worktree.Discarded, strayed+msg); err != nil {
 				return err
 			}
 		}
 	}
 	who := "none of its workers ran shell commands, so none is known to have written them"
+	slices.Sort(suspects)
 	if len(suspects) > 0 {
-		who = strings.Join(suspects, ", ") + " ran shell commands and may have written them: they count as failed, their attempts kept in " +
-			filepath.Join(fromSpec(v), "attempts") + ", and run again"
+		who = strings.Join(suspects, ", ") + " ran shell commands and may have written them: " + plural(len(suspects), "it counts", "they count") + " as failed, " + plural(len(suspects), "its attempt", "their attempts") + " kept in " +
+			filepath.Join(fromSpec(v), "attempts") + ", and " + plural(len(suspects), "runs", "run") + " again"
 	}
 	return fail.Refusedf("workflow %s: %s; %s. flowstate merges nothing over them: look at them (git status, git diff), then commit, put aside (git stash -u) or undo them, and %s",
 		v.w.ID, msg, who, ResumeHint(v.w))
 }
+
+// plural is one when n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// strayed begins the error of a worker that may have written outside its
+// worktree.
+const strayed = "may have written outside its worktree: "
 
 // fromSpec is the workflow's spec directory as shown to a person.
 func fromSpec(v *view) string {
@@ -505,7 +526,7 @@ func (v *view) conflicted(repo *worktree.Repo, m worktree.Merge) (integrated, er
 		if err := v.fail([]supervisor.Record{rec}, what); err != nil {
 			return res, err
 		}
-		if err := v.discard(repo, worktree.Branch{Worker: m.Worker, Label: m.Label, Worktree: m.Worktree}, worktree.Conflict); err != nil {
+		if err := v.discard(repo, worktree.Branch{Worker: m.Worker, Label: m.Label, Worktree: m.Worktree}, worktree.Conflict, what); err != nil {
 			return res, err
 		}
 		if _, err := sm.Retry(v.w, sm.DefaultMaxRetries); err != nil {

@@ -30,6 +30,7 @@ type Merge struct {
 	Files    []string  `json:"files,omitempty"`  // merged: the files it changed; conflict: those that conflicted
 	With     []string  `json:"with,omitempty"`   // conflict: the workers merged before whose changes meet Files
 	Patch    string    `json:"patch,omitempty"`  // discarded: where its work is kept
+	Reason   string    `json:"reason,omitempty"` // discarded: why, as the caller says it
 	At       time.Time `json:"at"`
 }
 

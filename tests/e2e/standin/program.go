@@ -8,14 +8,17 @@ const (
 	stepBash stepKind = iota
 	stepTask
 	stepWrite
+	stepEdit // read a file, then edit it (Knobs.Edits): two turns
 )
 
-// step is one thing the model does in one turn.
+// step is one thing the model does in one turn (an edit: two).
 type step struct {
 	Kind stepKind
-	// Text is the bash block verbatim, or the write target path (with ${KEY}s).
+	// Text is the bash block verbatim, or the write target path (with
+	// ${KEY}s), or the file to edit.
 	Text string
 	Task task
+	Edit Edit
 }
 
 // program is a parsed command or agent: its steps in order, where each

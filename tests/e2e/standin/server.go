@@ -38,6 +38,7 @@ type Server struct {
 	compacted  bool                // Drift.CompactAfter has triggered its compaction
 	skipper    *string             // the session whose main thread skips a block (Drift.SkipBlock)
 	skipped    []string            // the bash blocks it skipped
+	strayer    *string             // the conversation whose implementer writes outside its worktree (Knobs.Stray)
 	async      map[string]bool     // tool ids of Agent calls Claude Code ran in the background
 	bash       map[string]string   // tool id -> result of every Bash call with a result
 	main       map[string]toolCall // tool id -> every main-thread call with a result
@@ -165,7 +166,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 
 	t := decide(thread{Conv: conv, Agent: agent, Knobs: s.knobs, TestRun: s.nextTestRun, Classification: s.nextClassification,
-		Compact: s.compactOnce, Skip: s.skipOnce})
+		Compact: s.compactOnce, Skip: s.skipOnce, StrayOnce: s.strayOnce})
 	u := usageOf(seq, t)
 	msg := t.message(fmt.Sprintf("msg_standin_%04d", seq), func() string {
 		return fmt.Sprintf("toolu_standin_%d", toolIDs.Add(1))
@@ -282,6 +283,18 @@ func (s *Server) skipOnce(session, block string) bool {
 		s.skipped = append(s.skipped, block)
 	}
 	return true
+}
+
+// strayOnce lets the first conversation that asks (known by its first
+// call's id) write outside its worktree, and only that one: each answer
+// replays the conversation, so it asks again at every later turn.
+func (s *Server) strayOnce(conversation string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.strayer == nil && conversation != "" {
+		s.strayer = &conversation
+	}
+	return s.strayer != nil && *s.strayer == conversation
 }
 
 // Skipped returns the bash blocks the main thread passed over
