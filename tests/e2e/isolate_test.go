@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flowstate-dev/flowstate/tests/e2e/standin"
+	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
 // The built-in implement state runs each phase's implementer in a git
@@ -107,15 +108,38 @@ func (s *scenario) output(args ...string) string {
 // theirs and no merge in progress behind, and a clean tree.
 func (s *scenario) expectNothingLeft() {
 	s.t.Helper()
-	if trees := s.output("worktree", "list"); strings.Count(trees, "\n") != 0 {
-		s.t.Errorf("worktrees left:\n%s", trees)
+	for _, left := range testenv.WaveLeftovers(s.t, s.Project) {
+		s.t.Errorf("left behind: %s", left)
 	}
-	if branches := s.output("branch", "--list", "worktree-*"); branches != "" {
-		s.t.Errorf("branches left: %s", branches)
+}
+
+// stoppedOn runs the full implementation, which must stop on a failed
+// step whose message says each of want (the model reports it and ends:
+// exit 0), and returns its workflow.
+func (s *scenario) stoppedOn(want ...string) *workflow {
+	s.t.Helper()
+	r := s.claude(orchestrateFull, "flowstate")
+	for _, w := range want {
+		if r.ExitCode != 0 || !strings.Contains(r.Stdout, w) {
+			s.t.Fatalf("want the command stopped saying %q, got exit %d:\n%s", w, r.ExitCode, r.Stdout)
+		}
 	}
-	if status := s.output("status", "--porcelain", "--untracked-files=no"); status != "" {
-		s.t.Errorf("the working tree is left changed:\n%s", status)
+	return s.onlyWorkflow()
+}
+
+// resumeCompletes runs /workflow-resume with a fresh stand-in of knobs
+// and checks that it completes with every phase's edit of the diamond in
+// routes.txt and nothing left behind.
+func (s *scenario) resumeCompletes(knobs standin.Knobs) {
+	s.t.Helper()
+	s.restartModel(knobs, "resume")
+	r := s.run("/flowstate:workflow-resume")
+	s.expectNoDenials()
+	expectOutput(s.t, r, "FINAL_STATE=complete")
+	if got := s.read("routes.txt"); got != allLand {
+		s.t.Errorf("routes.txt = %q, want %q", got, allLand)
 	}
+	s.expectNothingLeft()
 }
 
 // merges counts the implement state's merge events by worker and status
@@ -242,10 +266,7 @@ func TestIsolatedWorkerFails(t *testing.T) { underDrifts(t, resumeDrifts, testIs
 
 func testIsolatedWorkerFails(t *testing.T, d standin.Drift) {
 	s := isolatedScenario(t, d, standin.Knobs{Edits: edits(diamond), MissingWorker: "Topic: Phase 3:"})
-	if r := s.claude(orchestrateFull, "flowstate"); r.ExitCode != 0 || !strings.Contains(r.Stdout, "wrote no implementation summary") {
-		t.Fatalf("want the command stopped on phase 3's missing summary, got exit %d:\n%s", r.ExitCode, r.Stdout)
-	}
-	w := s.onlyWorkflow()
+	w := s.stoppedOn("wrote no implementation summary")
 	if got := w.merges(); got["phase_2 merged"] != 1 || got["phase_3 discarded"] != 1 {
 		t.Errorf("merges %v, want phase 2 merged and phase 3's attempt discarded", got)
 	}
@@ -259,17 +280,10 @@ func testIsolatedWorkerFails(t *testing.T, d standin.Drift) {
 	if trees := s.output("worktree", "list"); strings.Count(trees, "\n") != 0 {
 		t.Errorf("the failed attempt's worktree is left:\n%s", trees)
 	}
-	s.restartModel(standin.Knobs{Edits: edits(diamond)}, "resume")
-	r := s.run("/flowstate:workflow-resume")
-	s.expectNoDenials()
-	expectOutput(t, r, "FINAL_STATE=complete")
+	s.resumeCompletes(standin.Knobs{Edits: edits(diamond)})
 	if got := batches(s.Model, "implementation-executor"); fmt.Sprint(got) != "[1 1]" {
 		t.Errorf("the resume's implementation waves %v, want phase 3 alone, then phase 4", got)
 	}
-	if got := s.read("routes.txt"); got != allLand {
-		t.Errorf("routes.txt = %q, want %q", got, allLand)
-	}
-	s.expectNothingLeft()
 }
 
 // TestIsolatedKilledBetweenMerges: the CLI is killed, flowstate with it,
@@ -311,10 +325,7 @@ func testIsolatedKilledBetweenMerges(t *testing.T, d standin.Drift) {
 		t.Errorf("merges recorded before the kill %v, want phase 1's alone", got)
 	}
 	s.Env = plain
-	s.restartModel(standin.Knobs{Edits: edits(diamond)}, "resume")
-	r := s.run("/flowstate:workflow-resume")
-	s.expectNoDenials()
-	expectOutput(t, r, "FINAL_STATE=complete")
+	s.resumeCompletes(standin.Knobs{Edits: edits(diamond)})
 	w = s.onlyWorkflow()
 	if got, want := w.merges(), map[string]int{"phase_1 merged": 1, "phase_2 merged": 1, "phase_3 merged": 1, "phase_4 merged": 1}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("merges %v, want %v", got, want)
@@ -325,13 +336,9 @@ func testIsolatedKilledBetweenMerges(t *testing.T, d standin.Drift) {
 			t.Errorf("%s merged %d times, want once:\n%s", phase, n, log)
 		}
 	}
-	if n := s.Model.Served("implementation-executor"); n == 0 || strings.Contains(fmt.Sprint(batches(s.Model, "implementation-executor")), "2") {
-		t.Errorf("the resume ran the middle wave again: %v", batches(s.Model, "implementation-executor"))
+	if got := batches(s.Model, "implementation-executor"); fmt.Sprint(got) != "[1]" {
+		t.Errorf("the resume's implementation waves %v, want phase 4 alone: the middle wave is not run again", got)
 	}
-	if got := s.read("routes.txt"); got != allLand {
-		t.Errorf("routes.txt = %q, want %q", got, allLand)
-	}
-	s.expectNothingLeft()
 }
 
 // TestIsolatedYourOwnCommand: /audit, written by `flowstate new command`,
@@ -399,11 +406,7 @@ func TestIsolatedStrayWrite(t *testing.T) {
 	// The stray write's path is the scratch project's.
 	stray := s.path("stray.txt")
 	s.restartModel(standin.Knobs{Edits: edits(diamond), Stray: standin.Stray{Topic: "Phase 2:", Path: stray}}, "stray")
-	r := s.claude(orchestrateFull, "flowstate")
-	if r.ExitCode != 0 || !strings.Contains(r.Stdout, "stray.txt (untracked)") || !strings.Contains(r.Stdout, "phase_2 ran shell commands and may have written them: it counts as failed") {
-		t.Fatalf("want the wave stopped naming stray.txt and phase 2, got exit %d:\n%s", r.ExitCode, r.Stdout)
-	}
-	w := s.onlyWorkflow()
+	w := s.stoppedOn("stray.txt (untracked)", "phase_2 ran shell commands and may have written them: it counts as failed")
 	if got := w.merges(); got["phase_2 discarded"] != 1 || got["phase_3 merged"] != 0 {
 		t.Errorf("merges %v, want phase 2's attempt discarded and phase 3 not merged over the stray file", got)
 	}
@@ -413,12 +416,5 @@ func TestIsolatedStrayWrite(t *testing.T) {
 	if err := os.Remove(stray); err != nil {
 		t.Fatal(err)
 	}
-	s.restartModel(standin.Knobs{Edits: edits(diamond)}, "resume")
-	r = s.run("/flowstate:workflow-resume")
-	s.expectNoDenials()
-	expectOutput(t, r, "FINAL_STATE=complete")
-	if got := s.read("routes.txt"); got != allLand {
-		t.Errorf("routes.txt = %q, want %q", got, allLand)
-	}
-	s.expectNothingLeft()
+	s.resumeCompletes(standin.Knobs{Edits: edits(diamond)})
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
 // Workers of one wave that each run in a git worktree of their own
@@ -144,14 +146,8 @@ func phaseEdits(t *testing.T, edits map[string][]string) func(inv invocation, di
 // branch of theirs behind.
 func (w *world) expectNothingLeft() {
 	w.t.Helper()
-	if trees := w.git("worktree", "list"); strings.Count(trees, "\n") != 0 {
-		w.t.Errorf("worktrees left:\n%s", trees)
-	}
-	if branches := w.git("branch", "--list", "worktree-*"); branches != "" {
-		w.t.Errorf("branches left: %s", branches)
-	}
-	if status := w.git("status", "--porcelain", "--untracked-files=no"); status != "" {
-		w.t.Errorf("the working tree is left changed:\n%s", status)
+	for _, left := range testenv.WaveLeftovers(w.t, w.Dir) {
+		w.t.Errorf("left behind: %s", left)
 	}
 }
 
