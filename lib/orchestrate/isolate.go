@@ -306,6 +306,10 @@ func integrate(w *store.Workflow) (integrated, error) {
 	if len(land) == 0 {
 		return res, nil
 	}
+	// A merge of ours cut short is no stray change of the tree.
+	if err := repo.AbortInterrupted(land); err != nil {
+		return res, err
+	}
 	if err := v.strays(repo, land); err != nil {
 		return res, err
 	}

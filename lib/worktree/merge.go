@@ -75,7 +75,7 @@ type Recorder func(Merge) error
 // MERGE_HEAD is one of bs) is aborted first; one of anybody else's stops
 // everything with an error.
 func (r *Repo) MergeWave(w Wave, bs []Branch, earlier []Merge, rec Recorder) (*Merge, error) {
-	if err := r.abortOurs(bs); err != nil {
+	if err := r.AbortInterrupted(bs); err != nil {
 		return nil, err
 	}
 	done := slices.Clone(earlier)
@@ -101,10 +101,10 @@ func (r *Repo) MergeWave(w Wave, bs []Branch, earlier []Merge, rec Recorder) (*M
 	return nil, nil
 }
 
-// abortOurs aborts a merge in progress of one of bs's branches, which a
-// run of flowstate's killed mid-merge left; any other merge in progress
-// is the person's, and an error.
-func (r *Repo) abortOurs(bs []Branch) error {
+// AbortInterrupted aborts a merge in progress of one of bs's branches,
+// which a run of flowstate's killed mid-merge left; any other merge in
+// progress is the person's, and an error.
+func (r *Repo) AbortInterrupted(bs []Branch) error {
 	head := r.MergeHead()
 	if head == "" {
 		return nil

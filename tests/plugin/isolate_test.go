@@ -312,20 +312,28 @@ func TestIsolatedRefusesYourChanges(t *testing.T) {
 }
 
 // TestIsolatedKilledBetweenMerges: flowstate is killed right after git
-// made the first merge of a wave, before it recorded it. The resume
-// records that merge without making it again and merges the rest: each
-// branch once.
+// made the first merge of a wave, before it recorded it; or in the
+// middle of that merge, left in progress. The resume records a merge
+// made without making it again, makes again one cut short (aborting
+// what was left of it), and merges the rest: each branch once.
 func TestIsolatedKilledBetweenMerges(t *testing.T) {
+	for _, tc := range []struct{ name, extra string }{{"after the merge", ""}, {"in the merge", " --no-commit"}} {
+		t.Run(tc.name, func(t *testing.T) { testIsolatedKilledBetweenMerges(t, tc.extra) })
+	}
+}
+
+func testIsolatedKilledBetweenMerges(t *testing.T, extra string) {
 	w := newGitWorld(t, fakeAgents{Classification: classification("full-implementation", "Auth"), Plan: twoPhases})
 	w.Agents.Work = phaseEdits(t, map[string][]string{"Phase 1": {"alpha: todo", "alpha: phase 1"}, "Phase 2": {"gamma: todo", "gamma: phase 2"}})
 	real, err := exec.LookPath("git")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A git that, after the first merge flowstate makes, kills its caller.
+	// A git that, at the first merge flowstate makes, kills its caller:
+	// once the merge is made, or (extra --no-commit) left in progress.
 	bin := t.TempDir()
 	mark := filepath.Join(t.TempDir(), "killed")
-	script := "#!/bin/sh\n" + real + " \"$@\"\nrc=$?\ncase \" $* \" in *\" merge --no-ff \"*) [ -e " + mark + " ] || { touch " + mark + "; kill -9 $PPID; } ;; esac\nexit $rc\n"
+	script := "#!/bin/sh\ncase \" $* \" in *\" merge --no-ff \"*) [ -e " + mark + " ] || { " + real + " \"$@\"" + extra + "; touch " + mark + "; kill -9 $PPID; exit 1; } ;; esac\nexec " + real + " \"$@\"\n"
 	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
