@@ -374,6 +374,8 @@ func (v *view) discard(repo *worktree.Repo, b worktree.Branch, status, why strin
 	if m.Worktree != b.Worktree || m.Status != status {
 		m = worktree.Merge{Worker: b.Worker, Label: b.Label, Worktree: b.Worktree, Branch: branch, Status: status, At: v.w.P.Now().UTC().Truncate(time.Millisecond)}
 	}
+	// An attempt that changed nothing (Claude Code removed its worktree)
+	// leaves its artifact set aside and no patch.
 	if m.Patch, err = v.attempt(b.Worker, patch); err != nil {
 		return err
 	}
@@ -384,36 +386,38 @@ func (v *view) discard(repo *worktree.Repo, b worktree.Branch, status, why strin
 	return repo.Remove(b, branch)
 }
 
-// attempt writes a worker's attempt into attempts/<worker>.<n>.patch,
-// with its artifact, set aside from where its next attempt writes, as
-// attempts/<worker>.<n>.<ext>; it returns the patch's path from the
-// project's root, as the records keep it.
+// attempt keeps a worker's attempt in attempts/: its artifact, set
+// aside from where its next attempt writes, as <worker>.<n>.<ext>, and
+// its changes, if it made any, as <worker>.<n>.patch. It returns the
+// patch's path from the project's root, as the records keep it ("" for
+// none).
 func (v *view) attempt(id string, patch []byte) (string, error) {
 	dir := filepath.Join(v.facts.SpecDir, "attempts")
 	if err := ensureSpecDir(v.w.P, dir); err != nil {
 		return "", err
 	}
-	n := 1
-	for ; ; n++ {
-		if _, err := os.Lstat(filepath.Join(dir, fmt.Sprintf("%s.%d.patch", id, n))); os.IsNotExist(err) {
-			break
+	out := v.record(v.state, id).OutputPath
+	base := ""
+	for n := 1; base == ""; n++ {
+		b := filepath.Join(dir, fmt.Sprintf("%s.%d", id, n))
+		_, errPatch := os.Lstat(b + ".patch")
+		_, errOut := os.Lstat(b + filepath.Ext(out))
+		if os.IsNotExist(errPatch) && os.IsNotExist(errOut) {
+			base = b
 		}
 	}
-	path := filepath.Join(dir, fmt.Sprintf("%s.%d.patch", id, n))
-	if err := fsx.WriteFile(path, patch); err != nil {
+	if _, err := os.Lstat(out); out != "" && err == nil {
+		if err := os.Rename(out, base+filepath.Ext(out)); err != nil {
+			return "", fmt.Errorf("set aside %s: %w", out, err)
+		}
+	}
+	if len(patch) == 0 {
+		return "", nil
+	}
+	if err := fsx.WriteFile(base+".patch", patch); err != nil {
 		return "", err
 	}
-	if out := v.record(v.state, id).OutputPath; out != "" {
-		if _, err := os.Lstat(out); err == nil {
-			if err := os.Rename(out, strings.TrimSuffix(path, ".patch")+filepath.Ext(out)); err != nil {
-				return "", fmt.Errorf("set aside %s: %w", out, err)
-			}
-		}
-	}
-	if rel, err := filepath.Rel(v.w.P.Dir, path); err == nil {
-		return rel, nil
-	}
-	return path, nil
+	return fromRoot(v.w.P, base+".patch"), nil
 }
 
 // strays stops a wave whose working tree changed while its workers ran:
@@ -485,11 +489,15 @@ func plural(n int, one, many string) string {
 const strayed = "may have written outside its worktree: "
 
 // fromSpec is the workflow's spec directory as shown to a person.
-func fromSpec(v *view) string {
-	if rel, err := filepath.Rel(v.w.P.Dir, v.facts.SpecDir); err == nil && filepath.IsLocal(rel) {
+func fromSpec(v *view) string { return fromRoot(v.w.P, v.facts.SpecDir) }
+
+// fromRoot is path, one of the project's, from the project's root; a
+// path elsewhere as it is.
+func fromRoot(p *store.Project, path string) string {
+	if rel, err := filepath.Rel(p.Dir, path); err == nil && filepath.IsLocal(rel) {
 		return rel
 	}
-	return v.facts.SpecDir
+	return path
 }
 
 // fail records recs, workers of the current state found failed after
