@@ -170,7 +170,13 @@ func TestMergeWaveBothLand(t *testing.T) {
 	gitIn(t, a, "commit", "-q", "-am", "phase 2")
 	edit(t, b, "routes.txt", "gamma: todo", "gamma: phase 3")
 	write(t, b, "src/three.go", "package src\n")
+	// What flowstate keeps is no worker's code, ignored by the person
+	// or not.
 	write(t, b, ".flowstate/specs/wf-1/summaries/003.md", "# not the worker's code\n")
+	write(t, dir, ".gitignore", ".flowstate/\n")
+	gitIn(t, dir, "add", ".gitignore")
+	gitIn(t, dir, "commit", "-q", "-m", "ignore the specs")
+	write(t, b, ".gitignore", ".flowstate/\n")
 	var rs recorded
 	conflict, err := r.MergeWave(wave, []Branch{{Worker: "phase_2", Worktree: a}, {Worker: "phase_3", Label: "Phase 3: Gamma", Worktree: b}}, nil, rs.rec)
 	if err != nil || conflict != nil {

@@ -184,13 +184,21 @@ func (r *Repo) prepare(w Wave, b Branch) (string, error) {
 		return t.Branch, err
 	}
 	// What flowstate and Claude Code keep (Kept) is never the worker's
-	// work: its artifact reaches the project on its own.
-	add := []string{"add", "-A", "--", "."}
-	for _, k := range Kept {
-		add = append(add, ":(exclude)"+strings.TrimSuffix(k, "/"))
-	}
-	if _, err := r.git(t.Path, add...); err != nil {
+	// work: its artifact reaches the project on its own. Staged, then
+	// taken out: a pathspec that excludes it is refused when the
+	// person's .gitignore ignores it.
+	if _, err := r.git(t.Path, "add", "-A"); err != nil {
 		return "", err
+	}
+	unstage := []string{"reset", "-q", "--"}
+	for _, k := range Kept {
+		unstage = append(unstage, strings.TrimSuffix(k, "/"))
+	}
+	if _, err := r.git(t.Path, unstage...); err != nil {
+		return "", err
+	}
+	if staged, err := r.git(t.Path, "diff", "--cached", "--name-only"); err != nil || staged == "" {
+		return t.Branch, err // only what flowstate and Claude Code keep
 	}
 	msg := fmt.Sprintf("flowstate: %s of workflow %s (%s): what its agent left uncommitted\n\n%s\n", b.Worker, w.Workflow, w.State, b.Label)
 	_, err = r.run(t.Path, identity, "commit", "-q", "--no-verify", "-m", msg)

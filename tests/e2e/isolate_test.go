@@ -418,3 +418,29 @@ func TestIsolatedStrayWrite(t *testing.T) {
 	}
 	s.resumeCompletes(standin.Knobs{Edits: edits(diamond)})
 }
+
+// TestIsolatedIgnoredArtifacts: the person's .gitignore ignores
+// .flowstate/. An implementer that changes nothing but writes its summary
+// leaves a worktree git sees as unchanged, which Claude Code removes as
+// the agent ends, ignored files and all: the SubagentStop hook, which
+// runs before that, has brought the summary into the project.
+func TestIsolatedIgnoredArtifacts(t *testing.T) {
+	s := isolatedScenario(t, standin.Drift{}, standin.Knobs{Edits: edits(map[string][]string{"Phase 2": diamond["Phase 2"], "Phase 3": diamond["Phase 3"]})})
+	if err := os.WriteFile(s.path(".gitignore"), []byte(".flowstate/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.git("add", ".gitignore")
+	s.git("commit", "-q", "-m", "ignore the specs")
+	r := s.run(orchestrateFull)
+	s.expectNoDenials()
+	expectOutput(t, r, "FINAL_STATE=complete")
+	w := s.onlyWorkflow()
+	w.expectWorkers("implementation_supervisor", map[string]string{"phase_1": "completed", "phase_2": "completed", "phase_3": "completed", "phase_4": "completed"})
+	if got, want := w.merges(), map[string]int{"phase_1 empty": 1, "phase_2 merged": 1, "phase_3 merged": 1, "phase_4 empty": 1}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("merges %v, want %v", got, want)
+	}
+	if got := s.read("routes.txt"); got != "alpha: phase 2\nbeta: todo\ngamma: phase 3\n" {
+		t.Errorf("routes.txt = %q", got)
+	}
+	s.expectNothingLeft()
+}
