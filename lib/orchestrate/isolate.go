@@ -280,17 +280,7 @@ func integrate(w *store.Workflow) (integrated, error) {
 	if err != nil || !v.hasRole || !v.isolated() {
 		return res, err
 	}
-	var land, drop []worktree.Branch
-	for _, wk := range v.workers {
-		b := worktree.Branch{Worker: wk.ID, Label: wk.Label, Worktree: v.trees[wk.ID]}
-		switch st := v.record(v.state, wk.ID).Status; {
-		case v.settled(wk.ID):
-		case st == checkpoint.WorkerCompleted:
-			land = append(land, b)
-		case st == checkpoint.WorkerFailed && b.Worktree != "":
-			drop = append(drop, b)
-		}
-	}
+	land, drop := v.unsettledBranches()
 	if len(land)+len(drop) == 0 {
 		return res, nil
 	}
@@ -315,7 +305,7 @@ func integrate(w *store.Workflow) (integrated, error) {
 	}
 	var earlier []worktree.Merge
 	for _, wk := range v.workers {
-		if m, ok := v.merges[wk.ID]; ok && m.Status == worktree.Merged {
+		if m := v.merges[wk.ID]; m.Status == worktree.Merged {
 			earlier = append(earlier, m)
 		}
 	}
@@ -324,6 +314,23 @@ func integrate(w *store.Workflow) (integrated, error) {
 		return res, err
 	}
 	return v.conflicted(repo, *conflict)
+}
+
+// unsettledBranches are the branches of the state's workers not settled
+// yet, in plan order: the completed workers' to merge, the failed
+// workers' attempts to keep and drop.
+func (v *view) unsettledBranches() (land, drop []worktree.Branch) {
+	for _, wk := range v.workers {
+		b := worktree.Branch{Worker: wk.ID, Label: wk.Label, Worktree: v.trees[wk.ID]}
+		switch st := v.record(v.state, wk.ID).Status; {
+		case v.settled(wk.ID):
+		case st == checkpoint.WorkerCompleted:
+			land = append(land, b)
+		case st == checkpoint.WorkerFailed && b.Worktree != "":
+			drop = append(drop, b)
+		}
+	}
+	return land, drop
 }
 
 // keep records one worker's merge, and its event, in one write; an
