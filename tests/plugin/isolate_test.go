@@ -462,3 +462,30 @@ func TestIsolatedConflictWaitsForAPerson(t *testing.T) {
 	}
 	w.expectNothingLeft()
 }
+
+// TestIsolatedWithoutGit: a project that is no git repository runs the
+// built-in implement state's workers in its tree, as without isolation,
+// and says so once: on the stderr of the step that planned the state
+// first, and in the record (status's notes, history).
+func TestIsolatedWithoutGit(t *testing.T) {
+	w := newWorld(t, fakeAgents{Classification: classification("full-implementation", "Auth")})
+	out, err := w.command("coordinate", "build login with sessions")
+	if err != nil || !strings.Contains(out, "FINAL_STATE=complete") {
+		t.Fatalf("coordinate: %v\n%s", err, out)
+	}
+	said := "state implement: its workers share the project's tree rather than a git worktree each, as its definition asks: " + w.Dir + ": not a git repository"
+	if n := strings.Count(w.Stderr, said); n != 1 {
+		t.Errorf("the steps said %d times that the workers share the tree, want once:\n%s", n, w.Stderr)
+	}
+	for _, b := range w.Batches {
+		if b[0].Isolation != "" {
+			t.Errorf("a batch was launched in worktrees: %v", b)
+		}
+	}
+	if status := w.flowstate("status"); !strings.Contains(status, "the workers of implement shared the project's tree, not a git worktree each as its definition asks: not a git repository") {
+		t.Errorf("status does not note it:\n%s", status)
+	}
+	if history := w.flowstate("history"); !strings.Contains(history, "the workers of implement share the project's tree: not a git repository") {
+		t.Errorf("history does not record it:\n%s", history)
+	}
+}

@@ -38,6 +38,8 @@ type world struct {
 	// which no flowstate command lists.
 	OwnKeys map[string]bool
 	trees   int // worktrees made for isolated agents
+	// Stderr is what the bash blocks that succeeded printed for people.
+	Stderr string
 }
 
 type invocation struct{ Agent, Prompt, Isolation string }
@@ -125,6 +127,7 @@ func (w *world) follow(d doc, env map[string]string) (string, error) {
 	r.Values = env
 	r.MaxSteps = 200
 	r.AfterBash = func(s step, out string) {
+		w.Stderr += r.Stderr
 		for _, kv := range protocol.KeyValues(out) {
 			if base := indexedKey.ReplaceAllString(kv[0], ""); !allPrinted[base] && !allPrinted[kv[0]] && !w.OwnKeys[base] {
 				w.t.Errorf("%s:%d printed %s, which lint.Printers does not list: add it where the step's keys are listed (lib/orchestrate/prints.go)", d.Path, s.Line, kv[0])
