@@ -286,7 +286,7 @@ func TestVerifyNamesAWorkerNeverLaunched(t *testing.T) {
 	agentEvent(t, w, agentrun.Launch, "s1", "", "research-specialist", "research_1")
 	agentEvent(t, w, agentrun.Stop, "s1", "a1", "research-specialist", "research_1")
 	_, err = Verify(w, Options{})
-	if err == nil || !strings.Contains(err.Error(), "research_2 wrote no research report at "+outputPath(t, out, 2)+" (no Agent call was made for it)") {
+	if err == nil || !strings.Contains(err.Error(), "research_2 wrote no research report at "+shown(t, p, outputPath(t, out, 2))+" (no Agent call was made for it)") {
 		t.Fatalf("verify: %v", err)
 	}
 	run, ok := ReadRun(p, "s1")

@@ -1,0 +1,66 @@
+package orchestrate
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMovedProject: a workflow left half-way is continued after its
+// project was moved (renamed, copied elsewhere). Its records name the
+// files where the project was; the plan is read, and the next workers
+// are sent, where it is now: the brief names every earlier artifact from
+// the project's root, and no step prints or stores the old place.
+func TestMovedProject(t *testing.T) {
+	p := project(t)
+	w := startedWorkflow(t, p, Request{Command: "orchestrate", Scope: "full-implementation", Description: "login", Session: "s1"})
+	out, err := Plan(w, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, outputPath(t, out, 1), report)
+	if out, err = Verify(w, Options{}); err != nil || value(t, out, "AGENT") != "plan-architect" {
+		t.Fatalf("verify research: %v\n%s", err, out)
+	}
+	write(t, outputPath(t, out, 1), "# Plan\n\n### Phase 1: A\ndependencies: []\n\n### Phase 2: B\ndependencies: [1]\n")
+	if out, err = Verify(w, Options{}); err != nil || value(t, out, "AGENT") != "implementation-executor" {
+		t.Fatalf("verify the plan: %v\n%s", err, out)
+	}
+
+	old := p.Dir
+	p.Dir = filepath.Join(t.TempDir(), "moved")
+	p.StateDir = filepath.Join(p.Dir, ".claude", "state")
+	if err := os.Rename(old, p.Dir); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := p.Workflow(w.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err = Plan(moved, Options{Cwd: p.Dir})
+	if err != nil || value(t, out, "TOPIC_1") != "Phase 1: A" {
+		t.Fatalf("the moved project's plan: %v\n%s", err, out)
+	}
+	if strings.Contains(out.String(), old) {
+		t.Errorf("the plan printed the old place %s:\n%s", old, out)
+	}
+	brief, err := os.ReadFile(BriefPath(specDir(p, w.ID), role("implement")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, read, _ := strings.Cut(string(brief), "## Read first\n\n")
+	read, _, _ = strings.Cut(read, "\n\n")
+	if strings.Contains(string(brief), old) || !strings.HasPrefix(read, "- ") {
+		t.Fatalf("the brief after the move:\n%s", brief)
+	}
+	for _, line := range strings.Split(read, "\n") {
+		path := strings.TrimPrefix(line, "- ")
+		if filepath.IsAbs(path) {
+			t.Errorf("the brief names %s, not from the project's root", path)
+		}
+		if _, err := os.Stat(filepath.Join(p.Dir, path)); err != nil {
+			t.Errorf("the brief sends the workers to %s: %v", path, err)
+		}
+	}
+}
