@@ -9,6 +9,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/machine"
+	"github.com/flowstate-dev/flowstate/lib/protocol"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
 
@@ -96,23 +97,14 @@ func TestBriefFeedback(t *testing.T) {
 	}
 }
 
-// filled is the template of a brief's Format section with each <...>
+// filled is the template of a brief's format section with each <...>
 // filled in, as a literal-minded worker writes it.
 func filled(brief string) (string, error) {
-	_, format, ok := strings.Cut(brief, "\n## Format\n")
+	lang, text, ok := protocol.Template(brief)
 	if !ok {
-		return "", fmt.Errorf("the brief has no Format section:\n%s", brief)
+		return "", fmt.Errorf("the brief gives no template:\n%s", brief)
 	}
-	open := regexp.MustCompile("(?m)^(`{3,})(markdown|json)\n").FindStringSubmatchIndex(format)
-	if open == nil {
-		return "", fmt.Errorf("the Format section has no template:\n%s", format)
-	}
-	fence, lang := format[open[2]:open[3]], format[open[4]:open[5]]
-	body, _, ok := strings.Cut(format[open[1]:], "\n"+fence+"\n")
-	if !ok {
-		return "", fmt.Errorf("the template's fence is not closed:\n%s", format)
-	}
-	return regexp.MustCompile(`<[^<>\n]+>`).ReplaceAllStringFunc(body+"\n", func(p string) string {
+	return regexp.MustCompile(`<[^<>\n]+>`).ReplaceAllStringFunc(text, func(p string) string {
 		words := "the " + strings.Trim(p, "<>") + " as written"
 		if lang == "json" {
 			b, _ := json.Marshal(words)

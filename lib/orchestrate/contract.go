@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/flowstate-dev/flowstate/lib/machine"
+	"github.com/flowstate-dev/flowstate/lib/protocol"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
 )
 
@@ -18,12 +19,12 @@ import (
 // format changed in the definition changes the brief and the check
 // together, and no agent file repeats it.
 
-// Contract is the "## Format" section of the brief of r's workers: what
+// Contract is the format section of the brief of r's workers: what
 // their file must be to count, and a template of it in a fenced block,
-// each <...> a part to fill in.
+// each <...> a part to fill in (protocol.Template reads it).
 func Contract(r Role) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Format\n\nYour file, the %s, counts only in this format: write it as the template shows, filling in each `<...>`. The step after you checks it, and a file that is missing or not in this format counts as not delivered.\n", r.ArtifactName())
+	fmt.Fprintf(&b, "## %s\n\nYour file, the %s, counts only in this format: write it as the template shows, filling in each `<...>`. The step after you checks it, and a file that is missing or not in this format counts as not delivered.\n", protocol.FormatSection, r.ArtifactName())
 	notes, lang, template := formatOf(r)
 	if notes != "" {
 		b.WriteString("\n" + notes + "\n")
