@@ -39,6 +39,7 @@ type call struct {
 	// hidden: its output is captured, piped on or written to a file, so
 	// the keys it prints are not in the block's output.
 	hidden bool
+	words  []*syntax.Word // its arguments as parsed, for the values of its flags
 }
 
 type use struct {
@@ -241,6 +242,7 @@ func (r *reader) command(n *syntax.CallExpr) {
 	case isFlowstate(n.Args[0], args[0]):
 		if c, ok := flowstateCall(args[1:]); ok {
 			c.line, c.hidden = line, r.hides(n)
+			c.words = n.Args[1:]
 			r.s.calls = append(r.s.calls, c)
 			if c.sub == "state-append" && c.key != "" {
 				r.s.stored = append(r.s.stored, c.key)
