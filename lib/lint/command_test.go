@@ -25,9 +25,9 @@ func TestLineOfError(t *testing.T) {
 	keys := map[string]int{"name": 2, "work": 5, "work.review": 6, "work.review.fields": 9, "work.review.fields.1": 11, "work.review.output": 7}
 	for msg, want := range map[string]int{
 		`machine "x": work.review.output: "r.md" is the same for every worker`: 7,
-		`machine "x": work.review.fields[1]: "a" is named twice`:              11,
-		`machine "x": work.review: unknown field "field"`:                     6,
-		`machine "x": work.reviewer.agent: no such state`:                     1,
+		`machine "x": work.review.fields[1]: "a" is named twice`:               11,
+		`machine "x": work.review: unknown field "field"`:                      6,
+		`machine "x": work.reviewer.agent: no such state`:                      1,
 		`not JSON at all`: 1,
 	} {
 		if got := lineOfError(keys, msg); got != want {
@@ -134,9 +134,13 @@ func TestCheckDefinition(t *testing.T) {
 			delete(a, "audit-reviewer")
 			a["audit-critic"] = AgentFile{Path: "agents/audit-critic.md", Name: "audit-reviewer", Line: 2}
 		}, nil, ""},
-		{"name: changed", func(a map[string]AgentFile) { a["audit-reviewer"] = AgentFile{Path: "agents/audit-reviewer.md", Name: "audit-critic", Line: 2} },
+		{"name: changed", func(a map[string]AgentFile) {
+			a["audit-reviewer"] = AgentFile{Path: "agents/audit-reviewer.md", Name: "audit-critic", Line: 2}
+		},
 			nil, "a.json:8: agent audit-reviewer: its file agents/audit-reviewer.md is named audit-critic (line 2)"},
-		{"definition changed", nil, func(d string) string { return strings.Replace(d, `"agent": "audit-reviewer"`, `"agent": "audit-critic"`, 1) },
+		{"definition changed", nil, func(d string) string {
+			return strings.Replace(d, `"agent": "audit-reviewer"`, `"agent": "audit-critic"`, 1)
+		},
 			"a.json:8: agent audit-critic has no agent file"},
 		{"no supervisor", func(a map[string]AgentFile) { delete(a, "sub-supervisor") }, nil, "a.json:9: agent sub-supervisor has no agent file"},
 		{"refused", nil, func(d string) string { return strings.Replace(d, `{n:3}_{item}`, `review`, 1) }, "a.json:11: machine \"audit\": work.review.output:"},

@@ -117,7 +117,9 @@ func lineOfError(keys map[string]int, msg string) int {
 // names reports whether msg holds path as a whole path: not inside a
 // longer name or path.
 func names(msg, path string) bool {
-	word := func(c byte) bool { return c == '.' || c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+	word := func(c byte) bool {
+		return c == '.' || c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	}
 	for i := 0; ; {
 		j := strings.Index(msg[i:], path)
 		if j < 0 {
