@@ -23,16 +23,20 @@ func (e *env) authorCommands() []*cli.Command {
 		{
 			Name:      "lint",
 			Usage:     "check command and agent files against the command protocol; print FILE:LINE: MESSAGE for each problem",
-			UsageText: "flowstate lint [FILE|DIR...]   (default: the project's .claude/commands and .claude/agents)",
+			UsageText: "flowstate lint [FILE|DIR...]   (default: the project's .claude/commands, .claude/agents and .claude/flows)",
 			Description: "Checks each markdown file the way docs/command-protocol.md says a command or agent is written:\n" +
 				"every task block passes run_in_background: false and uses only ${KEY}s a bash block before it\n" +
 				"prints (${KEY_i} and ${i} in a for_each); every NEXT= a block can print names a ## section (or done);\n" +
 				"no bash block sources a file or reads a variable an earlier block set (each runs as its own\n" +
 				"process); $ARGUMENTS stands alone on a line of a quoted heredoc; bash blocks parse; the\n" +
-				"frontmatter has a description (an agent's also name and tools). A DIR stands for the .md files\n" +
-				"under its commands/ and agents/ directories; a file under agents/ is an agent. Problems go to\n" +
-				"stdout, one FILE:LINE: MESSAGE line each, the count to stderr: exit 4 when there is one, 2 when\n" +
-				"a FILE is missing or there is nothing to check.",
+				"frontmatter has a description (an agent's also name and tools). A command is checked whole: the\n" +
+				"definition it starts (--machine) is there and one flowstate runs (a problem at the line of its key),\n" +
+				"each agent the definition names has a file whose name: is that name, each agent's name: is its\n" +
+				"file's name, and a command on sm-init launches only the agents its workflow declares (--agents).\n" +
+				"A DIR stands for the .md files under its commands/ and agents/ directories and the .json files in\n" +
+				"its flows/; a file under agents/ is an agent. Problems go to stdout, one FILE:LINE: MESSAGE line\n" +
+				"each, the count to stderr: exit 4 when there is one, 2 when a FILE is missing or there is nothing\n" +
+				"to check.",
 			// No candidates: the shells then complete file names, which
 			// is what lint takes (urfave would offer its help command).
 			BashComplete: func(*cli.Context) {},
