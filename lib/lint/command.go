@@ -99,36 +99,18 @@ func startOf(line int, c call) Start {
 // ${NAME}; ok is false for a word that holds anything else to expand.
 func render(w *syntax.Word) (string, bool) {
 	var b strings.Builder
-	ok := renderParts(&b, w.Parts)
-	return b.String(), ok
-}
-
-func renderParts(b *strings.Builder, parts []syntax.WordPart) bool {
-	for _, p := range parts {
-		switch p := p.(type) {
-		case *syntax.Lit:
-			b.WriteString(p.Value)
-		case *syntax.SglQuoted:
-			b.WriteString(p.Value)
-		case *syntax.DblQuoted:
-			if !renderParts(b, p.Parts) {
-				return false
-			}
-		case *syntax.ParamExp:
-			name := ""
-			if p.Param != nil {
-				name = p.Param.Value
-			}
-			if name != PluginRoot && name != ProjectDir || p.Length || p.Index != nil || p.Slice != nil || p.Repl != nil ||
-				p.Exp != nil && p.Exp.Op != syntax.DefaultUnset && p.Exp.Op != syntax.DefaultUnsetOrNull {
-				return false
-			}
-			b.WriteString("${" + name + "}")
-		default:
-			return false
+	ok := wordText(&b, w.Parts, func(p *syntax.ParamExp) (string, bool) {
+		name := ""
+		if p.Param != nil {
+			name = p.Param.Value
 		}
-	}
-	return true
+		if name != PluginRoot && name != ProjectDir || p.Length || p.Index != nil || p.Slice != nil || p.Repl != nil ||
+			p.Exp != nil && p.Exp.Op != syntax.DefaultUnset && p.Exp.Op != syntax.DefaultUnsetOrNull {
+			return "", false
+		}
+		return "${" + name + "}", true
+	})
+	return b.String(), ok
 }
 
 // Definition is what the caller found for a Start's --machine: the file

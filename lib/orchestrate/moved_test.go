@@ -14,19 +14,7 @@ import (
 // the project's root, and no step prints or stores the old place.
 func TestMovedProject(t *testing.T) {
 	p := project(t)
-	w := startedWorkflow(t, p, Request{Command: "orchestrate", Scope: "full-implementation", Description: "login", Session: "s1"})
-	out, err := Plan(w, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(t, outputPath(t, out, 1), report)
-	if out, err = Verify(w, Options{}); err != nil || value(t, out, "AGENT") != "plan-architect" {
-		t.Fatalf("verify research: %v\n%s", err, out)
-	}
-	write(t, outputPath(t, out, 1), "# Plan\n\n### Phase 1: A\ndependencies: []\n\n### Phase 2: B\ndependencies: [1]\n")
-	if out, err = Verify(w, Options{}); err != nil || value(t, out, "AGENT") != "implementation-executor" {
-		t.Fatalf("verify the plan: %v\n%s", err, out)
-	}
+	w, _ := throughThePlan(t, p)
 
 	old := p.Dir
 	p.Dir = filepath.Join(t.TempDir(), "moved")
@@ -38,7 +26,7 @@ func TestMovedProject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err = Plan(moved, Options{Cwd: p.Dir})
+	out, err := Plan(moved, Options{Cwd: p.Dir})
 	if err != nil || value(t, out, "TOPIC_1") != "Phase 1: A" {
 		t.Fatalf("the moved project's plan: %v\n%s", err, out)
 	}
