@@ -153,11 +153,12 @@ func TestClassifiedWaitsForTheClassifier(t *testing.T) {
 }
 
 // throughThePlan takes a full-implementation workflow of session s1 in p
-// through its research and a plan of two waves (phase 1: A, then 2: B),
-// to the first batch of its implementation, which it returns.
-func throughThePlan(t *testing.T, p *store.Project) (*store.Workflow, Output) {
+// (with a gate before implement when approve) through its research and a
+// plan of two waves (phase 1: A, then 2: B), and returns what the verify
+// of the plan printed.
+func throughThePlan(t *testing.T, p *store.Project, approve bool) (*store.Workflow, Output) {
 	t.Helper()
-	w := startedWorkflow(t, p, Request{Command: "orchestrate", Scope: "full-implementation", Description: "login", Session: "s1"})
+	w := startedWorkflow(t, p, Request{Command: "orchestrate", Scope: "full-implementation", Description: "login", Session: "s1", ApprovePlan: approve})
 	out, err := Plan(w, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +168,7 @@ func throughThePlan(t *testing.T, p *store.Project) (*store.Workflow, Output) {
 		t.Fatalf("verify the research: %v\n%s", err, out)
 	}
 	write(t, outputPath(t, out, 1), "# Plan\n\n### Phase 1: A\ndependencies: []\n\n### Phase 2: B\ndependencies: [1]\n")
-	if out, err = Verify(w, Options{}); err != nil || value(t, out, "AGENT") != "implementation-executor" {
+	if out, err = Verify(w, Options{}); err != nil {
 		t.Fatalf("verify the plan: %v\n%s", err, out)
 	}
 	return w, out
@@ -177,8 +178,8 @@ func throughThePlan(t *testing.T, p *store.Project) (*store.Workflow, Output) {
 // run again, it must not check wave 2, which nobody has run yet, but hand
 // it out again.
 func TestVerifyTwiceAcrossWaves(t *testing.T) {
-	w, out := throughThePlan(t, project(t))
-	if value(t, out, "WORKER_COUNT") != "1" {
+	w, out := throughThePlan(t, project(t), false)
+	if value(t, out, "AGENT") != "implementation-executor" || value(t, out, "WORKER_COUNT") != "1" {
 		t.Fatalf("implement wave 1:\n%s", out)
 	}
 	write(t, outputPath(t, out, 1), "# Phase 1\n\n## Executive Summary\n\nA.\n")

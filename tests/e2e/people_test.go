@@ -73,7 +73,8 @@ func testPlanGateApprovedFromAShell(t *testing.T, d standin.Drift) {
 	plan := w.expectArtifacts(s.Project, "plan", "plans", 1)
 	w.expectEvents("initialize research plan", map[string]int{"gate": 1, "approve": 0})
 	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "research-specialist": 1, "plan-architect": 1})
-	expectEnded(t, r, d, "waits for your approval to enter implement", "Review "+plan[0], "/flowstate:workflow-approve", "flowstate approve --workflow "+w.ID)
+	review, _ := filepath.Rel(s.Project, plan[0]) // named from the project's root
+	expectEnded(t, r, d, "waits for your approval to enter implement", "Review "+review, "/flowstate:workflow-approve", "flowstate approve --workflow "+w.ID)
 	s.expectPointer(r, w, true)
 
 	// A model that approves on its own, in a Bash block of a prompt that

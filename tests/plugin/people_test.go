@@ -67,7 +67,7 @@ func TestRunPlanGateRejectThenApprove(t *testing.T) {
 	}
 	plan1 := w.get("phase_data.plan.artifacts.0")
 	expectLines(t, "the command's last block", out, "STATUS=awaiting_approval\n", "WAITING_FOR=approval to enter implement\n",
-		"REVIEW="+plan1+"\n", "/flowstate:workflow-approve", "/flowstate:workflow-reject", "NEXT=stopped\n")
+		"REVIEW="+w.fromProject(plan1)+"\n", "/flowstate:workflow-approve", "/flowstate:workflow-reject", "NEXT=stopped\n")
 	if got := w.agentsInvoked(); len(got) != 2 || got["research-specialist"] != 1 || got["plan-architect"] != 1 {
 		t.Errorf("agents before the gate: %v, want research and plan only", got)
 	}
