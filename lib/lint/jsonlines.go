@@ -3,10 +3,8 @@ package lint
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // Lines of a JSON definition, so that a problem is said at the key it
@@ -98,13 +96,10 @@ func pathOf(stack []*frame) string {
 	return strings.Join(parts, ".")
 }
 
-// indexed is a [N] of a path as messages write it ("fields[1]").
-var indexed = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[([0-9]+)\]`) })
-
 // lineOfError is the line of the longest key path an error message
 // names ("work.review.fields[1]: ..."), 1 when it names none.
 func lineOfError(keys map[string]int, msg string) int {
-	msg = indexed().ReplaceAllString(msg, ".$1")
+	msg = patterns().indexed.ReplaceAllString(msg, ".$1")
 	best, line := "", 1
 	for path, l := range keys {
 		if len(path) > len(best) && names(msg, path) {

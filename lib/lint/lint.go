@@ -36,11 +36,13 @@ var patterns = sync.OnceValue(func() *patternSet {
 		positional: regexp.MustCompile(`\$[0-9]|\$ARGUMENTS\[`),
 		upperCase:  regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`),
 		name:       regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`),
+		// A [N] of a key's path as messages write it ("fields[1]").
+		indexed: regexp.MustCompile(`\[([0-9]+)\]`),
 	}
 })
 
 type patternSet struct {
-	literalKey, indexedKey, literalNext, positional, upperCase, name *regexp.Regexp
+	literalKey, indexedKey, literalNext, positional, upperCase, name, indexed *regexp.Regexp
 }
 
 // A Finding is one violation: the file, its line, and a one-line message

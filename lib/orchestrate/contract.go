@@ -3,10 +3,8 @@ package orchestrate
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/protocol"
@@ -164,7 +162,7 @@ func fieldSample(f machine.Field, failWhen string) string {
 		v = map[string]any{}
 	case len(f.Values) > 0:
 		v = f.Values[0]
-	case plainName().MatchString(f.Name):
+	case plainName(f.Name):
 		v = "<" + f.Name + ">"
 	default:
 		v = "<text>"
@@ -172,8 +170,11 @@ func fieldSample(f machine.Field, failWhen string) string {
 	return jsonText(v)
 }
 
-// plainName is a field name that can name its part to fill in.
-var plainName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_ -]+$`) })
+// plainName reports whether a field's name can name its part to fill
+// in: letters, digits, spaces, - and _.
+func plainName(name string) bool {
+	return name != "" && strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ -") == ""
+}
 
 // jsonKey is a field's name as the template's key: < and > escaped, so
 // that no part of a name reads as a part to fill in.
