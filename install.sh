@@ -65,11 +65,27 @@ esac
 want=$(sh "$repo/scripts/build" --version)
 want=${want%% (commit *}
 
+# building says what is built and, when Go has not built it here before (its
+# build cache empty, or a module flowstate needs not downloaded), that the
+# first build downloads and compiles everything: a minute or two, silent.
+building() {
+	cache=$(go env GOCACHE 2>/dev/null) || cache=
+	mods=$(go env GOMODCACHE 2>/dev/null) || mods=
+	cli=$(sed -n 's,^[[:space:]]*github.com/urfave/cli/v2 \(v[^ ]*\).*,\1,p' "$repo/go.mod" | head -n 1)
+	if [ -n "$cache" ] && [ -n "$(ls -A "$cache" 2>/dev/null | head -n 1)" ] &&
+		[ -f "$mods/cache/download/github.com/urfave/cli/v2/@v/$cli.zip" ]; then
+		printf 'install.sh: building %s into %s/bin/flowstate with go build\n' "$want" "$repo" >&2
+	else
+		printf 'install.sh: building %s into %s/bin/flowstate with go build. Go has not built it on this machine before: it downloads and compiles flowstate'"'"'s modules first, which takes a minute or two with no output; later builds take seconds.\n' "$want" "$repo" >&2
+	fi
+}
+
 # flowstate_bin prints the binary to use: bin/flowstate built with Go, else a
 # flowstate of this version already in bin/ or on PATH (another version would
 # not match the commands and agents installed from this checkout).
 flowstate_bin() {
 	if command -v go >/dev/null 2>&1; then
+		building
 		# scripts/build holds the flags (version stamp, stripped, no docs).
 		sh "$repo/scripts/build" "$repo/bin/flowstate" || die "go build failed"
 		printf '%s\n' "$repo/bin/flowstate"

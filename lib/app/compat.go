@@ -2,6 +2,7 @@ package app
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -19,13 +20,18 @@ import (
 // checkpoint operations of checkpoint-utils.sh the design kept.
 func (e *env) compatCommands() []*cli.Command {
 	var check checkOptions
+	var install string
 	return []*cli.Command{
 		{
-			Name:        "compat",
-			Usage:       "print bash functions with the original libraries' names, for eval",
-			UsageText:   `eval "$(flowstate compat)"   (instead of sourcing state-persistence.sh, workflow-state-machine.sh, checkpoint-utils.sh)`,
+			Name:  "compat",
+			Usage: "print bash functions with the original libraries' names, for eval",
+			UsageText: `eval "$(flowstate compat)"   (instead of sourcing state-persistence.sh, workflow-state-machine.sh, checkpoint-utils.sh)` + "\n" +
+				"flowstate compat --install .claude/lib   (replace the three libraries with files that do so)",
 			Description: compat.Help(),
-			Action:      e.compat,
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "install", Usage: "write core/state-persistence.sh, workflow/workflow-state-machine.sh and workflow/checkpoint-utils.sh under `DIR` as shims that eval `flowstate compat`, with the libraries' source guards (a file there that differs is kept as NAME.sh.orig); print their paths", Destination: &install},
+			},
+			Action: func(c *cli.Context) error { return e.compat(c, install) },
 		},
 		{
 			Name:      "checkpoint-replan",
@@ -68,9 +74,12 @@ func (e *env) compatCommands() []*cli.Command {
 	}
 }
 
-func (e *env) compat(c *cli.Context) error {
+func (e *env) compat(c *cli.Context, install string) error {
 	if _, err := args(c); err != nil {
 		return err
+	}
+	if install != "" {
+		return e.compatInstall(install)
 	}
 	dir := ""
 	if p, err := e.Project(); err == nil {
@@ -78,6 +87,19 @@ func (e *env) compat(c *cli.Context) error {
 	}
 	e.printf("%s", compat.Script(dir))
 	return nil
+}
+
+// compatInstall writes the shims under lib, relative to the working
+// directory.
+func (e *env) compatInstall(lib string) error {
+	if !filepath.IsAbs(lib) {
+		lib = filepath.Join(e.Cwd, lib)
+	}
+	wrote, err := compat.Install(lib)
+	for _, path := range wrote {
+		e.printf("%s\n", path)
+	}
+	return err
 }
 
 func (e *env) compatCall(c *cli.Context) error {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -22,6 +22,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/report"
 	"github.com/flowstate-dev/flowstate/lib/sm"
+	"github.com/flowstate-dev/flowstate/lib/status"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/timeline"
 	"github.com/flowstate-dev/flowstate/lib/usage"
@@ -46,7 +47,7 @@ func (e *env) onLooked(fn func(w *store.Workflow) error) cli.ActionFunc {
 		w, err := p.Resolve(sel)
 		if err != nil && sel.Flag == "" && sel.Env == "" && fail.Code(err) == fail.Usage {
 			if w = e.mostRecent(p); w == nil {
-				return err
+				return noWorkflows(p, err)
 			}
 			err = nil
 		}
@@ -55,6 +56,16 @@ func (e *env) onLooked(fn func(w *store.Workflow) error) cli.ActionFunc {
 		}
 		return fn(w)
 	}
+}
+
+// noWorkflows is what a person looking at a project with no workflow is
+// told: to start one with a slash command in Claude Code (sm-init is a
+// bash block's step); err, whatever else kept one from being found.
+func noWorkflows(p *store.Project, err error) error {
+	if all, lerr := p.List(); lerr != nil || len(all) > 0 {
+		return err
+	}
+	return fail.Usagef("no workflows in %s yet; start one in Claude Code, e.g. %s DESCRIPTION (or your own command), then look again", p.Dir, orchestrate.Slash(p, "coordinate"))
 }
 
 // mostRecent is the project's most recently updated workflow, nil when
@@ -97,9 +108,36 @@ func (e *env) run(w *store.Workflow) (*looked, error) {
 		return nil, err
 	}
 	r := &looked{doc: doc, events: events, machine: m, stuck: stuck, now: time.Now()}
-	r.timeline = timeline.Build(timeline.Input{ID: w.ID, Checkpoint: doc, Events: events, Initial: m.Initial, Now: r.now, StuckAfter: stuck})
+	in := timeline.Input{ID: w.ID, Checkpoint: doc, Events: events, Initial: m.Initial, Now: r.now, StuckAfter: stuck}
+	r.timeline = timeline.Build(in)
+	if in.Workers = promptedWorkers(w, r.timeline); len(in.Workers) > 0 {
+		r.timeline = timeline.Build(in)
+	}
 	liveUsage(&r.timeline)
 	return r, nil
+}
+
+// promptedWorkers names the worker of each agent at work that no event
+// of its own names yet (its stop will): the worker whose artifact the
+// prompt its transcript begins with gives, as the hooks recognise it.
+// SubagentStart, which recorded its start, comes before Claude Code
+// writes that prompt. Read as liveUsage reads the transcript.
+func promptedWorkers(w *store.Workflow, t timeline.Timeline) map[string]string {
+	out := map[string]string{}
+	for _, a := range t.Agents {
+		if a.Worker != "" || a.ID == "" || !a.End.IsZero() || !agentTranscript(a.Transcript) {
+			continue
+		}
+		head, err := fsx.ReadPrefix(a.Transcript, usage.MaxPromptHead)
+		prompt, ok := usage.Prompt(head)
+		if err != nil || !ok {
+			continue
+		}
+		if k, ok := orchestrate.AgentOf(w, a.Type, prompt); ok && k.Worker != "" {
+			out[a.ID] = k.Worker
+		}
+	}
+	return out
 }
 
 // liveUsage reads what each running agent spent so far from its
@@ -130,17 +168,26 @@ func agentTranscript(path string) bool {
 		filepath.Base(filepath.Dir(path)) == "subagents"
 }
 
+// settings is the project's settings file (usage.SettingsFile), nil when
+// it has none.
+func (e *env) settings() ([]byte, error) {
+	p, err := e.Project()
+	if err != nil {
+		return nil, nil
+	}
+	b, err := fsx.ReadRegular(filepath.Join(p.Dir, filepath.FromSlash(usage.SettingsFile)), limit.Max)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
 // prices is the project's price table (usage.SettingsFile), nil when it
 // has none. A table that cannot be used is said once on stderr: the
 // tokens are shown all the same.
 func (e *env) prices() *usage.Prices {
-	p, err := e.Project()
-	if err != nil {
-		return nil
-	}
-	path := filepath.Join(p.Dir, filepath.FromSlash(usage.SettingsFile))
-	b, err := fsx.ReadRegular(path, limit.Max)
-	if errors.Is(err, fs.ErrNotExist) {
+	b, err := e.settings()
+	if b == nil && err == nil {
 		return nil
 	}
 	var prices *usage.Prices
@@ -151,6 +198,47 @@ func (e *env) prices() *usage.Prices {
 		e.warn("no money shown: %v", err)
 	}
 	return prices
+}
+
+// budget is a workflow's own spend limit as given (--budget AMOUNT), or
+// none: usable with the project's prices.
+func (e *env) budget(amount string) (usage.Budget, error) {
+	if amount == "" {
+		return usage.Budget{}, nil
+	}
+	b, err := usage.ParseBudget(amount)
+	if err != nil {
+		return b, fail.Usagef("--budget: %v", err)
+	}
+	l, err := e.limits()
+	if err == nil {
+		err = b.Check(l.Prices)
+	}
+	if err != nil && fail.Code(err) != fail.Usage {
+		err = fail.Usagef("--budget: %v", err)
+	}
+	return b, err
+}
+
+// limits are the project's spend limit and prices (sm.Limits), which the
+// phase steps and sm-transition hold a workflow against. A settings file
+// that cannot be used is exit 2: a limit is never silently dropped.
+func (e *env) limits() (sm.Limits, error) {
+	b, err := e.settings()
+	if b == nil || err != nil {
+		return sm.Limits{}, err
+	}
+	var l sm.Limits
+	if l.Prices, err = usage.ParseSettings(b); err == nil {
+		l.Project, err = usage.ParseBudgetSetting(b)
+	}
+	if err == nil && l.Project != nil {
+		err = l.Project.Check(l.Prices)
+	}
+	if err != nil {
+		return sm.Limits{}, fail.Usagef("%v", err)
+	}
+	return l, nil
 }
 
 // report writes the HTML page of w's run (lib/report) to out (--output).
@@ -169,11 +257,19 @@ func (e *env) report(w *store.Workflow, out string) error {
 	dir := e.Cwd
 	if out != "" {
 		dir = filepath.Dir(e.path(out))
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return fail.Usagef("workflow %s: cannot write the report to %s: the directory %s does not exist; create it, or give another -o", w.ID, out, dir)
+		}
 	}
+	prices := e.prices()
 	in := report.Input{
-		Run: r.timeline, Scope: checkpoint.HeadOf(r.doc).Scope, Prices: e.prices(),
-		Generated: r.now, Version: version.Version, StateOrder: r.machine.States(),
-		Artifact: func(path string) string { return artifactLink(p.Dir, dir, path) },
+		Run: r.timeline, Scope: checkpoint.HeadOf(r.doc).Scope, Prices: prices,
+		Generated: r.now, Version: version.Version, Project: p.Dir, Page: dir,
+		Notes: status.Notes(w.ID, r.doc, &r.timeline, prices, hints(w)),
+		Exists: func(path string) bool {
+			fi, err := os.Stat(path)
+			return err == nil && fi.Mode().IsRegular()
+		},
 	}
 	var page bytes.Buffer
 	if err := report.Render(&page, in); err != nil {
@@ -188,19 +284,4 @@ func (e *env) report(w *store.Workflow, out string) error {
 	}
 	e.tell("workflow %s: report written to %s", w.ID, out)
 	return nil
-}
-
-// artifactLink is a worker's output path as a link from a page in dir:
-// relative when both are in the project, so the page and the specs move
-// together; a file URL otherwise.
-func artifactLink(project, dir, path string) string {
-	abs := path
-	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(project, abs)
-	}
-	within := func(p string) bool { return p == project || strings.HasPrefix(p, project+string(filepath.Separator)) }
-	if rel, err := filepath.Rel(dir, abs); err == nil && within(abs) && within(dir) {
-		return filepath.ToSlash(rel)
-	}
-	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 }

@@ -31,14 +31,15 @@ func (e *env) orchestrateCommands() []*cli.Command {
 			Name:      "phase-start",
 			Usage:     "start a workflow from a command's arguments (stdin) and plan its first phase, or print NEXT=classify",
 			UsageText: "flowstate phase-start --command NAME [--machine FILE] [--sequential] [--require-scope] [--classified] < ARGUMENTS",
-			Description: "stdin is the command's arguments as typed: [--scope SCOPE] [--approve-plan] DESCRIPTION, or\n" +
-				"--resume [--retry-failed] [WORKFLOW_ID] to continue the command's unfinished workflow (what resume\n" +
-				"does, for this command's workflows only). --machine is the command's workflow definition (a\n" +
-				"machine with \"work\": docs/writing-an-orchestrator.md), kept with the workflow; without it, the\n" +
-				"built-in definition. A definition with one scope, or --scope SCOPE in the arguments, needs no\n" +
-				"classifier.\n" +
+			Description: "stdin is the command's arguments as typed: [--scope SCOPE] [--approve-plan] [--budget AMOUNT]\n" +
+				"DESCRIPTION, or --resume [--retry-failed] [WORKFLOW_ID] to continue the command's unfinished\n" +
+				"workflow (what resume does, for this command's workflows only). --machine is the command's\n" +
+				"workflow definition (a machine with \"work\": docs/writing-an-orchestrator.md), kept with the\n" +
+				"workflow; without it, the built-in definition. A definition with one scope, or --scope SCOPE in\n" +
+				"the arguments, needs no classifier.\n" +
 				"--approve-plan (or FLOWSTATE_APPROVE_PLAN=1) gates the state after the plan: a person approves the\n" +
-				"plan first (flowstate approve), the command stops there with NEXT=stopped. With a scope, or with\n" +
+				"plan first (flowstate approve), the command stops there with NEXT=stopped. --budget AMOUNT (one\n" +
+				"word: 500k tokens, or 5USD) is the workflow's spend limit (see sm-init). With a scope, or with\n" +
 				"FLOWSTATE_CLASSIFICATION=offline, the workflow is created at once and its first phase planned (what\n" +
 				"phase-plan prints). Otherwise it prints DESCRIPTION= and CLASSIFICATION_PATH= for the\n" +
 				"workflow-classifier agent (NEXT=classify); run it again with --classified to create the workflow\n" +
@@ -154,6 +155,9 @@ func (e *env) phaseStart(o startOptions) error {
 	if err != nil {
 		return err
 	}
+	if _, err := e.budget(a.Budget); err != nil {
+		return err
+	}
 	// A project that wants every plan approved says so in its settings:
 	// "env": {"FLOWSTATE_APPROVE_PLAN": "1"} in .claude/settings.json.
 	switch v := e.Getenv("FLOWSTATE_APPROVE_PLAN"); v {
@@ -172,7 +176,7 @@ func (e *env) phaseStart(o startOptions) error {
 		m = nil // the built-in definition
 	}
 	return e.printStep(p)(orchestrate.Start(p, orchestrate.Request{Command: command, Scope: a.Scope, Description: a.Description,
-		ApprovePlan: a.ApprovePlan, Sequential: o.sequential, Classified: o.classified, Options: opts,
+		ApprovePlan: a.ApprovePlan, Budget: a.Budget, Sequential: o.sequential, Classified: o.classified, Options: opts,
 		Session: e.Getenv("CLAUDE_CODE_SESSION_ID"), Mode: e.Getenv("FLOWSTATE_CLASSIFICATION"),
 		Machine: m, MachineJSON: machineJSON, Definition: definition}))
 }
@@ -261,6 +265,9 @@ func (e *env) phaseOptions(flags stepOptions) (orchestrate.Options, error) {
 	o := orchestrate.Options{Supervisor: flags.supervisor, Cwd: e.Cwd, Agent: e.Getenv(orchestrate.AgentEnv)}
 	var err error
 	if o.Waiting.For, err = e.duration("--wait", flags.wait, "FLOWSTATE_WAIT", orchestrate.DefaultWait); err != nil {
+		return o, err
+	}
+	if o.Limits, err = e.limits(); err != nil {
 		return o, err
 	}
 	o.Waiting.StuckAfter, err = e.envDuration("FLOWSTATE_STUCK_AFTER", orchestrate.DefaultStuckAfter)

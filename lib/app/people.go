@@ -1,6 +1,9 @@
 package app
 
 import (
+	"strings"
+	"time"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
@@ -26,15 +29,19 @@ func (e *env) peopleCommands() []*cli.Command {
 		status                                        lookOptions
 		output                                        string
 		note, rejectReason, pauseReason, cancelReason string
+		budget                                        string
 		rewindReason                                  string
 	)
 	return []*cli.Command{
 		{
 			Name:      "list",
-			Usage:     "list the project's workflows, newest first, with their state and status (in_progress, awaiting_approval, paused, complete, failed, abandoned, cancelled)",
+			Usage:     "list the project's workflows, newest first, with their state and status (in_progress, awaiting_approval, paused, complete, failed, abandoned, cancelled), how long each took, its tokens and, with prices, its cost",
 			UsageText: "flowstate list [--json]",
-			Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &listJSON}},
-			Action:    func(c *cli.Context) error { return e.list(c, listJSON) },
+			Description: "To compare runs of one command. COST needs prices (" + usage.SettingsFile + "); ≥ marks a cost that leaves out\n" +
+				"a model without a price. --json prints [{\"id\", \"command\", \"scope\", \"current_state\", \"terminal_state\",\n" +
+				"\"status\", \"session_id\", \"updated_at\", \"duration_ms\", \"tokens\", \"cost\", \"currency\", \"cost_complete\"}].",
+			Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &listJSON}},
+			Action: func(c *cli.Context) error { return e.list(c, listJSON) },
 		},
 		{
 			Name:      "status",
@@ -74,13 +81,18 @@ func (e *env) peopleCommands() []*cli.Command {
 		},
 		{
 			Name:      "approve",
-			Usage:     "let a workflow that waits at an approval gate enter the gated state (exit 3 when it waits for none)",
-			UsageText: "flowstate approve [--note TEXT|-] [--workflow ID]",
+			Usage:     "let a workflow that waits at an approval gate enter the gated state, or one held at its spend limit spend more (--budget)",
+			UsageText: "flowstate approve [--budget AMOUNT] [--note TEXT|-] [--workflow ID]",
 			Description: who + " /flowstate:workflow-resume then continues the workflow.\n" +
-				"Approving again once the state was entered changes nothing. --note - reads the note from stdin.\n" +
-				"Without --workflow: this session's workflow, else the project's only one awaiting approval.",
-			Flags:  []cli.Flag{&cli.StringFlag{Name: "note", Usage: "a note for the record", Destination: &note}, e.workflowFlag()},
-			Action: e.onHeld(checkpoint.AwaitingApproval, func(w *store.Workflow) error { return e.approve(w, note) }),
+				"Approving again once the state was entered changes nothing; exit 3 when it waits for no approval.\n" +
+				"--budget AMOUNT lets a workflow held at its spend limit (or one at work, ahead of it) spend AMOUNT\n" +
+				"more than it has spent: tokens (500k) or money in the price table's currency (5USD). --note -\n" +
+				"reads the note from stdin, and a note that starts with --budget AMOUNT (/workflow-approve's\n" +
+				"arguments) gives the amount. Without --workflow: this session's workflow, else the project's\n" +
+				"only one awaiting approval.",
+			Flags: []cli.Flag{&cli.StringFlag{Name: "note", Usage: "a note for the record", Destination: &note},
+				&cli.StringFlag{Name: "budget", Usage: "allow `AMOUNT` more spending: tokens (500k) or money (5USD)", Destination: &budget}, e.workflowFlag()},
+			Action: e.onHeld(checkpoint.AwaitingApproval, func(w *store.Workflow) error { return e.approve(w, note, budget) }),
 		},
 		{
 			Name:      "reject",
@@ -145,11 +157,75 @@ func (e *env) list(c *cli.Context, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		return e.printJSON(all)
+	prices := e.prices()
+	entries := make([]listEntry, len(all))
+	for i, s := range all {
+		entries[i] = e.listEntry(p, s, prices)
 	}
-	e.printf("%s", status.List(all, e.width()))
+	if asJSON {
+		return e.printJSON(entries)
+	}
+	if len(all) == 0 {
+		e.tell("no workflows yet in %s; start one in Claude Code, e.g. %s DESCRIPTION", p.Dir, orchestrate.Slash(p, "coordinate"))
+		return nil
+	}
+	e.printf("%s", status.List(listRows(entries, prices), e.width()))
 	return nil
+}
+
+// listEntry is a workflow of `flowstate list --json`: its summary, and
+// how long its run took, what it spent and, with prices, cost (none for
+// a workflow that cannot be read).
+type listEntry struct {
+	store.Summary
+	DurationMs   *int64           `json:"duration_ms,omitempty"`
+	Tokens       *timeline.Tokens `json:"tokens,omitempty"`
+	Cost         *float64         `json:"cost,omitempty"`
+	Currency     string           `json:"currency,omitempty"`
+	CostComplete *bool            `json:"cost_complete,omitempty"`
+}
+
+func (e *env) listEntry(p *store.Project, s store.Summary, prices *usage.Prices) listEntry {
+	entry := listEntry{Summary: s}
+	w, err := p.Workflow(s.ID)
+	if err != nil {
+		return entry
+	}
+	r, err := e.run(w)
+	if err != nil {
+		return entry
+	}
+	d := r.timeline.Document(prices)
+	entry.DurationMs, entry.Tokens = &d.DurationMs, &d.Tokens
+	entry.Cost, entry.Currency, entry.CostComplete = d.Cost, d.Currency, d.CostComplete
+	return entry
+}
+
+// listRows are the entries as the table shows them, the money in one
+// precision.
+func listRows(entries []listEntry, prices *usage.Prices) []status.Row {
+	var costs []float64
+	for _, e := range entries {
+		if e.Cost != nil {
+			costs = append(costs, *e.Cost)
+		}
+	}
+	places := usage.Decimals(costs...)
+	rows := make([]status.Row, len(entries))
+	for i, e := range entries {
+		rows[i].Summary = e.Summary
+		if e.DurationMs != nil {
+			rows[i].Took = status.Duration(time.Duration(*e.DurationMs) * time.Millisecond)
+			rows[i].Tokens = usage.Tokens(e.Tokens.Total)
+		}
+		if e.Cost != nil {
+			rows[i].Cost = prices.MoneyIn(*e.Cost, places)
+			if !*e.CostComplete {
+				rows[i].Cost = "≥" + rows[i].Cost // a model without a price is left out
+			}
+		}
+	}
+	return rows
 }
 
 // lookOptions are status's flags.
@@ -175,9 +251,18 @@ func (e *env) status(w *store.Workflow, o lookOptions) error {
 		e.printf("%s", status.Timeline(r.timeline, e.width(), e.colorful()))
 		return nil
 	}
+	h := hints(w)
 	e.printf("%s", status.Render(status.Input{ID: w.ID, Checkpoint: r.doc, Events: r.events, Machine: r.machine, Now: r.now,
-		StuckAfter: r.stuck, Color: e.colorful(), Timeline: &r.timeline, Prices: prices, Width: e.width(), Resume: orchestrate.ResumeHint(w)}))
+		StuckAfter: r.stuck, Color: e.colorful(), Timeline: &r.timeline, Prices: prices, Width: e.width(), Project: w.P.Dir,
+		Resume: h.Resume, Retry: h.Retry, Approve: h.Approve, Reject: h.Reject}))
 	return nil
+}
+
+// hints are the commands that act on w as the user types them in
+// Claude Code (orchestrate names them, as for the Stop hook).
+func hints(w *store.Workflow) status.Hints {
+	return status.Hints{Resume: orchestrate.ResumeHint(w), Retry: orchestrate.RetryHint(w),
+		Approve: orchestrate.Slash(w.P, "workflow-approve"), Reject: orchestrate.Slash(w.P, "workflow-reject")}
 }
 
 // statusDoc is `flowstate status --json`.
@@ -196,9 +281,9 @@ func (e *env) history(w *store.Workflow, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	entries, skipped := history.Parse(r.events)
+	entries, skipped := history.Parse(r.events, r.timeline.Workers())
 	if skipped > 0 {
-		e.warn("workflow %s: %d damaged lines of %s skipped", w.ID, skipped, w.EventsPath())
+		e.warn("workflow %s: %s of %s skipped", w.ID, status.Count(skipped, "damaged line"), w.EventsPath())
 	}
 	prices := e.prices()
 	if asJSON {
@@ -210,19 +295,45 @@ func (e *env) history(w *store.Workflow, asJSON bool) error {
 	return nil
 }
 
-func (e *env) approve(w *store.Workflow, note string) error {
+func (e *env) approve(w *store.Workflow, note, budget string) error {
 	if err := e.userAsked(w, "workflow-approve", "approve"); err != nil {
 		return err
 	}
+	fromStdin := note == "-"
 	note, err := e.text("--note", note)
 	if err != nil {
 		return err
+	}
+	if rest, ok := strings.CutPrefix(strings.TrimSpace(note), "--budget"); ok && fromStdin && budget == "" {
+		budget, note, _ = strings.Cut(strings.TrimLeft(rest, " \t="), " ")
+		note = strings.TrimSpace(note)
+	}
+	if budget != "" {
+		return e.approveBudget(w, budget, note)
 	}
 	state, err := sm.Approve(w, e.actor(), note)
 	if err != nil {
 		return err
 	}
 	e.tell("workflow %s approved into %s; continue it with %s", w.ID, state, orchestrate.ResumeHint(w))
+	return e.printOutcome(w)
+}
+
+// approveBudget lets w spend amount more than it has spent.
+func (e *env) approveBudget(w *store.Workflow, amount, note string) error {
+	more, err := usage.ParseBudget(amount)
+	if err != nil {
+		return fail.Usagef("--budget: %v", err)
+	}
+	l, err := e.limits()
+	if err != nil {
+		return err
+	}
+	limit, err := sm.ApproveBudget(w, e.actor(), more, l, note)
+	if err != nil {
+		return err
+	}
+	e.tell("workflow %s may spend %s more: its limit is %s; continue it with %s", w.ID, more, limit, orchestrate.ResumeHint(w))
 	return e.printOutcome(w)
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/usage"
 )
 
 // smCommands create a workflow and move it through its state machine
@@ -31,12 +32,16 @@ func (e *env) smCommands() []*cli.Command {
 		{
 			Name:      "sm-init",
 			Usage:     "create a workflow, print its id, and make it the session's current workflow",
-			UsageText: "flowstate sm-init --description TEXT --command NAME (--scope SCOPE [--complexity 1-4] [--topics JSON] | --classification JSON) [--machine FILE] [--gate STATE[=MESSAGE]]... [--agents NAME,...] [--workflow ID]",
+			UsageText: "flowstate sm-init --description TEXT --command NAME (--scope SCOPE [--complexity 1-4] [--topics JSON] | --classification JSON) [--machine FILE] [--gate STATE[=MESSAGE]]... [--agents NAME,...] [--budget AMOUNT] [--workflow ID]",
 			Description: "With --scope, the scope is given; with --classification, the classifier agent's JSON\n" +
 				"(workflow_type, confidence, research_complexity, research_topics, reasoning) is validated\n" +
 				"and its workflow_type becomes the scope. --classification @FILE reads the JSON from FILE.\n" +
 				"--gate STATE (repeatable) adds an approval gate: the workflow enters STATE only once a person\n" +
 				"runs `flowstate approve`; until then it waits (status awaiting_approval, sm-transition exit 6).\n" +
+				"--budget AMOUNT is the workflow's spend limit (tokens, 500k, or money in the price table's\n" +
+				"currency, 5USD; without it, the project's \"budget\" in " + usage.SettingsFile + "): once what it spent\n" +
+				"reaches it, its next step or transition waits as at a gate until a person runs `flowstate approve\n" +
+				"--budget AMOUNT` (or cancels it).\n" +
 				"--agents names the agents that work for the workflow (besides those of its machine's work):\n" +
 				"in Claude Code the hooks then run them in the foreground, record them, keep their files from\n" +
 				"the main thread, and send a model that stops early back to the section named after the\n" +
@@ -54,6 +59,7 @@ func (e *env) smCommands() []*cli.Command {
 				&cli.StringFlag{Name: "machine", Usage: "custom state machine JSON `FILE`", Destination: &ini.machine},
 				&cli.StringSliceFlag{Name: "gate", Usage: "approval gate before `STATE[=MESSAGE]` (repeatable; adds to the machine's gates)", Destination: &ini.gates},
 				&cli.StringSliceFlag{Name: "agents", Usage: "agents that work for the workflow, `NAME[,NAME]` without a plugin prefix (repeatable)", Destination: &ini.agents},
+				&cli.StringFlag{Name: "budget", Usage: "the workflow's spend limit: `AMOUNT` in tokens (500k) or money (5USD)", Destination: &ini.budget},
 				e.workflowFlag(),
 			},
 			Action: func(c *cli.Context) error { return e.smInit(c, ini) },
@@ -145,6 +151,7 @@ type smInitOptions struct {
 	topics                                               *string // nil: not given
 	minConfidence                                        float64
 	gates, agents                                        cli.StringSlice
+	budget                                               string
 }
 
 func (e *env) smInit(c *cli.Context, o smInitOptions) error {
@@ -167,6 +174,10 @@ func (e *env) smInit(c *cli.Context, o smInitOptions) error {
 	if err != nil {
 		return err
 	}
+	budget, err := e.budget(o.budget)
+	if err != nil {
+		return err
+	}
 	p, err := e.Project()
 	if err != nil {
 		return err
@@ -183,6 +194,7 @@ func (e *env) smInit(c *cli.Context, o smInitOptions) error {
 		Session:        session,
 		Gates:          gates,
 		Agents:         agents,
+		Budget:         budget,
 		Since:          orchestrate.PromptedAt(p, session),
 	})
 	if err != nil {
@@ -277,7 +289,16 @@ func (e *env) smTransition(w *store.Workflow, state string, o transitionOptions)
 		}
 		opts = append(opts, sm.WithCheckpoint(patch))
 	}
-	_, err := sm.Transition(w, state, o.reason, opts...)
+	// A workflow that reached its spend limit waits here (exit 6), as the
+	// phase steps make it wait.
+	l, err := e.limits()
+	if err != nil {
+		return err
+	}
+	if err := sm.CheckBudget(w, l); err != nil {
+		return err
+	}
+	_, err = sm.Transition(w, state, o.reason, opts...)
 	return err
 }
 

@@ -62,6 +62,9 @@ const (
 
 	PathHold    = "hold"
 	PathRewinds = "rewinds"
+	// PathBudget is the workflow's own spend limit (usage.Budget), when it
+	// has one: given at its start, or allowed by a person since.
+	PathBudget = "budget"
 )
 
 // Keys flowstate keeps in a state's phase_data, beside a command's own.

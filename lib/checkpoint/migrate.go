@@ -26,7 +26,23 @@ import (
 // Fields a step does not know are kept: users keep their own data there,
 // and the 1.x fields (replanning_count, replan_history, …) live on.
 
-type step func(m map[string]any, guess ScopeGuesser) error
+type step func(m map[string]any, k known) error
+
+// known is what a migration knows besides the document: the caller's
+// scope guess, and the machine the document's workflow runs (a
+// definition's; nil for the default machine).
+type known struct {
+	guess ScopeGuesser
+	runs  *machine.Machine
+}
+
+// machine is the machine the document runs.
+func (k known) machine() *machine.Machine {
+	if k.runs != nil {
+		return k.runs
+	}
+	return machine.Default()
+}
 
 // ScopeGuesser names the scope of a workflow whose checkpoint names none,
 // from its description. Migrate takes it from its caller (the offline
@@ -59,6 +75,14 @@ var nextVersion = map[string]string{"1.0": "1.1", "1.1": "1.2", "1.2": "1.3", "1
 // A document that names no scope gets the one guess reads in its
 // description (see guessScope); with guess nil, full-implementation.
 func Migrate(doc []byte, guess ScopeGuesser) (out []byte, from string, err error) {
+	return MigrateRunning(doc, guess, nil)
+}
+
+// MigrateRunning is Migrate for a document whose workflow runs machine
+// runs, a definition's (nil: the default machine): a 2.0 document's
+// partial transition table and missing terminal state come from its
+// scopes, as they come from the built-in ones for the default machine.
+func MigrateRunning(doc []byte, guess ScopeGuesser, runs *machine.Machine) (out []byte, from string, err error) {
 	if err := limit.JSON(doc, "checkpoint"); err != nil {
 		return nil, "", err
 	}
@@ -91,7 +115,7 @@ func Migrate(doc []byte, guess ScopeGuesser) (out []byte, from string, err error
 		v = "2.0" // the bash library's 2.1: same shape as 2.0 plus classification
 	}
 	for v != SchemaVersion {
-		if err := migrations[v](m, guess); err != nil {
+		if err := migrations[v](m, known{guess, runs}); err != nil {
 			return nil, from, fail.Invalidf("checkpoint: cannot migrate %s to %s: %w", v, nextVersion[v], err)
 		}
 		v = nextVersion[v]
@@ -143,7 +167,7 @@ func Decode(doc []byte) (map[string]any, error) {
 }
 
 // 1.0 → 1.1: replanning bookkeeping.
-func migrate10to11(m map[string]any, _ ScopeGuesser) error {
+func migrate10to11(m map[string]any, _ known) error {
 	setDefault(m, "replanning_count", json.Number("0"))
 	setDefault(m, "last_replan_reason", nil)
 	setDefault(m, "replan_phase_counts", map[string]any{})
@@ -153,7 +177,7 @@ func migrate10to11(m map[string]any, _ ScopeGuesser) error {
 }
 
 // 1.1 → 1.2: debugging bookkeeping.
-func migrate11to12(m map[string]any, _ ScopeGuesser) error {
+func migrate11to12(m map[string]any, _ known) error {
 	setDefault(m, "debug_report_path", nil)
 	setDefault(m, "user_last_choice", nil)
 	setDefault(m, "debug_iteration_count", json.Number("0"))
@@ -163,7 +187,7 @@ func migrate11to12(m map[string]any, _ ScopeGuesser) error {
 
 // 1.2 → 1.3: topic and template fields (from workflow_state when the
 // caller saved them there), context preservation, spec maintenance.
-func migrate12to13(m map[string]any, _ ScopeGuesser) error {
+func migrate12to13(m map[string]any, _ known) error {
 	ws, _ := m["workflow_state"].(map[string]any)
 	for _, k := range []string{"topic_directory", "topic_number", "template_source", "template_variables"} {
 		setDefault(m, k, ws[k]) // nil when absent, as in the bash library
@@ -188,9 +212,9 @@ func migrate12to13(m map[string]any, _ ScopeGuesser) error {
 // The scope is what the offline classifier (flowstate classify) reads in
 // the description, or full-implementation when the current state is off
 // that scope's route.
-func migrate13to20(m map[string]any, guess ScopeGuesser) error {
+func migrate13to20(m map[string]any, k known) error {
 	if _, ok := m["state_machine"].(map[string]any); !ok {
-		m["state_machine"] = smFromPhases(m, guess)
+		m["state_machine"] = smFromPhases(m, k.guess)
 	}
 	setObject(m, "phase_data")
 	setObject(m, "supervisor_state")
@@ -215,8 +239,8 @@ func migrate13to20(m map[string]any, guess ScopeGuesser) error {
 // as in 1.3 → 2.0). It also repairs what 2.0 documents commonly carry:
 // comma-string transition lists, the bash migration's old default table,
 // missing terminal states.
-func migrate20to21(m map[string]any, guess ScopeGuesser) error {
-	command, desc, err := stateMachine21(m, guess)
+func migrate20to21(m map[string]any, k known) error {
+	command, desc, err := stateMachine21(m, k)
 	if err != nil {
 		return err
 	}
@@ -261,8 +285,8 @@ func migrate20to21(m map[string]any, guess ScopeGuesser) error {
 // completed states, workflow_config (a missing scope guessed, a missing
 // terminal state from the scope) and classification. It returns the
 // command and description the document has.
-func stateMachine21(m map[string]any, guess ScopeGuesser) (command, desc string, err error) {
-	sm, err := objectOrNew(m, "state_machine", func() map[string]any { return smFromPhases(m, guess) })
+func stateMachine21(m map[string]any, k known) (command, desc string, err error) {
+	sm, err := objectOrNew(m, "state_machine", func() map[string]any { return smFromPhases(m, k.guess) })
 	if err != nil {
 		return "", "", err
 	}
@@ -284,19 +308,67 @@ func stateMachine21(m map[string]any, guess ScopeGuesser) (command, desc string,
 	scope := firstString(wc["scope"])
 	if scope == "" {
 		current, _ := sm["current_state"].(string)
-		scope = guessScope(guess, desc, current)
+		scope = guessScope(k.guess, desc, current)
 	}
 	setDefault(wc, "scope", scope)
 	setDefault(wc, "description", desc)
 	setDefault(wc, "command", command)
+	if mach := k.machine(); partial(table, sm, mach.Scopes[scope].Terminal) && runsOn(table, mach) {
+		table = tableOf(mach)
+		sm["transition_table"] = table
+	}
 	if t, ok := wc["terminal_state"].(string); !ok || t == "" {
-		t, err := terminalFor(scope, table)
+		t, err := terminalFor(scope, table, k.machine())
 		if err != nil {
 			return "", "", err
 		}
 		wc["terminal_state"] = t
 	}
 	return command, desc, migrateClassification(sm, scope)
+}
+
+// partial reports whether table leaves out a state the document needs: a
+// state a transition leads to, the current or a completed state, or the
+// scope's terminal state ("" for none). The bash libraries wrote such
+// tables (only the rows a workflow had used) and ran on their own table
+// whatever the document said.
+func partial(table, sm map[string]any, terminal string) bool {
+	needed := []any{sm["current_state"], terminal}
+	if done, ok := sm["completed_states"].([]any); ok {
+		needed = append(needed, done...)
+	}
+	for _, next := range table {
+		if l, ok := next.([]any); ok {
+			needed = append(needed, l...)
+		}
+	}
+	for _, s := range needed {
+		if name, ok := s.(string); ok && name != "" {
+			if _, row := table[name]; !row {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// runsOn reports whether every state table names, as a row or a target,
+// is a state of machine m: a partial table of m's states is m's table
+// written in part, which m completes. One naming other states is the
+// user's own and stays as it is.
+func runsOn(table map[string]any, m *machine.Machine) bool {
+	for s, next := range table {
+		if !m.HasState(s) {
+			return false
+		}
+		l, _ := next.([]any)
+		for _, t := range l {
+			if name, ok := t.(string); !ok || !m.HasState(name) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // records21 is migrate20to21's phase_data, supervisor_state (its workers'
@@ -340,9 +412,12 @@ func metadata21(md map[string]any, id, project, created, updated string) {
 // the same states, or the first transition into a state the copy lacks
 // would be refused as invalid. The migration tests pin the table, so a
 // change to the default machine is a deliberate act for migrations too.
-func defaultTable() map[string]any {
+func defaultTable() map[string]any { return tableOf(machine.Default()) }
+
+// tableOf is machine m's transition table as a decoded document holds it.
+func tableOf(m *machine.Machine) map[string]any {
 	t := map[string]any{}
-	for state, next := range machine.Default().Transitions {
+	for state, next := range m.Transitions {
 		l := make([]any, len(next))
 		for i, s := range next {
 			l[i] = s
@@ -372,7 +447,7 @@ func PhaseStates() []string { return slices.Clone(phaseStates) }
 func AddV1Fields(m map[string]any) {
 	version, ok := m["schema_version"]
 	for _, step := range []step{migrate10to11, migrate11to12, migrate12to13} {
-		_ = step(m, nil) // these steps only add defaults; they cannot fail
+		_ = step(m, known{}) // these steps only add defaults; they cannot fail
 	}
 	if ok {
 		m["schema_version"] = version
@@ -416,7 +491,7 @@ func smFromPhases(m map[string]any, guess ScopeGuesser) map[string]any {
 	command, _ := m["workflow_type"].(string)
 	current := phaseState(m["current_phase"], "initialize")
 	scope := guessScope(guess, desc, current)
-	terminal, _ := terminalFor(scope, defaultTable())
+	terminal, _ := terminalFor(scope, defaultTable(), machine.Default())
 	return map[string]any{
 		"current_state":    current,
 		"completed_states": completed,
@@ -455,12 +530,12 @@ func guessScope(guess ScopeGuesser, desc, current string) string {
 	return scope
 }
 
-// terminalFor is the terminal state of scope in table: the default
-// machine's for its scopes (sm_init's map, including research-and-revise
-// → plan, which sm_load forgot and ended at complete), else complete,
-// else the table's only state with no way out.
-func terminalFor(scope string, table map[string]any) (string, error) {
-	if sc, ok := machine.Default().Scopes[scope]; ok {
+// terminalFor is the terminal state of scope in table: machine m's for
+// its scopes (for the default machine sm_init's map, including
+// research-and-revise → plan, which sm_load forgot and ended at
+// complete), else complete, else the table's only state with no way out.
+func terminalFor(scope string, table map[string]any, m *machine.Machine) (string, error) {
+	if sc, ok := m.Scopes[scope]; ok {
 		if _, ok := table[sc.Terminal]; ok {
 			return sc.Terminal, nil
 		}

@@ -210,7 +210,7 @@ func TestMigrationSteps(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := decodeT(t, tt.in)
-			if err := tt.step(m, intent.Scope); err != nil {
+			if err := tt.step(m, known{guess: intent.Scope}); err != nil {
 				t.Fatal(err)
 			}
 			if got := jsonT(t, m); got != tt.want {
@@ -250,7 +250,7 @@ func TestGuessScopeAndTerminal(t *testing.T) {
 		"full-implementation": "complete", "debug-only": "debug", "implement-only": "implement",
 		"test-and-debug": "complete", "custom": "complete",
 	} {
-		if got, err := terminalFor(scope, table); err != nil || got != want {
+		if got, err := terminalFor(scope, table, machine.Default()); err != nil || got != want {
 			t.Errorf("terminalFor(%q) = %q, %v; want %q", scope, got, err, want)
 		}
 	}
@@ -281,7 +281,7 @@ func TestMigrationUsesTheDefaultMachine(t *testing.T) {
 		t.Errorf("defaultTable() = %s, want the default machine's %s", got, want)
 	}
 	for name, sc := range m.Scopes {
-		if got, err := terminalFor(name, defaultTable()); err != nil || got != sc.Terminal {
+		if got, err := terminalFor(name, defaultTable(), machine.Default()); err != nil || got != sc.Terminal {
 			t.Errorf("terminalFor(%s) = %q, %v; the default machine ends it at %q", name, got, err, sc.Terminal)
 		}
 	}
@@ -331,6 +331,68 @@ func TestMigrateTakesTheScopeGuess(t *testing.T) {
 			}
 			if got := gjson.GetBytes(out, PathClassification+".workflow_type").String(); got != tt.scope {
 				t.Errorf("classified as %q, want the scope %q", got, tt.scope)
+			}
+		})
+	}
+}
+
+// A 2.0 document the bash libraries' callers wrote records only the rows
+// its workflow used, as comma strings, and no terminal state: the
+// libraries ran on their own table whatever the document said. Such a
+// table of the machine's states migrates to the machine's table, and the
+// terminal state is the scope's: the built-in scopes for the default
+// machine, a definition's own for a workflow running it.
+func TestMigratePartialTable(t *testing.T) {
+	notes, err := machine.Parse([]byte(`{"name": "notes", "initial": "draft",
+		"transitions": {"draft": ["review"], "review": ["publish", "draft"], "publish": []},
+		"scopes": {"notes": {"terminal": "review", "route": ["draft", "review"]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := func(table, scope, current string) []byte {
+		return []byte(`{"schema_version": "2.0", "created_at": "2025-11-07T12:00:00Z", "workflow_description": "d",
+			"state_machine": {"current_state": "` + current + `", "completed_states": ["` + current + `"],
+			"transition_table": ` + table + `, "workflow_config": {"scope": "` + scope + `", "command": "c"}}}`)
+	}
+	for _, tt := range []struct {
+		name                 string
+		doc                  []byte
+		runs                 *machine.Machine
+		wantTerminal         string
+		wantTable, wantError string
+	}{
+		{"research-and-plan, comma strings", doc(`{"initialize": "research", "research": "plan,complete"}`, "research-and-plan", "research"), nil, "plan", "default", ""},
+		{"full-implementation, three rows", doc(`{"initialize": "research", "research": "plan,complete", "plan": "implement,complete"}`, "full-implementation", "plan"), nil, "complete", "default", ""},
+		{"research-only, the terminal's own row only", doc(`{"research": "plan,complete"}`, "research-only", "research"), nil, "research", "default", ""},
+		{"a definition's scope", doc(`{"draft": "review"}`, "notes", "draft"), notes, "review", "notes", ""},
+		{"a definition's scope, its machine not known", doc(`{"draft": "review"}`, "notes", "draft"), nil, "", "", "cannot be inferred for scope \"notes\""},
+		{"states of no machine stay the user's", doc(`{"initialize": "triage"}`, "research-and-plan", "initialize"), nil, "", "", "cannot be inferred"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, _, err := MigrateRunning(tt.doc, intent.Scope, tt.runs)
+			if tt.wantError != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantError) {
+					t.Fatalf("err = %v, want one saying %q", err, tt.wantError)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := ViewOf(out)
+			if v.TerminalState != tt.wantTerminal {
+				t.Errorf("terminal state %q, want %q", v.TerminalState, tt.wantTerminal)
+			}
+			want := machine.Default()
+			if tt.wantTable == "notes" {
+				want = notes
+			}
+			got, _ := json.Marshal(gjson.GetBytes(out, PathTransitionTable).Value())
+			if wantJSON, _ := json.Marshal(tableOf(want)); string(got) != string(wantJSON) {
+				t.Errorf("table %s, want the %s machine's %s", got, tt.wantTable, wantJSON)
+			}
+			if cur := gjson.GetBytes(out, PathCurrentState).String(); cur != gjson.GetBytes(tt.doc, "state_machine.current_state").String() {
+				t.Errorf("current state became %q", cur)
 			}
 		})
 	}

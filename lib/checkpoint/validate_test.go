@@ -28,7 +28,7 @@ var invalidFixtures = map[string]string{
 	"invalid/wrong-type-completed-states.json": `state_machine.completed_states: must be an array of states, got string`,
 	"invalid/comma-transition-table.json":      `state_machine.transition_table.initialize: must be an array of states, got the string "research,implement" (a 2.0 comma list? migrate`,
 	"invalid/bad-status.json":                  `status: must be one of in_progress, awaiting_approval, paused, complete, failed, abandoned, cancelled, got string "completed"`,
-	"invalid/hold-bad-kind.json":               `hold.kind: must be one of approval, pause, cancel, got string "approve"`,
+	"invalid/hold-bad-kind.json":               `hold.kind: must be one of approval, pause, cancel, budget, got string "approve"`,
 	"invalid/complexity-out-of-range.json":     `state_machine.classification.research_complexity: must be 1, 2, 3 or 4, got 7`,
 	"invalid/confidence-percent.json":          `state_machine.classification.confidence: must be from 0 to 1, got 92`,
 	"invalid/topics-objects.json":              `state_machine.classification.research_topics.0: must be a string, got an object`,

@@ -84,9 +84,12 @@ const (
 	HoldApproval = "approval"
 	HoldPause    = "pause"
 	HoldCancel   = "cancel"
+	// HoldBudget holds a workflow whose recorded spend passed its limit
+	// (status awaiting_approval) until a person allows more.
+	HoldBudget = "budget"
 )
 
-var holdKinds = []string{HoldApproval, HoldPause, HoldCancel}
+var holdKinds = []string{HoldApproval, HoldPause, HoldCancel, HoldBudget}
 
 // Hold is what a person holds a workflow for, kept in the checkpoint's
 // hold while it waits (awaiting_approval, paused), and once it is
@@ -120,6 +123,8 @@ func (h *Hold) Sentence() string {
 		return fmt.Sprintf("waits for approval to enter %s: %s", h.State, kv.OneLine(h.Message))
 	case HoldPause:
 		return "is paused" + who + why
+	case HoldBudget:
+		return "is held at its spend limit: " + kv.OneLine(h.Message)
 	}
 	return "was cancelled" + who + why
 }

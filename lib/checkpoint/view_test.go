@@ -152,6 +152,7 @@ func TestSentence(t *testing.T) {
 		{Hold{Kind: HoldPause, By: "ann", Reason: "lunch"}, "is paused by ann: lunch"},
 		{Hold{Kind: HoldPause}, "is paused"},
 		{Hold{Kind: HoldCancel, By: "bo"}, "was cancelled by bo"},
+		{Hold{Kind: HoldBudget, From: "plan", Message: "spent 1.2M tokens of 1.0M tokens"}, "is held at its spend limit: spent 1.2M tokens of 1.0M tokens"},
 	} {
 		if got := tt.h.Sentence(); got != tt.want {
 			t.Errorf("%+v: %q, want %q", tt.h, got, tt.want)
@@ -166,7 +167,7 @@ func TestPathsNameTheDocument(t *testing.T) {
 	doc := readFixture(t, "valid/v2.1-held.json")
 	for p, raw := range map[string]string{
 		PathSession: `"s-1"`, PathAgents: `["reviewer"]`, PathTopicDetails: `[{}]`, PathRevision: `7`,
-		PathRetries: `{"plan": 1}`,
+		PathRetries: `{"plan": 1}`, PathBudget: `{"tokens": 500000}`,
 	} {
 		doc = mustSetRaw(t, doc, p, raw)
 	}

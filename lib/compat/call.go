@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -30,10 +31,10 @@ type Env struct {
 // Call runs one function as `flowstate compat-call --answer-fd 3` is
 // asked to:
 //
-//	[--workflow-id ID] [--set NAME=VALUE]... [--function NAME]... -- FUNC ARGS...
+//	[--workflow-id ID] [--state-file PATH] [--set NAME=VALUE]... [--function NAME]... -- FUNC ARGS...
 //
 // the options being the calling shell's state the binary cannot see: its
-// WORKFLOW_ID, the variables the function reads that are set, the shell
+// WORKFLOW_ID and STATE_FILE, the variables the function reads that are set, the shell
 // functions it may call. It returns the function's return code, as the
 // original documents it; its messages are on Stderr, one line each.
 func Call(env Env, argv []string) int {
@@ -86,6 +87,8 @@ func (c *call) parse(argv []string) ([]string, error) {
 		switch v := argv[i]; opt {
 		case "--workflow-id":
 			c.shellID = v
+		case "--state-file":
+			c.stateFile = v
 		case "--set":
 			name, value, ok := strings.Cut(v, "=")
 			if !ok {
@@ -107,11 +110,14 @@ type call struct {
 	Env
 	name    string
 	args    []string
-	shellID string            // the shell's WORKFLOW_ID, "" when unset or empty
-	vars    map[string]string // the variables it reads that the shell has set
-	funcs   map[string]bool   // the shell's functions it may call
-	answer  strings.Builder
-	project *store.Project
+	shellID string // the shell's WORKFLOW_ID, "" when unset or empty
+	// stateFile is the shell's STATE_FILE, "" when unset or empty: the
+	// original's functions wrote to the workflow it names.
+	stateFile string
+	vars      map[string]string // the variables it reads that the shell has set
+	funcs     map[string]bool   // the shell's functions it may call
+	answer    strings.Builder
+	project   *store.Project
 	// touched is the workflow whose generated state file the call
 	// rewrites when it is done: one it changed or loaded.
 	touched *store.Workflow
@@ -214,31 +220,56 @@ func exists(p *store.Project, id string) bool {
 	return !errors.Is(err, fs.ErrNotExist)
 }
 
-// workflow finds the shell's workflow: its WORKFLOW_ID, else what
-// flowstate would pick (FLOWSTATE_WORKFLOW, the session's workflow, the
-// project's only active one).
+// shellWorkflowID is the workflow the shell names: the one whose state
+// file its STATE_FILE is, as the original's functions wrote to
+// STATE_FILE whatever WORKFLOW_ID said (a command that switches between
+// workflows sets STATE_FILE), else its WORKFLOW_ID; "" for none.
+func (c *call) shellWorkflowID() string {
+	return firstNonEmpty(c.stateFileWorkflowID(), c.shellID)
+}
+
+// stateFileWorkflowID is the workflow whose generated state file the
+// shell's STATE_FILE is, "" for none.
+func (c *call) stateFileWorkflowID() string {
+	if c.stateFile == "" {
+		return ""
+	}
+	p, err := c.proj()
+	if err != nil {
+		return ""
+	}
+	name, ok := strings.CutPrefix(filepath.Base(c.stateFile), "workflow_")
+	id, sh := strings.CutSuffix(name, ".sh")
+	if !ok || !sh || store.ValidID(id) != nil || c.abs(c.stateFile) != stateFile(p, id) || !exists(p, id) {
+		return ""
+	}
+	return id
+}
+
+// workflow finds the shell's workflow: the one it names
+// (shellWorkflowID), else what flowstate would pick (FLOWSTATE_WORKFLOW,
+// the session's workflow, the project's only active one).
 func (c *call) workflow() (*store.Workflow, error) {
 	p, err := c.proj()
 	if err != nil {
 		return nil, err
 	}
-	if c.shellID != "" {
-		return p.Workflow(c.shellID)
+	if id := c.shellWorkflowID(); id != "" {
+		return p.Workflow(id)
 	}
 	return p.Resolve(store.Selector{Env: c.Getenv("FLOWSTATE_WORKFLOW"), Session: c.session()})
 }
 
-// named is the workflow the shell names (its WORKFLOW_ID,
+// named is the workflow the shell names (shellWorkflowID,
 // FLOWSTATE_WORKFLOW, the session's unless finished), nil when it names
-// none. The
-// checkpoint functions work without a workflow, as the original's did:
-// they never guess one.
+// none. The checkpoint functions work without a workflow, as the
+// original's did: they never guess one.
 func (c *call) named() (*store.Workflow, error) {
 	p, err := c.proj()
 	if err != nil {
 		return nil, err
 	}
-	if c.shellID == "" && c.Getenv("FLOWSTATE_WORKFLOW") == "" {
+	if c.shellWorkflowID() == "" && c.Getenv("FLOWSTATE_WORKFLOW") == "" {
 		id, err := p.SessionWorkflow(c.session())
 		if err != nil {
 			return nil, err

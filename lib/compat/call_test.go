@@ -3,6 +3,7 @@ package compat
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -22,11 +23,14 @@ type block struct {
 	t       *testing.T
 	dir     string
 	session string
-	shellID string            // the shell's WORKFLOW_ID
-	vars    map[string]string // shell variables passed with --set
-	funcs   []string          // shell functions passed with --function
-	stdin   string
-	env     map[string]string // more of the environment
+	shellID string // the shell's WORKFLOW_ID
+	// stateFile is the shell's STATE_FILE, which init_ and
+	// load_workflow_state set.
+	stateFile string
+	vars      map[string]string // shell variables passed with --set
+	funcs     []string          // shell functions passed with --function
+	stdin     string
+	env       map[string]string // more of the environment
 }
 
 // result is what a call gave back.
@@ -49,6 +53,9 @@ func (b block) call(fn string, args ...string) result {
 	argv := []string{}
 	if b.shellID != "" {
 		argv = append(argv, "--workflow-id", b.shellID)
+	}
+	if b.stateFile != "" {
+		argv = append(argv, "--state-file", b.stateFile)
 	}
 	for k, v := range b.vars {
 		argv = append(argv, "--set", k+"="+v)
@@ -90,6 +97,7 @@ func start(t *testing.T, dir, session string) block {
 	b := block{t: t, dir: dir, session: session}
 	r := b.call("sm_init", "Add login", "coordinate", classification).must(t, 0)
 	b.shellID = answerOf(r.answer, "WORKFLOW_ID") // an id is never quoted
+	b.stateFile = answerOf(r.answer, "STATE_FILE")
 	return b
 }
 
@@ -120,6 +128,7 @@ func TestInitAcrossBlocks(t *testing.T) {
 	if _, err := os.Stat(file); err != nil {
 		t.Fatalf("no state file: %v", err)
 	}
+	b1.stateFile = file
 	b1.call("append_workflow_state", "TOPIC_PATH", "specs/042").must(t, 0)
 	b1.call("append_workflow_state", "COMMAND_NAME", "/coordinate").must(t, 0) // sm_init's to set, not yet set
 	b1.call("init_workflow_state", "coordinate_42").must(t, 0)                 // again: the same, nothing lost
@@ -383,14 +392,19 @@ func TestValidateVariables(t *testing.T) {
 	b.call("validate_library_functions", "workflow-state-machine").must(t, 0)
 }
 
-// TestNamedJSON: save_json_checkpoint keeps validated JSON that
-// load_json_checkpoint gives back as JSON; never saved is {}.
+// TestNamedJSON: save_json_checkpoint keeps validated JSON, as given, in
+// .claude/tmp/NAME.json, where the original kept it, also while a
+// workflow runs; load_json_checkpoint gives it back as saved; never
+// saved is {}. Without CLAUDE_PROJECT_DIR both fail, as the original's.
 func TestNamedJSON(t *testing.T) {
 	b := start(t, newProject(t), "s")
-	for value, want := range map[string]string{`{"workers": 3}`: `{"workers":3}`, `"text"`: `"text"`, `[1, 2]`: `[1,2]`} {
+	for _, value := range []string{`{"workers": 3}`, `"text"`, `[1, 2]`} {
 		b.call("save_json_checkpoint", "n", value).must(t, 0)
-		if r := b.call("load_json_checkpoint", "n").must(t, 0); r.stdout != want+"\n" {
+		if r := b.call("load_json_checkpoint", "n").must(t, 0); r.stdout != value+"\n" {
 			t.Errorf("%s came back as %q", value, r.stdout)
+		}
+		if data, err := os.ReadFile(filepath.Join(b.dir, ".claude/tmp/n.json")); err != nil || string(data) != value+"\n" {
+			t.Errorf(".claude/tmp/n.json: %q %v", data, err)
 		}
 	}
 	if r := b.call("load_json_checkpoint", "never").must(t, 0); r.stdout != "{}\n" {
@@ -399,9 +413,17 @@ func TestNamedJSON(t *testing.T) {
 	b.call("save_json_checkpoint", "n", "{bad").must(t, 1)
 	b.call("save_json_checkpoint", "../x", "{}").must(t, 1)
 	b.call("save_classification_checkpoint", b.shellID, classification).must(t, 0)
-	if r := b.call("load_classification_checkpoint", b.shellID).must(t, 0); !strings.Contains(r.stdout, `"workflow_type":"research-and-plan"`) {
+	if r := b.call("load_classification_checkpoint", b.shellID).must(t, 0); r.stdout != classification+"\n" {
 		t.Errorf("classification: %q", r.stdout)
 	}
+	b.call("append_jsonl_log", "runs", `{"phase": "research"}`).must(t, 0)
+	b.call("append_jsonl_log", "runs", "{\"phase\":\n \"plan\"}").must(t, 0)
+	if data, err := os.ReadFile(filepath.Join(b.dir, ".claude/tmp/runs.jsonl")); err != nil || string(data) != `{"phase": "research"}`+"\n"+`{"phase":"plan"}`+"\n" {
+		t.Errorf(".claude/tmp/runs.jsonl: %q %v", data, err)
+	}
+	b.env = map[string]string{"CLAUDE_PROJECT_DIR": ""}
+	b.call("save_json_checkpoint", "m", "{}").must(t, 1)
+	b.call("append_jsonl_log", "runs", "{}").must(t, 1)
 }
 
 // TestStateEdges: what the originals did differently at the edges of
@@ -409,7 +431,36 @@ func TestNamedJSON(t *testing.T) {
 func TestStateEdges(t *testing.T) {
 	dir := newProject(t)
 	b := start(t, dir, "s")
-	b.call("append_workflow_state", "REPORTS", `["a.md", "b.md"]`).must(t, 0) // no JSON guard
+	// The original's JSON guard: a JSON array or object only under a key
+	// made for it, refused with SUPPRESS_ERR_TRAP set and logged through
+	// the shell's log_command_error.
+	b.funcs, b.vars = []string{"log_command_error"}, map[string]string{"COMMAND_NAME": "/plan"}
+	r := b.call("append_workflow_state", "REPORTS", ` ["a.md", "b.md"]`).must(t, 1)
+	if !strings.Contains(r.stderr, "only supports scalar values for key: REPORTS") || !r.has("SUPPRESS_ERR_TRAP=1") ||
+		!strings.Contains(r.answer, "__fs_run=(log_command_error /plan "+b.shellID+" '' state_error") {
+		t.Errorf("JSON under REPORTS: %+v", r)
+	}
+	b.funcs = nil
+	b.call("append_workflow_state_array", "REPORTS", "[a.md]").must(t, 1)
+	b.call("append_workflow_state", "REPORTS_JSON", `["a.md"]`).must(t, 0)
+	b.call("append_workflow_state", "WORK_REMAINING", `["Phase 4"]`).must(t, 0)
+	b.vars = map[string]string{jsonKeysVar: "MINE REPORTS"}
+	b.call("append_workflow_state", "REPORTS", `{"a": 1}`).must(t, 0)
+	b.vars = nil
+	b.call("append_workflow_state", "REPORTS", "a.md [b.md]").must(t, 0)
+	// Without a STATE_FILE (set by init_ and load_workflow_state) it
+	// fails, as in the original, though WORKFLOW_ID is set; unless
+	// flowstate names the workflow (the session's, FLOWSTATE_WORKFLOW), as
+	// in the design documents' blocks.
+	unset := b
+	unset.stateFile, unset.session = "", ""
+	if r := unset.call("append_workflow_state", "K", "v").must(t, 1); !strings.Contains(r.stderr, "STATE_FILE not set") || !r.has("SUPPRESS_ERR_TRAP=1") {
+		t.Errorf("no STATE_FILE: %+v", r)
+	}
+	unset.env = map[string]string{"FLOWSTATE_WORKFLOW": b.shellID}
+	unset.call("append_workflow_state", "K", "v").must(t, 0)
+	unset.session, unset.env = b.session, nil
+	unset.call("append_workflow_state", "K", "v").must(t, 0)
 	// A reserved key is stored, as the original stored it, and never set in a shell.
 	b.call("append_workflow_state", "PATH", "/evil").must(t, 0)
 	b.call("append_workflow_state", "CLAUDE_PROJECT_DIR", "/elsewhere").must(t, 0)
@@ -465,8 +516,8 @@ func TestStateEdges(t *testing.T) {
 // .claude/tmp nothing is written, nor the workflow started.
 func TestStateFile(t *testing.T) {
 	dir := newProject(t)
-	b := block{t: t, dir: dir, session: "s", shellID: "plan_1"}
 	file := filepath.Join(dir, ".claude/tmp/workflow_plan_1.sh")
+	b := block{t: t, dir: dir, session: "s", shellID: "plan_1", stateFile: file}
 	read := func() string {
 		t.Helper()
 		data, err := os.ReadFile(file)
@@ -476,8 +527,8 @@ func TestStateFile(t *testing.T) {
 		return string(data)
 	}
 	b.call("init_workflow_state", "plan_1").must(t, 0)
-	if got := read(); !strings.Contains(got, "\nWORKFLOW_ID=plan_1\n") || !strings.Contains(got, "\nCURRENT_STATE=initialize\n") ||
-		!strings.Contains(got, "\nSTATE_FILE="+file+"\n") || strings.Contains(got, "WORKFLOW_SCOPE") || strings.Contains(got, "TERMINAL_STATE") {
+	if got := read(); !strings.Contains(got, "\nexport WORKFLOW_ID=\"plan_1\"\n") || !strings.Contains(got, "\nexport CURRENT_STATE=\"initialize\"\n") ||
+		!strings.Contains(got, "\nexport STATE_FILE=\""+file+"\"\n") || strings.Contains(got, "WORKFLOW_SCOPE") || strings.Contains(got, "TERMINAL_STATE") {
 		t.Errorf("before sm_init:\n%s", got)
 	}
 	if data, err := os.ReadFile(filepath.Join(dir, ".claude/tmp/.gitignore")); err != nil || string(data) != "*\n" {
@@ -485,17 +536,25 @@ func TestStateFile(t *testing.T) {
 	}
 	b.call("append_workflow_state", "EVIL", "$(touch pwned) `x` 'q'").must(t, 0)
 	b.call("append_workflow_state", "PATH", "/nowhere").must(t, 0)
+	b.call("append_workflow_state", "EMPTY", "").must(t, 0)
 	b.call("sm_init", "Plan it", "/plan", "research-and-plan", "2", "[]").must(t, 0)
 	b.call("sm_transition", "research").must(t, 0)
 	got := read()
-	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
-	last := lines[len(lines)-1]
-	for _, want := range []string{"\nEVIL=$'$(touch pwned) `x` \\'q\\''\n", "\nWORKFLOW_SCOPE=research-and-plan\n", "\nCURRENT_STATE=research\n", "\nCOMPLETED_STATE_0=research\n", "\nCOMMAND_NAME=/plan\n"} {
+	for _, want := range []string{"\nexport WORKFLOW_SCOPE=\"research-and-plan\"\n", "\nexport CURRENT_STATE=\"research\"\n",
+		"\nexport COMPLETED_STATE_0=\"research\"\n", "\nexport COMMAND_NAME=\"/plan\"\n", "\nexport EMPTY=\"\"\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no %q in\n%s", want, got)
 		}
 	}
-	if strings.Contains(got, "PATH=") || strings.Count(got, "CURRENT_STATE=") != 1 || !strings.HasPrefix(last, "export CLAUDE_PROJECT_DIR ") || !strings.Contains(last, " EVIL ") || strings.Contains(last, " PATH") {
+	// Each variable twice: NAME=VALUE, then the original's line; a value
+	// double quotes would expand is only exported there.
+	if !strings.Contains(got, "\nCURRENT_STATE=research\nexport CURRENT_STATE=\"research\"\n") {
+		t.Errorf("CURRENT_STATE in\n%s", got)
+	}
+	if evil := regexp.MustCompile(`(?m)^EVIL=(.*)\nexport EVIL$`).FindStringSubmatch(got); evil == nil || strings.HasPrefix(evil[1], `"`) {
+		t.Errorf("EVIL in\n%s", got)
+	}
+	if strings.Contains(got, "PATH=") || strings.Count(got, "CURRENT_STATE=") != 2 {
 		t.Errorf("state file:\n%s", got)
 	}
 	if err := os.Remove(file); err != nil {
@@ -792,7 +851,7 @@ func TestLoadTakesNoLock(t *testing.T) {
 		t.Errorf("a load under another's lock took %v: %+v", took, r)
 	}
 	b.call("append_workflow_state", "FOO", "2").must(t, 0)
-	if data, err := os.ReadFile(filepath.Join(dir, ".claude/tmp/workflow_"+b.shellID+".sh")); err != nil || !strings.Contains(string(data), "\nFOO=2\n") {
+	if data, err := os.ReadFile(filepath.Join(dir, ".claude/tmp/workflow_"+b.shellID+".sh")); err != nil || !strings.Contains(string(data), "\nexport FOO=\"2\"\n") {
 		t.Errorf("not rewritten after a change: %s %v", data, err)
 	}
 }

@@ -527,8 +527,8 @@ func migrateCheckpointFormat(c *call) int {
 // without a workflow the file parallel_ops/parallel_OP_PLAN_STAMP.json.
 func saveParallelOperationCheckpoint(c *call) int {
 	op := c.arg(1)
-	if op == "" {
-		return c.usage("save_parallel_operation_checkpoint PLAN_PATH OPERATION [OPERATIONS_JSON]")
+	if c.arg(0) == "" || op == "" {
+		return c.fail(1, "ERROR: save_parallel_operation_checkpoint requires plan_path and operation_type: save_parallel_operation_checkpoint PLAN_PATH OPERATION [OPERATIONS_JSON]")
 	}
 	name := "parallel_" + op + "_" + strconv.FormatInt(c.Now().UnixNano(), 10)
 	if !namedCheckpoint().MatchString(name) {
@@ -556,6 +556,10 @@ func saveParallelOperationCheckpoint(c *call) int {
 	}
 	return c.saveNamedOr(w, name, value(name), "parallel_ops", base, value)
 }
+
+// namedPath is where a workflow's checkpoint keeps the named checkpoint
+// name (a parallel-operation or iteration checkpoint).
+func namedPath(name string) string { return checkpoint.PhaseData("named", name) }
 
 // saveNamedOr keeps value as the named checkpoint name of workflow w and
 // prints its reference; without a workflow (nil) it writes what

@@ -9,7 +9,7 @@
 # what of this shell it reads (the N READs: a variable NAME; NAME[@], an
 # array, passed one item a line; @K, its arguments from the Kth on,
 # which name variables; PREFIX(), the functions so named) and this
-# shell's WORKFLOW_ID. Its output and
+# shell's WORKFLOW_ID and STATE_FILE. Its output and
 # messages pass straight through; the assignments it answers on fd 3 are
 # evaluated here, and a function of this shell it names in __fs_run
 # (sm_execute's handler, log_command_error) is called.
@@ -19,6 +19,9 @@ _flowstate_call() {
 	shift $((2 + $2))
 	if [ -n "${WORKFLOW_ID-}" ]; then
 		__fs_sh+=(--workflow-id "$WORKFLOW_ID")
+	fi
+	if [ -n "${STATE_FILE-}" ]; then
+		__fs_sh+=(--state-file "$STATE_FILE")
 	fi
 	for __fs_w in ${__fs_reads[@]+"${__fs_reads[@]}"}; do
 		case $__fs_w in

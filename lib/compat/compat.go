@@ -51,8 +51,8 @@ const (
 var functions = []function{
 	{"init_workflow_state", libPersistence, nil, initWorkflowState},
 	{"load_workflow_state", libPersistence, []string{"@3"}, loadWorkflowState},
-	{"append_workflow_state", libPersistence, nil, appendWorkflowState},
-	{"append_workflow_state_array", libPersistence, nil, appendWorkflowStateArray},
+	{"append_workflow_state", libPersistence, appendReads, appendWorkflowState},
+	{"append_workflow_state_array", libPersistence, appendReads, appendWorkflowStateArray},
 	{"append_workflow_state_bulk", libPersistence, nil, appendWorkflowStateBulk},
 	{"save_json_checkpoint", libPersistence, nil, saveJSONCheckpoint},
 	{"load_json_checkpoint", libPersistence, nil, loadJSONCheckpoint},
@@ -70,9 +70,9 @@ var functions = []function{
 	{"validate_block_state", libPersistence, blockVarNames(), validateBlockState},
 
 	{"sm_init", libMachine, nil, smInit},
-	{"sm_transition", libMachine, nil, smTransition},
+	{"sm_transition", libMachine, []string{"COMMAND_NAME", "USER_ARGS", "log_command_error()"}, smTransition},
 	{"sm_current_state", libMachine, nil, smCurrentState},
-	{"sm_validate_state", libMachine, nil, smValidateState},
+	{"sm_validate_state", libMachine, []string{"CURRENT_STATE"}, smValidateState},
 	{"sm_execute", libMachine, []string{"execute_()"}, smExecute},
 	{"sm_is_terminal", libMachine, nil, smIsTerminal},
 	{"sm_get_scope", libMachine, nil, smGetScope},
@@ -116,6 +116,10 @@ var functions = []function{
 
 	{"sm_finish", libFlowstate, nil, smFinish},
 }
+
+// appendReads are what append_workflow_state reads of the shell: the
+// project's JSON keys, and what it logs a refused value with.
+var appendReads = []string{jsonKeysVar, "COMMAND_NAME", "USER_ARGS", "log_command_error()"}
 
 // machineReads are the shell's state machine variables, which sm_save
 // writes when the shell names no workflow.

@@ -160,7 +160,7 @@ func smLoad(c *call) int {
 	if err != nil {
 		return c.failErr(err)
 	}
-	if w.ID != c.shellID {
+	if w.ID != c.shellWorkflowID() {
 		c.set("WORKFLOW_ID", w.ID, true)
 	}
 	for _, k := range []string{"WORKFLOW_SCOPE", "WORKFLOW_DESCRIPTION", "COMMAND_NAME"} {

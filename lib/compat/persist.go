@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/pretty"
@@ -126,7 +128,7 @@ func (c *call) adopt(p *store.Project, id string) (*store.Workflow, error) {
 	if err != nil {
 		return nil, err
 	}
-	if session == "" && id != c.shellID && id != c.Getenv("FLOWSTATE_WORKFLOW") {
+	if session == "" && id != c.shellWorkflowID() && id != c.Getenv("FLOWSTATE_WORKFLOW") && !onlyActive(p, id) {
 		c.warn("no CLAUDE_CODE_SESSION_ID: later blocks find workflow %s by its id (WORKFLOW_ID, load_workflow_state %s, FLOWSTATE_WORKFLOW), or as the project's only active workflow", id, id)
 	}
 	c.set("CLAUDE_PROJECT_DIR", p.Dir, true)
@@ -134,6 +136,13 @@ func (c *call) adopt(p *store.Project, id string) (*store.Workflow, error) {
 	c.set("STATE_FILE", stateFile(p, id), true)
 	c.touch(w, nil)
 	return w, nil
+}
+
+// onlyActive reports whether id is the project's only active workflow,
+// which a later block without a session finds unasked.
+func onlyActive(p *store.Project, id string) bool {
+	w, err := p.Resolve(store.Selector{})
+	return err == nil && w.ID == id
 }
 
 // init_workflow_state [ID]: start the workflow (see create), make it the
@@ -162,7 +171,7 @@ func initWorkflowState(c *call) int {
 // run again makes one workflow, not one per run; else a new id.
 func (c *call) waitingID(p *store.Project) string {
 	cur, _ := p.SessionWorkflow(c.session())
-	for _, id := range []string{c.shellID, c.Getenv("FLOWSTATE_WORKFLOW"), cur} {
+	for _, id := range []string{c.shellWorkflowID(), c.Getenv("FLOWSTATE_WORKFLOW"), cur} {
 		if id == "" || !waits(p, id) {
 			continue
 		}
@@ -294,8 +303,15 @@ func checkOwn(s shell, pairs [][2]string) (keep [][2]string, refused []error) {
 
 // appendPairs stores pairs in the shell's workflow; a pair refused by
 // checkOwn is reported and the rest stored, or, with all set, nothing
-// is.
+// is. As in the original, the shell must have a STATE_FILE (init_ or
+// load_workflow_state set it), unless flowstate names its workflow: the
+// session's, or FLOWSTATE_WORKFLOW (the design documents' blocks append
+// without loading).
 func (c *call) appendPairs(pairs [][2]string, all bool) int {
+	if c.stateFile == "" && !c.flowstateNames() {
+		c.suppressErrTrap()
+		return c.fail(1, "ERROR: STATE_FILE not set. Call init_workflow_state first.")
+	}
 	w, err := c.workflow()
 	if err != nil {
 		return c.noWorkflow(err)
@@ -331,6 +347,20 @@ func (c *call) appendPairs(pairs [][2]string, all bool) int {
 	return 0
 }
 
+// flowstateNames reports whether flowstate's own selectors name a
+// workflow for the shell: FLOWSTATE_WORKFLOW, or the session's.
+func (c *call) flowstateNames() bool {
+	if c.Getenv("FLOWSTATE_WORKFLOW") != "" {
+		return true
+	}
+	p, err := c.proj()
+	if err != nil {
+		return false
+	}
+	id, _ := p.SessionWorkflow(c.session())
+	return id != ""
+}
+
 // noWorkflow reports that the shell has no workflow to store in, with the
 // original's words.
 func (c *call) noWorkflow(err error) int {
@@ -340,9 +370,10 @@ func (c *call) noWorkflow(err error) int {
 // append_workflow_state KEY VALUE
 func appendWorkflowState(c *call) int {
 	if len(c.args) != 2 {
+		c.suppressErrTrap()
 		return c.usage("append_workflow_state KEY VALUE (got %d arguments; quote a value with spaces)", len(c.args))
 	}
-	return c.appendPairs([][2]string{{c.args[0], c.args[1]}}, true)
+	return c.appendScalar(c.args[0], c.args[1])
 }
 
 // append_workflow_state_array KEY ITEM...: the items joined by spaces.
@@ -350,8 +381,38 @@ func appendWorkflowStateArray(c *call) int {
 	if len(c.args) < 1 {
 		return c.usage("append_workflow_state_array KEY ITEM...")
 	}
-	return c.appendPairs([][2]string{{c.args[0], strings.Join(c.args[1:], " ")}}, true)
+	return c.appendScalar(c.args[0], strings.Join(c.args[1:], " "))
 }
+
+// jsonKeys are the keys the original's append_workflow_state took a JSON
+// object or array for, besides those ending in _JSON.
+var jsonKeys = []string{"WORK_REMAINING", "ERROR_FILTERS", "COMPLETED_STATES_JSON", "REPORT_PATHS_JSON", "RESEARCH_TOPICS_JSON", "PHASE_DEPENDENCIES_JSON"}
+
+// jsonKeysVar names the shell variable whose words a project adds to
+// jsonKeys: the original's "add to allowlist" meant editing the library.
+const jsonKeysVar = "FLOWSTATE_JSON_KEYS"
+
+// appendScalar is append_workflow_state's store: the original's type
+// check first, which refused a value starting with [ or { (a JSON array
+// or object) under a key not made for JSON, so that a later block's
+// word splitting never meets one; logged as a state_error through the
+// shell's log_command_error when it has one, as the original did.
+func (c *call) appendScalar(key, value string) int {
+	if !jsonValue().MatchString(value) || strings.HasSuffix(key, "_JSON") || slices.Contains(jsonKeys, key) || slices.Contains(strings.Fields(c.vars[jsonKeysVar]), key) {
+		return c.appendPairs([][2]string{{key, value}}, true)
+	}
+	c.suppressErrTrap()
+	if c.funcs["log_command_error"] {
+		c.run("log_command_error", firstNonEmpty(c.vars["COMMAND_NAME"], "unknown"), firstNonEmpty(c.shellID, "unknown"), c.vars["USER_ARGS"],
+			"state_error", "Type validation failed: JSON detected", c.name, jsonText(map[string]string{"key": key, "value": value}))
+	}
+	return c.fail(1, "ERROR: append_workflow_state only supports scalar values for key: %s; use space-separated strings instead of JSON arrays, or a key ending in _JSON, or add %s to %s", key, key, jsonKeysVar)
+}
+
+// suppressErrTrap sets SUPPRESS_ERR_TRAP=1 in the shell, as the
+// original did before an expected failure: error-handling.sh's ERR trap
+// then logs no execution_error for it.
+func (c *call) suppressErrTrap() { c.set("SUPPRESS_ERR_TRAP", "1", false) }
 
 // append_workflow_state_bulk < KEY=value lines: blank and # lines are
 // skipped, and so (with a warning) are lines that are not KEY=value; a
@@ -386,9 +447,9 @@ func bulkKey(k string) bool {
 	return k != "" && !strings.ContainsFunc(k, func(r rune) bool { return !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') }) && (k[0] < '0' || k[0] > '9')
 }
 
-// save_json_checkpoint NAME JSON: validated, and kept in the workflow
-// the shell names (phase_data.named.NAME), or without one in
-// .claude/tmp/NAME.json as the original did, replaced atomically.
+// save_json_checkpoint NAME JSON: validated, and written as given to
+// .claude/tmp/NAME.json, as the original did, replaced atomically. A
+// workflow's commands and agents read these files by path.
 func saveJSONCheckpoint(c *call) int {
 	if len(c.args) < 2 {
 		return c.usage("save_json_checkpoint NAME JSON")
@@ -397,19 +458,12 @@ func saveJSONCheckpoint(c *call) int {
 }
 
 func (c *call) saveNamed(name string, value []byte) int {
-	if !namedCheckpoint().MatchString(name) {
-		return c.fail(1, "name %q must match %s", name, namedCheckpoint())
+	path, err := c.tmpFile(name, ".json")
+	if err == nil {
+		err = checkpoint.CheckJSON(value, "the checkpoint "+name)
 	}
-	w, err := c.named()
-	if err == nil && w != nil {
-		err = w.SetCheckpoint(namedPath(name), value)
-	} else if err == nil {
-		var path string
-		if path, err = c.tmpFile(name, ".json"); err == nil {
-			if err = checkpoint.CheckJSON(value, "the checkpoint "+name); err == nil {
-				err = fsx.WriteFile(path, append(bytes.TrimSpace(value), '\n'))
-			}
-		}
+	if err == nil {
+		err = fsx.WriteFile(path, append(value, '\n'))
 	}
 	if err != nil {
 		return c.failErr(err)
@@ -417,37 +471,20 @@ func (c *call) saveNamed(name string, value []byte) int {
 	return 0
 }
 
-func namedPath(name string) string { return checkpoint.PhaseData("named", name) }
-
-// load_json_checkpoint NAME: print it (compact JSON), or {} when never
-// saved.
+// load_json_checkpoint NAME: print it as saved, or {} when never saved.
 func loadJSONCheckpoint(c *call) int {
-	name := c.arg(0)
-	if !namedCheckpoint().MatchString(name) {
-		return c.fail(1, "name %q must match %s", name, namedCheckpoint())
-	}
-	w, err := c.named()
+	path, err := c.tmpFile(c.arg(0), ".json")
 	if err != nil {
 		return c.failErr(err)
 	}
-	var raw string
-	if w != nil {
-		doc, err := w.ReadCheckpoint()
-		if err != nil {
-			return c.failErr(err)
-		}
-		raw, _, _ = checkpoint.Get(doc, namedPath(name))
-	} else if path, err := c.tmpFile(name, ".json"); err != nil {
-		return c.failErr(err)
-	} else if doc, err := readFile(path); err == nil {
-		raw = string(doc)
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	doc, err := readFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		doc = []byte("{}")
+	case err != nil:
 		return c.failErr(err)
 	}
-	if raw == "" {
-		raw = "{}"
-	}
-	c.print(string(pretty.Ugly([]byte(raw)))) // JSON, as saved: a string keeps its quotes
+	c.print(string(doc))
 	return 0
 }
 
@@ -462,17 +499,23 @@ func loadClassificationCheckpoint(c *call) int {
 	return loadJSONCheckpoint(c)
 }
 
-// append_jsonl_log NAME JSON: a line of the workflow's logs/NAME.jsonl,
-// or without a workflow of .claude/tmp/NAME.jsonl as the original's.
+// append_jsonl_log NAME JSON: a line of .claude/tmp/NAME.jsonl, as the
+// original's: the JSON validated and written as given, compacted only
+// when it spans lines, appended in one write with O_APPEND.
 func appendJSONLLog(c *call) int {
 	if len(c.args) < 2 {
 		return c.usage("append_jsonl_log NAME JSON")
 	}
-	w, err := c.named()
-	if err == nil && w != nil {
-		err = w.AppendLog(c.args[0], []byte(c.args[1]))
-	} else if err == nil {
-		err = c.appendTmpLog(c.args[0], []byte(c.args[1]))
+	value := bytes.TrimSpace([]byte(c.args[1]))
+	if bytes.ContainsAny(value, "\r\n") {
+		value = pretty.Ugly(value)
+	}
+	path, err := c.tmpFile(c.args[0], ".jsonl")
+	if err == nil {
+		err = checkpoint.CheckJSON(value, "log "+c.args[0]+": the value")
+	}
+	if err == nil {
+		err = fsx.AppendLine(path, value)
 	}
 	if err != nil {
 		return c.failErr(err)
@@ -480,33 +523,81 @@ func appendJSONLLog(c *call) int {
 	return 0
 }
 
-// appendTmpLog appends value, one JSON value made one line, to
-// .claude/tmp/NAME.jsonl: one write with O_APPEND.
-func (c *call) appendTmpLog(name string, value []byte) error {
-	if err := checkpoint.CheckJSON(value, "log "+name+": the value"); err != nil {
-		return err
-	}
-	path, err := c.tmpFile(name, ".jsonl")
-	if err != nil {
-		return err
-	}
-	return fsx.AppendLine(path, pretty.Ugly(value))
-}
-
 // discover_latest_state_file PREFIX: the state file of the shell's (or
 // session's) workflow when its id starts with PREFIX_ or it runs command
-// PREFIX; never the newest file, which may be another workflow's.
+// PREFIX. Without one, the newest workflow_PREFIX_*.sh in .claude/tmp, as
+// the original chose, passing over what the caller must not source: the
+// file of another session's workflow (its updates would land there), and
+// a file flowstate did not generate unless sourcing it can only assign
+// (onlyAssigns), since the original's files ran what they held.
 func discoverLatestStateFile(c *call) int {
-	if c.arg(0) == "" {
-		return c.usage("discover_latest_state_file COMMAND")
+	prefix := c.arg(0)
+	if prefix == "" {
+		return c.usage("ERROR: discover_latest_state_file requires command_prefix argument: discover_latest_state_file COMMAND")
 	}
 	w, doc, err := c.checkpointed()
-	if err != nil || !strings.HasPrefix(w.ID, c.arg(0)+"_") && !sameCommand(gjson.GetBytes(doc, checkpoint.PathCommand).String(), c.arg(0)) {
+	if err == nil && (strings.HasPrefix(w.ID, prefix+"_") || sameCommand(gjson.GetBytes(doc, checkpoint.PathCommand).String(), prefix)) {
+		c.touch(w, nil) // its state file is sourced next
+		c.print(stateFile(w.P, w.ID))
+		return 0
+	}
+	p, err := c.proj()
+	if err != nil {
 		return 1
 	}
-	c.touch(w, nil) // its state file is sourced next
-	c.print(stateFile(w.P, w.ID))
-	return 0
+	for _, path := range newestFirst(tmpDir(p), "workflow_"+prefix+"_", ".sh") {
+		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "workflow_"), ".sh")
+		if sum, ok := p.Summary(id); ok {
+			if sum.Session != "" && sum.Session != c.session() {
+				continue
+			}
+			w, err := p.Workflow(id)
+			if err != nil {
+				continue
+			}
+			c.touch(w, nil)
+		} else if data, err := fsx.ReadFile(path, limit.Max); err != nil || !onlyAssigns(data) {
+			c.warn("passing over %s: flowstate did not write it, and sourcing it could run what it holds", path)
+			continue
+		}
+		c.print(path)
+		return 0
+	}
+	return 1
+}
+
+// newestFirst lists the regular files of dir named PREFIX...SUFFIX, the
+// newest first (by modification time, then name, as the original's sort).
+func newestFirst(dir, prefix, suffix string) []string {
+	entries, err := fsx.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	type file struct {
+		path string
+		mod  time.Time
+	}
+	var files []file
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, suffix) {
+			continue
+		}
+		if info, err := e.Info(); err == nil {
+			files = append(files, file{filepath.Join(dir, name), info.ModTime()})
+		}
+	}
+	slices.SortFunc(files, func(a, b file) int {
+		if c := b.mod.Compare(a.mod); c != 0 {
+			return c
+		}
+		return strings.Compare(b.path, a.path)
+	})
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.path
+	}
+	return paths
 }
 
 // sameCommand reports whether a and b name one command, with or without

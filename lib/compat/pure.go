@@ -14,6 +14,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/classify"
 	"github.com/flowstate-dev/flowstate/lib/intent"
+	"github.com/flowstate-dev/flowstate/lib/statefile"
 )
 
 // The pure rules of the functions: no I/O, table-tested.
@@ -32,6 +33,9 @@ var (
 	// keyForm is the one argument of the design's load_workflow_state KEY:
 	// an upper-case variable name, which no generated workflow id is.
 	keyForm = lazyRegexp(`^[A-Z][A-Z0-9_]*$`)
+	// jsonValue is a value append_workflow_state takes for JSON: one
+	// starting, after blanks, with [ or {, as the original's check was.
+	jsonValue = lazyRegexp(`^[ \t\n\v\f\r]*[\[{]`)
 )
 
 // uniqueID is generate_unique_workflow_id's id: COMMAND_<nanoseconds>.
@@ -180,4 +184,31 @@ func isObject(s string) bool { return strings.HasPrefix(strings.TrimSpace(s), "{
 // lazyRegexp compiles expr on first use, not at every flowstate start.
 func lazyRegexp(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
+// assignLine is a line of a state file the original wrote that sourcing
+// can only assign: NAME=VALUE, exported or not, the value bare, in single
+// quotes, or in double quotes with nothing that expands ($, `) and only
+// \" and \\ escaped.
+var assignLine = lazyRegexp(`^(export )?([A-Za-z_][A-Za-z0-9_]*)=([A-Za-z0-9_./:@%+,=-]*|'[^']*'|"([^"\\$` + "`" + `]|\\["\\])*")$`)
+
+// onlyAssigns reports whether sourcing a state file flowstate did not
+// generate can only assign variables that change nothing else: every
+// line blank, a comment or an assignLine of a name that is not reserved
+// (BASH_ENV, PATH, ... would run code in later commands).
+func onlyAssigns(data []byte) bool {
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		m := assignLine().FindStringSubmatch(line)
+		if m == nil {
+			return false
+		}
+		if _, reserved := statefile.Reserved(m[2]); reserved {
+			return false
+		}
+	}
+	return true
 }

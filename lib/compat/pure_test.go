@@ -229,3 +229,28 @@ func TestCommandOfID(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlyAssigns: a state file flowstate did not write is handed out
+// only when sourcing it can do nothing but assign variables that run
+// nothing later.
+func TestOnlyAssigns(t *testing.T) {
+	for text, want := range map[string]bool{
+		"": true,
+		"# comment\n\nexport A=\"x y\"\nB=plain\n": true,
+		`export D="a \"quoted\" \\ word"`:          true,
+		"export S='$(not run)'":                    true,
+		`export A="$(touch pwned)"`:                false,
+		"export A=\"`touch pwned`\"":               false,
+		`export A="${HOME}"`:                       false,
+		"export A=$(touch pwned)":                  false,
+		"touch pwned":                              false,
+		"export A=\"x\"; touch pwned":              false,
+		`export BASH_ENV="evil.sh"`:                false,
+		`PATH="/nowhere"`:                          false,
+		"export A=\"two\nlines\"":                  false,
+	} {
+		if got := onlyAssigns([]byte(text)); got != want {
+			t.Errorf("onlyAssigns(%q) = %v, want %v", text, got, want)
+		}
+	}
+}

@@ -130,7 +130,7 @@ func migrateFile(p *store.Project, path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, _, err := store.Migrate(doc)
+	out, _, err := p.MigrateFile(doc)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -223,8 +223,9 @@ func fileName(what, s string) error {
 // supervisor_state and error_state taken from the state), migrated to
 // schema 2.1 as its restore_checkpoint did, with the rest of the state
 // applied as SaveLegacyDoc applies it to a workflow's (so tests_passing
-// false stays false).
-func newCheckpoint(id, typ, project string, state []byte, stat Stat, now time.Time) ([]byte, error) {
+// false stays false). migrate is the project's migration of a checkpoint
+// file (store.Project.MigrateFile).
+func newCheckpoint(id, typ, project string, state []byte, stat Stat, now time.Time, migrate func([]byte) ([]byte, string, error)) ([]byte, error) {
 	if err := CheckLegacyState(state); err != nil {
 		return nil, err
 	}
@@ -250,7 +251,7 @@ func newCheckpoint(id, typ, project string, state []byte, stat Stat, now time.Ti
 	if err != nil {
 		return nil, err
 	}
-	doc, _, err := store.Migrate(raw)
+	doc, _, err := migrate(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +273,7 @@ func (c *call) saveFile(typ, project string, state []byte) (string, error) {
 	}
 	// The checkpoint's id is its file's name.
 	return newFile(p, checkpointsDir(p), typ+"_"+project+"_"+fileStamp(c.Now()), func(id string) ([]byte, error) {
-		return newCheckpoint(id, typ, project, state, FileStat(c.Cwd), c.Now())
+		return newCheckpoint(id, typ, project, state, FileStat(c.Cwd), c.Now(), p.MigrateFile)
 	})
 }
 
@@ -405,10 +406,14 @@ func (c *call) saveCommandFile(command string, data []byte) error {
 
 // tmpFile is a file the original's state-persistence.sh kept in
 // .claude/tmp: NAME.json of save_json_checkpoint, NAME.jsonl of
-// append_jsonl_log, used when the shell names no workflow.
+// append_jsonl_log. Like the original, it needs CLAUDE_PROJECT_DIR, which
+// loading compat sets.
 func (c *call) tmpFile(name, ext string) (string, error) {
 	if !namedCheckpoint().MatchString(name) {
 		return "", fail.Invalidf("name %q must match %s", name, namedCheckpoint())
+	}
+	if c.Getenv("CLAUDE_PROJECT_DIR") == "" {
+		return "", fail.Usagef("ERROR: CLAUDE_PROJECT_DIR not set (eval \"$(flowstate compat)\" sets it)")
 	}
 	p, err := c.proj()
 	if err != nil {

@@ -97,7 +97,7 @@ func (c *call) initWith(cls classify.Classification, err error) int {
 	if err != nil {
 		return c.failErr(err)
 	}
-	id := firstNonEmpty(c.shellID, c.Getenv("FLOWSTATE_WORKFLOW"))
+	id := firstNonEmpty(c.shellWorkflowID(), c.Getenv("FLOWSTATE_WORKFLOW"))
 	if id == "" {
 		if cur, _ := p.SessionWorkflow(c.session()); cur != "" && waits(p, cur) {
 			id = cur
@@ -214,7 +214,35 @@ func smTransition(c *call) int {
 	if len(c.args) < 1 || len(c.args) > 2 || c.args[0] == "" {
 		return c.usage("sm_transition STATE [REASON], or sm_transition FROM TO")
 	}
+	if c.stateFile == "" {
+		if rc := c.autoInit(c.args[len(c.args)-1]); rc != 0 {
+			return rc
+		}
+	}
 	return c.transition(c.args, nil)
+}
+
+// autoInit is the original sm_transition's recovery in a shell without
+// STATE_FILE (a block that never called load_workflow_state): it loads
+// the shell's workflow as load_workflow_state does, with the original's
+// two lines on stderr, and logs a state_error through the shell's
+// log_command_error when it has one, so that the gap gets fixed.
+func (c *call) autoInit(target string) int {
+	if c.funcs["log_command_error"] {
+		c.run("log_command_error", firstNonEmpty(c.vars["COMMAND_NAME"], "/unknown"), firstNonEmpty(c.shellID, "unknown"), c.vars["USER_ARGS"],
+			"state_error", "STATE_FILE not set during sm_transition - load_workflow_state not called", c.name,
+			jsonText(map[string]string{"target_state": target, "diagnostic": "Call load_workflow_state before sm_transition"}))
+	}
+	fmt.Fprintln(c.Stderr, "⚠️  WARNING: Auto-initializing state machine (load_workflow_state not called explicitly)")
+	w, err := c.workflow()
+	if err == nil {
+		_, err = c.answerAll(w)
+	}
+	if err != nil {
+		return c.fail(1, "ERROR: STATE_FILE not set and auto-initialization failed: %v; call load_workflow_state before sm_transition", err)
+	}
+	fmt.Fprintf(c.Stderr, "  ✓ Auto-initialization successful (loaded workflow ID: %s)\n", w.ID)
+	return 0
 }
 
 // sm_transition_with_checkpoint [FROM] TO JSON: the transition and the
@@ -443,14 +471,32 @@ func smIsTerminal(c *call) int {
 	return 1
 }
 
-// sm_validate_state: 0 when the workflow and its state can be read.
+// sm_validate_state: 0 when the shell has the state machine loaded, as
+// the original checked: STATE_FILE set and CURRENT_STATE not empty, and
+// the workflow STATE_FILE names readable (its file is written again when
+// a block removed it).
 func smValidateState(c *call) int {
-	st, _, err := c.status()
-	if err != nil {
-		return c.failErr(err)
+	var errs []string
+	if c.stateFile == "" {
+		errs = append(errs, "STATE_FILE not set")
+	} else if id := c.stateFileWorkflowID(); id != "" {
+		w, err := c.workflow()
+		if err == nil {
+			_, err = c.view(w)
+		}
+		if err != nil {
+			errs = append(errs, err.Error())
+		} else {
+			c.touch(w, nil)
+		}
+	} else if !isFile(c.abs(c.stateFile)) {
+		errs = append(errs, "STATE_FILE does not exist: "+c.stateFile)
 	}
-	if st.CurrentState == "" {
-		return c.fail(1, "workflow %s has no current state", st.WorkflowID)
+	if c.vars["CURRENT_STATE"] == "" {
+		errs = append(errs, "CURRENT_STATE not set")
+	}
+	if len(errs) > 0 {
+		return c.fail(1, "ERROR: State validation failed with %d errors: %s", len(errs), strings.Join(errs, "; "))
 	}
 	return 0
 }

@@ -10,10 +10,12 @@ package history
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,8 +56,11 @@ func (e Entry) Duration() time.Duration {
 }
 
 // Parse reads events.jsonl. A line that is not an event (torn by a crash,
-// damaged by hand) is skipped and counted.
-func Parse(data []byte) (entries []Entry, skipped int) {
+// damaged by hand) is skipped and counted. workers names the worker of
+// each agent (by agent id) as the timeline paired them
+// (timeline.Timeline.Workers), for the summary of an agent's events that
+// do not carry it (its start).
+func Parse(data []byte, workers map[string]string) (entries []Entry, skipped int) {
 	entries = []Entry{} // none is [] in JSON, not null
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), len(data)+1)
@@ -71,7 +76,7 @@ func Parse(data []byte) (entries []Entry, skipped int) {
 			continue
 		}
 		e.Seq = len(entries) + 1
-		e.Summary = summary(e.Event, e.Fields)
+		e.Summary = summary(e.Event, named(e.Fields, workers))
 		if d, ok := c.took(e); ok {
 			ms := d.Milliseconds()
 			e.DurationMs = &ms
@@ -123,7 +128,7 @@ func (c *clock) took(e Entry) (time.Duration, bool) {
 			c.entered = e.TS
 		}
 		return d, ok
-	case "gate":
+	case "gate", "budget":
 		c.gate = e.TS
 	case "approve", "reject":
 		d, ok := since(c.gate)
@@ -159,6 +164,19 @@ func (c *clock) took(e Entry) (time.Duration, bool) {
 	return 0, false
 }
 
+// named is an agent event's fields with the worker its agent was paired
+// with, where the event does not name it; the event as recorded is left
+// as it is.
+func named(f map[string]any, workers map[string]string) map[string]any {
+	id, _ := f["agent_id"].(string)
+	if _, ok := f["worker_id"]; ok || workers[id] == "" {
+		return f
+	}
+	g := maps.Clone(f)
+	g["worker_id"] = workers[id]
+	return g
+}
+
 // summary says what an event means, in one line; an event of a kind not
 // in meanings lists its fields.
 func summary(kind string, f map[string]any) string {
@@ -183,7 +201,15 @@ var meanings = []struct {
 	{"init", func(fields) string { return "workflow created" }},
 	{"transition", func(f fields) string { return f.with(f.str("from")+" → "+f.str("to"), "reason") }},
 	{"gate", func(f fields) string { return f.with("waits for approval to enter "+f.str("state"), "message") }},
-	{"approve", func(f fields) string { return f.with(f.who()+" approved entering "+f.str("state"), "note") }},
+	{"approve", func(f fields) string {
+		if f.str("kind") == checkpoint.HoldBudget {
+			return f.with(fmt.Sprintf("%s allowed %s more in %s (spent %s; the limit is %s)", f.who(), f.str("more"), f.str("state"), f.str("spent"), f.str("limit")), "note")
+		}
+		return f.with(f.who()+" approved entering "+f.str("state"), "note")
+	}},
+	{"budget", func(f fields) string {
+		return fmt.Sprintf("held at its spend limit in %s: spent %s of %s", f.str("state"), f.str("spent"), f.str("limit"))
+	}},
 	{"reject", func(f fields) string {
 		return f.with(fmt.Sprintf("%s rejected entering %s; back to %s", f.who(), f.str("state"), f.str("to")), "reason")
 	}},
@@ -215,10 +241,10 @@ var meanings = []struct {
 	{"agent_start", func(f fields) string { return f.agent() + " started" }},
 	{"agent_stop", func(f fields) string { return f.agent() + " stopped" }},
 	{usage.AgentEvent, func(f fields) string {
-		return fmt.Sprintf("%s spent %s in %s requests, %s tool calls%s", f.agent(), tokens(f["usage"]), f.str("requests"), f.str("tool_uses"), model(f.str("model")))
+		return fmt.Sprintf("%s spent %s in %s, %s%s", f.agent(), tokens(f["usage"]), f.count("requests", "request"), f.count("tool_uses", "tool call"), model(f.str("model")))
 	}},
 	{usage.MainEvent, func(f fields) string {
-		return fmt.Sprintf("main thread in %s spent %s in %s requests%s", f.str("state"), tokens(f["usage"]), f.str("requests"), model(f.str("model")))
+		return fmt.Sprintf("main thread in %s spent %s in %s%s", f.str("state"), tokens(f["usage"]), f.count("requests", "request"), model(f.str("model")))
 	}},
 	{"migrated", func(f fields) string {
 		return fmt.Sprintf("checkpoint migrated from %s to %s (original kept as %s)", f.str("from"), f.str("to"), f.str("backup"))
@@ -230,6 +256,15 @@ type fields map[string]any
 
 // str is field k as one safe line.
 func (f fields) str(k string) string { return text(f[k]) }
+
+// count is field k, a number of things: "1 request", "3 requests".
+func (f fields) count(k, thing string) string {
+	n, err := strconv.Atoi(cmp.Or(f.str(k), "0"))
+	if err != nil {
+		return f.str(k) + " " + thing + "s"
+	}
+	return status.Count(n, thing)
+}
 
 // with is s, then ": " and field k when the event has it.
 func (f fields) with(s, k string) string {
@@ -328,18 +363,35 @@ func Spent(t timeline.Timeline, prices *usage.Prices) string {
 	if total.Zero() {
 		return ""
 	}
-	perState, all, priced := t.Cost(prices)
-	money := func(v float64) string {
-		if prices == nil {
-			return ""
+	perState, all, _ := t.Cost(prices)
+	var column []float64
+	for _, s := range t.Spent() {
+		if !s.Usage.Zero() {
+			column = append(column, perState[s.State])
 		}
-		return "  " + prices.Money(v)
+	}
+	places := usage.Decimals(column...)
+	_, unpriced := t.Unpriced(prices)
+	money := func(state string) string {
+		switch {
+		case prices == nil:
+			return ""
+		case unpriced[state] && perState[state] == 0:
+			return "  no price"
+		case unpriced[state]:
+			return "  " + prices.MoneyIn(perState[state], places) + " + unpriced"
+		}
+		return "  " + prices.MoneyIn(perState[state], places)
 	}
 	var b strings.Builder
+	cost := ""
+	if prices != nil {
+		cost = "  " + prices.Money(all)
+	}
 	fmt.Fprintf(&b, "\nspent %s tokens (input %s, output %s, cache read %s, cache write %s)%s\n", usage.Tokens(total.Total()),
-		usage.Tokens(total.Input), usage.Tokens(total.Output), usage.Tokens(total.CacheRead), usage.Tokens(total.CacheWrite), money(all))
-	if prices != nil && !priced {
-		b.WriteString("  (models without a price in the table are left out of the money)\n")
+		usage.Tokens(total.Input), usage.Tokens(total.Output), usage.Tokens(total.CacheRead), usage.Tokens(total.CacheWrite), cost)
+	if models, _ := t.Unpriced(prices); len(models) > 0 {
+		fmt.Fprintf(&b, "  (%s: the money leaves their tokens out)\n", status.UnpricedText(models, total.Total()))
 	}
 	width := 0
 	for _, s := range t.Spent() {
@@ -347,7 +399,7 @@ func Spent(t timeline.Timeline, prices *usage.Prices) string {
 	}
 	for _, s := range t.Spent() {
 		if !s.Usage.Zero() {
-			fmt.Fprintf(&b, "  %-*s  %7s tokens%s\n", width, kv.OneLine(s.State), usage.Tokens(s.Usage.Total()), money(perState[s.State]))
+			fmt.Fprintf(&b, "  %-*s  %7s tokens%s\n", width, kv.OneLine(s.State), usage.Tokens(s.Usage.Total()), money(s.State))
 		}
 	}
 	return b.String()

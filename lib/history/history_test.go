@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/timeline"
+	"github.com/flowstate-dev/flowstate/lib/usage"
 )
 
 const log = `{"ts":"2026-04-01T10:00:00Z","event":"init"}
@@ -32,7 +33,9 @@ this line was torn by a crash
 `
 
 func TestParse(t *testing.T) {
-	entries, skipped := Parse([]byte(log))
+	// The start names no worker: the timeline's pairing does.
+	run := timeline.Build(timeline.Input{ID: "wf", Checkpoint: []byte(`{"status":"cancelled"}`), Events: []byte(log), Initial: "initialize"})
+	entries, skipped := Parse([]byte(log), run.Workers())
 	if skipped != 1 {
 		t.Errorf("skipped %d lines, want the torn one", skipped)
 	}
@@ -44,7 +47,7 @@ func TestParse(t *testing.T) {
 		{"workflow created", -1},
 		{"initialize → research: classified", time.Second},
 		{"research-specialist research_1 launched", -1},
-		{"research-specialist started", -1},
+		{"research-specialist research_1 started", -1},
 		{"research-specialist research_1 stopped", 40 * time.Second},
 		{"research-specialist research_1 spent 48.6k tokens (input 1.2k, output 340, cache read 45.0k, cache write 2.1k) in 7 requests, 6 tool calls, model claude-opus-5-5", 40500 * time.Millisecond},
 		{"main thread in research spent 3.4k tokens (input 10, output 20, cache read 3.0k, cache write 400) in 3 requests, model claude-opus-5-5", -1},
@@ -82,7 +85,7 @@ func TestParse(t *testing.T) {
 
 // TestJSONIsStable: the document's shape is the contract for tools.
 func TestJSONIsStable(t *testing.T) {
-	entries, _ := Parse([]byte(log))
+	entries, _ := Parse([]byte(log), nil)
 	b, err := json.Marshal(Document{WorkflowID: "w", Events: entries[4:5], Agents: []timeline.AgentDoc{}})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +99,7 @@ func TestJSONIsStable(t *testing.T) {
 }
 
 func TestRender(t *testing.T) {
-	entries, _ := Parse([]byte(log))
+	entries, _ := Parse([]byte(log), nil)
 	out := Render(entries[:5], 0)
 	want := "TIME (UTC)           EVENT         TOOK   WHAT\n" +
 		"2026-04-01 10:00:00  init                 workflow created\n" +
@@ -125,7 +128,7 @@ func TestClockSteppedBack(t *testing.T) {
 {"ts":"2026-04-01T09:00:00Z","event":"agent_stop","agent_id":"a1","agent_type":"research-specialist"}
 {"ts":"2026-04-01T09:00:09Z","event":"transition","from":"research","to":"plan"}
 `
-	entries, _ := Parse([]byte(back))
+	entries, _ := Parse([]byte(back), nil)
 	var order []string
 	for _, e := range entries {
 		order = append(order, e.Event)
@@ -166,5 +169,33 @@ func TestSummary(t *testing.T) {
 		if got := summary(tc.kind, tc.fields); got != tc.want {
 			t.Errorf("summary(%s, %v) = %q, want %q", tc.kind, tc.fields, got, tc.want)
 		}
+	}
+}
+
+// TestSpent: the totals after the events, money in one precision down its
+// column, a state whose model has no price said so (never 0.00), the
+// model named with its share of the tokens; counts in the singular for
+// one.
+func TestSpent(t *testing.T) {
+	run := timeline.Build(timeline.Input{ID: "wf", Checkpoint: []byte(`{"status":"complete"}`), Initial: "initialize", Events: []byte(
+		`{"ts":"2026-04-01T10:00:00Z","event":"init"}
+{"ts":"2026-04-01T10:00:01Z","event":"agent_usage","agent_id":"c","agent_type":"workflow-classifier","model":"cheap","usage":{"input_tokens":100},"requests":1,"tool_uses":1,"duration_ms":1000}
+{"ts":"2026-04-01T10:00:02Z","event":"transition","from":"initialize","to":"research"}
+{"ts":"2026-04-01T10:00:03Z","event":"main_usage","state":"research","model":"m1","usage":{"input_tokens":1000,"output_tokens":100},"requests":1}
+{"ts":"2026-04-01T10:00:04Z","event":"main_usage","state":"plan","model":"m1","usage":{"input_tokens":100000},"requests":3}
+`)})
+	prices := &usage.Prices{Currency: "USD", PerM: map[string]usage.Rate{"m1": {Input: 1, Output: 10}}}
+	want := "\nspent 101k tokens (input 101k, output 100, cache read 0, cache write 0)  0.10 USD\n" +
+		"  (no price for cheap (<1% of the tokens): the money leaves their tokens out)\n" +
+		"  initialize      100 tokens  no price\n" +
+		"  research       1.1k tokens  0.0020 USD\n" +
+		"  plan           100k tokens  0.1000 USD\n"
+	if got := Spent(run, prices); got != want {
+		t.Errorf("Spent:\n%s\nwant\n%s", got, want)
+	}
+	entries, _ := Parse([]byte(`{"ts":"2026-04-01T10:00:01Z","event":"agent_usage","agent_id":"c","agent_type":"x","usage":{"input_tokens":100},"requests":1,"tool_uses":1}
+{"ts":"2026-04-01T10:00:03Z","event":"main_usage","state":"research","usage":{"input_tokens":1000},"requests":2}`), nil)
+	if got := entries[0].Summary + " | " + entries[1].Summary; !strings.Contains(got, "in 1 request, 1 tool call |") || !strings.Contains(got, "in 2 requests") {
+		t.Errorf("counts: %s", got)
 	}
 }

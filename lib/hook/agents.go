@@ -1,7 +1,6 @@
 package hook
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/usage"
 )
 
 // preToolUse runs before every Agent call, every file write (see
@@ -196,31 +196,14 @@ func (h handler) record(kind string, k orchestrate.Known) {
 	}
 }
 
-// maxTranscriptHead bounds what is read of an agent's transcript: its
-// first line, the prompt, is a few kilobytes.
-const maxTranscriptHead = 256 << 10
-
-// stoppedPrompt is the prompt of the agent that stopped: the first line
-// of its transcript holds it, the way Claude Code 2.1.328 writes them
-// ({"type":"user","message":{"content":...}}). Its final answer, which
-// names the artifact (REPORT_CREATED: path), stands in when the
-// transcript cannot be read.
+// stoppedPrompt is the prompt of the agent that stopped, from its
+// transcript (usage.Prompt). Its final answer, which names the artifact
+// (REPORT_CREATED: path), stands in when the transcript cannot be read.
 func (h handler) stoppedPrompt() string {
 	if h.pl.TranscriptPath != "" {
-		head, err := fsx.ReadPrefix(h.pl.TranscriptPath, maxTranscriptHead)
-		if err == nil {
-			line, _, _ := bytes.Cut(head, []byte("\n"))
-			content := gjson.GetBytes(line, "message.content")
-			if content.Type == gjson.String {
-				return content.String()
-			}
-			text := ""
-			for _, b := range content.Array() {
-				text += b.Get("text").String() + "\n"
-			}
-			if text != "" {
-				return text
-			}
+		head, err := fsx.ReadPrefix(h.pl.TranscriptPath, usage.MaxPromptHead)
+		if prompt, ok := usage.Prompt(head); err == nil && ok {
+			return prompt
 		}
 	}
 	return h.pl.LastMessage

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
+	"github.com/flowstate-dev/flowstate/lib/usage"
 )
 
 // A command's arguments as typed. Pure: no I/O.
@@ -13,6 +14,7 @@ import (
 type Arguments struct {
 	Scope       string // --scope SCOPE (or --scope=SCOPE)
 	ApprovePlan bool   // --approve-plan: a person approves the plan before the work built on it
+	Budget      string // --budget AMOUNT: the workflow's spend limit (usage.ParseBudget), one word
 	Description string
 	// Resume: --resume [--retry-failed] [WORKFLOW_ID] continues the
 	// command's unfinished workflow (or the one named) instead of
@@ -22,7 +24,8 @@ type Arguments struct {
 }
 
 // ParseArgs splits a command's arguments as typed into the options before
-// the description (--scope SCOPE, --approve-plan, in any order) and the
+// the description (--scope SCOPE, --approve-plan, --budget AMOUNT, in any
+// order) and the
 // description. One pair of quotes around the whole description is
 // dropped. A command that requires a scope (requireScope lists its
 // definition's scopes) refuses arguments without one, naming them.
@@ -45,6 +48,15 @@ func ParseArgs(command, raw string, requireScope []string, hint string) (Argumen
 	for {
 		if rest, ok := option(s, "--approve-plan"); ok {
 			a.ApprovePlan, s = true, rest
+			continue
+		}
+		if rest, ok := option(s, "--budget"); ok {
+			rest = strings.TrimLeft(rest, " \t=")
+			a.Budget, s, _ = strings.Cut(rest, " ")
+			if _, err := usage.ParseBudget(a.Budget); err != nil {
+				return a, fail.Usagef("%v; e.g. /%s --budget 500k DESCRIPTION, or --budget 5USD", err, command)
+			}
+			s = strings.TrimSpace(s)
 			continue
 		}
 		rest, ok := option(s, "--scope")

@@ -31,6 +31,10 @@ type step func(*store.Workflow, Options) (Output, error)
 // In a sub-supervisor, signal says that the step ends the agent with its
 // signal line (phase-verify).
 func guarded(w *store.Workflow, o Options, signal bool, run step) (Output, error) {
+	// A workflow that reached its spend limit is held here, as at a gate.
+	if err := sm.CheckBudget(w, o.Limits); err != nil && fail.Code(err) != fail.Waiting {
+		return Output{}, err
+	}
 	if out, ok, err := held(w, o, signal); ok || err != nil {
 		return out, err
 	}
@@ -114,11 +118,14 @@ func held(w *store.Workflow, o Options, signal bool) (out Output, ok bool, err e
 	}
 	out.add("WORKFLOW_ID", w.ID)
 	out.add("STATUS", status)
-	if h := checkpoint.ViewOf(doc).Hold; h != nil && h.Kind == checkpoint.HoldApproval {
+	switch h := checkpoint.ViewOf(doc).Hold; {
+	case h != nil && h.Kind == checkpoint.HoldApproval:
 		out.add("WAITING_FOR", "approval to enter "+h.State)
 		if review := reviewOf(w, doc, h); len(review) > 0 {
 			out.add("REVIEW", strings.Join(review, " "))
 		}
+	case h != nil && h.Kind == checkpoint.HoldBudget:
+		out.add("WAITING_FOR", "a person to allow more spending: "+h.Message)
 	}
 	out.add("MESSAGE", msg)
 	out.add("NEXT", Stopped)
@@ -157,6 +164,9 @@ func HeldMessage(w *store.Workflow, doc []byte) string {
 			id, h.State, strings.TrimSuffix(h.Message, "."), review, Slash(w.P, "workflow-approve"), id, ResumeHint(w), sm.RejectsTo(cv, h), Slash(w.P, "workflow-reject"), id)
 	case checkpoint.HoldPause:
 		msg = fmt.Sprintf("Workflow %s %s. Continue it with %s (in a terminal: flowstate unpause --workflow %s).", id, h.Sentence(), ResumeHint(w), id)
+	case checkpoint.HoldBudget:
+		msg = fmt.Sprintf("Workflow %s %s. Nothing runs on until you allow more: %s --budget AMOUNT [NOTE] (in a terminal: flowstate approve --budget AMOUNT --workflow %s; AMOUNT in tokens, 500k, or money, 5USD), then continue with %s; or cancel it (flowstate cancel --workflow %s --reason TEXT).",
+			id, h.Sentence(), Slash(w.P, "workflow-approve"), id, ResumeHint(w), id)
 	default:
 		msg = fmt.Sprintf("Workflow %s %s; it is finished: start a new one to go on.", id, h.Sentence())
 	}

@@ -24,6 +24,7 @@ type Run struct {
 	Scope       string `json:"scope,omitempty"` // given with --scope
 	Sequential  bool   `json:"sequential,omitempty"`
 	ApprovePlan bool   `json:"approve_plan,omitempty"`
+	Budget      string `json:"budget,omitempty"` // the spend limit the command's arguments gave
 	// ByState: the command runs on the low-level API (sm-init), and names
 	// its sections after the workflow's states.
 	ByState bool `json:"by_state,omitempty"`

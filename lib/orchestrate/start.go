@@ -20,6 +20,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/usage"
 )
 
 // coordination values stored in phase_data.initialize.coordination.
@@ -35,6 +36,7 @@ type Request struct {
 	Description string
 	Sequential  bool    // one worker at a time and no sub-supervisors
 	ApprovePlan bool    // a person approves the plan before the state that follows it
+	Budget      string  // the workflow's spend limit (usage.ParseBudget), "" for the project's
 	Classified  bool    // the classifier has written its JSON
 	Session     string  // CLAUDE_CODE_SESSION_ID; may be empty
 	Mode        string  // FLOWSTATE_CLASSIFICATION: "" or agent, offline
@@ -115,7 +117,7 @@ func Start(p *store.Project, r Request) (Output, error) {
 func (r Request) runOf(p *store.Project) (run Run, exists bool) {
 	prev, ok := ReadRun(p, r.Session)
 	again := ok && prev.Command == r.Command && prev.Description == r.Description && prev.Scope == r.Scope &&
-		prev.Sequential == r.Sequential && prev.ApprovePlan == r.ApprovePlan
+		prev.Sequential == r.Sequential && prev.ApprovePlan == r.ApprovePlan && prev.Budget == r.Budget
 	s, created := p.Summary(prev.Workflow)
 	switch {
 	case again && created && s.Active():
@@ -124,7 +126,7 @@ func (r Request) runOf(p *store.Project) (run Run, exists bool) {
 		return prev, false
 	}
 	return Run{Command: r.Command, Description: r.Description, Scope: r.Scope, Sequential: r.Sequential, ApprovePlan: r.ApprovePlan,
-		User: r.Machine != nil, Definition: r.Definition}, false
+		Budget: r.Budget, User: r.Machine != nil, Definition: r.Definition}, false
 }
 
 // orEmpty is *o, or an empty output for nil.
@@ -243,8 +245,15 @@ func create(p *store.Project, r Request, m *machine.Machine, run Run, cls classi
 	if classPath != "" {
 		init["classification_path"] = classPath
 	}
+	var budget usage.Budget
+	if r.Budget != "" {
+		var err error
+		if budget, err = usage.ParseBudget(r.Budget); err != nil {
+			return out, fail.Usagef("%v", err)
+		}
+	}
 	w, _, err := sm.Init(p, sm.InitParams{ID: run.Workflow, Description: r.Description, Command: r.Command, Scope: cls.WorkflowType,
-		Classification: cls, Machine: m, MachineJSON: r.MachineJSON, Session: r.Session, Gates: gates, PhaseData: init})
+		Classification: cls, Machine: m, MachineJSON: r.MachineJSON, Session: r.Session, Gates: gates, PhaseData: init, Budget: budget})
 	if err != nil {
 		return out, err
 	}
@@ -271,7 +280,7 @@ func Unstarted(p *store.Project, session, mode string, o Options) (Output, bool,
 		return Output{}, false, nil
 	}
 	r := Request{Command: run.Command, Scope: run.Scope, Description: run.Description, Sequential: run.Sequential,
-		ApprovePlan: run.ApprovePlan, Session: session, Mode: mode, Options: o, Definition: run.Definition,
+		ApprovePlan: run.ApprovePlan, Budget: run.Budget, Session: session, Mode: mode, Options: o, Definition: run.Definition,
 		// The classifier at work since it was asked: wait for its answer.
 		Classified: run.Classifier != "" && !run.ClassifierLaunched.IsZero() && !run.ClassifierLaunched.Before(run.Asked)}
 	if run.Definition != "" {

@@ -36,6 +36,9 @@ type Options struct {
 	// hooks said: a sub-supervisor's steps act only in the state it
 	// started in.
 	Agent string
+	// Limits are the project's spend limit and prices: a step holds a
+	// workflow whose recorded spend reached its limit (sm.CheckBudget).
+	Limits sm.Limits
 }
 
 // AgentEnv names the environment variable through which the PreToolUse

@@ -16,6 +16,8 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"net/url"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -29,13 +31,24 @@ import (
 
 // Input is what a page shows.
 type Input struct {
-	Run        timeline.Timeline
-	Scope      string
-	Prices     *usage.Prices
-	Generated  time.Time
-	Version    string
-	Artifact   func(path string) string // a worker's output path as a link from the page; "" for none
-	StateOrder []string                 // the machine's states, for colours that stay put
+	Run       timeline.Timeline
+	Scope     string
+	Prices    *usage.Prices
+	Generated time.Time
+	Version   string
+	// Project is the project's directory: artifacts are shown relative to
+	// it, and linked from the page.
+	Project string
+	// Page is the directory the page is written to (for a page on
+	// stdout, the working directory): links are relative to it, or file:
+	// URLs where the page is outside the project. "": no links.
+	Page string
+	// Notes are what a person should know first and what to do next
+	// (status.Notes).
+	Notes []status.Note
+	// Exists tells whether an artifact (its absolute path) is there to
+	// link to: a worker that failed may have written nothing. nil: all are.
+	Exists func(path string) bool
 }
 
 // Render writes the page.
@@ -61,11 +74,16 @@ type view struct {
 	Legend                                                  []legend
 	Height                                                  int // px of the agent lanes
 	Counts                                                  string
+	EndState                                                string // the state the run ended in
+	Notes                                                   []status.Note
+	ArtifactDir                                             string // the directory (project-relative) the artifacts in the table are relative to
 }
 
 type tick struct {
 	Left  float64
 	Label string
+	Odd   bool // every other mark, left out on a narrow window
+	Last  bool
 }
 
 // bar is one span on the axis; Left and Width in percent of it.
@@ -76,7 +94,8 @@ type bar struct {
 	Title       string
 	Color       string
 	Wave        int
-	Agent       int // index in agentRow, for the anchor
+	Agent       int  // index in agentRow, for the anchor
+	Point       bool // a stay that took no time (the state a run ended in): drawn as a point
 }
 
 type mark struct {
@@ -88,7 +107,6 @@ type mark struct {
 
 type summaryRow struct {
 	State, Took, Tokens, Money, Agents, Notes string
-	Color                                     string
 }
 
 type agentRow struct {
@@ -97,7 +115,9 @@ type agentRow struct {
 	Input, Output, CacheRead, CacheWrite, Total, Money, Attempt string
 	Requests, ToolUses                                          string
 	Wave                                                        int
-	Link, Artifact                                              string
+	Link                                                        template.URL // built by url.URL, so safe in an href
+	Artifact                                                    []string     // its path (relative to the view's ArtifactDir), by its parts, wrapped only between them
+	Path                                                        string       // its path relative to the project
 	Class                                                       string
 	Rewound                                                     bool
 }
@@ -108,35 +128,35 @@ type mainRow struct {
 
 type legend struct{ Class, Label string }
 
-// palette colours states in the order the machine lists them.
-var palette = []string{"#8ecae6", "#90be6d", "#f9c74f", "#f8961e", "#577590", "#43aa8b", "#f94144", "#b5838d", "#9d4edd", "#adb5bd"}
-
 func build(in Input) view {
 	t := in.Run
 	ax := newScale(t.Start, t.End)
-	col := newColors(in.StateOrder)
 	v := view{
 		ID: t.ID, Command: t.Command, Description: t.Description, Scope: in.Scope, Status: t.Status, Version: in.Version,
 		Generated: stamp(in.Generated), Started: stamp(t.Start), Took: status.Duration(t.End.Sub(t.Start)), Active: t.Active,
-		Tokens: usage.Tokens(t.Total().Total()),
+		Tokens: usage.Tokens(t.Total().Total()), Notes: in.Notes,
 	}
 	v.Title = "flowstate · " + t.ID
 	if !t.Active {
 		v.Ended = stamp(t.End)
+		if n := len(t.States); n > 0 {
+			v.EndState = t.States[n-1].Name
+		}
 	}
-	perState, total, complete := t.Cost(in.Prices)
+	perState, total, _ := t.Cost(in.Prices)
 	if in.Prices != nil {
 		v.Money = in.Prices.Money(total)
-		if !complete {
-			v.Money += " (models without a price left out)"
+		if models, _ := t.Unpriced(in.Prices); len(models) > 0 {
+			v.Money += " (" + status.UnpricedText(models, t.Total().Total()) + ")"
 		}
 	}
 	v.Ticks = ticks(ax.span)
 	for i := range v.Ticks {
 		v.Ticks[i].Left = clamp(v.Ticks[i].Left)
+		v.Ticks[i].Odd, v.Ticks[i].Last = i%2 == 1, i == len(v.Ticks)-1
 	}
-	for _, s := range t.States {
-		v.States = append(v.States, stateBar(s, ax, col))
+	for i, s := range t.States {
+		v.States = append(v.States, stateBar(s, i, ax))
 	}
 	for _, w := range t.Waits {
 		v.Waits = append(v.Waits, waitBar(w, t.End, ax))
@@ -144,13 +164,13 @@ func build(in Input) view {
 	for _, m := range t.Marks {
 		v.Marks = append(v.Marks, mark{Left: ax.pos(m.At), Kind: m.Kind, Glyph: glyphs[m.Kind], Title: fmt.Sprintf("%s %s in %s: %s", clock(m.At), m.Kind, m.State, m.Text)})
 	}
-	v.addAgents(in, ax, col)
+	v.addAgents(in, ax)
 	v.Height = max(1, t.Lanes) * 22
-	v.Summary = summaryRows(in, perState, col)
+	v.Summary = summaryRows(in, perState)
 	v.Main = mainRows(in)
-	v.Counts = fmt.Sprintf("%d agents, at most %d at once; %d states", len(t.Agents), t.Lanes, len(t.States))
-	v.Legend = []legend{{"done", "done"}, {"failed", "failed"}, {"running", "running"}, {"stuck", "stuck"}, {"stopped", "stopped, not checked"},
-		{"lost", "never seen stopping"}, {"rewound", "rewound (work taken back, still spent)"}, {"retry", "a worker run again"}}
+	v.Counts = fmt.Sprintf("%s, at most %d at once; %s", status.Count(len(t.Agents), "agent"), t.Lanes, status.Count(len(t.States), "state"))
+	v.Legend = []legend{{"done", "done"}, {"running", "running"}, {"failed", "failed"}, {"waiting", "waiting for a person"}, {"retry", "retried (a worker run again)"},
+		{"stuck", "stuck"}, {"stopped", "stopped, not checked"}, {"lost", "never seen stopping"}, {"rewound", "rewound (work taken back, still spent)"}}
 	return v
 }
 
@@ -177,30 +197,15 @@ func (s scale) width(from, to time.Time) float64 {
 	return math.Max(0.25, s.pos(to)-s.pos(from))
 }
 
-// colors gives each state its colour: the machine's states by their
-// order, any other by the order it is first drawn in.
-type colors map[string]string
-
-func newColors(order []string) colors {
-	c := colors{}
-	for i, s := range order {
-		c[s] = palette[i%len(palette)]
-	}
-	return c
-}
-
-func (c colors) of(state string) string {
-	if col, ok := c[state]; ok {
-		return col
-	}
-	col := palette[len(c)%len(palette)]
-	c[state] = col
-	return col
-}
-
-// stateBar is a stay in a state, its title saying what befell it.
-func stateBar(s timeline.State, ax scale, col colors) bar {
+// stateBar is a stay in a state (the n-th), its title saying what befell
+// it. Its colour says what it is (current, failed, rewound), never which
+// state: neighbours alternate two neutral shades. A stay that took no
+// time, the terminal state a run ended in, is a point.
+func stateBar(s timeline.State, n int, ax scale) bar {
 	cls := "state"
+	if n%2 == 1 {
+		cls += " alt"
+	}
 	var notes []string
 	if s.Rewound {
 		cls += " rewound"
@@ -218,10 +223,17 @@ func stateBar(s timeline.State, ax scale, col colors) bar {
 		cls += " current"
 	}
 	title := fmt.Sprintf("%s: %s (%s → %s)", s.Name, status.Duration(s.End.Sub(s.Start)), clock(s.Start), clock(s.End))
+	if !s.End.After(s.Start) && !s.Current {
+		title = fmt.Sprintf("%s: entered at %s", s.Name, clock(s.Start))
+	}
 	if len(notes) > 0 {
 		title += "; " + strings.Join(notes, "; ")
 	}
-	return bar{Left: ax.pos(s.Start), Width: ax.width(s.Start, s.End), Class: cls, Label: s.Name, Title: title, Color: col.of(s.Name)}
+	b := bar{Left: ax.pos(s.Start), Width: ax.width(s.Start, s.End), Class: cls, Label: s.Name, Title: title}
+	if !s.End.After(s.Start) && !s.Current {
+		b.Point, b.Class, b.Width = true, cls+" point", 0
+	}
+	return b
 }
 
 // waitBar is a wait for a person, up to now (runEnd) while it lasts.
@@ -231,8 +243,11 @@ func waitBar(w timeline.Wait, runEnd time.Time, ax scale) bar {
 		end = runEnd
 	}
 	what := "waiting for approval to enter " + w.State
-	if w.Kind == "pause" {
+	switch w.Kind {
+	case "pause":
 		what = "paused in " + w.State
+	case "budget":
+		what = "held at its spend limit in " + w.State
 	}
 	if w.Message != "" {
 		what += ": " + w.Message
@@ -250,7 +265,7 @@ func waitBar(w timeline.Wait, runEnd time.Time, ax scale) bar {
 // addAgents puts each agent's bar on its lane and its row in the table,
 // in agentOrder, and brackets each wave of a state (per rewind) around
 // its agents' bars.
-func (v *view) addAgents(in Input, ax scale, col colors) {
+func (v *view) addAgents(in Input, ax scale) {
 	t := in.Run
 	v.Lanes = make([][]bar, t.Lanes)
 	waves := map[[2]any]int{} // state and epoch, wave -> index in v.Waves
@@ -261,25 +276,27 @@ func (v *view) addAgents(in Input, ax scale, col colors) {
 			end = t.End
 		}
 		b := agentBar(a, end, ax)
-		b.Color, b.Agent = col.of(a.State), n+1
+		b.Agent = n + 1
 		v.Lanes[a.Lane] = append(v.Lanes[a.Lane], b)
 		k := [2]any{a.State + "\x00" + fmt.Sprint(a.Epoch), a.Wave}
 		if w, ok := waves[k]; ok {
 			v.Waves[w] = widen(v.Waves[w], b)
 		} else {
 			waves[k] = len(v.Waves)
-			v.Waves = append(v.Waves, bar{Left: b.Left, Width: b.Width, Label: fmt.Sprintf("%s wave %d", a.State, a.Wave), Color: col.of(a.State), Agent: 1, Wave: a.Wave})
+			v.Waves = append(v.Waves, bar{Left: b.Left, Width: b.Width, Label: fmt.Sprintf("%s wave %d", a.State, a.Wave), Agent: 1, Wave: a.Wave})
 		}
 		v.Agents = append(v.Agents, newAgentRow(in, n+1, a, end))
 	}
+	v.agentMoney(in)
+	v.artifactDir()
 	for i := range v.Waves {
-		v.Waves[i].Title = fmt.Sprintf("%s: %d agent(s)", v.Waves[i].Label, v.Waves[i].Agent)
+		v.Waves[i].Title = fmt.Sprintf("%s: %s", v.Waves[i].Label, status.Count(v.Waves[i].Agent, "agent"))
 	}
 	sort.SliceStable(v.Waves, func(i, j int) bool { return v.Waves[i].Left < v.Waves[j].Left })
 }
 
 // agentBar is an agent's run, up to end; its title says all there is to
-// know about it, its label only its worker (the colour says the state).
+// know about it, its label only its worker (the colour says its status).
 func agentBar(a timeline.Agent, end time.Time, ax scale) bar {
 	cls := "agent " + a.Status
 	if a.Rewound {
@@ -326,19 +343,32 @@ func widen(wave, b bar) bar {
 
 // summaryRows are the table of what each state took and spent, in the
 // order the states were first entered.
-func summaryRows(in Input, perState map[string]float64, col colors) []summaryRow {
+func summaryRows(in Input, perState map[string]float64) []summaryRow {
 	t := in.Run
 	agentsIn := map[string]int{}
 	for _, a := range t.Agents {
 		agentsIn[a.State]++
 	}
+	_, unpriced := t.Unpriced(in.Prices)
+	var column []float64
+	for _, s := range t.Spent() {
+		column = append(column, perState[s.State])
+	}
+	places := usage.Decimals(column...)
 	var rows []summaryRow
 	for _, s := range t.Spent() {
 		took, notes := stays(t.States, s.State)
 		row := summaryRow{State: s.State, Took: status.Duration(took), Tokens: usage.Tokens(s.Usage.Total()), Agents: fmt.Sprint(agentsIn[s.State]),
-			Notes: strings.Join(notes, ", "), Color: col.of(s.State)}
-		if in.Prices != nil {
-			row.Money = in.Prices.Money(perState[s.State])
+			Notes: strings.Join(notes, ", ")}
+		switch {
+		case in.Prices == nil:
+		case unpriced[s.State] && perState[s.State] == 0:
+			row.Money = "no price"
+		default:
+			row.Money = in.Prices.MoneyIn(perState[s.State], places)
+			if unpriced[s.State] {
+				row.Money += " + unpriced"
+			}
 		}
 		rows = append(rows, row)
 	}
@@ -368,12 +398,21 @@ func stays(states []timeline.State, state string) (time.Duration, []string) {
 
 // mainRows are the main thread's tokens per state and model.
 func mainRows(in Input) []mainRow {
+	var column []float64
+	for _, m := range in.Run.Main {
+		if c, ok := in.Prices.Cost(m.Model, m.Usage); ok {
+			column = append(column, c)
+		}
+	}
+	places := usage.Decimals(column...)
 	var rows []mainRow
 	for _, m := range in.Run.Main {
 		row := mainRow{State: m.State, Model: m.Model, Total: usage.Tokens(m.Usage.Total()), Input: num(m.Usage.Input), Output: num(m.Usage.Output),
 			CacheRead: num(m.Usage.CacheRead), CacheWrite: num(m.Usage.CacheWrite), Requests: fmt.Sprint(m.Requests)}
 		if c, ok := in.Prices.Cost(m.Model, m.Usage); ok {
-			row.Money = in.Prices.Money(c)
+			row.Money = in.Prices.MoneyIn(c, places)
+		} else if in.Prices != nil {
+			row.Money = "no price"
 		}
 		rows = append(rows, row)
 	}
@@ -383,15 +422,61 @@ func mainRows(in Input) []mainRow {
 var glyphs = map[string]string{"error": "✗", "retry": "↻", "rewind": "↺", "cancel": "⊘"}
 
 func waitLabel(w timeline.Wait) string {
-	if w.Kind == "pause" {
+	switch w.Kind {
+	case "pause":
 		return "paused"
+	case "budget":
+		return "spend limit"
 	}
 	return "approval"
 }
 
+// artifactDir shows the artifacts relative to the directory they all
+// share (a workflow's spec directory), named above the table, so that
+// a row holds its file's name, not a path across the page.
+func (v *view) artifactDir() {
+	var paths []string
+	for _, r := range v.Agents {
+		if r.Path != "" {
+			paths = append(paths, r.Path)
+		}
+	}
+	dir := status.CommonDir(paths)
+	if dir == "" {
+		return
+	}
+	v.ArtifactDir = dir
+	for i := range v.Agents {
+		if p := v.Agents[i].Path; p != "" {
+			v.Agents[i].Artifact = strings.SplitAfter(strings.TrimPrefix(p, dir), "/")
+		}
+	}
+}
+
+// agentMoney writes the agents' cost in one precision, the column's.
+func (v *view) agentMoney(in Input) {
+	var column []float64
+	costs := make([]*float64, len(v.Agents))
+	for i, a := range agentOrder(in.Run.Agents) {
+		if c, ok := in.Prices.Cost(in.Run.Agents[a].Model, in.Run.Agents[a].Usage); ok {
+			costs[i] = &c
+			column = append(column, c)
+		}
+	}
+	places := usage.Decimals(column...)
+	for i := range v.Agents {
+		switch {
+		case costs[i] != nil:
+			v.Agents[i].Money = in.Prices.MoneyIn(*costs[i], places)
+		case in.Prices != nil && v.Agents[i].Model != "":
+			v.Agents[i].Money = "no price"
+		}
+	}
+}
+
 func newAgentRow(in Input, n int, a timeline.Agent, end time.Time) agentRow {
 	r := agentRow{N: n, Type: a.Type, Worker: a.Worker, State: a.State, Status: a.Status, Start: "+" + status.Duration(a.Start.Sub(in.Run.Start)),
-		Took: status.Duration(end.Sub(a.Start)), Model: a.Model, Error: a.Error, Wave: a.Wave, Class: a.Status, Rewound: a.Rewound,
+		Took: status.Duration(end.Sub(a.Start)), Model: a.Model, Error: relText(in.Project, a.Error), Wave: a.Wave, Class: a.Status, Rewound: a.Rewound,
 		Input: num(a.Usage.Input), Output: num(a.Usage.Output), CacheRead: num(a.Usage.CacheRead), CacheWrite: num(a.Usage.CacheWrite),
 		Total: usage.Tokens(a.Usage.Total()), Requests: fmt.Sprint(a.Requests), ToolUses: fmt.Sprint(a.ToolUses)}
 	if !a.Measured && a.Usage.Zero() {
@@ -400,16 +485,43 @@ func newAgentRow(in Input, n int, a timeline.Agent, end time.Time) agentRow {
 	if a.Attempt > 1 {
 		r.Attempt = fmt.Sprint(a.Attempt)
 	}
-	if c, ok := in.Prices.Cost(a.Model, a.Usage); ok {
-		r.Money = in.Prices.Money(c)
-	}
 	if a.Artifact != "" {
-		r.Artifact = a.Artifact
-		if in.Artifact != nil {
-			r.Link = in.Artifact(a.Artifact)
+		r.Path = status.Rel(in.Project, a.Artifact)
+		r.Artifact = strings.SplitAfter(r.Path, "/")
+		if in.Page != "" && in.Project != "" && (in.Exists == nil || in.Exists(abs(in.Project, a.Artifact))) {
+			r.Link = Link(in.Project, in.Page, a.Artifact)
 		}
 	}
 	return r
+}
+
+// Link is a worker's output path (absolute, or relative to project) as
+// a link from a page in dir: relative when both are in the project, so
+// that the page and the specs move together; a file: URL otherwise.
+// Either is built by url.URL, escaped, and so safe in an href.
+func Link(project, dir, path string) template.URL {
+	full := abs(project, path)
+	within := func(p string) bool { return p == project || strings.HasPrefix(p, project+string(filepath.Separator)) }
+	if rel, err := filepath.Rel(dir, full); err == nil && within(full) && within(dir) {
+		return template.URL((&url.URL{Path: filepath.ToSlash(rel)}).String())
+	}
+	return template.URL((&url.URL{Scheme: "file", Path: filepath.ToSlash(full)}).String())
+}
+
+// abs is path, absolute or relative to project, made absolute.
+func abs(project, path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(project, path)
+}
+
+// relText is text with the project's paths shown relative to it.
+func relText(project, text string) string {
+	if project == "" {
+		return text
+	}
+	return strings.ReplaceAll(text, project+string(filepath.Separator), "")
 }
 
 // agentOrder lists agents by start, then lane: the order of the table and

@@ -25,8 +25,7 @@ func TestRenderEscapesAndLinks(t *testing.T) {
 			Status: timeline.Failed, Usage: usage.Usage{Input: 1000, Output: 234}, Measured: true, Wave: 1, Artifact: "specs/r1.md", Error: "<img src=x>"}},
 	}
 	var b bytes.Buffer
-	err := Render(&b, Input{Run: run, Generated: t0, Version: "1", StateOrder: []string{"research"},
-		Artifact: func(p string) string { return "../" + p }})
+	err := Render(&b, Input{Run: run, Generated: t0, Version: "1", Project: "/p", Page: "/p/out"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,10 +36,47 @@ func TestRenderEscapesAndLinks(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt; &amp; &#34;x&#34;", `href="../specs/r1.md"`, `class="bar agent failed"`,
-		"r1&#34;&gt;&lt;b&gt; · 1.2k</a>", `background-color:#8ecae6`, `<span id="total-tokens">1.2k</span>`} {
+		"r1&#34;&gt;&lt;b&gt; · 1.2k</a>", `<span id="total-tokens">1.2k</span>`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}
+	}
+}
+
+// TestLink: an artifact's link works wherever the page is written:
+// relative from a page in the project, a file: URL from one outside it
+// (which html/template turned into #ZgotmplZ); a path a cloned
+// repository's checkpoint carries is escaped, never a scheme of its own.
+func TestLink(t *testing.T) {
+	for _, tc := range []struct{ dir, path, want string }{
+		{"/p/reports", "/p/.flowstate/specs/w/r 1.md", "../.flowstate/specs/w/r%201.md"},
+		{"/p", "specs/r1.md", "specs/r1.md"},
+		{"/tmp/out", "/p/.flowstate/specs/w/r1.md", "file:///p/.flowstate/specs/w/r1.md"},
+		{"/p", "javascript:alert(1)", "./javascript:alert%281%29"},
+		{"/p", "/p/a#b?c.md", "a%23b%3Fc.md"},
+	} {
+		if got := string(Link("/p", tc.dir, tc.path)); got != tc.want {
+			t.Errorf("Link(/p, %s, %s) = %s, want %s", tc.dir, tc.path, got, tc.want)
+		}
+	}
+	t0 := time.Date(2026, 5, 4, 9, 30, 0, 0, time.UTC)
+	run := timeline.Timeline{ID: "wf", Status: "complete", Start: t0, End: t0.Add(time.Minute), Lanes: 1,
+		Agents: []timeline.Agent{{ID: "a1", Type: "r", Worker: "r1", State: "research", Start: t0, End: t0.Add(time.Second), Status: timeline.Done, Artifact: "/p/.flowstate/specs/w/r1.md"}}}
+	var b bytes.Buffer
+	if err := Render(&b, Input{Run: run, Generated: t0, Project: "/p", Page: "/tmp/out"}); err != nil {
+		t.Fatal(err)
+	}
+	if page := b.String(); !strings.Contains(page, `href="file:///p/.flowstate/specs/w/r1.md" title=".flowstate/specs/w/r1.md"><code>r1.md<wbr></code>`) ||
+		strings.Contains(page, "ZgotmplZ") || !strings.Contains(page, "Artifacts are in <code>.flowstate/specs/w/</code>") {
+		t.Errorf("a page outside the project does not link or show the artifact project-relative:\n%s", page)
+	}
+	// A file a failed worker never wrote is named, not linked.
+	b.Reset()
+	if err := Render(&b, Input{Run: run, Generated: t0, Project: "/p", Page: "/tmp/out", Exists: func(string) bool { return false }}); err != nil {
+		t.Fatal(err)
+	}
+	if page := b.String(); strings.Contains(page, `class="artifact"`) || !strings.Contains(page, `<code title=".flowstate/specs/w/r1.md">r1.md<wbr></code>`) {
+		t.Errorf("a missing artifact is linked, or not named")
 	}
 }
 
@@ -93,7 +129,7 @@ func TestWaves(t *testing.T) {
 	for _, w := range v.Waves {
 		got = append(got, fmt.Sprintf("%s %.0f-%.0f", w.Title, w.Left, w.Left+w.Width))
 	}
-	want := []string{"review wave 1: 2 agent(s) 10-40", "audit wave 1: 1 agent(s) 10-30", "review wave 2: 1 agent(s) 50-60"}
+	want := []string{"review wave 1: 2 agents 10-40", "audit wave 1: 1 agent 10-30", "review wave 2: 1 agent 50-60"}
 	if !slices.Equal(got, want) {
 		t.Errorf("waves %q, want %q", got, want)
 	}

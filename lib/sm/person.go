@@ -70,8 +70,11 @@ func refuseHeld(w *store.Workflow, v checkpoint.View) error {
 			h.Kind = checkpoint.HoldApproval
 		}
 	}
-	if h.Kind == checkpoint.HoldApproval {
+	switch h.Kind {
+	case checkpoint.HoldApproval:
 		return fail.Waitingf("workflow %s %s; approve it with `flowstate approve`, or send it back with `flowstate reject --reason TEXT`", w.ID, h.Sentence())
+	case checkpoint.HoldBudget:
+		return fail.Waitingf("workflow %s %s; a person allows more with `flowstate approve --budget AMOUNT` (tokens, or money in your prices' currency), or cancels it with `flowstate cancel --reason TEXT`", w.ID, h.Sentence())
 	}
 	return fail.Waitingf("workflow %s %s; continue it with `flowstate unpause`, or resume its command in Claude Code", w.ID, h.Sentence())
 }
@@ -104,6 +107,9 @@ func Approve(w *store.Workflow, a Actor, note string) (entered string, err error
 		doc := tx.Checkpoint
 		v := checkpoint.ViewOf(doc)
 		status, cur, h := v.Status, v.CurrentState, v.Hold
+		if h != nil && h.Kind == checkpoint.HoldBudget {
+			return refuseHeld(w, v) // more spending is allowed with an amount: ApproveBudget
+		}
 		if status != checkpoint.AwaitingApproval || h == nil || h.Kind != checkpoint.HoldApproval {
 			if _, gated := v.Gate(cur); gated && checkpoint.Active(status) && gjson.GetBytes(doc, approvalPath(cur)).Exists() {
 				entered = cur // approved already: a block run twice

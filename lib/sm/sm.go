@@ -23,6 +23,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/statefile"
 	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/usage"
 )
 
 // DefaultMaxRetries is how often one state may be retried after failing.
@@ -48,6 +49,9 @@ type InitParams struct {
 	// PhaseData are fields of the initial state's phase_data, written with
 	// the workflow (how the command coordinates it, say).
 	PhaseData map[string]string
+	// Budget is the workflow's own spend limit (CheckBudget); zero: the
+	// project's, if it has one.
+	Budget usage.Budget
 	// Since is when the user last invoked a command in the session (the
 	// UserPromptSubmit hook's record); zero when unknown. The session's
 	// unfinished workflow of the same request created since then is this
@@ -215,18 +219,31 @@ func Document(p *store.Project, ip InitParams) (id string, cp []byte, err error)
 			return "", nil, err
 		}
 	}
+	cp, err = withGiven(cp, ip, m.Initial)
+	return id, cp, err
+}
+
+// withGiven adds to a first checkpoint what ip gives besides the
+// request: its agents, its spend limit, its initial phase data.
+func withGiven(cp []byte, ip InitParams, initial string) ([]byte, error) {
+	var err error
 	if len(ip.Agents) > 0 {
 		if cp, err = sjson.SetBytes(cp, checkpoint.PathAgents, ip.Agents); err != nil {
-			return "", nil, err
+			return nil, err
+		}
+	}
+	if !ip.Budget.IsZero() {
+		if cp, err = sjson.SetBytes(cp, checkpoint.PathBudget, ip.Budget); err != nil {
+			return nil, err
 		}
 	}
 	// Sorted, so the checkpoint's bytes do not depend on map order.
 	for _, k := range slices.Sorted(maps.Keys(ip.PhaseData)) {
-		if cp, err = sjson.SetBytes(cp, checkpoint.PhaseData(m.Initial, k), ip.PhaseData[k]); err != nil {
-			return "", nil, err
+		if cp, err = sjson.SetBytes(cp, checkpoint.PhaseData(initial, k), ip.PhaseData[k]); err != nil {
+			return nil, err
 		}
 	}
-	return id, cp, nil
+	return cp, nil
 }
 
 // LoadMachine returns the workflow's machine: its custom one or the default.

@@ -34,10 +34,10 @@ func TestRenderTokens(t *testing.T) {
 	got := Render(in)
 	want := "wf-1  coordinate · research-only · in_progress\nAdd login\n\n" +
 		"  ✓ initialize  5.0s          335 tokens, 0.0014 USD\n" +
-		"  ▶ research    1m05s so far  34.2k tokens, 0.15 USD\n" +
+		"  ▶ research    1m05s so far  34.2k tokens, 0.1520 USD\n" +
 		"  spent 34.5k tokens (input 1.7k, output 2.0k, cache read 30.3k, cache write 505), 0.15 USD\n" +
 		"\nagents in research\n" +
-		"  · research-specialist research_1  stopped, not checked yet after 34.0s, 33.5k tokens, 0.14 USD\n" +
+		"  ✓ research-specialist research_1  done after 33.8s, 33.5k tokens, 0.1450 USD\n" +
 		"  ▶ research-specialist research_2  running 1m03s, 700 tokens so far, 0.0070 USD\n"
 	if got != want {
 		t.Errorf("Render:\n%s\nwant:\n%s", got, want)
@@ -93,5 +93,32 @@ func TestCanvas(t *testing.T) {
 		if got := lines[len(lines)-1]; got != tc.want {
 			t.Errorf("fill %v to %v: %q, want %q", tc.from, tc.to, got, tc.want)
 		}
+	}
+}
+
+// TestTimelineLegendAndEnd: at 80 columns each phrase of the legend is
+// on one line, and a run that ended by its transition into complete draws
+// complete as a point at the axis's end, not as a span.
+func TestTimelineLegendAndEnd(t *testing.T) {
+	doc := `{"command":"coordinate","status":"complete"}`
+	log := costLog + events(to(80, "complete"))
+	tl := timeline.Build(timeline.Input{ID: "wf-1", Checkpoint: []byte(doc), Events: []byte(log), Initial: "initialize", Now: at(4000)})
+	got := Timeline(tl, 80, false)
+	for _, phrase := range []string{"█▓ done", "? never seen stopping", "▒ waiting for a person", "✗ error ↻ retry ↺ rewind",
+		"i initialize 5.0s 335 tokens", "r research 1m15s 33.5k tokens", "c complete 0.0s"} {
+		found := false
+		for _, l := range strings.Split(got, "\n") {
+			found = found || strings.Contains(l, phrase)
+		}
+		if !found {
+			t.Errorf("%q is not on one line:\n%s", phrase, got)
+		}
+	}
+	states := strings.Split(got, "\n")[2]
+	if !strings.HasSuffix(states, "rc") || strings.Count(states, "c") != 1 {
+		t.Errorf("the state it ended in is not a point at the end: %q", states)
+	}
+	if !strings.Contains(strings.Split(got, "\n")[0], "1m20s") {
+		t.Errorf("the run took 1m20s, until its transition into complete: %s", strings.Split(got, "\n")[0])
 	}
 }

@@ -6,17 +6,16 @@
 package status
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
 
-	"github.com/flowstate-dev/flowstate/lib/agentrun"
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/term"
@@ -40,8 +39,17 @@ type Input struct {
 	Prices   *usage.Prices // turns tokens into money; nil: tokens only
 	Width    int           // lines wider are wrapped (term.Fit); 0: none
 	// Resume is how the user continues the workflow in Claude Code
-	// (orchestrate.ResumeHint); "": /flowstate:workflow-resume.
-	Resume string
+	// (orchestrate.ResumeHint); "": /flowstate:workflow-resume. Retry,
+	// Approve and Reject are the other commands (Hints).
+	Resume, Retry, Approve, Reject string
+	// Project is the project's directory: paths in it are shown relative
+	// to it.
+	Project string
+}
+
+// Hints are in's commands as the user types them.
+func (in Input) Hints() Hints {
+	return Hints{Resume: in.Resume, Retry: in.Retry, Approve: in.Approve, Reject: in.Reject}
 }
 
 // run is in's timeline, folded when the caller did not.
@@ -93,7 +101,12 @@ func Render(in Input) string {
 	if d := v.Description; d != "" {
 		fmt.Fprintf(&b, "%s\n", oneLine(d))
 	}
-	holdSection(&b, v, cmp.Or(in.Resume, "/flowstate:workflow-resume"), p)
+	run := in.run()
+	if notes := Notes(in.ID, in.Checkpoint, run, in.Prices, in.Hints()); len(notes) > 0 {
+		b.WriteString("\n")
+		notesSection(&b, notes, p)
+	}
+	rewoundLine(&b, v)
 	b.WriteString("\n")
 
 	var completed []string
@@ -110,7 +123,6 @@ func Render(in Input) string {
 	for _, s := range rows {
 		width = max(width, len(s))
 	}
-	run := in.run()
 	cost := newCosts(run, in.Prices)
 	timeWidth := 0
 	for s, d := range spent {
@@ -146,93 +158,86 @@ func Render(in Input) string {
 		fmt.Fprintf(&b, "  spent %s\n", t)
 	}
 	if active {
-		agentSection(&b, in, doc, v.Session, current, p, cost)
+		agentSection(&b, in, run, v.Session, current, p, cost)
 	}
-	supervisorSection(&b, doc.Get(checkpoint.PathSupervisorState), p)
+	supervisorSection(&b, doc.Get(checkpoint.PathSupervisorState), in.Project, p)
 	errorSection(&b, v.Error, evs, p)
 	return term.Fit(b.String(), in.Width)
 }
 
-// holdSection says who holds the workflow and what lets it go on, and
-// when it was last taken back (rewound).
-func holdSection(b *strings.Builder, v checkpoint.View, resume string, p painter) {
-	h := v.Hold
-	if h == nil {
-		h = &checkpoint.Hold{}
+// rewoundLine says when the workflow was last taken back (rewound).
+func rewoundLine(b *strings.Builder, v checkpoint.View) {
+	if v.Rewinds == 0 {
+		return
 	}
-	by, why := "", ""
-	if h.By != "" {
-		by = " by " + oneLine(h.By)
+	last, by := v.LastRewind, ""
+	switch {
+	case last.Kind == checkpoint.RetryRewind:
+		by = ", to run failed workers again"
+	case last.By != "":
+		by = " by " + oneLine(last.By)
 	}
-	if h.Reason != "" {
-		why = ": " + oneLine(h.Reason)
-	}
-	switch h.Kind {
-	case checkpoint.HoldApproval:
-		fmt.Fprintf(b, "%s waiting for approval to enter %s: %s\n  approve: flowstate approve [--note TEXT]; send back: flowstate reject --reason TEXT\n",
-			p.paint(yellow, markHeld), oneLine(h.State), oneLine(h.Message))
-	case checkpoint.HoldPause:
-		fmt.Fprintf(b, "%s paused%s%s\n  go on: flowstate unpause, or %s\n", p.paint(yellow, markHeld), by, why, oneLine(resume))
-	case checkpoint.HoldCancel:
-		fmt.Fprintf(b, "%s cancelled%s%s\n", p.paint(red, markFailed), by, why)
-	}
-	if v.Rewinds > 0 {
-		last, by := v.LastRewind, ""
-		switch {
-		case last.Kind == checkpoint.RetryRewind:
-			by = ", to run failed workers again"
-		case last.By != "":
-			by = " by " + oneLine(last.By)
-		}
-		fmt.Fprintf(b, "rewound %d× (last: %s → %s%s; flowstate history)\n", v.Rewinds,
-			oneLine(last.From), oneLine(last.To), by)
-	}
+	fmt.Fprintf(b, "rewound %d× (last: %s → %s%s; flowstate history)\n", v.Rewinds, oneLine(last.From), oneLine(last.To), by)
 }
 
 // agentSection shows the agents launched in the current state, as the
-// hooks recorded them: at work (for how long), stuck (past the bound),
-// or stopped, and then whether their worker was recorded done or failed.
-func agentSection(b *strings.Builder, in Input, doc gjson.Result, session, current string, p painter, cost costs) {
-	runs := agentrun.Fold(agentrun.Parse(in.Events), session)
-	entries := runs.Entries(in.Now, in.StuckAfter)
-	if len(entries) == 0 {
+// timeline pairs them with their workers (the report shows the same):
+// at work (for how long), stuck (past the bound), or stopped, and then
+// whether their worker was recorded done or failed.
+func agentSection(b *strings.Builder, in Input, run *timeline.Timeline, session, current string, p painter, cost costs) {
+	agents := currentAgents(run, session, current)
+	if len(agents) == 0 {
 		return
 	}
-	recorded := map[string]string{}
-	doc.Get(checkpoint.PathSupervisorState).ForEach(func(_, sup gjson.Result) bool {
-		for _, w := range sup.Get("workers").Array() {
-			recorded[w.Get("worker_id").String()] = w.Get("status").String()
-		}
-		return true
-	})
 	fmt.Fprintf(b, "\nagents in %s\n", current)
-	width := 0
-	for _, e := range entries {
-		width = max(width, len(e.AgentType)+len(e.WorkerID)+1)
+	width, places := 0, cost.agentPlaces(agents)
+	for _, a := range agents {
+		width = max(width, len(agentName(a)))
 	}
-	for _, e := range entries {
-		name := oneLine(e.AgentType)
-		if e.WorkerID != "" {
-			name += " " + oneLine(e.WorkerID)
-		}
-		mark, color, what := markCurrent, yellow, fmt.Sprintf("running %s", Duration(in.Now.Sub(e.Launched)))
-		switch st := recorded[e.WorkerID]; {
-		case e.Status == agentrun.Stuck:
-			mark, color, what = markFailed, red, fmt.Sprintf("stuck: at work for %s, more than %s", Duration(in.Now.Sub(e.Launched)), Duration(in.StuckAfter))
-		case e.Status == agentrun.Running:
-		case st == checkpoint.WorkerCompleted:
+	for _, a := range agents {
+		mark, color, what := markCurrent, yellow, fmt.Sprintf("running %s", Duration(in.Now.Sub(a.Start)))
+		switch a.Status {
+		case timeline.Stuck:
+			mark, color, what = markFailed, red, fmt.Sprintf("stuck: at work for %s, more than %s", Duration(in.Now.Sub(a.Start)), Duration(in.StuckAfter))
+		case timeline.Running:
+		case timeline.Done:
 			mark, color, what = markDone, green, "done"
-		case st == checkpoint.WorkerFailed:
+		case timeline.Failed:
 			mark, color, what = markFailed, red, "failed"
 		default:
 			mark, color, what = markPending, dim, "stopped, not checked yet"
 		}
-		if e.Took > 0 && e.Status == agentrun.Stopped {
-			what += " after " + Duration(e.Took)
+		if !a.End.IsZero() && a.End.After(a.Start) {
+			what += " after " + Duration(a.End.Sub(a.Start))
 		}
-		what += cost.agent(e.AgentType, e.Launched)
-		fmt.Fprintf(b, "  %s %-*s  %s\n", p.paint(color, mark), width, name, what)
+		what += cost.agent(a, places)
+		fmt.Fprintf(b, "  %s %-*s  %s\n", p.paint(color, mark), width, agentName(a), what)
 	}
+}
+
+// currentAgents are the agents session launched since the workflow last
+// entered current, its current state.
+func currentAgents(run *timeline.Timeline, session, current string) []timeline.Agent {
+	var since time.Time
+	if n := len(run.States); n > 0 {
+		since = run.States[n-1].Start
+	}
+	var out []timeline.Agent
+	for _, a := range run.Agents {
+		if a.State == current && !a.Rewound && !a.Start.Before(since) && (session == "" || a.Session == session) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// agentName is an agent's type and its worker, on one line.
+func agentName(a timeline.Agent) string {
+	name := oneLine(a.Type)
+	if a.Worker != "" {
+		name += " " + oneLine(a.Worker)
+	}
+	return name
 }
 
 // route lists the states to show: those completed, in the order they
@@ -317,11 +322,25 @@ func timeIn(evs []event, initial, current string, active bool, now time.Time) (m
 	return spent, in
 }
 
-func supervisorSection(b *strings.Builder, ss gjson.Result, p painter) {
+func supervisorSection(b *strings.Builder, ss gjson.Result, project string, p painter) {
 	if len(ss.Map()) == 0 {
 		return
 	}
 	b.WriteString("\nsupervisors\n")
+	// The artifacts' shared directory once, each worker's file after it.
+	var paths []string
+	ss.ForEach(func(_, sup gjson.Result) bool {
+		for _, w := range sup.Get("workers.#.output_path").Array() {
+			paths = append(paths, Rel(project, w.String()))
+		}
+		return true
+	})
+	dir := CommonDir(paths)
+	if len(paths) > 1 && dir != "" {
+		fmt.Fprintf(b, "  artifacts in %s\n", oneLine(dir))
+	} else {
+		dir = ""
+	}
 	ss.ForEach(func(name, sup gjson.Result) bool {
 		workers := sup.Get("workers").Array()
 		counts := map[string]int{}
@@ -334,7 +353,7 @@ func supervisorSection(b *strings.Builder, ss gjson.Result, p painter) {
 				parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 			}
 		}
-		fmt.Fprintf(b, "  %s  %d workers", oneLine(name.String()), len(workers))
+		fmt.Fprintf(b, "  %s  %s", oneLine(name.String()), Count(len(workers), "worker"))
 		if len(parts) > 0 {
 			fmt.Fprintf(b, ": %s", strings.Join(parts, ", "))
 		}
@@ -359,7 +378,7 @@ func supervisorSection(b *strings.Builder, ss gjson.Result, p painter) {
 				line += "  " + Duration(time.Duration(ms)*time.Millisecond)
 			}
 			if out := w.Get("output_path").String(); out != "" {
-				line += "  " + out
+				line += "  " + oneLine(strings.TrimPrefix(Rel(project, out), dir))
 			}
 			if e := w.Get("error").String(); e != "" {
 				line += "  " + p.paint(red, oneLine(e))
@@ -444,4 +463,31 @@ func oneLine(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// Rel is path as a person reads it in the project: relative to project
+// when it lies there, else as it is.
+func Rel(project, path string) string {
+	if project == "" || !filepath.IsAbs(path) {
+		return path
+	}
+	if rel, err := filepath.Rel(project, path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		return rel
+	}
+	return path
+}
+
+// CommonDir is the directory (ending in /) every path of paths is in; ""
+// for none.
+func CommonDir(paths []string) string {
+	if len(paths) == 0 {
+		return ""
+	}
+	dir := paths[0][:strings.LastIndex(paths[0], "/")+1]
+	for _, p := range paths[1:] {
+		for dir != "" && !strings.HasPrefix(p, dir) {
+			dir = dir[:strings.LastIndex(strings.TrimSuffix(dir, "/"), "/")+1]
+		}
+	}
+	return dir
 }

@@ -57,6 +57,8 @@ func TestRender(t *testing.T) {
 			ev(at(2*3600+360), "error", `"state":"test","error":"TestLogin failed"`)),
 		now: at(2*3600 + 390),
 		want: header +
+			"✗ failing in test: TestLogin failed\n  next: once its command has stopped, see to what the error says and continue with /flowstate:workflow-resume\n" +
+			"\n" +
 			"  ✓ initialize  5.0s\n" +
 			"  ✓ research    1m30s\n" +
 			"  ✓ plan        25.0s\n" +
@@ -75,6 +77,8 @@ func TestRender(t *testing.T) {
 			ev(at(9), "retry", `"state":"test","retry":1,"max":2`), to(10, "debug")),
 		now: at(12.5),
 		want: header +
+			"✗ recovering in debug from an error in test: TestLogin failed\n↻ 1 retry on the way (retries used: test 1)\n  next: flowstate history lists them\n" +
+			"\n" +
 			"  ✓ initialize  1.0s\n" +
 			"  ✓ research    1.0s\n" +
 			"  ✓ plan        1.0s\n" +
@@ -93,6 +97,8 @@ func TestRender(t *testing.T) {
 		events:     events(ev(at(0), "init", ""), to(1, "research"), to(2, "plan"), to(3, "implement"), to(4, "test"), to(10, "debug"), to(20, "test")),
 		now:        at(23),
 		want: header +
+			"✗ failing in test: still failing\n  next: once its command has stopped, see to what the error says and continue with /flowstate:workflow-resume\n" +
+			"\n" +
 			"  ✓ initialize  1.0s\n" +
 			"  ✓ research    1.0s\n" +
 			"  ✓ plan        1.0s\n" +
@@ -172,6 +178,8 @@ func TestRender(t *testing.T) {
 			ev(at(100), "agent_launch", `"session":"old","agent_type":"research-specialist","worker_id":"research_9"`)),
 		now: at(110),
 		want: header +
+			"✗ 1 worker failed: research_2\n  next: run it again with /flowstate:workflow-resume\n" +
+			"\n" +
 			"  ✓ initialize  1.0s\n" +
 			"  ▶ research    1m49s so far\n" +
 			"  · plan\n" +
@@ -199,6 +207,8 @@ func TestRender(t *testing.T) {
 			`"implement":{"workers":[]}}`),
 		now: at(1),
 		want: header +
+			"✗ 1 worker failed: Sessions (timed out after 30s)\n  next: run it again with /flowstate:workflow-resume\n" +
+			"\n" +
 			"  ✓ initialize\n" +
 			"  ▶ research\n" +
 			"  · plan\n" +
@@ -224,10 +234,13 @@ func TestRender(t *testing.T) {
 		now:    at(1),
 		want: "wf-1  co?[2Jmmand · research-only · in_progress\n" +
 			"line one line two??31m?\n\n" +
+			"✗ failing in initialize: bad ?[1Aworse\n  next: once its command has stopped, see to what the error says and continue with /flowstate:workflow-resume\n" +
+			"✗ 1 worker failed: t?]0;title? (?gone)\n  next: run it again with /flowstate:workflow-resume\n" +
+			"\n" +
 			"  ✗ initialize\n" +
 			"  · research\n" +
 			"\nsupervisors\n" +
-			"  s  1 workers: 1 failed\n" +
+			"  s  1 worker: 1 failed\n" +
 			"    ✗ t?]0;title?  failed  ?gone\n" +
 			"\nerrors\n" +
 			"  failing in initialize: bad ?[1Aworse\n" +
@@ -240,6 +253,8 @@ func TestRender(t *testing.T) {
 			ev(at(6), "error", `"state":"a","error":"6"`), ev(at(7), "retry", `"state":"a","retry":3,"max":3`), ev(at(8), "error", `"state":"a","error":"8"`)),
 		now: at(9),
 		want: header +
+			"↻ 4 errors and 3 retries on the way\n  next: flowstate history lists them\n" +
+			"\n" +
 			"  ▶ initialize  5.0s so far\n" +
 			"  · research\n" +
 			"  · plan\n" +

@@ -32,7 +32,11 @@ func Timeline(t timeline.Timeline, width int, color bool) string {
 
 	keys := stateKeys(t.States)
 	for _, s := range t.States {
-		c.fill(s.Start, s.End.Add(-time.Nanosecond), keys[s.Name], stateColor(s))
+		end := s.End.Add(-time.Nanosecond)
+		if !s.End.After(s.Start) {
+			end = s.Start // the state a run ended in: a point
+		}
+		c.fill(s.Start, end, keys[s.Name], stateColor(s))
 	}
 	c.draw("states")
 	if len(t.Waits) > 0 {
@@ -214,7 +218,7 @@ func markGlyph(kind string) rune {
 }
 
 // legend names the state letters with their time and tokens, and the
-// glyphs, wrapped to width.
+// glyphs, wrapped to width between its phrases, never inside one.
 func legend(t timeline.Timeline, keys map[string]rune, width int) string {
 	took := map[string]time.Duration{}
 	for _, s := range t.States {
@@ -228,6 +232,6 @@ func legend(t timeline.Timeline, keys map[string]rune, width int) string {
 		}
 		parts = append(parts, part)
 	}
-	glyphs := "█▓ done · > running · x failed · ! stuck · ? never seen stopping · ░ rewound · ▒ waiting for a person · ✗ error ↻ retry ↺ rewind"
-	return "\n" + term.Indent(strings.Join(parts, " · "), width, "") + "\n" + term.Indent(glyphs, width, "") + "\n"
+	glyphs := []string{"█▓ done", "> running", "x failed", "! stuck", "? never seen stopping", "░ rewound", "▒ waiting for a person", "✗ error ↻ retry ↺ rewind"}
+	return "\n" + term.Join(parts, " · ", width) + "\n" + term.Join(glyphs, " · ", width) + "\n"
 }

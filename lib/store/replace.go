@@ -17,7 +17,7 @@ import (
 // stored checkpoint as it was, and the message says so.
 func (w *Workflow) Replace(data []byte, source string, ifUnchanged bool) error {
 	unchanged := "; nothing was written, the checkpoint of workflow " + w.ID + " is unchanged"
-	doc, from, err := Migrate(data)
+	doc, from, err := w.migrate(data)
 	switch {
 	case errors.Is(err, checkpoint.ErrNotJSON):
 		return fail.Invalidf("%s is not valid JSON%s", source, unchanged)

@@ -20,6 +20,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/intent"
 	"github.com/flowstate-dev/flowstate/lib/limit"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/statefile"
 )
 
@@ -298,6 +299,55 @@ func Migrate(data []byte) (out []byte, from string, err error) {
 	return checkpoint.Migrate(data, intent.Scope)
 }
 
+// MigrateFile is Migrate for a checkpoint file of p that belongs to no
+// workflow (one the bash libraries' functions kept): when its command
+// has a definition, .claude/flows/COMMAND.json, the definition completes
+// it as a workflow's machine.json does (migrate).
+func (p *Project) MigrateFile(data []byte) (out []byte, from string, err error) {
+	command := strings.TrimPrefix(gjson.GetBytes(data, checkpoint.PathConfigCommand).String(), "/")
+	for _, k := range []string{checkpoint.PathCommand, "workflow_type"} {
+		if command == "" {
+			command = strings.TrimPrefix(gjson.GetBytes(data, k).String(), "/")
+		}
+	}
+	if ValidID(command) != nil {
+		return Migrate(data)
+	}
+	path := filepath.Join(p.Dir, ".claude", "flows", command+".json")
+	def, err := fsx.ReadRegular(path, limit.Max)
+	if errors.Is(err, fs.ErrNotExist) {
+		def, err = nil, nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return migrateRunning(data, def, path)
+}
+
+// migrateRunning migrates data for a workflow running the machine def
+// (nil: the default machine); name names def in messages.
+func migrateRunning(data, def []byte, name string) (out []byte, from string, err error) {
+	if def == nil {
+		return Migrate(data)
+	}
+	m, err := machine.Parse(def)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", name, err)
+	}
+	return checkpoint.MigrateRunning(data, intent.Scope, m)
+}
+
+// migrate is Migrate for a checkpoint of w, which runs w's machine: a
+// definition's (machine.json) completes a 2.0 document's partial table
+// and terminal state from its own scopes.
+func (w *Workflow) migrate(data []byte) (out []byte, from string, err error) {
+	custom, err := w.MachineJSON()
+	if err != nil {
+		return nil, "", fmt.Errorf("workflow %s: read machine: %w", w.ID, err)
+	}
+	return migrateRunning(data, custom, "workflow "+w.ID)
+}
+
 // readLocked reads the checkpoint while the lock is held, migrating it
 // when needed.
 func (w *Workflow) readLocked() ([]byte, error) {
@@ -309,7 +359,7 @@ func (w *Workflow) readLocked() ([]byte, error) {
 	if current(data) {
 		return data, nil
 	}
-	out, from, err := Migrate(data)
+	out, from, err := w.migrate(data)
 	if errors.Is(err, checkpoint.ErrNotJSON) {
 		return nil, fmt.Errorf("workflow %s: %s: %w; it was changed outside flowstate: repair it by hand, or restore a checkpoint.json.v*.bak that a migration left", w.ID, path, err)
 	}

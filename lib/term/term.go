@@ -111,3 +111,32 @@ func Shorten(s string, width int) string {
 	r := []rune(s)
 	return string(r[:width-1]) + "…"
 }
+
+// Join joins items with sep into lines of at most width columns, breaking
+// only between items: a legend's phrase stays on one line. An item wider
+// than width is wrapped on lines of its own; width 0 or less keeps one
+// line.
+func Join(items []string, sep string, width int) string {
+	if width <= 0 {
+		return strings.Join(items, sep)
+	}
+	var lines []string
+	line := ""
+	for _, it := range items {
+		switch {
+		case line == "":
+			line = it
+		case Len(line)+Len(sep)+Len(it) <= width:
+			line += sep + it
+		default:
+			lines = append(lines, strings.TrimRight(line+sep, " "))
+			line = it
+		}
+		if Len(line) > width {
+			wrapped := Wrap(line, width)
+			lines = append(lines, wrapped[:len(wrapped)-1]...)
+			line = wrapped[len(wrapped)-1]
+		}
+	}
+	return strings.Join(append(lines, line), "\n")
+}

@@ -55,3 +55,19 @@ func TestFit(t *testing.T) {
 		t.Errorf("escapes take columns")
 	}
 }
+
+// TestJoin: items are never broken where one fits a line; the separator
+// ends the line it breaks after.
+func TestJoin(t *testing.T) {
+	items := []string{"█▓ done", "> running", "x failed", "! stuck", "? never seen stopping", "░ rewound"}
+	want := "█▓ done · > running · x failed ·\n! stuck · ? never seen stopping ·\n░ rewound"
+	if got := Join(items, " · ", 34); got != want {
+		t.Errorf("Join:\n%s\nwant\n%s", got, want)
+	}
+	if got := Join([]string{"a long item of words", "b"}, " · ", 10); got != "a long\nitem of\nwords · b" {
+		t.Errorf("an item wider than the line: %q", got)
+	}
+	if got := Join(items[:2], " · ", 0); got != "█▓ done · > running" {
+		t.Errorf("no width: %q", got)
+	}
+}

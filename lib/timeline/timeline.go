@@ -34,6 +34,10 @@ type Input struct {
 	Initial    string // the machine's initial state
 	Now        time.Time
 	StuckAfter time.Duration
+	// Workers names the worker of agents (by agent id) that no event of
+	// theirs names yet: an agent at work, whose prompt (in its
+	// transcript, which the caller reads) gives its worker's artifact.
+	Workers map[string]string
 }
 
 // Timeline is a workflow's run.
@@ -42,7 +46,7 @@ type Timeline struct {
 	Command     string
 	Description string
 	Status      string
-	Start, End  time.Time // End is the finish, else now
+	Start, End  time.Time // End is when it ended (its last lifecycle event), else now
 	Active      bool
 	States      []State
 	Agents      []Agent
@@ -80,7 +84,9 @@ type Agent struct {
 	Transcript              string // where its transcript is, while it runs
 	Artifact                string // the file its worker record names
 	Error                   string
-	takenBack               int // the rewind that took it back (its index), when Rewound
+	takenBack               int  // the rewind that took it back (its index), when Rewound
+	launch                  bool // a launch's entry: a bar of its own until the agent it started is known
+	started                 bool // its start was recorded
 }
 
 // Statuses of an agent.
@@ -95,7 +101,7 @@ const (
 
 // Wait is a time the workflow waited for a person.
 type Wait struct {
-	Kind       string // gate, pause
+	Kind       string // gate, budget (held at its spend limit), pause
 	State      string
 	Start, End time.Time // End is zero while it waits
 	Message    string
@@ -144,6 +150,8 @@ type event struct {
 	Reason     string          `json:"reason"`
 	Error      string          `json:"error"`
 	By         string          `json:"by"`
+	Spent      string          `json:"spent"` // budget: what was spent, of limit
+	Limit      string          `json:"limit"`
 	Retry      int             `json:"retry"`
 	Max        int             `json:"max"`
 }
@@ -173,7 +181,7 @@ func Build(in Input) Timeline {
 	v := checkpoint.HeadOf(in.Checkpoint)
 	t := Timeline{ID: in.ID, Command: v.Command, Description: v.Description, Status: v.Status}
 	t.Active = checkpoint.Active(t.Status)
-	b := builder{t: &t, in: in, doc: doc, byID: map[string]int{}, launches: map[string][]int{}, attempts: map[string]int{}}
+	b := builder{t: &t, in: in, doc: doc, byID: map[string]int{}}
 	for _, ev := range parse(in.Events) {
 		b.fold(ev)
 	}
@@ -182,13 +190,20 @@ func Build(in Input) Timeline {
 }
 
 type builder struct {
-	t        *Timeline
-	in       Input
-	doc      gjson.Result
-	epoch    int
-	byID     map[string]int   // agent id -> index in t.Agents
-	launches map[string][]int // agent type -> agents launched, not yet started
-	attempts map[string]int   // worker id -> runs so far
+	t       *Timeline
+	in      Input
+	doc     gjson.Result
+	epoch   int
+	byID    map[string]int // agent id -> index in t.Agents
+	records []record       // the workers' records, applied once the agents are paired
+	ended   time.Time      // the last event of the workflow's own lifecycle
+	last    time.Time      // the last event of any kind
+}
+
+// record is a worker's record: done or failed.
+type record struct {
+	worker, status string
+	at             time.Time
 }
 
 func (b *builder) state() string {
@@ -222,12 +237,16 @@ func (b *builder) fold(ev event) {
 	if t.Start.IsZero() || ev.TS.Before(t.Start) {
 		t.Start = ev.TS
 	}
+	b.last = later(b.last, ev.TS)
 	switch ev.Event {
 	case "init", "transition", "rewind", "finish", "reopen":
+		b.ended = later(b.ended, ev.TS)
 		b.move(ev)
 	case "error", "retry", "cancel":
+		b.ended = later(b.ended, ev.TS)
 		b.mark(ev)
-	case "gate", "approve", "reject", "pause", "unpause":
+	case "gate", "budget", "approve", "reject", "pause", "unpause":
+		b.ended = later(b.ended, ev.TS)
 		b.wait(ev)
 	case agentrun.Launch, agentrun.Start, agentrun.Stop, usage.AgentEvent, "worker", "supervisor-record":
 		b.agentEvent(ev)
@@ -253,7 +272,6 @@ func (b *builder) move(ev event) {
 		if n := len(t.States); n > 0 {
 			t.States[n-1].End = ev.TS
 		}
-		t.End = ev.TS
 	case "reopen":
 		b.enter(b.state(), ev.TS)
 	}
@@ -273,6 +291,7 @@ func (b *builder) mark(ev event) {
 	case "cancel":
 		t.Marks = append(t.Marks, Mark{Kind: "cancel", At: ev.TS, State: ev.State, Text: ev.By + note(ev.Reason)})
 		b.endWait("pause", ev)
+		b.endWait("budget", ev)
 	}
 }
 
@@ -282,8 +301,10 @@ func (b *builder) wait(ev event) {
 	switch ev.Event {
 	case "gate":
 		t.Waits = append(t.Waits, Wait{Kind: "gate", State: ev.State, Start: ev.TS, Message: ev.Message})
+	case "budget":
+		t.Waits = append(t.Waits, Wait{Kind: "budget", State: ev.State, Start: ev.TS, Message: "spent " + ev.Spent + " of " + ev.Limit})
 	case "approve", "reject":
-		b.endWait("gate", ev)
+		b.endWait(map[bool]string{true: "budget", false: "gate"}[ev.Kind == "budget"], ev)
 	case "pause":
 		t.Waits = append(t.Waits, Wait{Kind: "pause", State: ev.State, Start: ev.TS, Message: ev.Reason, By: ev.By})
 	case "unpause":
@@ -296,8 +317,7 @@ func (b *builder) wait(ev event) {
 func (b *builder) agentEvent(ev event) {
 	switch ev.Event {
 	case agentrun.Launch:
-		i := b.agent("", ev)
-		b.launches[ev.AgentType] = append(b.launches[ev.AgentType], i)
+		b.t.Agents[b.agent("", ev)].launch = true
 	case agentrun.Start:
 		b.started(ev)
 	case agentrun.Stop:
@@ -305,7 +325,9 @@ func (b *builder) agentEvent(ev event) {
 	case usage.AgentEvent:
 		b.measured(ev)
 	case "worker", "supervisor-record":
-		b.recorded(ev)
+		if ev.WorkerID != "" {
+			b.records = append(b.records, record{worker: ev.WorkerID, status: ev.Status, at: ev.TS})
+		}
 	}
 }
 
@@ -357,13 +379,9 @@ func (b *builder) endWait(kind string, ev event) {
 	}
 }
 
-// agent adds an agent seen first in ev.
+// agent adds an agent seen first in ev (or, without an id, a launch).
 func (b *builder) agent(id string, ev event) int {
 	a := Agent{ID: id, Type: ev.AgentType, Worker: ev.WorkerID, State: b.state(), Session: ev.Session, Start: ev.TS, Epoch: b.epoch}
-	if a.Worker != "" {
-		b.attempts[a.Worker]++
-		a.Attempt = b.attempts[a.Worker]
-	}
 	b.t.Agents = append(b.t.Agents, a)
 	i := len(b.t.Agents) - 1
 	if id != "" {
@@ -372,22 +390,27 @@ func (b *builder) agent(id string, ev event) int {
 	return i
 }
 
-// started pairs an agent's start with the oldest launch of its type not
-// started yet (the hooks see a launch, then its start, in that order).
+// started adds the agent that started; which launch it answers is
+// known only from the worker its later events name (pair): agents
+// launched together start in any order.
 func (b *builder) started(ev event) {
 	if _, ok := b.byID[ev.AgentID]; ok || ev.AgentID == "" {
 		return
 	}
-	if q := b.launches[ev.AgentType]; len(q) > 0 {
-		i := q[0]
-		b.launches[ev.AgentType] = q[1:]
-		b.byID[ev.AgentID] = i
-		a := &b.t.Agents[i]
-		a.ID, a.Transcript = ev.AgentID, ev.Transcript
-		return
+	a := &b.t.Agents[b.agent(ev.AgentID, ev)]
+	a.Transcript, a.started = ev.Transcript, true
+}
+
+// identify takes what ev says of its agent's identity: the worker its
+// prompt names, and the type the hooks recognised it as (a general-purpose
+// agent's, known for sure only from its prompt).
+func identify(a *Agent, ev event) {
+	if ev.WorkerID != "" {
+		a.Worker = ev.WorkerID
 	}
-	i := b.agent(ev.AgentID, ev)
-	b.t.Agents[i].Transcript = ev.Transcript
+	if ev.AgentType != "" {
+		a.Type = ev.AgentType
+	}
 }
 
 // byAgentID is the agent of ev's id, added when it was not seen starting.
@@ -400,12 +423,11 @@ func (b *builder) byAgentID(ev event) int {
 
 // stopped ends an agent's run, the first time it is seen stopping.
 func (b *builder) stopped(ev event) {
-	if a := &b.t.Agents[b.byAgentID(ev)]; a.End.IsZero() {
+	a := &b.t.Agents[b.byAgentID(ev)]
+	if a.End.IsZero() {
 		a.End = ev.TS
-		if a.Worker == "" {
-			a.Worker = ev.WorkerID
-		}
 	}
+	identify(a, ev)
 }
 
 // measured records an agent's usage; an agent seen only here (the
@@ -428,9 +450,7 @@ func (b *builder) measured(ev event) {
 	if a.End.IsZero() {
 		a.End = ended
 	}
-	if a.Worker == "" && ev.WorkerID != "" {
-		a.Worker = ev.WorkerID
-	}
+	identify(a, ev)
 	a.Usage, a.Model, a.Requests, a.ToolUses, a.Measured = ev.usage(), ev.Model, ev.Requests, ev.ToolUses, true
 	if ev.Status != "" && ev.Status != "completed" {
 		a.Status, a.Error = Failed, "its Agent call ended "+ev.Status
@@ -449,27 +469,51 @@ func (b *builder) spent(ev event) {
 	b.t.Main = append(b.t.Main, Spend{State: ev.State, Model: ev.Model, Usage: u, Requests: ev.Requests})
 }
 
-// recorded applies a worker's record (done or failed) to its latest run.
-func (b *builder) recorded(ev event) {
-	for i := len(b.t.Agents) - 1; i >= 0; i-- {
-		if a := &b.t.Agents[i]; a.Worker == ev.WorkerID && ev.WorkerID != "" {
-			switch ev.Status {
-			case checkpoint.WorkerCompleted:
-				a.Status = Done
-			case checkpoint.WorkerFailed:
-				a.Status = Failed
+// recorded applies the workers' records (done or failed), each to its
+// worker's latest run started before it (the agents are in the order they
+// started).
+func (b *builder) recorded() {
+	runs := map[string][]int{} // worker -> its runs
+	for i, a := range b.t.Agents {
+		if a.Worker != "" {
+			runs[a.Worker] = append(runs[a.Worker], i)
+		}
+	}
+	for _, r := range b.records {
+		of := runs[r.worker]
+		if len(of) == 0 {
+			continue
+		}
+		latest := of[0]
+		for _, i := range of[1:] {
+			if !b.t.Agents[i].Start.After(r.at) {
+				latest = i
 			}
-			return
+		}
+		switch r.status {
+		case checkpoint.WorkerCompleted:
+			b.t.Agents[latest].Status = Done
+		case checkpoint.WorkerFailed:
+			b.t.Agents[latest].Status = Failed
 		}
 	}
 }
 
-// finish closes what the events left open: the last stay and the waits
-// end at the finish, or now while the workflow is active; each agent gets
-// its worker's record and a status.
+// finish closes what the events left open: a finished run ends at its
+// last lifecycle event (its sm-finish, the transition into its terminal
+// state, a cancel), never at the time it is looked at; an active one
+// now. The last stay and the waits end there; the agents are paired with
+// their launches, and each gets its worker's record and a status.
 func (b *builder) finish() {
 	t := b.t
-	if t.End.IsZero() || t.Active {
+	switch {
+	case t.Active:
+		t.End = b.in.Now
+	case !b.ended.IsZero():
+		t.End = b.ended
+	case !b.last.IsZero():
+		t.End = b.last
+	default:
 		t.End = b.in.Now
 	}
 	if t.Start.IsZero() {
@@ -486,11 +530,17 @@ func (b *builder) finish() {
 			t.Start = a.Start // the classifier ran before the workflow existed
 		}
 	}
-	artifacts, errs := b.records()
+	b.pair()
+	b.recorded()
+	recs := b.workerRecords()
+	latest := map[string]int{} // worker -> its latest run
+	for i, a := range t.Agents {
+		latest[a.Worker] = i
+	}
 	for i := range t.Agents {
 		a := &t.Agents[i]
 		if a.Worker != "" {
-			withRecord(a, artifacts, errs)
+			withRecord(a, recs, latest[a.Worker] == i)
 		}
 		b.settle(a)
 	}
@@ -531,17 +581,28 @@ func (b *builder) closeStates() {
 }
 
 // withRecord gives a worker's agent the artifact and error of its record:
-// the checkpoint's, or for a rewound one, the record its rewind kept.
-func withRecord(a *Agent, artifacts, errs map[[2]any]string) {
+// the checkpoint's, or for a rewound one, the record its rewind kept. The
+// worker's latest run, stopped with no record event of its own (a record
+// written straight into the checkpoint), takes the record's status.
+func withRecord(a *Agent, recs map[[2]any]workerRec, latest bool) {
 	key := [2]any{a.Worker, -1}
 	if a.Rewound {
 		key[1] = a.takenBack
 	}
+	r := recs[key]
+	if a.Status == "" && latest && !a.Rewound && !a.End.IsZero() {
+		switch r.status {
+		case checkpoint.WorkerCompleted:
+			a.Status = Done
+		case checkpoint.WorkerFailed:
+			a.Status = Failed
+		}
+	}
 	if a.Artifact == "" {
-		a.Artifact = artifacts[key]
+		a.Artifact = r.artifact
 	}
 	if a.Error == "" && a.Status == Failed {
-		a.Error = errs[key]
+		a.Error = r.err
 	}
 }
 
@@ -563,21 +624,19 @@ func (b *builder) settle(a *Agent) {
 	}
 }
 
-// records are the artifact and error of each worker's record: the
-// rewinds keep what they took back (keyed by the rewind's index), the
-// checkpoint the current ones (-1).
-func (b *builder) records() (artifacts, errs map[[2]any]string) {
-	artifacts, errs = map[[2]any]string{}, map[[2]any]string{}
+// workerRec is what a worker's record says of it.
+type workerRec struct{ artifact, err, status string }
+
+// workerRecords are the workers' records: the rewinds keep what they took
+// back (keyed by the rewind's index), the checkpoint the current ones
+// (-1).
+func (b *builder) workerRecords() map[[2]any]workerRec {
+	recs := map[[2]any]workerRec{}
 	add := func(epoch int, sups gjson.Result) {
 		sups.ForEach(func(_, sup gjson.Result) bool {
 			for _, w := range sup.Get("workers").Array() {
-				key := [2]any{w.Get("worker_id").String(), epoch}
-				if p := w.Get("output_path").String(); p != "" {
-					artifacts[key] = p
-				}
-				if e := w.Get("error").String(); e != "" {
-					errs[key] = e
-				}
+				recs[[2]any{w.Get("worker_id").String(), epoch}] = workerRec{
+					artifact: w.Get("output_path").String(), err: w.Get("error").String(), status: w.Get("status").String()}
 			}
 			return true
 		})
@@ -587,7 +646,7 @@ func (b *builder) records() (artifacts, errs map[[2]any]string) {
 		add(i, r.Get(checkpoint.PathSupervisorState))
 	}
 	add(-1, b.doc.Get(checkpoint.PathSupervisorState))
-	return artifacts, errs
+	return recs
 }
 
 // lanes gives every agent the lowest row free when it starts, so agents
@@ -702,4 +761,35 @@ func (t Timeline) Cost(p *usage.Prices) (perState map[string]float64, total floa
 		add(m.State, m.Model, m.Usage)
 	}
 	return perState, total, ok
+}
+
+// later is the later of two times.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// Unpriced is what the models without a price at p spent, in tokens per
+// model, and the states they spent them in: the money leaves them out.
+// Nothing without prices.
+func (t Timeline) Unpriced(p *usage.Prices) (models map[string]int64, states map[string]bool) {
+	models, states = map[string]int64{}, map[string]bool{}
+	if p == nil {
+		return models, states
+	}
+	add := func(state, model string, u usage.Usage) {
+		if _, priced := p.Cost(model, u); !priced && !u.Zero() {
+			models[model] += u.Total()
+			states[state] = true
+		}
+	}
+	for _, a := range t.Agents {
+		add(a.State, a.Model, a.Usage)
+	}
+	for _, m := range t.Main {
+		add(m.State, m.Model, m.Usage)
+	}
+	return models, states
 }

@@ -244,3 +244,166 @@ func TestRetryRewindKeepsItsState(t *testing.T) {
 		t.Errorf("states %s", got)
 	}
 }
+
+// permutations lists every order of 0..n-1.
+func permutations(n int) [][]int {
+	if n == 0 {
+		return [][]int{{}}
+	}
+	var out [][]int
+	for _, p := range permutations(n - 1) {
+		for i := 0; i <= len(p); i++ {
+			q := append(append(append([]int{}, p[:i]...), n-1), p[i:]...)
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// TestParallelStartsInAnyOrder: three workers launched in one message
+// whose agents start in every order, one of them writing nothing (its
+// worker recorded failed). Each agent is shown under the worker its own
+// stop names, with that worker's artifact and status: the order of the
+// starts says nothing of which launch each answers.
+func TestParallelStartsInAnyOrder(t *testing.T) {
+	workers := []string{"research_1", "research_2", "research_3"}
+	for _, perm := range permutations(3) {
+		lines := []map[string]any{ev(0, "init"), ev(1, "transition", "from", "initialize", "to", "research")}
+		for i, w := range workers {
+			lines = append(lines, ev(2+0.01*float64(i), "agent_launch", "session", "s", "agent_type", "research-specialist", "worker_id", w))
+		}
+		for n, i := range perm {
+			lines = append(lines, ev(2.5+float64(n), "agent_start", "session", "s", "agent_id", fmt.Sprintf("a%d", i), "agent_type", "research-specialist"))
+		}
+		for i, w := range workers {
+			at := 10 + float64(i)
+			lines = append(lines, ev(at, "agent_stop", "session", "s", "agent_id", fmt.Sprintf("a%d", i), "agent_type", "research-specialist", "worker_id", w),
+				ev(at+0.1, usage.AgentEvent, "session", "s", "agent_id", fmt.Sprintf("a%d", i), "agent_type", "research-specialist", "worker_id", w, "model", "m1", "usage", tok(int64(i+1)), "requests", 1, "duration_ms", 1000, "status", "completed"))
+		}
+		status := map[string]string{"research_1": "completed", "research_2": "failed", "research_3": "completed"}
+		for _, w := range workers {
+			lines = append(lines, ev(20, "worker", "state", "research", "worker_id", w, "status", status[w]))
+		}
+		lines = append(lines, ev(21, "transition", "from", "research", "to", "complete"))
+		doc := `{"status":"complete","supervisor_state":{"s":{"workers":[` +
+			`{"worker_id":"research_1","status":"completed","output_path":"r/1.md"},` +
+			`{"worker_id":"research_2","status":"failed","error":"wrote no report at r/2.md"},` +
+			`{"worker_id":"research_3","status":"completed","output_path":"r/3.md"}]}}}`
+		tl := Build(Input{ID: "wf", Checkpoint: []byte(doc), Events: log(lines...), Initial: "initialize", Now: t0.Add(time.Hour)})
+		var got []string
+		for _, a := range tl.Agents {
+			got = append(got, fmt.Sprintf("%s %s %s %s%s %d", a.ID, a.Worker, a.Status, a.Artifact, a.Error, a.Usage.Total()))
+		}
+		want := map[string]string{"a0": "a0 research_1 done r/1.md 16", "a1": "a1 research_2 failed wrote no report at r/2.md 32", "a2": "a2 research_3 done r/3.md 48"}
+		var wantAll []string
+		for _, i := range perm {
+			wantAll = append(wantAll, want[fmt.Sprintf("a%d", i)])
+		}
+		if strings.Join(got, "\n") != strings.Join(wantAll, "\n") {
+			t.Errorf("starts in order %v:\n%s\nwant\n%s", perm, strings.Join(got, "\n"), strings.Join(wantAll, "\n"))
+		}
+	}
+}
+
+// TestPairingWhileAtWork: agents at work, whose stops are not recorded
+// yet. One agent started and one launch left of its kind: it is that
+// launch's. Two started, none named (or one unnamed, two launches left):
+// which is which is not known, and no worker is claimed, unless the
+// caller read their prompts (Input.Workers). A launch whose agent was not seen starting is a bar of
+// its own. A general-purpose agent is named by the type its stop gives.
+func TestPairingWhileAtWork(t *testing.T) {
+	base := []map[string]any{ev(0, "init"), ev(1, "transition", "from", "initialize", "to", "research"),
+		ev(2, "agent_launch", "session", "s", "agent_type", "r", "worker_id", "w1"),
+		ev(2.01, "agent_launch", "session", "s", "agent_type", "r", "worker_id", "w2"),
+		ev(2.02, "agent_launch", "session", "s", "agent_type", "r", "worker_id", "w3"),
+		ev(3, "agent_start", "session", "s", "agent_id", "a3", "agent_type", "r"),
+		ev(3.1, "agent_start", "session", "s", "agent_id", "a1", "agent_type", "r")}
+	show := func(tl Timeline) string {
+		var out []string
+		for _, a := range tl.Agents {
+			out = append(out, fmt.Sprintf("%s:%s:%s", a.ID, a.Worker, a.Status))
+		}
+		return strings.Join(out, " ")
+	}
+	build := func(workers map[string]string, more ...map[string]any) Timeline {
+		return Build(Input{ID: "wf", Checkpoint: []byte(`{"status":"in_progress"}`), Events: log(append(append([]map[string]any{}, base...), more...)...),
+			Initial: "initialize", Now: t0.Add(time.Minute), StuckAfter: time.Hour, Workers: workers})
+	}
+	for _, tc := range []struct {
+		name string
+		tl   Timeline
+		want string
+	}{
+		{"two unnamed", build(nil), ":w3:running a3::running a1::running"},
+		{"prompts read", build(map[string]string{"a3": "w3", "a1": "w1"}), ":w2:running a3:w3:running a1:w1:running"},
+		{"one named, one left", build(nil, ev(9, "agent_stop", "session", "s", "agent_id", "a3", "agent_type", "r", "worker_id", "w2"),
+			ev(9.5, "agent_start", "session", "s", "agent_id", "a2", "agent_type", "r")),
+			"a3:w2:stopped a1::running a2::running"},
+		{"one named, two launches left", build(map[string]string{"a3": "w3"}), ":w2:running a3:w3:running a1::running"},
+	} {
+		if got := show(tc.tl); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	generic := Build(Input{ID: "wf", Checkpoint: []byte(`{"status":"in_progress"}`), Initial: "initialize", Now: t0.Add(time.Minute), Events: log(
+		ev(0, "init"), ev(1, "transition", "from", "initialize", "to", "research"),
+		ev(2, "agent_launch", "session", "s", "agent_type", "doc-writer", "worker_id", "d1", "generic", true),
+		ev(2.01, "agent_launch", "session", "s", "agent_type", "research-specialist", "worker_id", "r1", "generic", true),
+		// The start guessed its type from the first generic launch; the stop knows it from the prompt.
+		ev(3, "agent_start", "session", "s", "agent_id", "g2", "agent_type", "doc-writer", "generic", true),
+		ev(3.1, "agent_start", "session", "s", "agent_id", "g1", "agent_type", "research-specialist", "generic", true),
+		ev(8, "agent_stop", "session", "s", "agent_id", "g2", "agent_type", "research-specialist", "worker_id", "r1"),
+		ev(9, "agent_stop", "session", "s", "agent_id", "g1", "agent_type", "doc-writer", "worker_id", "d1"))})
+	var got []string
+	for _, a := range generic.Agents {
+		got = append(got, a.ID+":"+a.Type+":"+a.Worker)
+	}
+	if strings.Join(got, " ") != "g2:research-specialist:r1 g1:doc-writer:d1" {
+		t.Errorf("general-purpose agents: %v", got)
+	}
+}
+
+// TestFinishedRunEnds: a finished run ends when it ended: at its
+// sm-finish, at the transition into its terminal state (no sm-finish),
+// at a cancel; its last stay (the terminal state) takes no time; and its
+// duration is the same whenever it is looked at.
+func TestFinishedRunEnds(t *testing.T) {
+	route := []map[string]any{ev(0, "init"), ev(1, "transition", "from", "initialize", "to", "research"),
+		ev(2, "agent_launch", "session", "s", "agent_type", "r", "worker_id", "w1"),
+		ev(2.5, "agent_start", "session", "s", "agent_id", "a1", "agent_type", "r"),
+		ev(9, "agent_stop", "session", "s", "agent_id", "a1", "agent_type", "r", "worker_id", "w1")}
+	for _, tc := range []struct {
+		name   string
+		status string
+		more   []map[string]any
+		end    float64
+	}{
+		{"by transition", "complete", []map[string]any{ev(12, "transition", "from", "research", "to", "complete"),
+			ev(14, usage.MainEvent, "session", "s", "state", "complete", "model", "m1", "usage", tok(1), "requests", 1)}, 12},
+		{"by sm-finish", "complete", []map[string]any{ev(12, "finish", "state", "research", "status", "complete")}, 12},
+		{"by a cancel", "cancelled", []map[string]any{ev(11, "cancel", "state", "research", "by", "ann")}, 11},
+		{"no lifecycle event", "complete", nil, 9},
+	} {
+		var durations []int64
+		for _, now := range []float64{60, 3600, 86400} {
+			doc := fmt.Sprintf(`{"status":%q}`, tc.status)
+			in := Input{ID: "wf", Checkpoint: []byte(doc), Initial: "initialize", Now: t0.Add(time.Duration(now) * time.Second)}
+			if tc.name != "no lifecycle event" {
+				in.Events = log(append(append([]map[string]any{}, route...), tc.more...)...)
+			} else {
+				in.Events = log(route[2:]...)
+			}
+			tl := Build(in)
+			if !tl.End.Equal(t0.Add(time.Duration(tc.end * float64(time.Second)))) {
+				t.Errorf("%s, looked at after %vs: ends %v, want +%vs", tc.name, now, tl.End.Sub(t0), tc.end)
+			}
+			durations = append(durations, tl.Document(nil).DurationMs)
+			if last := tl.States; tc.name == "by transition" && (last[len(last)-1].Name != "complete" || !last[len(last)-1].End.Equal(last[len(last)-1].Start)) {
+				t.Errorf("%s: the terminal state is a stay of %v, want none", tc.name, last[len(last)-1].End.Sub(last[len(last)-1].Start))
+			}
+		}
+		if durations[0] != durations[1] || durations[1] != durations[2] {
+			t.Errorf("%s: duration_ms %v changes with the time it is looked at", tc.name, durations)
+		}
+	}
+}

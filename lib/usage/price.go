@@ -89,14 +89,28 @@ func (p *Prices) rate(model string) (Rate, bool) {
 	return p.PerM[prefixes[0]], true
 }
 
-// Money shows an amount in the table's currency: "12.34 USD".
-func (p *Prices) Money(v float64) string {
+// Money shows an amount alone in the table's currency: "12.34 USD"; an
+// amount below a cent in four places (Decimals).
+func (p *Prices) Money(v float64) string { return p.MoneyIn(v, Decimals(v)) }
+
+// MoneyIn shows an amount with decimals places, as one of a column
+// (Decimals of the column's amounts): a column reads in one precision.
+func (p *Prices) MoneyIn(v float64, decimals int) string {
 	cur := "?"
 	if p != nil && p.Currency != "" {
 		cur = p.Currency
 	}
-	if v < 0.01 && v > 0 {
-		return fmt.Sprintf("%.4f %s", v, cur)
+	return fmt.Sprintf("%.*f %s", decimals, v, cur)
+}
+
+// Decimals is how many places a column of amounts is shown in: two, or
+// four when an amount in it is below a cent but not nothing (it would
+// read 0.00).
+func Decimals(vs ...float64) int {
+	for _, v := range vs {
+		if v > 0 && v < 0.01 {
+			return 4
+		}
 	}
-	return fmt.Sprintf("%.2f %s", v, cur)
+	return 2
 }

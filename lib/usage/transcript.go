@@ -174,3 +174,24 @@ func eachLine(r io.Reader, fn func(line []byte)) (int64, error) {
 		long, skipping = nil, false
 	}
 }
+
+// MaxPromptHead bounds what is read of a transcript for its prompt: its
+// first line holds it, a few kilobytes.
+const MaxPromptHead = 256 << 10
+
+// Prompt is the prompt an agent was started with: the first line of its
+// transcript, as Claude Code 2.1.328 writes it
+// ({"type":"user","message":{"content":...}}, the content a string or
+// text blocks); ok is false when head holds none.
+func Prompt(head []byte) (prompt string, ok bool) {
+	line, _, _ := bytes.Cut(head, []byte("\n"))
+	content := gjson.GetBytes(line, "message.content")
+	if content.Type == gjson.String {
+		return content.String(), true
+	}
+	text := ""
+	for _, b := range content.Array() {
+		text += b.Get("text").String() + "\n"
+	}
+	return text, text != ""
+}

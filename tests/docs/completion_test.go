@@ -60,7 +60,7 @@ func TestBashCompletionStatesWorkflowsFlags(t *testing.T) {
 		{[]string{"flowstate", "--workflow", ""}, "wf-b wf-a"},
 		{[]string{"flowstate", "status", "--workflow", "wf-"}, "wf-b wf-a"},
 		{[]string{"flowstate", "sm-init", "--scope", "research-"}, "research-and-plan research-and-revise research-only"},
-		{[]string{"flowstate", "sm-init", "--"}, "--description --command --scope --complexity --topics --classification --min-confidence --machine --gate --agents --workflow --help"},
+		{[]string{"flowstate", "sm-init", "--"}, "--description --command --scope --complexity --topics --classification --min-confidence --machine --gate --agents --budget --workflow --help"},
 		{[]string{"flowstate", "status", "-"}, "--json --timeline --workflow --help -h"},
 		{[]string{"flowstate", "sm-transition", "--", "--"}, ""},
 	} {

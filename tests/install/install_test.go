@@ -642,10 +642,11 @@ func TestInstallScript(t *testing.T) {
 	}
 	sameSnapshot(t, "uninstall after --force", before, snapshot(t, dir))
 
-	// What to do next, including flowstate from a terminal.
+	// What it builds, and what to do next, including flowstate from a
+	// terminal.
 	out, code = installSh(dir)
 	bin := filepath.Join(dir, ".claude", "bin", "flowstate")
-	for _, want := range []string{"In Claude Code, in " + dir + ": /coordinate DESCRIPTION", "In a terminal, flowstate is " + bin, "export PATH=" + filepath.Dir(bin) + `:"$PATH"`} {
+	for _, want := range []string{"install.sh: building flowstate ", "In Claude Code, in " + dir + ": /coordinate DESCRIPTION", "In a terminal, flowstate is " + bin, "export PATH=" + filepath.Dir(bin) + `:"$PATH"`} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("install.sh %s: exit %d, output lacks %q:\n%s", dir, code, want, out)
 		}
@@ -667,6 +668,27 @@ func TestInstallScript(t *testing.T) {
 		t.Fatalf("install.sh %s --uninstall: exit %d\n%s", dir, code, out)
 	}
 	sameSnapshot(t, "install.sh --uninstall", before, snapshot(t, dir))
+}
+
+// TestInstallScriptColdCache: where Go has not built flowstate before
+// (its build cache empty), install.sh says that the build it starts takes
+// a minute or two, silent; the build itself is only printed (-n), not
+// waited for.
+func TestInstallScriptColdCache(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go on PATH")
+	}
+	src := t.TempDir()
+	if err := testenv.SourceTree(src); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(src, "install.sh"), "--plugin")
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(goBin)+":/usr/bin:/bin", "GOCACHE="+t.TempDir(), "GOFLAGS=-n")
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "install.sh: building flowstate ") || !strings.Contains(string(out), "takes a minute or two with no output") {
+		t.Errorf("install.sh with a cold Go cache does not say what it builds and how long it takes:\n%s", out)
+	}
 }
 
 // TestInstallScriptWithoutGo: without Go, install.sh uses a flowstate of

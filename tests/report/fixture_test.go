@@ -16,11 +16,14 @@ import (
 
 // A workflow as a run of /coordinate leaves it, for the page to show: the
 // checkpoint from the real commands (through every state of a full
-// implementation, a gate approved, finished complete), and an event log of
-// the same states spread over a few minutes, with n agents: the
-// classifier, research waves, a planner, implementation waves with a
-// partial failure and a retry, a failing test run and its debug, a
-// rewind, the main thread. Times are made up so that the bars have a
+// implementation, a gate approved, ended by the transition into its
+// terminal state, no sm-finish), and an event log of the same states
+// spread over a few minutes, with n agents: the classifier, research
+// waves, a planner, implementation waves with a partial failure and a
+// retry, a failing test run and its debug, a rewind, the main thread.
+// The agents of a wave start in another order than they were launched
+// (as Claude Code starts them), and the classifier's model has no price
+// in the project's table. Times are made up so that the bars have a
 // shape to look at; the hooks' own records are checked end to end in
 // tests/e2e.
 
@@ -72,21 +75,23 @@ func fixture(t *testing.T, project, id string, n int) int {
 	for _, s := range []string{"test", "document", "complete"} {
 		flowstate(t, project, 0, "--workflow", id, "sm-transition", s)
 	}
-	flowstate(t, project, 0, "--workflow", id, "sm-finish")
+	writeFile(t, filepath.Join(project, ".claude", "flowstate.json"),
+		`{"prices": {"currency": "USD", "per_million_tokens": {"claude-opus-5-5": {"input": 15, "output": 75, "cache_read": 1.5, "cache_write": 18.75}}}}`)
 
 	rng := rand.New(rand.NewSource(int64(n)))
 	ev := &events{t0: time.Date(2026, 5, 4, 9, 30, 0, 0, time.UTC)}
 	spec := filepath.Join(".flowstate", "specs", id)
 	var workers []map[string]any
 	agents, seq := 0, 0
-	// run adds one agent of kind in state from start to end, recorded as
-	// its worker's status; its report is written for the page to link.
-	run := func(kind, worker, sub string, start, end float64, status string, scale int) {
+	// run adds one agent of kind in state, launched at start, started
+	// after delay, stopped at end, recorded as its worker's status; its
+	// report is written for the page to link.
+	run := func(kind, worker, sub string, start, delay, end float64, status string, scale int) {
 		seq++
 		agents++
 		agentID := fmt.Sprintf("a%04d", seq)
 		ev.add(start, "agent_launch", map[string]any{"session": "s1", "agent_type": kind, "worker_id": worker})
-		ev.add(start+0.3, "agent_start", map[string]any{"session": "s1", "agent_id": agentID, "agent_type": kind})
+		ev.add(start+delay, "agent_start", map[string]any{"session": "s1", "agent_id": agentID, "agent_type": kind})
 		ev.add(end, "agent_stop", map[string]any{"session": "s1", "agent_id": agentID, "agent_type": kind, "worker_id": worker})
 		ev.add(end+0.1, "agent_usage", map[string]any{"session": "s1", "agent_id": agentID, "agent_type": kind, "worker_id": worker,
 			"model": "claude-opus-5-5", "usage": tokens(scale*(800+rng.Intn(900)), scale*(1500+rng.Intn(4000)), scale*(20000+rng.Intn(60000)), scale*(1000+rng.Intn(3000))),
@@ -101,18 +106,20 @@ func fixture(t *testing.T, project, id string, n int) int {
 		}
 		workers = append(workers, rec)
 	}
-	// wave runs k workers of kind side by side from start, each taking
-	// about dur seconds; it returns when the last one stopped.
+	// wave runs k workers of kind side by side, launched together at
+	// start and started in the reverse order, each taking about dur
+	// seconds; it returns when the last one stopped.
 	wave := func(kind, prefix, sub string, first, k int, start, dur float64, failed map[int]bool) float64 {
 		last := start
 		for i := 0; i < k; i++ {
-			s := start + float64(i%7)*0.25
-			e := s + dur*(0.6+0.8*rng.Float64())
+			s := start + float64(i)*0.01
+			delay := 0.3 + float64(k-1-i)*0.4
+			e := s + delay + dur*(0.6+0.8*rng.Float64())
 			st := "completed"
 			if failed[first+i] {
 				st = "failed"
 			}
-			run(kind, fmt.Sprintf("%s_%d", prefix, first+i), sub, s, e, st, 1)
+			run(kind, fmt.Sprintf("%s_%d", prefix, first+i), sub, s, delay, e, st, 1)
 			last = max(last, e)
 		}
 		return last
@@ -131,7 +138,7 @@ func fixture(t *testing.T, project, id string, n int) int {
 	ev.add(at, "transition", map[string]any{"from": "research", "to": "plan"})
 	end := at + 40
 	if n >= 3 {
-		run("plan-architect", "plan_1", "plans", at+1, end, "completed", 2)
+		run("plan-architect", "plan_1", "plans", at+1, 0.3, end, "completed", 2)
 	}
 	ev.add(end+1, "gate", map[string]any{"state": "implement", "from": "plan", "message": "Approve the plan"})
 	ev.add(end+150, "approve", map[string]any{"state": "implement", "from": "plan", "note": "looks right", "by": "ann"})
@@ -143,12 +150,12 @@ func fixture(t *testing.T, project, id string, n int) int {
 			at = wave("implementation-executor", "implement", "summaries", first, min(12, implement-first+1), at, 70, failed) + 2
 		}
 		// The failed one is run again and delivers.
-		run("implementation-executor", "implement_3", "summaries", at, at+45, "completed", 1)
+		run("implementation-executor", "implement_3", "summaries", at, 0.3, at+45, "completed", 1)
 		at += 47
 	}
 	ev.add(at, "transition", map[string]any{"from": "implement", "to": "test"})
 	if n >= 3 {
-		run("test-specialist", "test_1", "tests", at+1, at+30, "completed", 1)
+		run("test-specialist", "test_1", "tests", at+1, 0.3, at+30, "completed", 1)
 	}
 	ev.add(at+31, "error", map[string]any{"state": "test", "error": "2 tests failed: TestAuditLog, TestAdminDelete"})
 	ev.add(at+32, "retry", map[string]any{"state": "test", "retry": 1, "max": 2})
@@ -156,17 +163,18 @@ func fixture(t *testing.T, project, id string, n int) int {
 	ev.add(at+70, "rewind", map[string]any{"from": "debug", "to": "test", "states": []string{"test", "debug"}, "reason": "debug found a wrong fixture", "by": "ann"})
 	at += 71
 	if n >= 3 {
-		run("test-specialist", "test_1", "tests", at, at+35, "completed", 1)
+		run("test-specialist", "test_1", "tests", at, 0.3, at+35, "completed", 1)
 	}
 	ev.add(at+36, "transition", map[string]any{"from": "test", "to": "document"})
 	if n >= 3 {
-		run("doc-writer", "document_1", "docs", at+37, at+60, "completed", 1)
+		run("doc-writer", "document_1", "docs", at+37, 0.3, at+60, "completed", 1)
 	}
+	// The transition into complete ends the run; the main thread's usage
+	// is recorded after it, at its turn's end.
 	ev.add(at+61, "transition", map[string]any{"from": "document", "to": "complete"})
 	for _, s := range []string{"research", "plan", "implement", "test", "document"} {
-		ev.add(at+61.5, "main_usage", map[string]any{"session": "s1", "state": s, "model": "claude-opus-5-5", "usage": tokens(400, 2500, 60000, 3000), "requests": 8})
+		ev.add(at+63.5, "main_usage", map[string]any{"session": "s1", "state": s, "model": "claude-opus-5-5", "usage": tokens(400, 2500, 60000, 3000), "requests": 8})
 	}
-	ev.add(at+62, "finish", map[string]any{"state": "complete", "status": "complete"})
 
 	b, _ := json.Marshal(map[string]any{"workers": workers})
 	flowstate(t, project, 0, "--workflow", id, "checkpoint-set", "supervisor_state.coordinator", string(b))

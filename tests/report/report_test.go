@@ -1,16 +1,24 @@
-// Package reporttest renders `flowstate report` pages in a real headless
-// Chromium (Debian's chromium, which test.sh installs) at two window
-// sizes: the page's structure after the browser parsed it (--dump-dom),
-// no console message at all (the page has no script; a resource it tried
-// to load would be refused by its Content-Security-Policy, and Chromium
-// logs that to the console), and screenshots, kept in a directory the
-// test prints (REPORT_SCREENSHOTS, else .cache/report-screenshots).
+// Package reporttest renders `flowstate report` pages, written outside
+// the project, in a real headless Chromium (Debian's chromium, which
+// test.sh installs) at two window sizes and in both colour schemes: the
+// page's structure after the browser parsed it (--dump-dom), each agent
+// under its own worker with that worker's artifact, no console message
+// at all (the page has no script; a resource it tried to load would be
+// refused by its Content-Security-Policy, and Chromium logs that to the
+// console); then, in a copy with a measuring script added, the contrast
+// of every text as the browser computed its colours, the axis labels
+// apart, the tables within the window; and screenshots, kept in a
+// directory the test prints (REPORT_SCREENSHOTS, else
+// .cache/report-screenshots).
 package reporttest
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"html"
 	"image/png"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,14 +50,19 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// browse runs headless Chromium on page with a fresh profile and one of
-// args (--dump-dom, --screenshot=FILE), and returns its stdout and the
-// console messages it logged.
-func browse(t *testing.T, page string, width, height int, arg string) (stdout string, console []string) {
+// browse runs headless Chromium on page with a fresh profile, in the dark
+// colour scheme or the light one, and one of args (--dump-dom,
+// --screenshot=FILE), and returns its stdout and the console messages it
+// logged.
+func browse(t *testing.T, page string, width, height int, dark bool, arg string) (stdout string, console []string) {
 	t.Helper()
+	scheme := "1" // blink's preferredColorScheme: 0 dark, 1 light
+	if dark {
+		scheme = "0"
+	}
 	cmd := exec.Command(chromium(t), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-		"--user-data-dir="+t.TempDir(), "--enable-logging=stderr", "--v=0",
+		"--user-data-dir="+t.TempDir(), "--enable-logging=stderr", "--v=0", "--blink-settings=preferredColorScheme="+scheme,
 		fmt.Sprintf("--window-size=%d,%d", width, height), arg, "file://"+page)
 	cmd.Env = testenv.Env(t.TempDir())
 	var out, errb bytes.Buffer
@@ -77,10 +90,12 @@ func screenshots(t *testing.T) string {
 	return dir
 }
 
+// sizes are a wide window (a table must fit its 1400 px of page) and a
+// phone's 400 px.
 var sizes = []struct {
 	name          string
 	width, height int
-}{{"wide", 1440, 1000}, {"narrow", 420, 1000}}
+}{{"wide", 1440, 1000}, {"narrow", 400, 1000}}
 
 func TestReportInChromium(t *testing.T) {
 	chromium(t)
@@ -93,7 +108,8 @@ func TestReportInChromium(t *testing.T) {
 			project := t.TempDir()
 			id := "coordinate-report-" + c.name
 			agents := fixture(t, project, id, c.n)
-			page := filepath.Join(project, "reports", id+".html")
+			// Outside the project, as a person writes a page to share.
+			page := filepath.Join(t.TempDir(), "pages", id+".html")
 			if err := os.MkdirAll(filepath.Dir(page), 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -103,22 +119,143 @@ func TestReportInChromium(t *testing.T) {
 				t.Fatal(err)
 			}
 			selfContained(t, string(raw))
+			measuring := withMeasure(t, page, string(raw))
 			for _, size := range sizes {
-				dom, console := browse(t, page, size.width, size.height, "--dump-dom")
+				dom, console := browse(t, page, size.width, size.height, false, "--dump-dom")
 				if len(console) > 0 {
 					t.Errorf("%s: the page logged to the console:\n%s", size.name, strings.Join(console, "\n"))
 				}
 				structure(t, dom, page, agents)
-				shot := filepath.Join(shots, fmt.Sprintf("%s-%s.png", c.name, size.name))
-				if _, console := browse(t, page, size.width, size.height, "--screenshot="+shot); len(console) > 0 {
-					t.Errorf("%s screenshot: console:\n%s", size.name, strings.Join(console, "\n"))
+				for _, dark := range []bool{false, true} {
+					scheme := map[bool]string{false: "light", true: "dark"}[dark]
+					m := measure(t, measuring, size.width, size.height, dark)
+					m.check(t, size.name+" "+scheme, size.name == "wide")
+					shot := filepath.Join(shots, fmt.Sprintf("%s-%s-%s.png", c.name, size.name, scheme))
+					if _, console := browse(t, page, size.width, size.height, dark, "--screenshot="+shot); len(console) > 0 {
+						t.Errorf("%s screenshot: console:\n%s", size.name, strings.Join(console, "\n"))
+					}
+					checkPNG(t, shot, size.width, size.height)
+					t.Logf("screenshot: %s", shot)
 				}
-				checkPNG(t, shot, size.width, size.height)
-				t.Logf("screenshot: %s", shot)
 			}
 		})
 	}
 	fmt.Printf("report screenshots: %s\n", shots)
+}
+
+// measureJS measures the page as Chromium laid it out and computed its
+// styles, and writes what it found as JSON into <pre id="measured">:
+// every text whose contrast with what it is drawn on (its element's
+// background, else its ancestors', alpha composited) is below 4.5:1;
+// the visible axis labels that overlap; the tables wider than their
+// box; the tallest row of the agents table; and the colour scheme.
+const measureJS = `(function () {
+  var out = {dark: matchMedia('(prefers-color-scheme: dark)').matches, low: [], overlaps: [], overflow: [], checked: 0, tallest: 0};
+  function rgba(s) { var m = /rgba?\(([^)]*)\)/.exec(s); if (!m) return [0, 0, 0, 0]; var p = m[1].split(',').map(parseFloat); return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; }
+  function over(a, b) { return [a[0]*a[3] + b[0]*(1-a[3]), a[1]*a[3] + b[1]*(1-a[3]), a[2]*a[3] + b[2]*(1-a[3]), 1]; }
+  function background(el) {
+    var layers = [];
+    for (var e = el; e; e = e.parentElement) { var c = rgba(getComputedStyle(e).backgroundColor); if (c[3] > 0) { layers.push(c); if (c[3] >= 1) break; } }
+    var b = out.dark ? [0, 0, 0, 1] : [255, 255, 255, 1];
+    for (var i = layers.length - 1; i >= 0; i--) b = over(layers[i], b);
+    return b;
+  }
+  function lum(c) { function f(v) { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); } return 0.2126*f(c[0]) + 0.7152*f(c[1]) + 0.0722*f(c[2]); }
+  function ratio(a, b) { var x = lum(a), y = lum(b); return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); }
+  var w = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT), seen = new Set();
+  while (w.nextNode()) {
+    var el = w.currentNode.parentElement;
+    if (!w.currentNode.textContent.trim() || seen.has(el) || !el.getClientRects().length) continue;
+    seen.add(el);
+    var st = getComputedStyle(el), b = background(el), k = ratio(over(rgba(st.color), b), b);
+    out.checked++;
+    if (k < 4.5) out.low.push({text: w.currentNode.textContent.trim().slice(0, 40), element: el.tagName + '.' + el.className, ratio: Math.round(k*100)/100, color: st.color, background: 'rgb(' + b.slice(0, 3).map(Math.round).join(',') + ')'});
+  }
+  var ticks = Array.prototype.filter.call(document.querySelectorAll('.tick'), function (e) { return getComputedStyle(e).display !== 'none'; });
+  var axis = document.querySelector('.axis').getBoundingClientRect();
+  for (var i = 0; i < ticks.length; i++) {
+    var r = ticks[i].getBoundingClientRect();
+    if (r.left < axis.left - 1 || r.right > axis.right + 1) out.overlaps.push(ticks[i].textContent + ' leaves the axis');
+    if (i + 1 < ticks.length && r.right + 2 > ticks[i+1].getBoundingClientRect().left) out.overlaps.push(ticks[i].textContent + ' overlaps ' + ticks[i+1].textContent);
+  }
+  Array.prototype.forEach.call(document.querySelectorAll('.scroll'), function (s) { if (s.scrollWidth > s.clientWidth + 1) out.overflow.push(s.firstElementChild.id + ' ' + s.scrollWidth + 'px in ' + s.clientWidth + 'px'); });
+  Array.prototype.forEach.call(document.querySelectorAll('#agents tbody tr'), function (r) { out.tallest = Math.max(out.tallest, r.getBoundingClientRect().height); });
+  var pre = document.createElement('pre'); pre.id = 'measured'; pre.textContent = JSON.stringify(out); document.body.appendChild(pre);
+})();`
+
+// withMeasure writes a copy of the page beside it with measureJS run at
+// its end (its policy let through that one inline script), and returns
+// its path.
+func withMeasure(t *testing.T, page, raw string) string {
+	t.Helper()
+	policy := `content="default-src 'none'; style-src 'unsafe-inline'; img-src data:"`
+	if !strings.Contains(raw, policy) {
+		t.Fatalf("the page's policy is not %s", policy)
+	}
+	raw = strings.Replace(raw, policy, `content="default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'unsafe-inline'"`, 1)
+	raw = strings.Replace(raw, "</body>", "<script>"+measureJS+"</script>\n</body>", 1)
+	copyPath := strings.TrimSuffix(page, ".html") + ".measure.html"
+	writeFile(t, copyPath, raw)
+	return copyPath
+}
+
+// measured is what measureJS found.
+type measured struct {
+	Dark    bool    `json:"dark"`
+	Checked int     `json:"checked"`
+	Tallest float64 `json:"tallest"`
+	Low     []struct {
+		Text, Element, Color, Background string
+		Ratio                            float64
+	} `json:"low"`
+	Overlaps []string `json:"overlaps"`
+	Overflow []string `json:"overflow"`
+}
+
+var measuredPre = regexp.MustCompile(`(?s)<pre id="measured">(.*?)</pre>`)
+
+func measure(t *testing.T, page string, width, height int, dark bool) measured {
+	t.Helper()
+	dom, console := browse(t, page, width, height, dark, "--dump-dom")
+	if len(console) > 0 {
+		t.Errorf("the measuring script logged:\n%s", strings.Join(console, "\n"))
+	}
+	m := measuredPre.FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("the measuring script wrote nothing")
+	}
+	var got measured
+	if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &got); err != nil {
+		t.Fatalf("measured %s: %v", m[1], err)
+	}
+	if got.Dark != dark {
+		t.Fatalf("asked for the dark scheme %v, the page saw %v", dark, got.Dark)
+	}
+	return got
+}
+
+// check fails on text below 4.5:1, axis labels that overlap or leave the
+// axis, and (wide) a table wider than the page or an agent row taller
+// than two lines.
+func (m measured) check(t *testing.T, where string, wide bool) {
+	t.Helper()
+	if m.Checked < 50 {
+		t.Errorf("%s: only %d texts measured", where, m.Checked)
+	}
+	for _, l := range m.Low {
+		t.Errorf("%s: %q (%s) at %.2f:1, %s on %s", where, l.Text, l.Element, l.Ratio, l.Color, l.Background)
+	}
+	for _, o := range m.Overlaps {
+		t.Errorf("%s: axis label %s", where, o)
+	}
+	if wide {
+		for _, o := range m.Overflow {
+			t.Errorf("%s: table %s: wider than the page", where, o)
+		}
+		if m.Tallest > 48 {
+			t.Errorf("%s: an agent row %.0f px tall; a path or a name wraps", where, m.Tallest)
+		}
+	}
 }
 
 // The console check sees what it must refuse: a script's error and a
@@ -128,7 +265,7 @@ func TestConsoleCheckCanFail(t *testing.T) {
 	page := filepath.Join(t.TempDir(), "bad.html")
 	writeFile(t, page, `<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'"></head>`+
 		`<body><img src="http://127.0.0.1:9/x.png"><p>x</p></body></html>`)
-	if _, console := browse(t, page, 800, 600, "--dump-dom"); len(console) == 0 {
+	if _, console := browse(t, page, 800, 600, false, "--dump-dom"); len(console) == 0 {
 		t.Errorf("a page loading an image from the network logged nothing: the console check cannot fail")
 	}
 }
@@ -151,8 +288,11 @@ func selfContained(t *testing.T, page string) {
 }
 
 var (
-	agentBar  = regexp.MustCompile(`<a class="bar agent [^"]*" href="#agent-(\d+)"`)
-	agentRow  = regexp.MustCompile(`<tr id="agent-(\d+)"`)
+	agentBar = regexp.MustCompile(`<a class="bar agent [^"]*" href="#agent-(\d+)"`)
+	agentRow = regexp.MustCompile(`<tr id="agent-(\d+)"`)
+	// A row of the agents table: its worker, its status, its artifact's file.
+	paired    = regexp.MustCompile(`<tr id="agent-\d+" class="([a-z]+)">.*?<code>([a-z_0-9]+)</code>.*?<td class="path">(.*?)</td></tr>`)
+	pathOf    = regexp.MustCompile(`title="([^"]*)"`)
 	stateBar  = regexp.MustCompile(`<span class="bar state[^"]*"`)
 	waitBar   = regexp.MustCompile(`<span class="bar wait gate"`)
 	markGlyph = regexp.MustCompile(`<span class="mark (error|retry|rewind)"`)
@@ -210,9 +350,43 @@ func structure(t *testing.T, dom, page string, agents int) {
 		t.Errorf("no artifact is linked")
 	}
 	for _, l := range links {
-		if _, err := os.Stat(filepath.Join(filepath.Dir(page), filepath.FromSlash(l[1]))); err != nil {
+		u, err := url.Parse(html.UnescapeString(l[1]))
+		if err != nil || u.Scheme != "" && u.Scheme != "file" {
+			t.Errorf("artifact link %s: not a link to a file: %v", l[1], err)
+			continue
+		}
+		path := u.Path
+		if u.Scheme == "" {
+			path = filepath.Join(filepath.Dir(page), filepath.FromSlash(u.Path))
+		}
+		if _, err := os.Stat(path); err != nil {
 			t.Errorf("artifact link %s from the page leads nowhere: %v", l[1], err)
 		}
+	}
+	// Each agent is shown under its own worker, with that worker's
+	// artifact (the fixture names a worker's file after it); the agents
+	// of a wave started in the reverse order of their launches.
+	workerRows := paired.FindAllStringSubmatch(dom, -1)
+	if len(workerRows) < agents-1 { // the classifier has no worker
+		t.Errorf("%d agent rows with a worker, want %d", len(workerRows), agents-1)
+	}
+	for _, r := range workerRows {
+		file := ""
+		if m := pathOf.FindStringSubmatch(r[3]); m != nil {
+			file = m[1]
+		}
+		if file != "" && !strings.HasSuffix(file, "/"+r[2]+".md") {
+			t.Errorf("agent of worker %s (%s) shows the artifact %s", r[2], r[1], file)
+		}
+	}
+	if n := strings.Count(dom, `<td class="path"><a class="artifact"`); n < agents/2 {
+		t.Errorf("%d artifacts linked from the agents table, want most of %d", n, agents)
+	}
+	if !strings.Contains(dom, `id="now"`) || !strings.Contains(dom, "no price for claude-haiku-5-5") {
+		t.Errorf("the page does not say at its top what befell the run (the unpriced classifier)")
+	}
+	if agents > 10 && !strings.Contains(dom, "implement_3 (no report at") {
+		t.Errorf("the page does not name the failed worker at its top")
 	}
 }
 

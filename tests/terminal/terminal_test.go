@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -198,5 +200,89 @@ func TestEightyColumns(t *testing.T) {
 	}
 	if got := complete("flowstate sm-init --"); !strings.Contains(got, "--description") || !strings.Contains(got, "--gate") || strings.Contains(got, "help h") {
 		t.Errorf("sm-init --<TAB><TAB> offered:\n%s", got)
+	}
+}
+
+// TestEightyColumnsOfARun: a finished run as a person reads it at 80
+// columns: its artifacts relative to the project, one worker said in the
+// singular, money in one precision down a column and a model without a
+// price named; history names the worker of each agent's start (four
+// research-specialists started, in another order than launched); the
+// --timeline legend keeps each phrase on one line.
+func TestEightyColumnsOfARun(t *testing.T) {
+	project := t.TempDir()
+	id := "coordinate-20251107-143022-a1b2c3"
+	p := newPane(t, 80, "CLAUDE_PROJECT_DIR="+project)
+	p.run("flowstate sm-init --workflow " + id + " --description 'Add login' --command coordinate --scope research-only >/dev/null")
+	p.run("flowstate sm-transition research")
+	spec := filepath.Join(project, ".flowstate", "specs", id, "reports")
+	var workers []string
+	for i := 1; i <= 4; i++ {
+		status := map[bool]string{true: "completed", false: "failed"}[i != 3]
+		workers = append(workers, fmt.Sprintf(`{"worker_id":"research_%d","status":%q,"output_path":"%s/00%d_topic.md"}`, i, status, spec, i))
+	}
+	p.run(fmt.Sprintf(`flowstate checkpoint-set supervisor_state.research_supervisor '{"workers":[%s]}'`, strings.Join(workers, ",")))
+	p.run(`flowstate checkpoint-set phase_data.research.partial_failures '["research_3"]'`)
+	p.run("flowstate sm-finish")
+	events := filepath.Join(project, ".claude", "state", "workflows", id, "events.jsonl")
+	var lines []string
+	at := func(s float64) string {
+		return time.Date(2025, 11, 7, 14, 30, 0, 0, time.UTC).Add(time.Duration(s * float64(time.Second))).Format(time.RFC3339Nano)
+	}
+	add := func(s float64, rest string) { lines = append(lines, fmt.Sprintf(`{"ts":%q,%s}`, at(s), rest)) }
+	add(0, `"event":"init"`)
+	add(0.5, `"event":"agent_usage","agent_id":"c1","agent_type":"workflow-classifier","model":"claude-haiku-5-5","usage":{"input_tokens":900},"requests":1,"tool_uses":1,"duration_ms":400`)
+	add(1, `"event":"transition","from":"initialize","to":"research"`)
+	for i := 1; i <= 4; i++ {
+		add(2+0.01*float64(i), fmt.Sprintf(`"event":"agent_launch","session":"s","agent_type":"research-specialist","worker_id":"research_%d"`, i))
+	}
+	for _, i := range []int{4, 2, 1, 3} {
+		add(3+float64(i)/10, fmt.Sprintf(`"event":"agent_start","session":"s","agent_id":"a%d","agent_type":"research-specialist"`, i))
+	}
+	for i := 1; i <= 4; i++ {
+		add(20+float64(i), fmt.Sprintf(`"event":"agent_stop","session":"s","agent_id":"a%d","agent_type":"research-specialist","worker_id":"research_%d"`, i, i))
+		add(20.1+float64(i), fmt.Sprintf(`"event":"agent_usage","session":"s","agent_id":"a%d","agent_type":"research-specialist","worker_id":"research_%d","model":"claude-opus-5-5","usage":{"input_tokens":%d,"output_tokens":20},"requests":1,"tool_uses":2,"duration_ms":18000`, i, i, 100*i))
+	}
+	add(30, `"event":"finish","state":"research","status":"complete"`)
+	if err := os.WriteFile(events, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(project, ".claude", "flowstate.json"), []byte(`{"prices": {"currency": "USD", "per_million_tokens": {"claude-opus-5-5": {"input": 15, "output": 75}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	out := p.run("flowstate status")
+	fits(t, "status", out, 80)
+	for _, want := range []string{"1 worker failed and the workflow went on without it: research_3", "next: run it again with /flowstate:workflow-resume --retry-failed",
+		"no price for claude-haiku-5-5 (", "  research_supervisor  4 workers: 3 completed, 1 failed",
+		"  artifacts in .flowstate/specs/" + id + "/reports/\n", "    ✓ research_1  completed  001_topic.md\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, project) {
+		t.Errorf("status shows a path with the project's directory:\n%s", out)
+	}
+	out = p.run("flowstate history")
+	fits(t, "history", out, 80)
+	for i := 1; i <= 4; i++ {
+		if want := fmt.Sprintf("research-specialist research_%d started", i); !strings.Contains(out, want) {
+			t.Errorf("history lacks %q:\n%s", want, out)
+		}
+	}
+	if words := strings.Join(strings.Fields(out), " "); !strings.Contains(words, "in 1 request, 2 tool calls") || strings.Contains(words, "1 requests") {
+		t.Errorf("history counts not in the singular for one:\n%s", out)
+	}
+	out = p.run("flowstate status --timeline")
+	fits(t, "status --timeline", out, 80)
+	for _, phrase := range []string{"? never seen stopping", "▒ waiting for a person", "✗ error ↻ retry ↺ rewind"} {
+		if !slices.ContainsFunc(strings.Split(out, "\n"), func(l string) bool { return strings.Contains(l, phrase) }) {
+			t.Errorf("the legend breaks %q:\n%s", phrase, out)
+		}
+	}
+	out = p.run("flowstate list")
+	fits(t, "list", out, 80)
+	if !regexp.MustCompile(`(?m)^`+id+` .* 30\.0s +1\.1k +0\.0\d{3} USD$`).MatchString(out) && !strings.Contains(out, "≥") {
+		t.Errorf("list does not show what the run took, spent and cost:\n%s", out)
 	}
 }
