@@ -2,9 +2,12 @@
 // command protocol (docs/command-protocol.md), for `flowstate lint`: each
 // finding names its line and says what is wrong and what to do. It holds
 // the rules that make a file safe for a model to follow literally, for
-// flowstate's own commands and for the ones users write; it knows no
-// command or agent by name. It is pure: Check reads a file's text, never
-// the disk, and bash blocks are parsed in Go (mvdan.cc/sh), not run.
+// flowstate's own commands and for the ones users write, and those that
+// make a command's files agree (command.go: the definition it starts,
+// the agents that names); it knows no command or agent by name. It is
+// pure: Check reads a file's text, never the disk (the caller reads the
+// files a command uses), and bash blocks are parsed in Go
+// (mvdan.cc/sh), not run.
 package lint
 
 import (
