@@ -53,6 +53,20 @@ if command -v tmux >/dev/null; then export FLOWSTATE_REQUIRE_TMUX=1; tmux -V; fi
 if command -v chromium >/dev/null; then export FLOWSTATE_REQUIRE_BROWSER=1; chromium --version 2>/dev/null || true; fi
 export REPORT_SCREENSHOTS="$PWD/.cache/report-screenshots"
 
+step "POSIX shells and make (state-load's output and the compat state file are read by each; make on a trusted Makefile must not run stored state)"
+want=
+for s in dash zsh ksh mksh busybox posh make; do command -v "$s" >/dev/null || want="$want $s"; done
+# Big5 and Shift_JIS, built by the tests: glibc's locale sources.
+[ -e /usr/share/i18n/charmaps/BIG5.gz ] || want="$want locales"
+if [ -n "$want" ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $want >/dev/null) ||
+    echo "test.sh: could not install$want; tests with a missing shell skip"
+fi
+if command -v dash >/dev/null && command -v ksh >/dev/null && command -v mksh >/dev/null &&
+  command -v busybox >/dev/null && command -v posh >/dev/null && command -v zsh >/dev/null; then
+  export FLOWSTATE_REQUIRE_SHELLS=1
+fi
+
 step "strace (injects I/O errors for tests/robust; those tests skip without it, and fail once it is installed)"
 if ! command -v strace >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
   (apt-get update -qq && apt-get install -y -qq strace >/dev/null) || echo "test.sh: could not install strace; the I/O error tests will skip"

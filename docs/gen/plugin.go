@@ -56,7 +56,7 @@ var orchestrators = []scaffold.Command{
 func pluginFiles() (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, c := range orchestrators {
-		c.Prefix = pluginPrefix
+		c.Prefix, c.Resume = pluginPrefix, "/"+pluginPrefix+"workflow-resume"
 		md, err := scaffold.RenderCommand(c)
 		if err != nil {
 			return nil, err

@@ -77,7 +77,7 @@ func TestErrorMessages(t *testing.T) {
 		{"", []string{"sm-init", "--description", "d", "--command", "c", "--classification", `{"workflow_type":"x"}`}, 4, "flowstate: classification: workflow_type \"x\" is not one of"},
 		{"", []string{"sm-init", "--description", "d", "--command", "c", "--scope", "s", "--machine", machine}, 4, "flowstate: " + machine + ": machine: not valid machine JSON"},
 		{"", []string{"--workflow", "../x", "sm-status"}, 4, "flowstate: workflow id: \"../x\": only letters"},
-		{"", []string{"sm-init", "--description", "d", "--command", "a b", "--scope", "research-only"}, 4, "flowstate: --command: \"a b\": only letters"},
+		{"", []string{"sm-init", "--description", "d", "--command", "a b", "--scope", "research-only"}, 4, "flowstate: --command: \"a b\": a name is lower-case letters"},
 		{"nope", []string{"checkpoint-get", "a", "--from", "-"}, 4, "flowstate: --from -: checkpoint: not valid JSON\n"},
 		{"", []string{"state-append", "K"}, 2, "flowstate: state-append takes 2 argument(s): KEY VALUE; got 1 (see `flowstate state-append --help`)\n"},
 	} {

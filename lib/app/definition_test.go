@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,8 +16,15 @@ import (
 // stdin.
 func runWith(t *testing.T, dir, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runEnv(t, dir, nil, stdin, args...)
+}
+
+// runEnv is runWith with more variables in the environment.
+func runEnv(t *testing.T, dir string, more map[string]string, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	env := map[string]string{"CLAUDE_PROJECT_DIR": dir, "CLAUDE_CODE_SESSION_ID": "s1"}
+	maps.Copy(env, more)
 	code = Main(append([]string{"flowstate"}, args...), IO{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
 		Getenv: func(k string) string { return env[k] }, Cwd: dir})
 	return out.String(), errb.String(), code

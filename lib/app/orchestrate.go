@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -13,6 +14,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
+	"github.com/flowstate-dev/flowstate/lib/protocol"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
@@ -125,6 +127,11 @@ func (e *env) phaseStart(o startOptions) error {
 	command := o.command
 	if command == "" {
 		return fail.Usagef("phase-start needs --command NAME")
+	}
+	// Before anything: a start that first classifies creates the
+	// workflow a step later, and the name would fail only there.
+	if err := protocol.CheckCommandName(strings.TrimPrefix(command, "/")); err != nil {
+		return fmt.Errorf("--command: %w", err)
 	}
 	raw, err := limit.ReadAll(e.Stdin, "command arguments")
 	if err != nil {

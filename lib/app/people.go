@@ -1,11 +1,13 @@
 package app
 
 import (
+	"os"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/flowstate-dev/flowstate/lib/ancestry"
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/history"
@@ -398,9 +400,11 @@ func (e *env) rewind(w *store.Workflow, state, reason string) error {
 
 // userAsked refuses a person's decision (verb, asked for with the slash
 // command command) that a model runs on its own
-// (orchestrate.RefuseUnasked).
+// (orchestrate.RefuseUnasked), whatever the step did to its own
+// environment: where it runs is read from its ancestors too.
 func (e *env) userAsked(w *store.Workflow, command, verb string) error {
-	return orchestrate.RefuseUnasked(w, e.Getenv("CLAUDE_CODE_SESSION_ID"), command, verb)
+	v := ancestry.Judge(e.Getenv(ancestry.SessionVar), ancestry.Ancestors(os.Getpid()))
+	return orchestrate.RefuseUnasked(w, v.Session, v.Inside, command, verb)
 }
 
 // actor is the person running the command (sm.ActorFrom).

@@ -13,6 +13,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/hook"
 	"github.com/flowstate-dev/flowstate/lib/install"
+	"github.com/flowstate-dev/flowstate/lib/statefile"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/term"
 	"github.com/flowstate-dev/flowstate/lib/version"
@@ -99,8 +100,8 @@ func (e *env) setupCommands() []*cli.Command {
 		},
 		{
 			Name:      "help",
-			Usage:     "show help for a command, or `flowstate help exit-codes`",
-			UsageText: "flowstate help [COMMAND|exit-codes]",
+			Usage:     "show help for a command, `flowstate help exit-codes`, or `flowstate help reserved-names` (the keys no state may set)",
+			UsageText: "flowstate help [COMMAND|exit-codes|reserved-names]",
 			Action:    e.help,
 		},
 	}
@@ -225,6 +226,34 @@ func (e *env) version(c *cli.Context, min string) error {
 	return nil
 }
 
+// reservedNames prints the classes of names no state may set
+// (statefile.Classes): each class, what its names do, and its names and
+// patterns.
+// Wrapped at 100 columns when stdout is no terminal: the list is long,
+// and docs/architecture.md shows it.
+func (e *env) reservedNames() {
+	indent, width := "    ", e.width()
+	if width <= 0 {
+		width = 100
+	}
+	for _, c := range statefile.Classes() {
+		e.printf("%s\n", term.Indent(c.Name+": "+c.Why, width, "  "))
+		var names []string
+		names = append(names, c.Names...)
+		for _, p := range c.Prefixes {
+			names = append(names, p+"*")
+		}
+		for _, p := range c.Suffixes {
+			names = append(names, "*"+p)
+		}
+		for _, p := range c.Infixes {
+			names = append(names, "*"+p+"*")
+		}
+		e.printf("%s%s\n", indent, term.Indent(strings.Join(names, " "), width, indent))
+	}
+	e.printf("%s\n", term.Indent("never reserved: "+statefile.SafePrefix+"*, flowstate's prefix for workflow keys, which no program reads", width, "  "))
+}
+
 func (e *env) help(c *cli.Context) error {
 	topic := c.Args().First()
 	switch topic {
@@ -237,10 +266,13 @@ func (e *env) help(c *cli.Context) error {
 			e.printf("%-4d  %s\n", row.Code, term.Indent(row.Meaning, e.width(), "      "))
 		}
 		return nil
+	case "reserved-names":
+		e.reservedNames()
+		return nil
 	}
 	if c.App.Command(topic) == nil {
 		hint := ""
-		if s := closest(topic, append(commandNames(c.App.Commands), "exit-codes")); s != "" {
+		if s := closest(topic, append(commandNames(c.App.Commands), "exit-codes", "reserved-names")); s != "" {
 			hint = "; did you mean `flowstate help " + s + "`?"
 		}
 		return fail.Usagef("no help topic %q%s (run `flowstate help` for the commands)", topic, hint)

@@ -379,7 +379,7 @@ func TestValidateVariables(t *testing.T) {
 	}
 	b.shellID, b.vars["USER_ARGS"], b.funcs = "plan_1", "--fast", []string{"log_command_error"}
 	r := b.call("validate_state_variables", "C").must(t, 1)
-	if want := "__fs_run=(log_command_error plan plan_1 --fast state_error $'State variables not set: C' validate_state_variables $'{}')\n"; r.answer != want {
+	if want := "__fs_run=(log_command_error plan plan_1 --fast state_error \"State variables not set: C\" validate_state_variables \"{}\")\n"; r.answer != want {
 		t.Errorf("answer %q, want %q", r.answer, want)
 	}
 	b.call("validate_library_functions", "error-handling").must(t, 0)
@@ -437,7 +437,7 @@ func TestStateEdges(t *testing.T) {
 	b.funcs, b.vars = []string{"log_command_error"}, map[string]string{"COMMAND_NAME": "/plan"}
 	r := b.call("append_workflow_state", "REPORTS", ` ["a.md", "b.md"]`).must(t, 1)
 	if !strings.Contains(r.stderr, "only supports scalar values for key: REPORTS") || !r.has("SUPPRESS_ERR_TRAP=1") ||
-		!strings.Contains(r.answer, "__fs_run=(log_command_error /plan "+b.shellID+" '' state_error") {
+		!strings.Contains(r.answer, "__fs_run=(log_command_error /plan "+b.shellID+" \"\" state_error") {
 		t.Errorf("JSON under REPORTS: %+v", r)
 	}
 	b.funcs = nil

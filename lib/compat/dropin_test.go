@@ -52,7 +52,7 @@ func TestTransitionWithoutStateFile(t *testing.T) {
 	file := filepath.Join(dir, ".claude/tmp/workflow_auto_1.sh")
 	if !strings.Contains(r.stderr, "WARNING: Auto-initializing state machine") || !strings.Contains(r.stderr, "✓ Auto-initialization successful (loaded workflow ID: auto_1)") ||
 		!r.has("export STATE_FILE="+file) || !r.has("export CURRENT_STATE=research") ||
-		!strings.Contains(r.answer, "__fs_run=(log_command_error /implement auto_1 '' state_error") {
+		!strings.Contains(r.answer, "__fs_run=(log_command_error /implement auto_1 \"\" state_error") {
 		t.Errorf("auto-initialization: %+v", r)
 	}
 	none := block{t: t, dir: newProject(t)}

@@ -223,6 +223,7 @@ func TestCommandOfID(t *testing.T) {
 	for id, want := range map[string]string{
 		"plan_1762798806": "plan", "coordinate_1795291157304325067": "coordinate", "repair_1762798806_recovered": "repair",
 		"build_plan_1": "build_plan", "test_wf": "workflow", "workflow_123": "workflow", "x": "workflow", "a-b_2": "a-b",
+		"Plan_1": "plan",
 	} {
 		if got := commandOfID(id); got != want {
 			t.Errorf("commandOfID(%s) = %s, want %s", id, got, want)

@@ -2,8 +2,6 @@ package hook
 
 import (
 	"encoding/json"
-	"slices"
-	"strings"
 	"sync"
 
 	"github.com/tidwall/gjson"
@@ -17,87 +15,21 @@ import (
 )
 
 // preToolUse runs before every Agent call, every file write (see
-// guardWrite) and every Bash call (see bindAgent).
+// guardWrite), every Bash call and every read of an agent file (see
+// permit.go).
 func (h handler) preToolUse() {
-	if field, ok := fileTools[h.pl.ToolName]; ok {
+	if field, ok := fileTools[h.pl.ToolName]; ok || h.unreadable {
 		h.guardWrite(field)
 		return
 	}
-	if h.pl.ToolName == "Bash" {
-		h.bindAgent()
-		return
+	switch h.pl.ToolName {
+	case "Bash":
+		h.permitBash()
+	case "Read":
+		h.permitRead()
+	default:
+		h.foreground()
 	}
-	h.foreground()
-}
-
-// bindAgent tells a sub-supervisor's flowstate steps which agent runs
-// them: a Bash call inside a subagent carries the agent's id (Claude Code
-// 2.1.328), and the call's input is given back with
-// `export FLOWSTATE_AGENT_ID=<id>` before the command. phase-plan and
-// phase-verify --supervisor then know the state the agent was started in,
-// and a supervisor left over from an earlier state (it ran in the
-// background while the command went on) acts on no later one. Only the
-// sub-supervisors' own steps are touched (supervisorStep).
-func (h handler) bindAgent() {
-	in := h.pl.ToolInput
-	cmd, ok := supervisorStep(h.pl)
-	if !ok {
-		return
-	}
-	updated, err := sjson.SetBytes(in, "command", "export "+orchestrate.AgentEnv+"="+h.pl.AgentID+"\n"+cmd) // not a checkpoint path
-	if err != nil {
-		h.l.printf("pre-tool-use: %v", err)
-		return
-	}
-	h.answer(map[string]any{"hookSpecificOutput": map[string]any{
-		"hookEventName": "PreToolUse",
-		"updatedInput":  json.RawMessage(updated),
-	}})
-}
-
-// maxStepCommand bounds the Bash command searched for a supervisor's
-// step: the steps are one line; a longer command is not one.
-const maxStepCommand = 16 << 10
-
-// supervisorStep is the command of a Bash call that a subagent (its id
-// one agentIDs allows into a shell line) makes to run a sub-supervisor's
-// step: a line or pipeline part that runs flowstate (by name, by path,
-// or as $FLOWSTATE_BIN, quoted or not) with phase-plan or phase-verify
-// and --supervisor among its words after it, whatever global flags come
-// first (flowstate --workflow X phase-plan --supervisor). ok is false for
-// any other call; the main thread's (no agent id) is never one.
-func supervisorStep(pl payload) (cmd string, ok bool) {
-	if pl.ToolName != "Bash" || !agentIDs().MatchString(pl.AgentID) {
-		return "", false
-	}
-	c := gjson.GetBytes(pl.ToolInput, "command") // not a checkpoint path: the Bash tool's input
-	if c.Type != gjson.String || len(c.Str) > maxStepCommand {
-		return "", false
-	}
-	parts := strings.FieldsFunc(c.Str, func(r rune) bool { return r == '\n' || r == ';' || r == '&' || r == '|' || r == '(' || r == ')' })
-	if slices.ContainsFunc(parts, isStepPart) {
-		return c.Str, true
-	}
-	return "", false
-}
-
-// isStepPart reports whether one command of a line runs flowstate with
-// phase-plan or phase-verify and --supervisor among its words after it.
-func isStepPart(part string) bool {
-	step, supervisor, invoked := false, false, false
-	for _, word := range strings.Fields(part) {
-		word = strings.Trim(word, `"'`)
-		switch {
-		case word == "flowstate" || strings.HasSuffix(word, "/flowstate") || word == "$FLOWSTATE_BIN" || word == "${FLOWSTATE_BIN}":
-			invoked = true
-		case !invoked:
-		case word == "phase-plan" || word == "phase-verify":
-			step = true
-		case word == "--supervisor":
-			supervisor = true
-		}
-	}
-	return step && supervisor
 }
 
 // foreground runs before every Agent call. Claude Code 2.1.328 runs a
@@ -145,7 +77,7 @@ func (h handler) subagent(kind string) {
 	var k orchestrate.Known
 	var ours bool
 	if kind == agentrun.Stop {
-		k, ours = orchestrate.RecognizeStop(h.p, h.session, h.pl.AgentType, h.pl.AgentID, sync.OnceValue(h.stoppedPrompt), h.pl.Cwd)
+		k, ours = orchestrate.RecognizeAgent(h.p, h.session, h.pl.AgentType, h.pl.AgentID, sync.OnceValue(h.stoppedPrompt), h.pl.Cwd)
 	} else {
 		k, ours = orchestrate.RecognizeStart(h.p, h.session, h.pl.AgentType)
 	}
@@ -200,11 +132,21 @@ func (h handler) record(kind string, k orchestrate.Known) {
 // transcript (usage.Prompt). Its final answer, which names the artifact
 // (REPORT_CREATED: path), stands in when the transcript cannot be read.
 func (h handler) stoppedPrompt() string {
-	if h.pl.TranscriptPath != "" {
-		head, err := fsx.ReadPrefix(h.pl.TranscriptPath, usage.MaxPromptHead)
-		if prompt, ok := usage.Prompt(head); err == nil && ok {
-			return prompt
-		}
+	if p, ok := transcriptPrompt(h.pl.TranscriptPath); ok {
+		return p
 	}
 	return h.pl.LastMessage
+}
+
+// transcriptPrompt is the prompt of the agent whose transcript is at
+// path (usage.Prompt); ok is false when it cannot be read yet.
+func transcriptPrompt(path string) (string, bool) {
+	if path == "" {
+		return "", false
+	}
+	head, err := fsx.ReadPrefix(path, usage.MaxPromptHead)
+	if err != nil {
+		return "", false
+	}
+	return usage.Prompt(head)
 }

@@ -4,8 +4,10 @@
 // command stands; SessionEnd drops what is ephemeral for the session's
 // finished workflows. The others keep a running workflow on its rails
 // whatever the model does: PreToolUse makes flowstate's agents run in the
-// foreground and records each launch, and refuses the main thread's write
-// of a file only an agent writes (guardWrite), SubagentStart and SubagentStop
+// foreground and records each launch, allows flowstate's own steps and
+// artifacts so that a person in Claude Code's default permission mode is
+// not asked about them (permit.go), and refuses the write of a file only
+// one agent writes by anyone else (guardWrite), SubagentStart and SubagentStop
 // record each agent's start and end, PostToolUse and Stop record what the
 // agents and the main thread spent (usage.go), Stop sends a model that
 // ends its turn before its command is done back to the step where it
@@ -28,8 +30,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/flowstate-dev/flowstate/lib/agentrun"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
@@ -79,6 +84,28 @@ type payload struct {
 	StopHookActive bool `json:"stop_hook_active"`
 	// UserPromptSubmit
 	Prompt string `json:"prompt"`
+	// Every event of a session at work: default, acceptEdits, plan, ...
+	PermissionMode string `json:"permission_mode"`
+
+	// Dropped are the paths of the strings left out of the payload as
+	// read, longer than maxString ("tool_input.content").
+	Dropped []string `json:"-"`
+}
+
+// filePath is the path a file tool's input names in field, absolute
+// (a relative one against the payload's cwd); "" when none can be told.
+func (pl payload) filePath(field string) string {
+	target := gjson.GetBytes(pl.ToolInput, field).String()
+	if target == "" || slices.Contains(pl.Dropped, "tool_input."+field) {
+		return ""
+	}
+	if !filepath.IsAbs(target) {
+		if pl.Cwd == "" {
+			return ""
+		}
+		target = filepath.Join(pl.Cwd, target)
+	}
+	return target
 }
 
 // stdinWait bounds the read of the payload. Claude Code writes it and
@@ -90,9 +117,6 @@ const (
 	stdinWait    = 5 * time.Second
 	stdinWaitEnd = time.Second
 )
-
-// maxPayload caps the payload read; the real ones are a few hundred bytes.
-const maxPayload = 1 << 20
 
 // Run handles one event. It never panics and returns nothing: every
 // problem is written to the hook log.
@@ -108,10 +132,8 @@ func Run(event string, env Env) {
 		wait = stdinWaitEnd
 	}
 	pl, perr := readPayload(env.Stdin, wait)
-	if event == PreToolUse && pl.ToolName == "Bash" {
-		if _, ok := supervisorStep(pl); !ok {
-			return // every Bash call of every session: only a supervisor's step is touched
-		}
+	if event == PreToolUse && perr == nil && !worthLooking(pl) {
+		return // most Bash calls and reads of every session: none of flowstate's
 	}
 	p := project(env, pl, l)
 	l.project = p // from here on, problems go to the project's log
@@ -122,7 +144,7 @@ func Run(event string, env Env) {
 	if session == "" {
 		session = env.Getenv("CLAUDE_CODE_SESSION_ID")
 	}
-	handler{env: env, p: p, session: session, pl: pl, l: l}.handle(event)
+	handler{env: env, p: p, session: session, pl: pl, l: l, unreadable: perr != nil}.handle(event)
 }
 
 // handle runs the handler of event.
@@ -180,7 +202,7 @@ func Registrations() []Registration {
 	return []Registration{
 		{"SessionStart", "", SessionStart, 30},
 		{"SessionEnd", "", SessionEnd, 0},
-		{"PreToolUse", "Agent|Task|Write|Edit|MultiEdit|NotebookEdit|Bash", PreToolUse, 10},
+		{"PreToolUse", "Agent|Task|Write|Edit|MultiEdit|NotebookEdit|Bash|Read", PreToolUse, 10},
 		{"PostToolUse", "Agent|Task", PostToolUse, 10},
 		{"SubagentStart", "", SubagentStart, 10},
 		{"SubagentStop", "", SubagentStop, 10},
@@ -205,6 +227,9 @@ type handler struct {
 	session string
 	pl      payload
 	l       *logger
+	// unreadable: the payload could not be read (not JSON, cut short,
+	// too late); pl holds nothing.
+	unreadable bool
 }
 
 // answer writes the hook's JSON answer to Claude Code.
@@ -236,27 +261,40 @@ func isTerminal(r io.Reader) bool {
 // readPayload reads the one JSON value Claude Code writes on stdin, and
 // stops there: it does not wait for the end of stdin, which a caller
 // that keeps it open never gives (a hook must return either way). It
-// waits at most wait for that value, then goes on without it.
+// waits at most wait for that value, then goes on without it. Its long
+// strings are left out as it is read (reduce): a payload of any size is
+// read whole in bounded memory.
 func readPayload(r io.Reader, wait time.Duration) (payload, error) {
-	var pl payload
 	if r == nil || isTerminal(r) {
-		return pl, nil
+		return payload{}, nil
 	}
-	ch := make(chan error, 1)
-	go func() { ch <- json.NewDecoder(io.LimitReader(r, maxPayload)).Decode(&pl) }()
-	var err error
+	type read struct {
+		pl  payload
+		err error
+	}
+	ch := make(chan read, 1)
+	go func() {
+		var pl payload
+		raw, dropped, err := reduce(r)
+		if err == nil {
+			err = json.Unmarshal(raw, &pl)
+			pl.Dropped = dropped
+		}
+		ch <- read{pl, err}
+	}()
+	var got read
 	select {
-	case err = <-ch:
+	case got = <-ch:
 	case <-time.After(wait):
 		return payload{}, fmt.Errorf("no hook payload on stdin within %s; using the environment only", wait)
 	}
 	switch {
-	case err == io.EOF: // nothing on stdin
+	case got.err == io.EOF: // nothing on stdin
 		return payload{}, nil
-	case err != nil:
-		return payload{}, fmt.Errorf("hook payload is not the expected JSON (%v); using the environment only", err)
+	case got.err != nil:
+		return payload{}, fmt.Errorf("hook payload is not the expected JSON (%v); using the environment only", got.err)
 	}
-	return pl, nil
+	return got.pl, nil
 }
 
 // project is the project the CLI would find from the payload's cwd:

@@ -122,40 +122,10 @@ func TestPluginHooksAreTheRegistrations(t *testing.T) {
 	}
 }
 
-// TestSupervisorStep: the Bash calls bindAgent binds are a subagent's
-// flowstate phase-plan or phase-verify --supervisor, however flowstate is
-// named and whatever global flags come first; nothing else.
-func TestSupervisorStep(t *testing.T) {
-	for _, c := range []struct {
-		agent, command string
-		want           bool
-	}{
-		{"a1", "flowstate phase-plan --supervisor", true},
-		{"a1", `"$FLOWSTATE_BIN" phase-plan --supervisor`, true},
-		{"a1", "${FLOWSTATE_BIN} phase-verify --supervisor --wait 90s", true},
-		{"a1", "flowstate --workflow w-1 phase-verify --supervisor", true},
-		{"a1", "/p/.claude/bin/flowstate phase-plan --supervisor 2>&1", true},
-		{"a1", "cd /p && flowstate phase-plan --supervisor", true},
-		{"", "flowstate phase-plan --supervisor", false},
-		{"a1;x", "flowstate phase-plan --supervisor", false},
-		{"a1", "flowstate phase-plan", false},
-		{"a1", "flowstate supervisor-record --supervisor reviews -", false},
-		{"a1", "flowstate status; phase-plan --supervisor", false},
-		{"a1", "phase-plan --supervisor flowstate", false},
-		{"a1", "ls -la", false},
-		{"a1", "flowstate phase-plan --supervisor #" + strings.Repeat("x", maxStepCommand), false},
-	} {
-		in, _ := json.Marshal(map[string]string{"command": c.command})
-		if _, got := supervisorStep(payload{ToolName: "Bash", AgentID: c.agent, ToolInput: in}); got != c.want {
-			t.Errorf("%q by agent %q: %v, want %v", c.command, c.agent, got, c.want)
-		}
-	}
-}
-
-// TestMainThreadBashFindsNoProject: a Bash call of the main thread, which
-// every session makes all the time, is answered before the hook looks for
-// its project: here one whose state directory is a link, which the
-// search would log.
+// TestMainThreadBashFindsNoProject: a Bash call that names no flowstate,
+// which every session makes all the time, is answered before the hook
+// looks for its project: here one whose state directory is a link, which
+// the search would log.
 func TestMainThreadBashFindsNoProject(t *testing.T) {
 	dir, home := t.TempDir(), t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, ".claude"), 0o700); err != nil {
@@ -165,18 +135,18 @@ func TestMainThreadBashFindsNoProject(t *testing.T) {
 		t.Fatal(err)
 	}
 	vars := map[string]string{"CLAUDE_PROJECT_DIR": dir, "HOME": home}
-	run := func(agent string) {
-		in, _ := json.Marshal(map[string]any{"session_id": "s1", "cwd": dir, "tool_name": "Bash", "agent_id": agent,
-			"tool_input": map[string]string{"command": "flowstate phase-plan --supervisor"}})
+	run := func(command string) {
+		in, _ := json.Marshal(map[string]any{"session_id": "s1", "cwd": dir, "tool_name": "Bash",
+			"tool_input": map[string]string{"command": command}})
 		Run(PreToolUse, Env{Stdin: strings.NewReader(string(in)), Getenv: func(k string) string { return vars[k] }, Now: now})
 	}
-	run("")
+	run("go test ./... && git status")
 	log := filepath.Join(home, ".claude", "flowstate-hooks.log")
 	if b, err := os.ReadFile(log); !os.IsNotExist(err) {
-		t.Errorf("the main thread's Bash call looked for its project: %s", b)
+		t.Errorf("a Bash call naming no flowstate looked for its project: %s", b)
 	}
-	run("a1") // a supervisor's step does: the test sees the search
+	run("flowstate phase-plan") // a step may be granted: the test sees the search
 	if _, err := os.ReadFile(log); err != nil {
-		t.Errorf("a supervisor's step did not look for its project: %v", err)
+		t.Errorf("a flowstate step did not look for its project: %v", err)
 	}
 }

@@ -23,14 +23,18 @@ type stopVerdict struct {
 
 // decideStop decides whether a model that ends its turn must go on: only
 // while its command's workflow is unfinished (or not yet created) and no
-// step has failed; never for a workflow that is finished, failed, paused,
-// cancelled or waiting for a person (any status but in_progress), and not
-// after MaxStopBlocks blocks in a row without progress. stopHookActive
-// says that this stop follows one of our blocks.
+// step has failed or was refused; never for a workflow that is finished,
+// failed, paused, cancelled or waiting for a person (any status but
+// in_progress), and not after MaxStopBlocks blocks in a row without
+// progress. stopHookActive says that this stop follows one of our blocks.
 func decideStop(pl orchestrate.Place, stopHookActive bool) stopVerdict {
 	switch {
 	case pl.Run.Halted != "":
 		return stopVerdict{} // the command stopped on a failed step, as the protocol says
+	case pl.Run.Pending != "":
+		// Claude Code refused the step (the person, their rules, -p): the
+		// workflow is as it was, and the protocol has the model say so.
+		return stopVerdict{Why: fmt.Sprintf("the step %q did not run (refused?); letting the model stop", pl.Run.Pending)}
 	case pl.Exists && !checkpoint.Running(pl.Status):
 		return stopVerdict{} // finished, or a person holds it: nothing may push the model on
 	case stopHookActive && pl.Run.StopBlocks >= MaxStopBlocks:

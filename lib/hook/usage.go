@@ -31,7 +31,7 @@ import (
 // next Stop, or SessionEnd, reads it from where Stop stopped.
 
 // agentIDs are the ids Claude Code gives agents; anything else is not
-// made into a path, nor into a shell line (supervisorStep). Compiled on
+// made into a path, nor into a shell line (permitAgentBash). Compiled on
 // first use: every flowstate process would otherwise compile it at
 // start-up.
 var agentIDs = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`) })

@@ -18,9 +18,10 @@ func (l *linter) arguments(md string) {
 			inStep[st.Line+1+k] = place{i, k + 1}
 		}
 	}
+	frontmatter := l.doc.Lines - strings.Count(l.doc.Body, "\n")
 	for k, text := range strings.Split(md, "\n") {
 		line := k + 1
-		if line <= l.doc.Lines-strings.Count(l.doc.Body, "\n") {
+		if line <= frontmatter {
 			continue // the frontmatter
 		}
 		if m := patterns().positional.FindString(text); m != "" {

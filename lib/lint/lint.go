@@ -181,7 +181,11 @@ func (l *linter) bash() {
 	}
 	for i, st := range l.doc.Steps {
 		s, perr := l.scripts[i], perrs[i]
-		if perr != nil {
+		switch {
+		case perr != nil && perr.deep:
+			l.add(st.Line+perr.line, "bash block %s", perr.msg)
+			continue
+		case perr != nil:
 			l.add(st.Line+perr.line, "bash block does not parse: %s; fix the shell syntax", perr.msg)
 			continue
 		}

@@ -2,7 +2,9 @@ package lint
 
 import (
 	"errors"
+	"io"
 	"path"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -51,11 +53,63 @@ type use struct {
 type parseError struct {
 	line int
 	msg  string
+	deep bool // the block nests deeper than lint follows
+}
+
+// Bounds on how deep lint follows a block: bash nests without limit, and
+// both the parser and the walk over its tree recurse once per level, so
+// a block of a few KiB nested or chained thousands of levels deep would
+// take minutes and, deeper still, overflow the stack. No block a model
+// runs comes near them.
+const (
+	// maxParseFrames bounds the parser's recursion, in Go stack frames
+	// (a $( level takes five). parseReader measures it at every piece of
+	// input the parser asks for.
+	maxParseFrames = 2000
+	// parsePiece is the most input the parser gets at once: between two
+	// measures it can nest at most this many bytes deeper.
+	parsePiece = 128
+	// maxWalkDepth bounds the nodes on the walk's path; a pipeline or an
+	// arithmetic chain the parser reads in a loop still makes one deep
+	// tree.
+	maxWalkDepth = 1000
+)
+
+// errTooDeep stops the parser at maxParseFrames.
+var errTooDeep = errors.New("nests too deep")
+
+// tooDeep is the finding for a block lint stops following.
+const tooDeep = "nests hundreds of levels deep ($( ... ), pipes, arithmetic), deeper than lint follows; split it into smaller commands or functions"
+
+// parseReader hands the parser its input parsePiece bytes at a time,
+// and refuses more once the parser's recursion passes maxParseFrames.
+type parseReader struct {
+	rest  string
+	frame [1]uintptr
+}
+
+func (r *parseReader) Read(p []byte) (int, error) {
+	// A frame maxParseFrames below this one means the parser is deeper
+	// than that; unwinding stops at the bottom of a shallower stack.
+	if runtime.Callers(maxParseFrames, r.frame[:]) > 0 {
+		return 0, errTooDeep
+	}
+	if r.rest == "" {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), parsePiece)], r.rest)
+	r.rest = r.rest[n:]
+	return n, nil
 }
 
 // readScript parses body as bash and reads what the rules need from it.
 func readScript(body string) (*script, *parseError) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(body), "")
+	in := &parseReader{rest: body}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(in, "")
+	if errors.Is(err, errTooDeep) {
+		line := 1 + strings.Count(body[:len(body)-len(in.rest)], "\n")
+		return nil, &parseError{line: line, msg: tooDeep, deep: true}
+	}
 	if err != nil {
 		var pe syntax.ParseError
 		if errors.As(err, &pe) {
@@ -65,6 +119,9 @@ func readScript(body string) (*script, *parseError) {
 	}
 	r := &reader{body: body, s: &script{heredoc: map[int]bool{}}, assigned: map[string]bool{}}
 	syntax.Walk(f, r.visit)
+	if r.deep != nil {
+		return nil, &parseError{line: int(r.deep.Pos().Line()), msg: tooDeep, deep: true}
+	}
 	r.s.unset = r.unset()
 	r.s.loads = r.evals && slices.ContainsFunc(r.s.calls, func(c call) bool { return c.sub == "state-load" })
 	return r.s, nil
@@ -79,25 +136,49 @@ type reader struct {
 	assigned map[string]bool
 	reads    []use
 	evals    bool // the block runs eval
-	// hidden are the byte ranges of the block whose output it does not
-	// print: command substitutions, the commands a pipe feeds, commands
-	// whose stdout goes to a file. Walk visits them before what they hold.
-	hidden [][2]int
+	// path says of each node from the root to the one visited whether
+	// it hides the output of what it holds: a command substitution, the
+	// command a pipe feeds, a command whose stdout goes to a file.
+	// hidden counts the ones that do, so a look costs nothing.
+	path   []bool
+	hidden int
+	// pipeFeed is the command a pipe feeds, hidden when Walk visits it,
+	// right after the pipe.
+	pipeFeed syntax.Node
+	deep     syntax.Node // the node at maxWalkDepth, if the walk reached it
 }
 
-// hides reports whether n's output is in a hidden range.
-func (r *reader) hides(n syntax.Node) bool {
-	o := int(n.Pos().Offset())
-	for _, h := range r.hidden {
-		if h[0] <= o && o < h[1] {
-			return true
-		}
+// hides reports whether the output of the node visited is hidden.
+func (r *reader) hides() bool { return r.hidden > 0 }
+
+// hide hides the output of the node visited and all it holds.
+func (r *reader) hide() {
+	if top := len(r.path) - 1; !r.path[top] {
+		r.path[top] = true
+		r.hidden++
 	}
-	return false
 }
 
-func (r *reader) hide(n syntax.Node) {
-	r.hidden = append(r.hidden, [2]int{int(n.Pos().Offset()), int(n.End().Offset())})
+// enter and leave keep the path as Walk goes down to n and back up (it
+// calls visit(nil) when it is done with a node).
+func (r *reader) enter(n syntax.Node) bool {
+	if len(r.path) == maxWalkDepth {
+		r.deep = n
+		return false
+	}
+	r.path = append(r.path, false)
+	if n == r.pipeFeed {
+		r.hide()
+	}
+	return true
+}
+
+func (r *reader) leave() {
+	top := len(r.path) - 1
+	if r.path[top] {
+		r.hidden--
+	}
+	r.path = r.path[:top]
 }
 
 // stdoutToFile reports a redirect that sends stdout to a file.
@@ -114,9 +195,9 @@ func stdoutToFile(rd *syntax.Redirect) bool {
 // them (state-append --stdin) rather than printing them.
 func (r *reader) stmt(n *syntax.Stmt) {
 	if slices.ContainsFunc(n.Redirs, stdoutToFile) {
-		r.hide(n)
+		r.hide()
 	}
-	if r.hides(n) {
+	if r.hides() {
 		return
 	}
 	if c, ok := n.Cmd.(*syntax.CallExpr); ok && len(c.Args) > 0 && isFlowstate(c.Args[0], literal(c.Args[0])) {
@@ -132,6 +213,13 @@ func (r *reader) stmt(n *syntax.Stmt) {
 // visit reads one node of the syntax tree: a variable it assigns or
 // reads, a quoted heredoc, a command.
 func (r *reader) visit(n syntax.Node) bool {
+	if n == nil {
+		r.leave()
+		return true
+	}
+	if r.deep != nil || !r.enter(n) {
+		return false
+	}
 	switch n := n.(type) {
 	case *syntax.Assign:
 		if n.Name != nil {
@@ -174,10 +262,10 @@ func (r *reader) output(n syntax.Node) {
 	case *syntax.Stmt:
 		r.stmt(n)
 	case *syntax.CmdSubst, *syntax.ProcSubst:
-		r.hide(n)
+		r.hide()
 	case *syntax.BinaryCmd:
 		if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
-			r.hide(n.X)
+			r.pipeFeed = n.X
 		}
 	}
 }
@@ -231,7 +319,7 @@ func (r *reader) command(n *syntax.CallExpr) {
 		return
 	}
 	line := int(n.Pos().Line())
-	if (args[0] == "echo" || args[0] == "printf") && !r.hides(n) {
+	if (args[0] == "echo" || args[0] == "printf") && !r.hides() {
 		r.print(n, args)
 	}
 	switch {
@@ -241,7 +329,7 @@ func (r *reader) command(n *syntax.CallExpr) {
 		r.s.sources = append(r.s.sources, use{line, r.body[n.Pos().Offset():n.End().Offset()]})
 	case isFlowstate(n.Args[0], args[0]):
 		if c, ok := flowstateCall(args[1:]); ok {
-			c.line, c.hidden = line, r.hides(n)
+			c.line, c.hidden = line, r.hides()
 			c.words = n.Args[1:]
 			r.s.calls = append(r.s.calls, c)
 			if c.sub == "state-append" && c.key != "" {
@@ -341,26 +429,26 @@ func environment(v string) bool {
 }
 
 // arithmNames lists the bare variable names an arithmetic expression
-// reads: (( n + 1 )) reads n as $n would.
+// reads: (( n + 1 )) reads n as $n would. It keeps its own stack: a chain
+// of a + b + c ... is a tree as deep as it is long.
 func arithmNames(x syntax.ArithmExpr) []use {
 	var out []use
-	var walk func(syntax.ArithmExpr)
-	walk = func(x syntax.ArithmExpr) {
+	for todo := []syntax.ArithmExpr{x}; len(todo) > 0; {
+		x := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
 		switch x := x.(type) {
 		case *syntax.BinaryArithm:
-			walk(x.X)
-			walk(x.Y)
+			todo = append(todo, x.Y, x.X) // X first, as written
 		case *syntax.UnaryArithm:
-			walk(x.X)
+			todo = append(todo, x.X)
 		case *syntax.ParenArithm:
-			walk(x.X)
+			todo = append(todo, x.X)
 		case *syntax.Word:
 			if n := arithmName(x); n != "" {
 				out = append(out, use{int(x.Pos().Line()), n})
 			}
 		}
 	}
-	walk(x)
 	return out
 }
 
@@ -442,15 +530,20 @@ func wordText(b *strings.Builder, parts []syntax.WordPart, param func(*syntax.Pa
 }
 
 // isFlowstate reports whether a command word runs flowstate: by name, by
-// a path to it, or through $FLOWSTATE_BIN.
+// a path to it, or through $FLOWSTATE_BIN, looked for in the word itself
+// and not in what it runs: every level of a nested $( would read all the
+// levels below it again.
 func isFlowstate(w *syntax.Word, lit string) bool {
 	if lit == "flowstate" || path.Base(lit) == "flowstate" {
 		return true
 	}
 	found := false
 	syntax.Walk(w, func(n syntax.Node) bool {
-		if p, ok := n.(*syntax.ParamExp); ok && p.Param != nil && p.Param.Value == "FLOWSTATE_BIN" {
-			found = true
+		switch n := n.(type) {
+		case *syntax.ParamExp:
+			found = found || n.Param != nil && n.Param.Value == "FLOWSTATE_BIN"
+		case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.ArithmExp:
+			return false
 		}
 		return !found
 	})

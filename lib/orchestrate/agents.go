@@ -9,6 +9,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/agentrun"
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/protocol"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
@@ -35,6 +36,12 @@ type Known struct {
 // general-purpose).
 var genericAgents = []string{"", "general-purpose", "claude"}
 
+// IsGeneric reports whether an agent of subagentType takes its
+// instructions from its prompt alone.
+func IsGeneric(subagentType string) bool {
+	return slices.Contains(genericAgents, bareName(subagentType))
+}
+
 // bareName is an agent's name without its plugin prefix.
 func bareName(subagentType string) string {
 	if i := strings.LastIndexByte(subagentType, ':'); i >= 0 {
@@ -51,7 +58,8 @@ var agentFile = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // followed is the first agent of names whose file the prompt names, ""
-// when it names none.
+// when it names none. Naming a file is not enough to be the agent
+// (handedIn): an agent asked to proofread one names it too.
 func followed(prompt string, names []string) string {
 	for _, m := range agentFile().FindAllStringSubmatch(prompt, -1) {
 		if slices.Contains(names, m[1]) {
@@ -61,13 +69,62 @@ func followed(prompt string, names []string) string {
 	return ""
 }
 
+// handed is what a prompt hands its agent in the command protocol's line
+// forms (docs/command-protocol.md), the form the task blocks of
+// flowstate's commands give: the files its write lines name ("Write your
+// result to: PATH"), the brief of its "Read first:" line, both absolute
+// (relative ones against cwd, else dir), and the value of its STATE=
+// line, which a sub-supervisor's prompt carries.
+type handed struct {
+	writes []string
+	brief  string
+	state  string
+}
+
+func handedIn(prompt, cwd, dir string) handed {
+	if cwd == "" {
+		cwd = dir
+	}
+	abs := func(path string) string {
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(cwd, path)
+		}
+		return filepath.Clean(path)
+	}
+	var h handed
+	for _, path := range protocol.WriteTargets(prompt) {
+		h.writes = append(h.writes, abs(strings.TrimSuffix(path, ".")))
+	}
+	if brief, ok := protocol.ReadFirst(prompt); ok {
+		h.brief = abs(brief)
+	}
+	for _, kv := range protocol.KeyValues(prompt) {
+		if kv[0] == "STATE" {
+			h.state = kv[1]
+		}
+	}
+	return h
+}
+
+// WriteTargets lists the files a prompt tells its agent to write, in
+// the protocol's write lines, absolute (relative ones against cwd, else
+// dir): what the workflow handed an agent of its own.
+func WriteTargets(prompt, cwd, dir string) []string {
+	return handedIn(prompt, cwd, dir).writes
+}
+
 // Recognize tells whether an Agent call (subagentType and prompt, or a
 // subagent's type and the prompt of its transcript) is an agent of
 // session's workflow: the classifier while it is asked for; an agent
 // the workflow's definition or its sm-init --agents names, by its type;
-// or a generic agent whose prompt tells it to follow such an agent's file,
-// or carries an artifact or brief path the workflow handed out. cwd
-// resolves a relative path in the prompt (the project by default).
+// or a generic agent whose prompt is the one the workflow handed out, in
+// the form the command's task blocks give (handedIn): a write line with
+// the path of an artifact it planned, a "Read first:" line with its
+// brief, a sub-supervisor's STATE= line; on the low-level API, a write
+// line with a path in the workflow's spec directory and the file of one
+// of its agents to follow. A prompt that only mentions an agent file or
+// a path is nobody's. cwd resolves a relative path in the prompt (the
+// project by default).
 func Recognize(p *store.Project, session, subagentType, prompt, cwd string) (Known, bool) {
 	if p == nil || session == "" || store.ValidID(session) != nil {
 		return Known{}, false
@@ -94,21 +151,33 @@ func classifier(p *store.Project, session, subagentType string, prompt func() st
 		return Known{}, false
 	}
 	name := bareName(subagentType)
-	if name == run.Classifier || slices.Contains(genericAgents, name) && followed(prompt(), []string{run.Classifier}) != "" {
-		return Known{Name: run.Classifier}, true
+	switch {
+	case name == run.Classifier:
+	case !slices.Contains(genericAgents, name):
+		return Known{}, false
+	case prompt() == "":
+		// A general-purpose agent at work whose transcript Claude Code
+		// has not written out yet: the classifier launched and not
+		// stopped is the one.
+		if !run.ClassifierLaunched.After(run.ClassifierStopped) {
+			return Known{}, false
+		}
+	case !slices.Contains(handedIn(prompt(), "", p.Dir).writes, filepath.Join(specDir(p, run.Workflow), "classification.json")):
+		return Known{}, false
 	}
-	return Known{}, false
+	return Known{Name: run.Classifier}, true
 }
 
-// RecognizeStop is Recognize for an agent that stopped: one whose start
-// the hooks recorded for the session's workflow is that agent, whatever
-// its transcript and final answer hold (a general-purpose agent is known
-// by its prompt, which Claude Code may not have written out yet). The
-// prompt, which the hook reads from the agent's transcript, is asked for
-// only when the session's command asks for a classifier or runs a
-// workflow: a session that runs none reads nothing more, and the
-// workflow's events are read only for a generic agent.
-func RecognizeStop(p *store.Project, session, subagentType, agentID string, prompt func() string, cwd string) (Known, bool) {
+// RecognizeAgent is Recognize for an agent at work or that stopped,
+// known by its id: one whose start the hooks recorded for the session's
+// workflow is that agent, whatever its transcript and final answer hold
+// (a general-purpose agent is known by its prompt, which Claude Code may
+// not have written out yet when it stops). The prompt, which the hook
+// reads from the agent's transcript, is asked for only when the
+// session's command asks for a classifier or runs a workflow: a session
+// that runs none reads nothing more, and the workflow's events are read
+// only for a generic agent.
+func RecognizeAgent(p *store.Project, session, subagentType, agentID string, prompt func() string, cwd string) (Known, bool) {
 	if p == nil || session == "" || store.ValidID(session) != nil {
 		return Known{}, false
 	}
@@ -132,7 +201,13 @@ func RecognizeStop(p *store.Project, session, subagentType, agentID string, prom
 	if !ok || start.Session != session {
 		return Known{}, false
 	}
-	return Known{Name: start.AgentType, Workflow: w, Generic: start.Generic}, true
+	// Known by its start, its worker is the one whose artifact its
+	// prompt (or its final answer, REPORT_CREATED: path) names.
+	k := Known{Name: start.AgentType, Workflow: w, Generic: start.Generic}
+	if v, err := load(w); err == nil && v.hasRole && v.role.Agent == k.Name {
+		k.Worker = v.workerNamed(prompt())
+	}
+	return k, true
 }
 
 // AgentOf is the agent of workflow w, whatever its status, that an Agent
@@ -153,26 +228,58 @@ func recognizeIn(w *store.Workflow, subagentType, prompt, cwd string) (Known, bo
 		return Known{}, false
 	}
 	names := v.agents()
-	k := Known{Workflow: w, Output: promptOutput(prompt, cwd, p.Dir)}
+	k := Known{Workflow: w, Output: promptOutput(prompt, cwd, p.Dir), Generic: generic}
+	if !generic {
+		if !slices.Contains(names, name) {
+			return Known{}, false
+		}
+		k.Name = name
+		if v.hasRole {
+			k.Worker = v.workerNamed(prompt)
+		}
+		return k, true
+	}
+	k.Name, k.Worker = v.handedAgent(handedIn(prompt, cwd, p.Dir), followed(prompt, names))
+	return k, k.Name != ""
+}
+
+// workerNamed is the worker of v's state whose artifact text names
+// (workerIn), "" for none.
+func (v *view) workerNamed(text string) string {
+	rel, err := filepath.Rel(v.w.P.Dir, v.facts.SpecDir)
+	if err != nil {
+		return ""
+	}
+	return workerIn(v.workers, v.facts.SpecDir, rel, text)
+}
+
+// handedAgent is the agent of v's workflow, and its worker, that a
+// generic agent is when its prompt hands it h and tells it to follow the
+// file of the agent follows ("" for none); "" when it is none of them.
+func (v *view) handedAgent(h handed, follows string) (name, worker string) {
 	if v.hasRole {
-		if rel, err := filepath.Rel(p.Dir, v.facts.SpecDir); err == nil {
-			k.Worker = workerIn(v.workers, v.facts.SpecDir, rel, prompt)
+		for _, wk := range v.workers {
+			if slices.Contains(h.writes, filepath.Clean(wk.Output)) {
+				return v.role.Agent, wk.ID
+			}
+		}
+		if h.brief != "" && h.brief == BriefPath(v.facts.SpecDir, v.role) {
+			return v.role.Agent, ""
+		}
+		if sup := v.role.SupervisorAgent(); sup != "" && h.state == v.state && follows == sup {
+			return sup, ""
 		}
 	}
-	k.Generic = generic
-	switch {
-	case slices.Contains(names, name) && !generic:
-		k.Name = name
-	case !generic:
-		return Known{}, false
-	case followed(prompt, names) != "":
-		k.Name = followed(prompt, names)
-	case k.Worker != "" || v.hasRole && strings.Contains(prompt, BriefPath(v.facts.SpecDir, v.role)):
-		k.Name = v.role.Agent
-	default:
-		return Known{}, false
+	if follows != "" && slices.ContainsFunc(h.writes, func(path string) bool { return under(v.facts.SpecDir, path) }) {
+		return follows, ""
 	}
-	return k, true
+	return "", ""
+}
+
+// under reports whether path is inside dir (both clean and absolute).
+func under(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // RecognizeStart is Recognize for an agent that is starting, whose

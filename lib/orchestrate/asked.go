@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
@@ -27,7 +28,25 @@ const userShell = "!"
 type prompt struct {
 	Command string    `json:"command"` // the slash command without its plugin prefix, "!" or ""
 	At      time.Time `json:"at"`
+	// Name is the slash command as typed ("flowstate:coordinate",
+	// "audit"), and Args its arguments as Claude Code substitutes them
+	// for $ARGUMENTS (the text after the name, trimmed; left out past
+	// maxArgs): the PreToolUse hook grants the command's own steps.
+	Name string `json:"name,omitempty"`
+	Args string `json:"args,omitempty"`
 }
+
+// maxArgs bounds the arguments a prompt record keeps; a command given
+// more has none of its steps that hold them granted, and is asked about.
+const maxArgs = 64 << 10
+
+// maxPromptRecord bounds the read of a prompt record.
+const maxPromptRecord = 2 * maxArgs
+
+// notification starts the prompt text Claude Code submits when a
+// background agent ends (UserPromptSubmit fires for it too): not the
+// user's, so it leaves the record of what the user typed as it is.
+const notification = "<task-notification>"
 
 // promptsDir holds the prompt records.
 const promptsDir = "prompts"
@@ -38,13 +57,20 @@ func promptPath(p *store.Project, session string) string {
 
 // Prompted records what the user's prompt text invoked in session.
 func Prompted(p *store.Project, session, text string, now time.Time) error {
-	if store.ValidID(session) != nil {
+	if store.ValidID(session) != nil || strings.HasPrefix(strings.TrimSpace(text), notification) {
 		return nil
 	}
 	if _, err := p.RecordDir(promptsDir); err != nil {
 		return err
 	}
-	b, _ := json.Marshal(prompt{Command: invoked(text), At: now.UTC()}) // plain fields always marshal
+	pr := prompt{Command: invoked(text), At: now.UTC()}
+	if pr.Command != "" && pr.Command != userShell {
+		pr.Name, pr.Args = slashCommand(text)
+		if len(pr.Args) > maxArgs {
+			pr.Args = ""
+		}
+	}
+	b, _ := json.Marshal(pr) // plain fields always marshal
 	return fsx.WriteFile(promptPath(p, session), append(b, '\n'))
 }
 
@@ -52,16 +78,40 @@ func Prompted(p *store.Project, session, text string, now time.Time) error {
 // "/workflow-approve ok" the command workflow-approve, "!ls" the user's
 // shell, anything else nothing.
 func invoked(text string) string {
-	text = strings.TrimSpace(text)
-	if strings.HasPrefix(text, userShell) {
+	if strings.HasPrefix(strings.TrimSpace(text), userShell) {
 		return userShell
 	}
-	first, _, _ := strings.Cut(text, " ")
-	name, ok := strings.CutPrefix(strings.TrimSpace(first), "/")
-	if !ok {
-		return ""
-	}
+	name, _ := slashCommand(text)
 	return strings.TrimPrefix(name, "flowstate:")
+}
+
+// slashCommand splits a prompt that invokes a slash command into the
+// command's name as typed and its arguments, as Claude Code does: the
+// name runs to the first white space, the arguments are the rest,
+// trimmed. name is "" for a prompt that invokes none.
+func slashCommand(text string) (name, args string) {
+	text = strings.TrimSpace(text)
+	rest, ok := strings.CutPrefix(text, "/")
+	if !ok {
+		return "", ""
+	}
+	end := strings.IndexFunc(rest, unicode.IsSpace)
+	if end < 0 {
+		return rest, ""
+	}
+	return rest[:end], strings.TrimSpace(rest[end:])
+}
+
+// Invoked is the slash command the user's latest prompt in session
+// invoked, as typed ("flowstate:coordinate", "audit"), and its
+// arguments; ok is false when it invoked none (or nothing was
+// recorded).
+func Invoked(p *store.Project, session string) (name, args string, ok bool) {
+	pr, found := lastPrompt(p, session)
+	if !found || pr.Name == "" {
+		return "", "", false
+	}
+	return pr.Name, pr.Args, true
 }
 
 // Typed is the slash command the user's latest prompt in session invoked,
@@ -91,7 +141,7 @@ func lastPrompt(p *store.Project, session string) (prompt, bool) {
 	if session == "" || store.ValidID(session) != nil {
 		return pr, false
 	}
-	b, err := fsx.ReadFile(promptPath(p, session), 4<<10)
+	b, err := fsx.ReadFile(promptPath(p, session), maxPromptRecord)
 	if err != nil || json.Unmarshal(b, &pr) != nil {
 		return prompt{}, false
 	}
@@ -112,10 +162,13 @@ func UserAsked(p *store.Project, session, command string) (asked, known bool) {
 // RefuseUnasked refuses a person's decision (verb, asked for with the
 // slash command command) that a model runs inside Claude Code on its own:
 // in a session, the user's latest prompt must be that command (or their
-// own shell, "!"), as the UserPromptSubmit hook recorded. Outside Claude
-// Code, or without the hook's record, the person at the keyboard decides.
-func RefuseUnasked(w *store.Workflow, session, command, verb string) error {
-	if asked, known := UserAsked(w.P, session, command); !known || asked {
+// own shell, "!"), as the UserPromptSubmit hook recorded. inside says the
+// process runs under Claude Code (lib/ancestry, which finds session in
+// its ancestors when its own environment was cleared); there, a process
+// no ancestor names a session for is refused. Outside Claude Code, or
+// without the hook's record, the person at the keyboard decides.
+func RefuseUnasked(w *store.Workflow, session string, inside bool, command, verb string) error {
+	if asked, known := UserAsked(w.P, session, command); (!known || asked) && (session != "" || !inside) {
 		return nil
 	}
 	return fail.Refusedf("only the user can %s workflow %s: they type %s in Claude Code (or run `flowstate %s` in a terminal); a model never decides for them", verb, w.ID, Slash(w.P, command), verb)

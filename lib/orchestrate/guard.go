@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/flowstate-dev/flowstate/lib/agentrun"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
@@ -37,9 +38,11 @@ func AgentFiles(p *store.Project, session string) []AgentFile {
 
 // planned lists the files only agents write in workflow id's current
 // state while it is active: the artifacts of the workers its last plans
-// handed out, and the file each agent launched in the state was told to
-// write (a command on the low-level API hands out nothing, but its task
-// blocks name the files).
+// handed out, and the file each of its agents launched in the state was
+// told to write inside the workflow's spec directory (a command on the
+// low-level API hands out nothing, but its task blocks name the files).
+// A file an agent's prompt names elsewhere is the person's, never
+// guarded: an agent's prompt is the model's to write.
 func planned(p *store.Project, id string) []AgentFile {
 	if s, ok := p.Summary(id); !ok || !s.Active() {
 		return nil
@@ -62,9 +65,35 @@ func planned(p *store.Project, id string) []AgentFile {
 		}
 	}
 	for _, l := range runs.Outputs() {
+		if !under(specDir(p, id), filepath.Clean(l.Output)) {
+			continue
+		}
 		if !slices.ContainsFunc(out, func(f AgentFile) bool { return f.Path == l.Output }) {
 			out = append(out, AgentFile{Path: l.Output, Agent: l.AgentType, Worker: l.ID})
 		}
 	}
 	return out
+}
+
+// HandedOut reports whether the session's command handed the agent named
+// agent a file that match accepts: the pending classification while the
+// classifier is asked for; an output the PreToolUse hook recorded at the
+// launch of an agent of that name in the workflow's current state. It is
+// what the hooks know of an agent whose transcript, and so its prompt,
+// Claude Code has not written out yet.
+func HandedOut(p *store.Project, session, agent string, match func(path string) bool) bool {
+	if run, ok := ReadRun(p, session); ok && run.Classifier == agent {
+		if _, exists := p.Summary(run.Workflow); !exists {
+			return match(filepath.Join(specDir(p, run.Workflow), "classification.json"))
+		}
+	}
+	w := SessionWorkflow(p, session)
+	if w == nil {
+		return false
+	}
+	runs, err := agentRuns(w, session)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(runs.Outputs(), func(l agentrun.Worker) bool { return l.AgentType == agent && match(l.Output) })
 }

@@ -95,6 +95,7 @@ func TestInvoked(t *testing.T) {
 		"please approve it for me":                "",
 		"":                                        "",
 		"/":                                       "",
+		"/flowstate:coordinate\nbuild it":         "coordinate",
 	} {
 		if got := invoked(text); got != want {
 			t.Errorf("invoked(%q) = %q, want %q", text, got, want)

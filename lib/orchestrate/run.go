@@ -3,6 +3,7 @@ package orchestrate
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/flowstate-dev/flowstate/lib/fsx"
@@ -31,11 +32,17 @@ type Run struct {
 	// User: the command is the user's (its own definition, or the
 	// low-level API), not one of the plugin's; Definition is the path of
 	// its definition, for a step that finishes a skipped start.
-	User       bool      `json:"user,omitempty"`
-	Definition string    `json:"definition,omitempty"`
-	Halted     string    `json:"halted,omitempty"` // the error of the step that stopped the command
-	StopBlocks int       `json:"stop_blocks,omitempty"`
-	Asked      time.Time `json:"asked,omitzero"` // when the classifier was asked for
+	User       bool   `json:"user,omitempty"`
+	Definition string `json:"definition,omitempty"`
+	Halted     string `json:"halted,omitempty"` // the error of the step that stopped the command
+	StopBlocks int    `json:"stop_blocks,omitempty"`
+	// Pending is the step the main thread was about to run, set by the
+	// PreToolUse hook that granted it and cleared when a step ends: one
+	// that Claude Code refused (a person's rule, their answer, -p) never
+	// ran, and while it is set the Stop hook does not send the model back
+	// into it.
+	Pending string    `json:"pending,omitempty"`
+	Asked   time.Time `json:"asked,omitzero"` // when the classifier was asked for
 	// RefusedWhy is why the classifier's first answer was refused; it is
 	// asked for again once, and a second bad answer fails the start.
 	RefusedWhy string `json:"refused_why,omitempty"`
@@ -125,20 +132,38 @@ func UpdateRun(p *store.Project, session string, fn func(r *Run) bool) error {
 // error is what the user sees.
 func Halt(p *store.Project, session string, err error) {
 	_ = UpdateRun(p, session, func(r *Run) bool {
-		r.Halted = kv.OneLine(err.Error())
+		r.Halted, r.Pending = kv.OneLine(err.Error()), ""
 		return true
 	})
 }
 
-// Progress clears what a successful step makes obsolete: a halt, and the
-// count of Stop hook blocks (the model is at work again).
+// Progress clears what a successful step makes obsolete: a halt, the
+// count of Stop hook blocks (the model is at work again) and the step
+// that was pending (it ran).
 func Progress(p *store.Project, session string) error {
 	r, ok := ReadRun(p, session)
-	if !ok || r.Halted == "" && r.StopBlocks == 0 {
-		return nil // the common case: no lock, no write
+	if !ok || r.Halted == "" && r.StopBlocks == 0 && r.Pending == "" {
+		return nil // no record, or nothing to clear: no lock, no write
 	}
 	return UpdateRun(p, session, func(r *Run) bool {
-		r.Halted, r.StopBlocks = "", 0
+		r.Halted, r.StopBlocks, r.Pending = "", 0, ""
+		return true
+	})
+}
+
+// maxPending bounds the text a pending step is recorded with.
+const maxPending = 200
+
+// StepPending records that the session's main thread is about to run
+// step, a phase step of its command: until a step ends, the step is
+// taken as refused. A session with no run record has nothing to record.
+func StepPending(p *store.Project, session, step string) error {
+	line, _, _ := strings.Cut(step, "\n")
+	if len(line) > maxPending {
+		line = line[:maxPending]
+	}
+	return UpdateRun(p, session, func(r *Run) bool {
+		r.Pending = kv.OneLine(line)
 		return true
 	})
 }

@@ -210,21 +210,25 @@ func Parse(md string) (Doc, error) {
 // key above it (a YAML list or folded text), which keeps that key's value
 // non-empty. The lines start at line 2 of the file.
 func frontmatter(front string) (map[string]string, error) {
-	fm := map[string]string{}
+	parts := map[string][]string{} // each key's value, line by line: joined once, not once a line
 	last := ""
 	for i, l := range strings.Split(front, "\n") {
 		switch t := strings.TrimSpace(l); {
 		case t == "" || strings.HasPrefix(t, "#"):
 		case last != "" && (strings.TrimLeft(l, " \t") != l || strings.HasPrefix(t, "- ")):
-			fm[last] = strings.TrimSpace(fm[last] + " " + t)
+			parts[last] = append(parts[last], t)
 		default:
 			k, v, ok := strings.Cut(l, ":")
 			if !ok {
 				return nil, syntaxErrorf(i+2, "frontmatter line %q is not key: value", t)
 			}
 			last = strings.TrimSpace(k)
-			fm[last] = strings.TrimSpace(v)
+			parts[last] = []string{strings.TrimSpace(v)}
 		}
+	}
+	fm := make(map[string]string, len(parts))
+	for k, p := range parts {
+		fm[k] = strings.TrimSpace(strings.Join(p, " "))
 	}
 	return fm, nil
 }

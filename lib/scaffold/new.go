@@ -3,10 +3,9 @@ package scaffold
 import (
 	"fmt"
 	"path"
-	"strings"
 
-	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/machine"
+	"github.com/flowstate-dev/flowstate/lib/protocol"
 )
 
 // File is one file `flowstate new command` writes, its path relative to
@@ -25,8 +24,13 @@ type File struct {
 // through the phase loop, and its agents. plugin is the name of the
 // plugin it goes into, "" for a project's .claude.
 func NewCommand(name, plugin string) ([]File, error) {
-	if !machine.ValidAgentName(name) || name != strings.ToLower(name) {
-		return nil, fail.Usagef("new command %q: a command name is lower-case letters, digits, '-' and '_', e.g. review-pr", name)
+	// What phase-start would refuse, new never writes: the name goes into
+	// every file, and the plugin's into the command's agent names.
+	if err := protocol.CheckCommandName(name); err != nil {
+		return nil, fmt.Errorf("new command: %w", err)
+	}
+	if err := protocol.CheckCommandName(plugin); plugin != "" && err != nil {
+		return nil, fmt.Errorf("new command: plugin.json's \"name\": %w", err)
 	}
 	dir, prefix := ".claude/", ""
 	def := ".claude/flows/" + name + ".json"
@@ -49,6 +53,7 @@ func NewCommand(name, plugin string) ([]File, error) {
 			"summarise the reviews, keeping all state in `flowstate`.",
 		Prefix: prefix,
 		Start:  `phase-start --command ` + name + ` --machine "` + def + `"`,
+		Resume: "/" + prefix + name + " --resume",
 	})
 	if err != nil {
 		return nil, err

@@ -43,12 +43,15 @@ type Command struct {
 	// Sequential: one worker at a time, never a sub-supervisor, so the
 	// command has no ## supervised section.
 	Sequential bool
+	// Resume is what the user types to continue the workflow, e.g.
+	// /flowstate:workflow-resume or /audit --resume.
+	Resume string
 }
 
 // RenderCommand writes c's markdown.
 func RenderCommand(c Command) ([]byte, error) {
-	if c.Name == "" || c.Start == "" || c.Classifier != "" && c.Classified == "" {
-		return nil, fmt.Errorf("scaffold: command %q needs a name, a start and, with a classifier, a classified step", c.Name)
+	if c.Name == "" || c.Start == "" || c.Resume == "" || c.Classifier != "" && c.Classified == "" {
+		return nil, fmt.Errorf("scaffold: command %q needs a name, a start, a resume and, with a classifier, a classified step", c.Name)
 	}
 	return render("command.md.tmpl", c)
 }

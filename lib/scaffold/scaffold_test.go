@@ -42,7 +42,7 @@ func TestNewCommandFollowsTheProtocol(t *testing.T) {
 			t.Errorf("plugin %q: wrote %s, want %s", plugin, got, want)
 		}
 	}
-	for _, bad := range []string{"", "Audit", "a b", "../x", "flowstate:x"} {
+	for _, bad := range []string{"", "Audit", "a b", "../x", "flowstate:x", "-x", "--help", "a.b", "x\n```bash"} {
 		if _, err := NewCommand(bad, ""); err == nil {
 			t.Errorf("NewCommand(%q): no error", bad)
 		}
@@ -50,12 +50,13 @@ func TestNewCommandFollowsTheProtocol(t *testing.T) {
 }
 
 func TestRenderCommandNeedsItsSteps(t *testing.T) {
-	for _, c := range []Command{{Start: "phase-start --command x"}, {Name: "x"}, {Name: "x", Start: "s", Classifier: "c"}} {
+	for _, c := range []Command{{Start: "phase-start --command x", Resume: "/x --resume"}, {Name: "x", Resume: "/x --resume"}, {Name: "x", Start: "s"},
+		{Name: "x", Start: "s", Resume: "/x --resume", Classifier: "c"}} {
 		if _, err := RenderCommand(c); err == nil {
 			t.Errorf("RenderCommand(%+v): no error", c)
 		}
 	}
-	md, err := RenderCommand(Command{Name: "x", Start: "phase-start --command x", Sequential: true, Prefix: "p:"})
+	md, err := RenderCommand(Command{Name: "x", Start: "phase-start --command x", Sequential: true, Prefix: "p:", Resume: "/p:x --resume"})
 	if err != nil || strings.Contains(string(md), "## supervised") || strings.Contains(string(md), "## classify") {
 		t.Errorf("a sequential command without a classifier: %v\n%s", err, md)
 	}

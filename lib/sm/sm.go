@@ -21,6 +21,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/machine"
+	"github.com/flowstate-dev/flowstate/lib/protocol"
 	"github.com/flowstate-dev/flowstate/lib/statefile"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/usage"
@@ -150,10 +151,9 @@ func Document(p *store.Project, ip InitParams) (id string, cp []byte, err error)
 	}
 	// sm-status and state-load print the command as a bare KEY=VALUE
 	// line: a newline in it would print lines of its own choosing
-	// (CURRENT_STATE=complete). A plain name, like an id, cannot; nor
-	// can the slash command's own name, /coordinate, which is how the
-	// bash libraries' commands pass it.
-	if err := store.ValidID(strings.TrimPrefix(ip.Command, "/")); err != nil {
+	// (CURRENT_STATE=complete). A command's name cannot; the slash
+	// command's, /coordinate, is how the bash libraries' commands pass it.
+	if err := protocol.CheckCommandName(strings.TrimPrefix(ip.Command, "/")); err != nil {
 		return "", nil, fmt.Errorf("--command: %w", err)
 	}
 	m := ip.Machine

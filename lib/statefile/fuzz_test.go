@@ -8,12 +8,18 @@ import (
 	"testing"
 )
 
-// FuzzQuote round-trips arbitrary values through a real bash eval, in a
-// directory where any executed command would leave a file behind.
+// FuzzQuote round-trips arbitrary values through a real eval in bash and
+// in sh (dash, which has no $'...'), in a directory where any executed
+// command would leave a file behind.
 func FuzzQuote(f *testing.F) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		f.Skip("no bash")
+	var shells []string
+	for _, sh := range []string{"bash", "dash"} {
+		if p, err := exec.LookPath(sh); err == nil {
+			shells = append(shells, p)
+		}
+	}
+	if len(shells) == 0 {
+		f.Skip("no bash or dash")
 	}
 	for _, v := range hostile {
 		f.Add(v)
@@ -22,21 +28,23 @@ func FuzzQuote(f *testing.F) {
 		if strings.IndexByte(v, 0) >= 0 {
 			return // rejected before quoting
 		}
-		dir := t.TempDir()
-		script := "set -euo pipefail; eval \"$1\"; printf '%s' \"$V\""
-		cmd := exec.Command(bash, "-c", script, "bash", "V="+Quote(v))
-		cmd.Dir = dir
-		cmd.Env = []string{"PATH=" + filepath.Join(dir, "none")} // nothing to run even if injected
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("bash failed on %q: %v", Quote(v), err)
-		}
-		if string(out) != v {
-			t.Fatalf("round trip %q -> %q via %s", v, out, Quote(v))
-		}
-		entries, _ := os.ReadDir(dir)
-		if len(entries) != 0 {
-			t.Fatalf("eval of %s created files", Quote(v))
+		for _, sh := range shells {
+			dir := t.TempDir()
+			script := "set -eu; eval \"$1\"; printf '%s' \"$V\""
+			cmd := exec.Command(sh, "-c", script, "sh", "V="+Quote(v))
+			cmd.Dir = dir
+			cmd.Env = []string{"PATH=" + filepath.Join(dir, "none")} // nothing to run even if injected
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%s failed on %q: %v", sh, Quote(v), err)
+			}
+			if string(out) != v {
+				t.Fatalf("%s: round trip %q -> %q via %s", sh, v, out, Quote(v))
+			}
+			entries, _ := os.ReadDir(dir)
+			if len(entries) != 0 {
+				t.Fatalf("%s: eval of %s created files", sh, Quote(v))
+			}
 		}
 	})
 }

@@ -3,57 +3,66 @@ package statefile
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
-// Quote renders s as one bash word that evaluates to exactly s and
-// expands nothing: plain when every byte is harmless, otherwise ANSI-C
-// quoting ($'...'), where nothing is expanded and every control or
-// non-ASCII byte is written as an escape, so the output is one line of
-// ASCII. NUL cannot be represented and must be rejected before.
+// Quote renders s as one shell word that every POSIX shell (dash and
+// sh, bash also in posix mode, zsh, ksh, busybox ash) reads as exactly s,
+// expanding and running nothing:
+//
+//   - bare, when every byte is one no shell gives a meaning (isPlain);
+//   - else in double quotes, when s holds none of $ ` \ " ! (the bytes
+//     a shell reads inside them, ! for an interactive bash's or zsh's
+//     history), as the bash libraries wrote their state files;
+//   - else in single quotes, inside which every byte is itself, each '
+//     of s written \' between two quoted runs.
+//
+// Every byte of s but NUL is written as it is, newlines and bytes past
+// 0x7f included: no escape sequence means the same in every shell (dash
+// has no $'...'), and no shell's multibyte reading can take a closing
+// quote into a character (no encoding has " or ' as a trailing byte).
+// So a value with a newline is a word over several lines. A quoted run
+// never ends right where another begins, which zsh with RC_QUOTES would
+// read as a quote inside one run: a quote of s stands between them, as
+// \'. NUL cannot be represented and must be rejected before.
 func Quote(s string) string {
-	if s == "" {
-		return "''"
-	}
-	if isPlain(s) {
+	if isPlain(s) && s != "" {
 		return s
 	}
 	return string(appendQuoted(make([]byte, 0, len(s)+3), s))
 }
 
-// appendQuoted appends Quote(s) for an s that is not plain. Runs of
-// bytes that need no escape are copied at once: state-load quotes every
-// value with a space in it.
-func appendQuoted(b []byte, s string) []byte {
-	b = append(b, "$'"...)
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c < 0x7f && c != '\'' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		start = i + 1
-		switch c {
-		case '\'', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, `\n`...)
-		case '\t':
-			b = append(b, `\t`...)
-		case '\r':
-			b = append(b, `\r`...)
-		default:
-			const hex = "0123456789abcdef"
-			b = append(b, '\\', 'x', hex[c>>4], hex[c&0xf])
-		}
-	}
-	b = append(b, s[start:]...)
-	return append(b, '\'')
+// QuoteAlways is Quote with a plain value quoted too, "v": the shape of
+// the bash libraries' state files (export KEY="value"), which commands
+// grep.
+func QuoteAlways(s string) string {
+	return string(appendQuoted(make([]byte, 0, len(s)+3), s))
 }
 
-// isPlain is true when no byte of s means anything to bash in an
+// appendQuoted appends s in double quotes or, when a byte of s means
+// something inside them, in single quotes.
+func appendQuoted(b []byte, s string) []byte {
+	if !strings.ContainsAny(s, "$`\\\"!") {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	for i, run := range strings.Split(s, "'") {
+		if i > 0 {
+			b = append(b, '\\', '\'')
+		}
+		if run != "" {
+			b = append(b, '\'')
+			b = append(b, run...)
+			b = append(b, '\'')
+		}
+	}
+	return b
+}
+
+// isPlain is true when no byte of s means anything to a shell in an
 // assignment word. '~' and '=' are excluded because bash expands a tilde
-// after '=' or ':' in assignments.
+// after '=' or ':' in assignments, and zsh a word starting with '='.
 func isPlain(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -96,6 +105,10 @@ type LoadOptions struct {
 	// Own reports the keys flowstate derives from the checkpoint
 	// (WORKFLOW_ID, CLAUDE_PROJECT_DIR, ...), which it always sets.
 	Own func(key string) bool
+	// Render, when set, writes a variable's lines instead of
+	// `[export ]KEY=value`, quoting the value with Quote or QuoteAlways:
+	// the compat layer's state file writes two a variable.
+	Render func(b []byte, key, value string) []byte
 }
 
 // WriteLoad writes the state as lines for eval, sorted by key, and
@@ -148,26 +161,34 @@ func (lw *loadWriter) add(w io.Writer, k, v string) error {
 		return nil
 	}
 	if lw.opt.Export {
-		lw.buf = append(lw.buf, "export "...)
 		lw.exported += len(k) + 1 + len(v)
 	}
-	lw.buf = append(lw.buf, k...)
-	lw.buf = append(lw.buf, '=')
-	switch {
-	case v == "":
-		lw.buf = append(lw.buf, "''"...)
-	case isPlain(v):
-		lw.buf = append(lw.buf, v...)
-	default:
-		lw.buf = appendQuoted(lw.buf, v)
+	if lw.opt.Render != nil {
+		lw.buf = lw.opt.Render(lw.buf, k, v)
+	} else {
+		lw.buf = appendLine(lw.buf, lw.opt.Export, k, v)
 	}
-	lw.buf = append(lw.buf, '\n')
 	if len(lw.buf) < loadChunk {
 		return nil
 	}
 	_, err := w.Write(lw.buf)
 	lw.buf = lw.buf[:0]
 	return err
+}
+
+// appendLine appends `[export ]k=v` and a newline, v quoted by Quote.
+func appendLine(b []byte, export bool, k, v string) []byte {
+	if export {
+		b = append(b, "export "...)
+	}
+	b = append(b, k...)
+	b = append(b, '=')
+	if v != "" && isPlain(v) {
+		b = append(b, v...)
+	} else {
+		b = appendQuoted(b, v)
+	}
+	return append(b, '\n')
 }
 
 // leaveOut says why k=v must not reach the shell, or "".

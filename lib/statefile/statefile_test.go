@@ -38,14 +38,34 @@ func TestQuoteRoundTripsThroughBash(t *testing.T) {
 	}
 }
 
-func TestQuoteIsOneASCIILine(t *testing.T) {
-	for _, v := range hostile {
-		q := Quote(v)
-		for i := 0; i < len(q); i++ {
-			if q[i] < 0x20 || q[i] >= 0x7f {
-				t.Errorf("Quote(%q) = %q has byte %#x", v, q, q[i])
-			}
+// TestQuoteForms: the form each value takes. Bare when no byte means
+// anything to a shell, double quotes where none of $ ` \ " ! is in it,
+// else single quotes with no two adjacent (zsh's RC_QUOTES).
+func TestQuoteForms(t *testing.T) {
+	for v, want := range map[string]string{
+		"plain-1.2/x@y,z+%": "plain-1.2/x@y,z+%",
+		"":                  `""`,
+		"with space":        `"with space"`,
+		"two\nlines":        "\"two\nlines\"",
+		"\xff\x01":          "\"\xff\x01\"",
+		"~":                 `"~"`,
+		"=ls":               `"=ls"`,
+		"it's":              `"it's"`,
+		"cost $5":           `'cost $5'`,
+		"!!":                `'!!'`,
+		`back\slash`:        `'back\slash'`,
+		`say "hi"`:          `'say "hi"'`,
+		"x'; touch PWNED #": `"x'; touch PWNED #"`,
+		"$x'y":              `'$x'\''y'`,
+		"'$":                `\''$'`,
+		"$''":               `'$'\'\'`,
+	} {
+		if got := Quote(v); got != want {
+			t.Errorf("Quote(%q) = %s, want %s", v, got, want)
 		}
+	}
+	if got := QuoteAlways("true"); got != `"true"` {
+		t.Errorf(`QuoteAlways("true") = %s, want "true"`, got)
 	}
 }
 
@@ -130,7 +150,7 @@ func TestShouldCompact(t *testing.T) {
 
 func TestExportLinesSorted(t *testing.T) {
 	got := exportLines(map[string]string{"B": "x y", "A": ""})
-	want := "export A=''\nexport B=$'x y'\n"
+	want := "export A=\"\"\nexport B=\"x y\"\n"
 	if got != want {
 		t.Errorf("got %q want %q", got, want)
 	}

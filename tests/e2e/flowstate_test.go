@@ -57,8 +57,10 @@ func flowstateScenario(t *testing.T, d standin.Drift, knobs standin.Knobs) *scen
 	t.Cleanup(func() {
 		if !t.Failed() {
 			s.expectDriftHandled(d)
+			s.expectNoFlowstateDenials()
 		}
 		t.Logf("scenario %s: wall %s, %d flowstate calls", t.Name(), time.Since(start).Round(time.Millisecond), s.bashCalls("flowstate"))
+		suiteDenials.add(t.Name(), s.permissionFigures())
 		if d == (standin.Drift{}) {
 			c := s.context()
 			t.Logf("context: %s", c)

@@ -29,7 +29,9 @@ func TestYourOwnCommand(t *testing.T) { underEachDrift(t, testYourOwnCommand) }
 func testYourOwnCommand(t *testing.T, d standin.Drift) {
 	s := flowstateScenario(t, d, standin.Knobs{})
 	s.shell("new", "command", "audit")
+	s.Permissions = asPeopleRun
 	r := s.run("/audit the login handler")
+	s.expectNoDenials()
 	// start (which plans the reviewers), the three reviewers, the verify
 	// that plans the writer, the writer, the verify that finishes.
 	s.expectCalls(d, 7)

@@ -57,7 +57,9 @@ func TestPlanGateApprovedFromAShell(t *testing.T) { underEachDrift(t, testPlanGa
 
 func testPlanGateApprovedFromAShell(t *testing.T, d standin.Drift) {
 	s := flowstateScenario(t, d, standin.Knobs{Classification: classification("full-implementation", "Audit events")})
+	s.Permissions = acceptEdits // it implements once approved: the person accepts the implementers' edits
 	r := s.run("/flowstate:coordinate --approve-plan add an audit log to the admin API")
+	s.expectNoDenials()
 
 	w := s.onlyWorkflow()
 	w.expect(map[string]any{
@@ -77,10 +79,28 @@ func testPlanGateApprovedFromAShell(t *testing.T, d standin.Drift) {
 	s.expectPointer(r, w, true)
 
 	// A model that approves on its own, in a Bash block of a prompt that
-	// is not /workflow-approve, is refused: the UserPromptSubmit hook noted
-	// what the user typed.
-	self := s.run("Run this block:\n\n```bash\nflowstate approve --workflow " + w.ID + " --note 'looks fine to me'\n```\n")
-	expectOutput(t, self, "only the user can approve workflow "+w.ID)
+	// is not /workflow-approve, is refused: flowstate grants nothing to a
+	// prompt that invoked none of its commands, so Claude Code asks the
+	// person (refuses, in -p); and a person who allows every Bash call
+	// still sees flowstate refuse it, by the UserPromptSubmit hook's record
+	// of what the user typed.
+	self := "Run this block:\n\n```bash\nflowstate approve --workflow " + w.ID + " --note 'looks fine to me'\n```\n"
+	asked := s.run(self)
+	if len(asked.Denials) == 0 {
+		t.Errorf("the model's own approval: Claude Code refused nothing")
+	}
+	for _, dn := range asked.Denials { // a model that runs each block twice is refused twice
+		if !strings.Contains(string(dn.Input), "flowstate approve --workflow "+w.ID) {
+			t.Errorf("the model's own approval: Claude Code refused %v", dn)
+		}
+	}
+	s.Permissions = waived
+	expectOutput(t, s.run(self), "only the user can approve workflow "+w.ID)
+	// Nor does clearing the session from the block's environment help:
+	// the shell Claude Code started names it (lib/ancestry).
+	cleared := s.run("Run this block:\n\n```bash\nCLAUDE_CODE_SESSION_ID= flowstate approve --workflow " + w.ID + "\n```\n")
+	expectOutput(t, cleared, "only the user can approve workflow "+w.ID)
+	s.Permissions = acceptEdits
 	s.onlyWorkflow().expect(map[string]any{"status": "awaiting_approval"})
 
 	out := s.shell("approve", "--workflow", w.ID, "--note", "plan reviewed")
@@ -88,6 +108,7 @@ func testPlanGateApprovedFromAShell(t *testing.T, d standin.Drift) {
 
 	s.restartModel(standin.Knobs{}, "resume")
 	resumed := s.run("/flowstate:workflow-resume")
+	s.expectNoDenials()
 	expectAgents(t, s.Model, map[string]int{"sub-supervisor": 2, "implementation-executor": 4,
 		"test-specialist": 2, "doc-writer": 1})
 	w = s.onlyWorkflow()
@@ -102,6 +123,38 @@ func testPlanGateApprovedFromAShell(t *testing.T, d standin.Drift) {
 	expectOutput(t, resumed, "FINAL_STATE=complete")
 	s.expectHookExports(resumed)
 	s.expectPointer(resumed, w, false)
+}
+
+// TestAStepThePersonRefuses: a person whose own rule denies flowstate's
+// verify (a deny rule wins over flowstate's grant) has the command stop
+// at that step, asked once: the Stop hook does not send the model back
+// into it, and the workflow is as it was, the workers' reports on disk
+// and not yet recorded. Without the rule, /workflow-resume finishes it,
+// asking nothing.
+func TestAStepThePersonRefuses(t *testing.T) {
+	s := flowstateScenario(t, standin.Drift{}, standin.Knobs{Classification: classification("research-only", "Auth patterns", "Session storage")})
+	s.Permissions = asPeopleRun
+	s.denyInProject("Bash(flowstate phase-verify:*)")
+	r := s.run("/flowstate:coordinate research how logins and sessions work")
+	if len(r.Denials) != 1 || !strings.Contains(string(r.Denials[0].Input), `"command":"flowstate phase-verify"`) {
+		t.Errorf("refused %v, want the verify once", r.Denials)
+	}
+	w := s.onlyWorkflow()
+	w.expect(map[string]any{"status": "in_progress", "state_machine.current_state": "research", "error_state.last_error": nil})
+	w.expectWorkers("research_supervisor", map[string]string{})
+	if reports, _ := filepath.Glob(filepath.Join(s.Project, ".flowstate", "specs", w.ID, "reports", "*.md")); len(reports) != 2 {
+		t.Errorf("the workers' reports: %v", reports)
+	}
+
+	s.denyInProject()
+	s.restartModel(standin.Knobs{}, "resume")
+	resumed := s.run("/flowstate:workflow-resume")
+	s.onlyWorkflow().expect(map[string]any{"status": "complete", "state_machine.current_state": "research"})
+	if len(resumed.Denials) != 0 {
+		t.Errorf("the resume was refused %v", resumed.Denials)
+	}
+	expectAgents(t, s.Model, map[string]int{})
+	expectOutput(t, resumed, "FINAL_STATE=research")
 }
 
 // TestPlanGateRejectedInClaudeCode: the person decides in Claude Code:

@@ -6,8 +6,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -20,17 +22,84 @@ const runTimeout = 3 * time.Minute
 
 // result is what one CLI run left behind.
 type result struct {
-	Prompt         string
-	Session        string // the run's Claude Code session id (--session-id)
+	Prompt  string
+	Session string // the run's Claude Code session id (--session-id)
+	// Stdout is the model's final answer: the "result" of the CLI's JSON
+	// output (all of stdout when that is not JSON, e.g. a killed run).
 	Stdout, Stderr string
 	ExitCode       int
 	Wall           time.Duration
+	Mode           permissionMode
+	// Denials are the tool calls Claude Code refused for want of a
+	// person's approval (the JSON output's permission_denials).
+	Denials []denial
+}
+
+// denial is one tool call Claude Code refused.
+type denial struct {
+	Tool  string          `json:"tool_name"`
+	Input json.RawMessage `json:"tool_input"`
+}
+
+func (d denial) String() string { return d.Tool + " " + string(d.Input) }
+
+// permissionMode is how a scenario's runs are permitted their tools.
+type permissionMode string
+
+const (
+	// waived: every tool the plugin uses is allowed (--allowedTools), as
+	// --dangerously-skip-permissions would, which root may not use.
+	waived permissionMode = ""
+	// asPeopleRun: Claude Code's default permission mode, no rule
+	// given: what needs approval is refused and listed as a denial.
+	asPeopleRun permissionMode = "default"
+	// acceptEdits: the default mode with file edits accepted
+	// (--permission-mode acceptEdits), for the scenarios whose
+	// implementers edit the person's source.
+	acceptEdits permissionMode = "acceptEdits"
+)
+
+// flags are the CLI flags of mode, with allowed, the person's own allow
+// rules, given to any mode but waived.
+func (m permissionMode) flags(allowed []string) []string {
+	var out []string
+	switch m {
+	case waived:
+		// As root --dangerously-skip-permissions is refused; allow the tools instead.
+		return []string{"--allowedTools", "Bash Read Write Edit Agent"}
+	case asPeopleRun:
+	default:
+		out = []string{"--permission-mode", string(m)}
+	}
+	if len(allowed) > 0 {
+		out = append(append(out, "--allowedTools"), allowed...)
+	}
+	return out
+}
+
+// flowstates reports a refused call that is flowstate's own: a Bash
+// command running flowstate, a write of a file in .flowstate/ (an
+// artifact, a classification), a read of an agent file.
+func (d denial) flowstates() bool {
+	var in struct {
+		Command  string `json:"command"`
+		FilePath string `json:"file_path"`
+	}
+	_ = json.Unmarshal(d.Input, &in)
+	switch d.Tool {
+	case "Bash":
+		return strings.Contains(in.Command, "flowstate")
+	case "Read":
+		return filepath.Base(filepath.Dir(in.FilePath)) == "agents"
+	}
+	return strings.Contains(in.FilePath, "/.flowstate/")
 }
 
 // process is a running `claude -p`.
 type process struct {
 	s               *scenario
 	prompt, session string
+	mode            permissionMode
 	cmd             *exec.Cmd
 	stdout, stderr  bytes.Buffer
 	started         time.Time
@@ -45,11 +114,12 @@ func (s *scenario) start(prompt string) *process {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	p := &process{s: s, prompt: prompt, session: newSessionID(), cancel: cancel, done: make(chan struct{})}
-	p.cmd = exec.CommandContext(ctx, claudeBin, "-p", prompt,
-		"--session-id", p.session,
-		"--plugin-dir", s.Plugin,
-		// As root --dangerously-skip-permissions is refused; allow the tools instead.
-		"--allowedTools", "Bash Read Write Edit Agent")
+	args := []string{"-p", prompt, "--session-id", p.session, "--output-format", "json"}
+	if s.Plugin != "" {
+		args = append(args, "--plugin-dir", s.Plugin)
+	}
+	p.mode = s.Permissions
+	p.cmd = exec.CommandContext(ctx, claudeBin, append(args, p.mode.flags(s.AllowedTools)...)...)
 	p.cmd.Dir = s.Project
 	p.cmd.Env = s.env()
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
@@ -74,9 +144,16 @@ func (s *scenario) start(prompt string) *process {
 func (p *process) reap() {
 	err := p.cmd.Wait()
 	p.cancel()
-	r := result{Prompt: p.prompt, Session: p.session, Stdout: p.stdout.String(), Stderr: p.stderr.String(), Wall: time.Since(p.started)}
+	r := result{Prompt: p.prompt, Session: p.session, Stdout: p.stdout.String(), Stderr: p.stderr.String(), Wall: time.Since(p.started), Mode: p.mode}
 	if r.ExitCode, err = testenv.ExitCode(err); err != nil {
 		r.ExitCode = -1 // it could not be waited for
+	}
+	var out struct {
+		Result  *string  `json:"result"`
+		Denials []denial `json:"permission_denials"`
+	}
+	if json.Unmarshal(p.stdout.Bytes(), &out) == nil && out.Result != nil {
+		r.Stdout, r.Denials = *out.Result, out.Denials
 	}
 	p.s.recordRun(r)
 	p.res = r
@@ -150,7 +227,8 @@ func (s *scenario) claude(prompt, tool string) result {
 	s.t.Helper()
 	r := s.start(prompt).wait()
 	title, _, _ := strings.Cut(prompt, "\n")
-	s.t.Logf("%q: exit %d, wall %s, %d %s calls", title, r.ExitCode, r.Wall.Round(time.Millisecond), s.Model.CountBashCalls(tool), tool)
+	s.t.Logf("%q: exit %d, wall %s, %d %s calls, permissions %s: %d denials %v", title, r.ExitCode, r.Wall.Round(time.Millisecond),
+		s.Model.CountBashCalls(tool), tool, r.Mode.name(), len(r.Denials), r.Denials)
 	return r
 }
 
@@ -164,4 +242,12 @@ func (s *scenario) env() []string {
 		"DISABLE_TELEMETRY=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 	}, s.Env...)...)
+}
+
+// name is how the logs name mode.
+func (m permissionMode) name() string {
+	if m == waived {
+		return "waived"
+	}
+	return string(m)
 }

@@ -3,9 +3,13 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,9 +26,16 @@ type scenario struct {
 	t       *testing.T
 	Home    string
 	Project string
-	Plugin  string
+	Plugin  string // the scratch plugin, "" for none (a project install)
 	Model   *standin.Server
-	LogDir  string // the stand-in's request log, kept after the test for debugging
+	// Permissions is how the runs started from now on are permitted their
+	// tools (waived unless the scenario says otherwise), and AllowedTools
+	// the person's own allow rules given with it (--allowedTools).
+	Permissions  permissionMode
+	AllowedTools []string
+	// denyRules are the person's deny rules the scenario set (denyInProject).
+	denyRules []string
+	LogDir    string // the stand-in's request log, kept after the test for debugging
 
 	// Env is added to the CLI's environment (and so the bash blocks').
 	Env []string
@@ -116,8 +127,8 @@ func (s *scenario) explainFailure() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range s.runs {
-		s.t.Logf("claude -p %q (session %s): exit %d after %s\n--- stdout:\n%s\n--- stderr:\n%s",
-			r.Prompt, r.Session, r.ExitCode, r.Wall.Round(time.Millisecond), r.Stdout, r.Stderr)
+		s.t.Logf("claude -p %q (session %s, permissions %s): exit %d after %s, denials %v\n--- stdout:\n%s\n--- stderr:\n%s",
+			r.Prompt, r.Session, r.Mode.name(), r.ExitCode, r.Wall.Round(time.Millisecond), r.Denials, r.Stdout, r.Stderr)
 	}
 	s.t.Logf("stand-in requests and answers: %s", strings.Join(s.logDirs, " "))
 }
@@ -240,4 +251,133 @@ func (s *scenario) read(rel string) string {
 func (s *scenario) exists(rel string) bool {
 	_, err := os.Stat(s.path(rel))
 	return err == nil
+}
+
+// permissionFigures says how the scenario's runs were permitted their
+// tools and how many calls Claude Code refused in its commands, e.g.
+// "default: 0 denials" (and apart, in prompts that typed no command).
+func (s *scenario) permissionFigures() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	modes, n, typed := []string{}, 0, 0
+	for _, r := range s.runs {
+		if !slices.Contains(modes, r.Mode.name()) {
+			modes = append(modes, r.Mode.name())
+		}
+		if strings.HasPrefix(r.Prompt, "/") {
+			n += len(r.Denials)
+		} else {
+			typed += len(r.Denials)
+		}
+	}
+	out := fmt.Sprintf("%s: %d denials", strings.Join(modes, "+"), n)
+	if typed > 0 {
+		out += fmt.Sprintf(" (and %d of a block the prompt typed, no command)", typed)
+	}
+	return out
+}
+
+// denials are the calls Claude Code refused in the runs of slash
+// commands (a prompt that types no command grants nothing, so its
+// refusals are the point of those runs).
+func (s *scenario) denials() []denial {
+	return s.denialsWhere(func(r result) bool { return true })
+}
+
+// denialsWhere is denials, of the runs keep accepts.
+func (s *scenario) denialsWhere(keep func(r result) bool) []denial {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []denial
+	for _, r := range s.runs {
+		if strings.HasPrefix(r.Prompt, "/") && keep(r) {
+			out = append(out, r.Denials...)
+		}
+	}
+	return out
+}
+
+// expectNoDenials checks that Claude Code refused nothing in the
+// scenario's commands: run the way people run it, nobody would have been
+// asked.
+func (s *scenario) expectNoDenials() {
+	s.t.Helper()
+	if d := s.denials(); len(d) > 0 {
+		s.t.Errorf("Claude Code refused %d calls, which would have asked a person: %v", len(d), d)
+	}
+}
+
+// expectNoFlowstateDenials checks that none of the calls Claude Code
+// refused in the scenario's commands run as people run them was
+// flowstate's own (unless the person's own rules deny some). With every
+// tool allowed, a refusal is a hook's, which a scenario checks itself
+// (the write guard's, under the self-write drift).
+func (s *scenario) expectNoFlowstateDenials() {
+	s.t.Helper()
+	if len(s.denyRules) > 0 {
+		return
+	}
+	for _, d := range s.denialsWhere(func(r result) bool { return r.Mode != waived }) {
+		if d.flowstates() {
+			s.t.Errorf("Claude Code refused flowstate's own call, which would have asked a person: %v", d)
+		}
+	}
+}
+
+// denyInProject gives the project the person's own deny rules
+// (.claude/settings.local.json), none to take them away.
+func (s *scenario) denyInProject(rules ...string) {
+	s.t.Helper()
+	path := filepath.Join(s.Project, ".claude", "settings.local.json")
+	if len(rules) == 0 {
+		if err := os.Remove(path); err != nil {
+			s.t.Fatal(err)
+		}
+		return
+	}
+	b, err := json.Marshal(map[string]any{"permissions": map[string]any{"deny": rules}})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	s.denyRules = append(s.denyRules, rules...)
+}
+
+// expectSources checks that the implementers' edits of the person's
+// source (Knobs.EditSource) left n files in src/.
+func (s *scenario) expectSources(n int) {
+	s.t.Helper()
+	files, _ := filepath.Glob(filepath.Join(s.Project, "src", "*.go"))
+	if len(files) != n {
+		s.t.Errorf("the implementers left %d source files %v, want %d", len(files), files, n)
+	}
+}
+
+// denialSummary collects the scenarios' permission figures; TestMain
+// prints them.
+type denialSummary struct {
+	mu   sync.Mutex
+	rows []string
+}
+
+var suiteDenials denialSummary
+
+func (x *denialSummary) add(name, figures string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.rows = append(x.rows, fmt.Sprintf("  %-60s %s", name, figures))
+}
+
+// print writes the summary, if any scenario ran.
+func (x *denialSummary) print(w io.Writer) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(x.rows) > 0 {
+		fmt.Fprintf(w, "\npermissions and denials per scenario:\n%s\n", strings.Join(x.rows, "\n"))
+	}
 }

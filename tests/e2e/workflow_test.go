@@ -33,8 +33,10 @@ func TestCoordinateResearchOnly(t *testing.T) { underEachDrift(t, testCoordinate
 
 func testCoordinateResearchOnly(t *testing.T, d standin.Drift) {
 	s := flowstateScenario(t, d, standin.Knobs{Classification: classification("research-only", "Auth patterns", "Session storage")})
+	s.Permissions = asPeopleRun
 	const desc = "research how logins and sessions work"
 	r := s.run("/flowstate:coordinate " + desc)
+	s.expectNoDenials()
 	// start, the classifier, the classified start (which plans research),
 	// the two workers, the verify that finds the workflow done.
 	s.expectCalls(d, 6)
@@ -76,9 +78,35 @@ func testCoordinateResearchOnly(t *testing.T, d standin.Drift) {
 	s.expectPointer(r, w, false)
 
 	// A bash block of a later session sees the SessionStart exports and
-	// finds the workflow through them.
+	// finds the workflow through them (a block the user typed is theirs to
+	// allow: no command of flowstate's was invoked).
+	s.Permissions = waived
 	probe := s.run("Run this block:\n\n```bash\nprintf 'PROJECT=%s\\nBIN=%s\\n' \"$CLAUDE_PROJECT_DIR\" \"$FLOWSTATE_BIN\"\nflowstate list\n```\n")
 	expectOutput(t, probe, "PROJECT="+s.Project+"\n", "BIN="+filepath.Join(s.Plugin, "bin", "flowstate")+"\n", w.ID)
+}
+
+// TestCoordinateResearchOnlyInstalled: the same research in a project
+// install (./install.sh PROJECT: commands, agents and hooks in the
+// project's .claude, no plugin), in Claude Code's default permission
+// mode: nobody is asked about any of flowstate's steps or artifacts.
+func TestCoordinateResearchOnlyInstalled(t *testing.T) {
+	underEachDrift(t, testCoordinateResearchOnlyInstalled)
+}
+
+func testCoordinateResearchOnlyInstalled(t *testing.T, d standin.Drift) {
+	s := flowstateScenario(t, d, standin.Knobs{Classification: classification("research-only", "Auth patterns", "Session storage")})
+	s.shell("install", s.Project)
+	s.Plugin = ""
+	s.Permissions = asPeopleRun
+	r := s.run("/coordinate research how logins and sessions work")
+	s.expectNoDenials()
+	w := s.onlyWorkflow()
+	w.expect(map[string]any{"status": "complete", "command": "coordinate", "state_machine.current_state": "research"})
+	w.expectWorkers("research_supervisor", map[string]string{"research_1": "completed", "research_2": "completed"})
+	w.expectArtifacts(s.Project, "research", "reports", 2)
+	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "research-specialist": 2})
+	expectOutput(t, r, "FINAL_STATE=research", "ARTIFACT_COUNT=2")
+	s.expectPointer(r, w, false)
 }
 
 // TestClassifierAskedAgain: the classifier's first answer is malformed
@@ -203,8 +231,15 @@ func TestCoordinateFullImplementationRetry(t *testing.T) {
 }
 
 func testCoordinateFullImplementationRetry(t *testing.T, d standin.Drift) {
-	s := flowstateScenario(t, d, standin.Knobs{Classification: classification("full-implementation", "Auth patterns", "Session storage"), FailTestRuns: 1})
+	s := flowstateScenario(t, d, standin.Knobs{Classification: classification("full-implementation", "Auth patterns", "Session storage"),
+		FailTestRuns: 1, EditSource: true})
+	// The implementers edit the person's source: that follows the
+	// person's mode, here accepting edits; flowstate's own steps and
+	// artifacts need nothing of it.
+	s.Permissions = acceptEdits
 	r := s.run("/flowstate:coordinate build the login flow with server-side sessions")
+	s.expectNoDenials()
+	s.expectSources(4)
 	// 3 to start, then a task block and a verify per phase: research (2
 	// workers), plan, implement and test (their sub-supervisors), debug,
 	// test again, document.
@@ -284,6 +319,7 @@ func TestResumeAfterKill(t *testing.T) { underEachDrift(t, testResumeAfterKill) 
 
 func testResumeAfterKill(t *testing.T, d standin.Drift) {
 	s := flowstateScenario(t, d, standin.Knobs{SlowAgent: "implementation-executor", SlowDelay: 10 * time.Minute})
+	s.Permissions = acceptEdits // it implements: the person accepts the implementers' edits
 	p := s.start("/flowstate:orchestrate --scope full-implementation add an audit log to the admin API")
 	s.waitUntil("an implementation-executor is at work", time.Minute, func() bool { return s.Model.Served("implementation-executor") > 0 }, p)
 	p.kill()
@@ -314,6 +350,7 @@ func testResumeAfterKill(t *testing.T, d standin.Drift) {
 	// A fresh stand-in: no SlowAgent, and its counters are the resume's own.
 	s.restartModel(standin.Knobs{}, "resume")
 	r := s.run("/flowstate:workflow-resume")
+	s.expectNoDenials()
 	for _, persona := range []string{"research-specialist", "plan-architect"} {
 		if n := s.Model.Served(persona); n != 0 {
 			t.Errorf("the resume sent %d %s requests, want none: its work was recorded", n, persona)
@@ -607,9 +644,24 @@ func TestCoordinateFullImplementation(t *testing.T) {
 }
 
 func testCoordinateFullImplementation(t *testing.T, d standin.Drift) {
-	s := flowstateScenario(t, d, standin.Knobs{Classification: classification("full-implementation", "Auth patterns", "Session storage")})
+	s := flowstateScenario(t, d, standin.Knobs{Classification: classification("full-implementation", "Auth patterns", "Session storage"), EditSource: true})
+	// Claude Code's default mode, no rule given: flowstate's steps and
+	// artifacts are granted; the implementers' edits of the person's
+	// source are the person's to allow, and refused (each implementer
+	// still delivers its report, written first).
+	s.Permissions = asPeopleRun
 	r := s.run("/flowstate:coordinate build the login flow with server-side sessions")
 	s.expectCalls(d, 14)
+	denied := s.denials()
+	for _, dn := range denied {
+		if dn.Tool != "Write" || !strings.Contains(string(dn.Input), `"file_path":"`+s.Project+`/src/`) {
+			t.Errorf("a refusal other than an implementer's edit of the person's source: %v", dn)
+		}
+	}
+	if len(denied) == 0 {
+		t.Errorf("no implementer's edit of the person's source was refused in the default mode")
+	}
+	s.expectSources(0)
 
 	w := s.onlyWorkflow()
 	w.expect(map[string]any{"status": "complete", "state_machine.current_state": "complete", "error_state.last_error": nil, "error_state.retry_count": 0})
@@ -618,4 +670,29 @@ func testCoordinateFullImplementation(t *testing.T, d standin.Drift) {
 		"sub-supervisor": 2, "implementation-executor": 4, "test-specialist": 2, "doc-writer": 1})
 	expectOutput(t, r, "FINAL_STATE=complete", "ARTIFACT_COUNT=10")
 	s.expectPointer(r, w, false)
+}
+
+// recipeFlags are the flags of the README's unattended run, for CI.
+const recipeFlags = `--permission-mode dontAsk --allowedTools "Edit(src/**)" "Bash(go test *)" --output-format json`
+
+// TestUnattendedRecipe: the README's recipe for a headless run (`claude
+// -p` in CI): Claude Code refuses whatever no rule allows, flowstate's
+// hook grants its own steps and artifacts, the person's two rules give
+// the implementers their edits of src/ (and the testers their test
+// runs); the whole route completes with nothing refused.
+func TestUnattendedRecipe(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(string(readme)), " "), recipeFlags) {
+		t.Fatalf("the README's recipe for CI no longer gives %s", recipeFlags)
+	}
+	s := flowstateScenario(t, standin.Drift{}, standin.Knobs{Classification: classification("full-implementation", "Auth patterns", "Session storage"), EditSource: true})
+	s.Permissions, s.AllowedTools = "dontAsk", []string{"Edit(src/**)", "Bash(go test *)"}
+	r := s.run("/flowstate:coordinate build the login flow")
+	s.expectNoDenials()
+	s.expectSources(4)
+	s.onlyWorkflow().expect(map[string]any{"status": "complete", "state_machine.current_state": "complete"})
+	expectOutput(t, r, "FINAL_STATE=complete")
 }

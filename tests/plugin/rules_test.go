@@ -23,6 +23,8 @@ var orchestratorRules = []string{
 	"What a block prints is for the steps after it", // failing tests read like a failure to act on
 	"report its error to the user and stop",         // a failed block ends the command
 	"do not look for, build or replace flowstate",   // nor is it repaired
+	"If Claude Code refuses a block or an agent's edit (permission denied), stop there", // a refused step is not retried
+	"in one sentence what was refused and how to allow it",                              // and the person learns what to allow
 }
 
 // supervisorRules must each be in every sub-supervisor agent.
@@ -33,7 +35,7 @@ var supervisorRules = []string{
 	"N = 0 means no call",
 	"A worker's answer decides nothing",
 	"Never re-run a worker",
-	"If a block exits non-zero, your final answer is `SUPERVISOR_FAILED",
+	"If a block exits non-zero, or Claude Code refuses it (permission denied), your final answer is `SUPERVISOR_FAILED",
 	"Do not retry it with other flags or do its work by hand",
 }
 

@@ -8,6 +8,7 @@ package readmetest
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,14 +96,32 @@ func (n *newcomer) project(name string) string {
 	return dir
 }
 
-// useClaudeCode types prompt into Claude Code in dir (as `claude -p`;
-// root may not skip permissions, so the tools are allowed instead).
+// useClaudeCode types prompt into Claude Code in dir (as `claude -p`), in
+// its default permission mode, as the README says: nothing of
+// flowstate's asks the newcomer, so nothing is refused.
 func (n *newcomer) useClaudeCode(dir, prompt string, args ...string) string {
 	n.t.Helper()
 	start := time.Now()
-	out := n.run(dir, n.claude, append([]string{"-p", prompt, "--allowedTools", "Bash Read Write Edit Agent"}, args...)...)
+	cmd := exec.Command(n.claude, append([]string{"-p", prompt, "--output-format", "json"}, args...)...)
+	cmd.Dir, cmd.Env = dir, n.env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		n.t.Fatalf("in %s: claude -p %q: %v\n%s%s", dir, prompt, err, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
 	n.t.Logf("claude -p %q: %s", prompt, time.Since(start).Round(time.Millisecond))
-	return out
+	var res struct {
+		Result  string            `json:"result"`
+		Denials []json.RawMessage `json:"permission_denials"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		n.t.Fatalf("claude -p %q: the JSON result does not parse: %v\n%s", prompt, err, out)
+	}
+	if len(res.Denials) > 0 {
+		n.t.Errorf("claude -p %q in the default permission mode: Claude Code refused %s", prompt, res.Denials)
+	}
+	return res.Result
 }
 
 // finished checks, with the project's own flowstate, that the project

@@ -175,7 +175,10 @@ func (rd *reads) fail(format string, a ...any) {
 	rd.failures = append(rd.failures, fmt.Sprintf(format, a...))
 }
 
-var assignLine = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+// assignments is what state-load prints, whole: KEY=WORD lines, each WORD
+// bare, in double quotes (nothing inside them special) or in single
+// quotes with \' between runs, which may hold newlines (statefile.Quote).
+var assignments = regexp.MustCompile("^(?:[A-Za-z_][A-Za-z0-9_]*=(?:[A-Za-z0-9_@,./+%-]+|\"[^\"$`\\\\!]*\"|(?:'[^']*'|\\\\')+)\n)*$")
 
 // read runs one of the readers and checks that what it printed is whole.
 // lastCounter is this reader's previous view of the counter, which may
@@ -192,11 +195,8 @@ func (rd *reads) read(p *project, which int, lastCounter *int64, monotonic bool)
 		}
 	case 1:
 		r = p.run(args("state-load"))
-		for _, line := range strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n") {
-			if !assignLine.MatchString(line) {
-				rd.fail("state-load printed %q", line)
-				break
-			}
+		if !assignments.MatchString(r.Stdout) {
+			rd.fail("state-load printed %q", r.Stdout)
 		}
 	case 2:
 		r = p.run(args("checkpoint-get", "phase_data.stress.counter", "--default", "0"))

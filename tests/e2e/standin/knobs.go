@@ -29,6 +29,11 @@ type Knobs struct {
 	// request waits SlowDelay before it is answered.
 	SlowAgent string
 	SlowDelay time.Duration
+	// EditSource: an implementation-executor also writes a source file of
+	// the person's project (src/<its topic>.go), after its report, as
+	// real implementers edit the code: Claude Code lets it or refuses it
+	// by the person's permission mode and rules, never by flowstate's.
+	EditSource bool
 	// Drift makes the main thread deviate from the protocol as real models
 	// do.
 	Drift Drift

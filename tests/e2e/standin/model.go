@@ -81,6 +81,9 @@ func decide(th thread) turn {
 	if err != nil {
 		return turn{Text: "stand-in cannot follow this program: " + err.Error()}
 	}
+	if th.Agent == "implementation-executor" && th.Knobs.EditSource {
+		prog.Steps = append(prog.Steps, step{Kind: stepWrite, Text: sourcePath(topicOf(c.Prompt))})
+	}
 	if c.Summary {
 		return turn{Text: "<analysis>The stand-in keeps nothing.</analysis>\n<summary>A flowstate command was running; the hooks say where it stands.</summary>"}
 	}

@@ -202,6 +202,13 @@ func topicOf(prompt string) string {
 	return orDefault(first, "the task")
 }
 
+// sourcePath is the project's source file an implementer of topic edits
+// (Knobs.EditSource): src/<topic in lower case, words joined by _>.go.
+func sourcePath(topic string) string {
+	words := strings.FieldsFunc(strings.ToLower(topic), func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') })
+	return "src/" + orDefault(strings.Join(words, "_"), "change") + ".go"
+}
+
 func orDefault(s, def string) string {
 	if s == "" {
 		return def
