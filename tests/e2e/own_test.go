@@ -55,7 +55,8 @@ func testYourOwnCommand(t *testing.T, d standin.Drift) {
 // reviewer per file writes JSON with typed fields and a writer sums them
 // up in markdown with sections), its agent files as new wrote them, which
 // know nothing of those formats: each worker writes what its brief says,
-// and the workflow completes under every drift.
+// and the workflow completes under every drift, in Claude Code's default
+// permission mode, asking the person nothing.
 func TestYourCommandFromTheDocs(t *testing.T) { underEachDrift(t, testYourCommandFromTheDocs) }
 
 func testYourCommandFromTheDocs(t *testing.T, d standin.Drift) {
@@ -65,7 +66,9 @@ func testYourCommandFromTheDocs(t *testing.T, d standin.Drift) {
 	for _, name := range []string{"triage-reviewer", "triage-writer"} {
 		agents[name] = s.read(".claude/agents/" + name + ".md")
 	}
+	s.Permissions = asPeopleRun
 	r := s.run("/triage src/a.go src/b.go")
+	s.expectNoDenials() // the workers' reads of their brief and writes of their file ask nobody
 	// start (which plans the reviewers), the two reviewers, the verify
 	// that plans the writer, the writer, the verify that finishes.
 	s.expectCalls(d, 6)
