@@ -228,17 +228,6 @@ func (s *scenario) path(rel string) string {
 	return filepath.Join(s.Project, rel)
 }
 
-// fromProject is a path in the project as flowstate's briefs and
-// messages name it: from the project's root.
-func (s *scenario) fromProject(path string) string {
-	s.t.Helper()
-	rel, err := filepath.Rel(s.Project, path)
-	if err != nil || !filepath.IsLocal(rel) {
-		s.t.Fatalf("%s is not in the project %s", path, s.Project)
-	}
-	return rel
-}
-
 func (s *scenario) read(rel string) string {
 	s.t.Helper()
 	b, err := os.ReadFile(s.path(rel))

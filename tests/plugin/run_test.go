@@ -253,17 +253,6 @@ func (w *world) read(rel string) []byte {
 	return b
 }
 
-// fromProject is path, in the project, as briefs and messages name it:
-// from the project's root.
-func (w *world) fromProject(path string) string {
-	w.t.Helper()
-	rel, err := filepath.Rel(w.Dir, path)
-	if err != nil || !filepath.IsLocal(rel) {
-		w.t.Fatalf("%s is not in the project %s", path, w.Dir)
-	}
-	return rel
-}
-
 // agentsInvoked counts invocations per agent.
 func (w *world) agentsInvoked() map[string]int {
 	n := map[string]int{}
