@@ -231,3 +231,13 @@ func TestExpand(t *testing.T) {
 		t.Error("${K_i} outside a for_each: want an error")
 	}
 }
+
+func TestTemplate(t *testing.T) {
+	brief := "# Brief: x\n\n## Read first\n\n```markdown\nnot this\n```\n\n## Format\n\nWrite it so:\n\n````json\n{\"a\": \"<a>\"}\n````\n"
+	if lang, text, ok := Template(brief); !ok || lang != "json" || text != "{\"a\": \"<a>\"}\n" {
+		t.Errorf("Template = %q, %q, %v", lang, text, ok)
+	}
+	if _, _, ok := Template("# Brief\n\n## Read first\n\n- a.md\n"); ok {
+		t.Errorf("a brief without a Format section has a template")
+	}
+}
