@@ -26,10 +26,13 @@ type Start struct {
 	// built-in definition. Dynamic: it is no text lint can follow.
 	Machine string
 	Dynamic bool
-	// LowLevel: sm-init, whose command's own blocks run the workflow and
-	// whose agents are the ones it declares: Agents, what its --agents
-	// name (AgentsKnown false when one is no plain text).
+	// LowLevel: sm-init, whose command's own blocks run the workflow.
+	// Its agents are those its --agents name (AgentsGiven; Agents, with
+	// AgentsKnown false when one is no plain text), else those its
+	// command's task blocks launch when sm-init finds the command in a
+	// .claude/commands directory.
 	LowLevel    bool
+	AgentsGiven bool
 	Agents      []string
 	AgentsKnown bool
 }
@@ -78,6 +81,7 @@ func startOf(line int, c call) Start {
 			i++
 			value, ok = render(c.words[i])
 		}
+		s.AgentsGiven = s.AgentsGiven || flag == "--agents"
 		switch {
 		case flag == "--machine":
 			s.Machine, s.Dynamic = value, !ok
@@ -125,11 +129,13 @@ type Definition struct {
 // CheckCommand checks what the command md at path starts, defs[i] being
 // what was found for starts[i]: a definition that is not there, and, for
 // a command on the low-level API, task blocks that launch agents its
-// workflow does not declare.
+// workflow does not have: those its sm-init's --agents leave out, or, in
+// a plugin, where sm-init cannot read the command's blocks, all those no
+// --agents names.
 func CheckCommand(path, md string, starts []Start, defs []Definition) []Finding {
 	l := &linter{path: path}
 	declared := map[string]bool{}
-	lowLevel, known := false, true
+	lowLevel, known, given := false, true, false
 	for i, s := range starts {
 		def := defs[i]
 		if s.Machine != "" && !s.Dynamic && !def.Found {
@@ -143,7 +149,7 @@ func CheckCommand(path, md string, starts []Start, defs []Definition) []Finding 
 		if !s.LowLevel {
 			continue
 		}
-		lowLevel = true
+		lowLevel, given = true, given || s.AgentsGiven
 		known = known && s.AgentsKnown && !s.Dynamic && (s.Machine == "" || def.Machine != nil)
 		for _, a := range s.Agents {
 			declared[a] = true
@@ -154,10 +160,18 @@ func CheckCommand(path, md string, starts []Start, defs []Definition) []Finding 
 			}
 		}
 	}
-	if lowLevel && known {
+	if lowLevel && known && (given || !ownCommand(path)) {
 		l.undeclared(md, starts, declared)
 	}
 	return l.findings
+}
+
+// ownCommand reports whether path is a command of a project's or a
+// user's own (.claude/commands/NAME.md), whose task blocks sm-init reads
+// for the workflow's agents (orchestrate.CommandAgents).
+func ownCommand(path string) bool {
+	dir := filepath.Dir(filepath.Clean(path))
+	return filepath.Base(dir) == "commands" && filepath.Base(filepath.Dir(dir)) == ".claude"
 }
 
 // undeclared: each agent a task block of a low-level command launches
@@ -182,7 +196,7 @@ func (l *linter) undeclared(md string, starts []Start, declared map[string]bool)
 		if declared[name] {
 			continue
 		}
-		l.add(st.Line+lineIn(st.Body, "subagent_type:"), "agent %s is launched here but not declared by the workflow: the hooks hold (run in the foreground, record, send back to its section) only the agents a workflow declares, and a command on sm-init declares its agents with sm-init --agents (today the only way the hooks learn them) or its --machine's \"agents\"; add --agents %s to the sm-init at line %d",
+		l.add(st.Line+lineIn(st.Body, "subagent_type:"), "agent %s is launched here but is not the workflow's: the hooks hold (run in the foreground, record, send back to its section) only a workflow's agents, which for a command on sm-init are those its --agents names (or its --machine's \"agents\"), else, in .claude/commands, those its task blocks launch; add %s to the --agents of the sm-init at line %d",
 			name, name, at)
 	}
 }

@@ -42,8 +42,8 @@ func TestStarts(t *testing.T) {
 		"flowstate sm-init --machine=\"$dir/c.json\" --agents \"$who\"\nflowstate phase-start --command d\n```\n"
 	want := []Start{
 		{Line: 7, Machine: ".claude/flows/a.json", AgentsKnown: true},
-		{Line: 14, Machine: "${CLAUDE_PROJECT_DIR}/.claude/flows/b.json", LowLevel: true, Agents: []string{"r1", "r2", "r3"}, AgentsKnown: true},
-		{Line: 15, Dynamic: true, LowLevel: true},
+		{Line: 14, Machine: "${CLAUDE_PROJECT_DIR}/.claude/flows/b.json", LowLevel: true, AgentsGiven: true, Agents: []string{"r1", "r2", "r3"}, AgentsKnown: true},
+		{Line: 15, Dynamic: true, LowLevel: true, AgentsGiven: true},
 		{Line: 16, AgentsKnown: true},
 	}
 	if got := Starts(md); fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
@@ -56,28 +56,38 @@ const lowLevel = "---\ndescription: d\n---\n## start\n\n```bash\nflowstate sm-in
 	"```task\nTask {\n  subagent_type: ${AGENT}\n  description: Other\n  run_in_background: false\n  prompt: Other.\n}\n```\n"
 
 // TestCheckCommand: a definition that is not there, and a low-level
-// command whose task block launches an agent its workflow does not
-// declare (with --agents, or its machine's agents list, it does).
+// command whose task block launches an agent its workflow does not have:
+// a plugin's command (sm-init cannot read its blocks) without --agents or
+// its machine's agents list, or any command whose --agents leave it out.
+// A command of .claude/commands has the agents its blocks launch.
 func TestCheckCommand(t *testing.T) {
 	starts := Starts(lowLevel)
 	m, err := machine.Parse([]byte(`{"name": "m", "initial": "a", "transitions": {"a": ["b"], "b": []}, "scopes": {"full": {"terminal": "b", "route": ["a", "b"]}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := CheckCommand("c.md", lowLevel, starts, []Definition{{Path: "/p/.claude/flows/m.json", Found: true, Machine: m}})
-	if len(got) != 1 || got[0].Line != 13 || !strings.Contains(got[0].Message, "agent file-reviewer is launched here but not declared by the workflow") ||
-		!strings.Contains(got[0].Message, "add --agents file-reviewer to the sm-init at line 7") {
-		t.Errorf("an undeclared agent: %v", got)
+	const plugin, own = "kit/commands/c.md", "p/.claude/commands/c.md"
+	got := CheckCommand(plugin, lowLevel, starts, []Definition{{Path: "/p/.claude/flows/m.json", Found: true, Machine: m}})
+	if len(got) != 1 || got[0].Line != 13 || !strings.Contains(got[0].Message, "agent file-reviewer is launched here but is not the workflow's") ||
+		!strings.Contains(got[0].Message, "add file-reviewer to the --agents of the sm-init at line 7") {
+		t.Errorf("a plugin's undeclared agent: %v", got)
+	}
+	if got := CheckCommand(own, lowLevel, starts, []Definition{{Found: true, Machine: m}}); len(got) != 0 {
+		t.Errorf("a project's command, whose blocks name its agents: %v", got)
 	}
 	declared := strings.Replace(lowLevel, "--description d", "--description d --agents file-reviewer", 1)
-	if got := CheckCommand("c.md", declared, Starts(declared), []Definition{{Found: true, Machine: m}}); len(got) != 0 {
+	if got := CheckCommand(plugin, declared, Starts(declared), []Definition{{Found: true, Machine: m}}); len(got) != 0 {
 		t.Errorf("an agent declared with --agents: %v", got)
 	}
+	partial := strings.Replace(lowLevel, "--description d", "--description d --agents other", 1)
+	if got := CheckCommand(own, partial, Starts(partial), []Definition{{Found: true, Machine: m}}); len(got) != 1 || got[0].Line != 13 {
+		t.Errorf("--agents that leave one out, in .claude/commands: %v", got)
+	}
 	m.Agents = []string{"file-reviewer"}
-	if got := CheckCommand("c.md", lowLevel, starts, []Definition{{Found: true, Machine: m}}); len(got) != 0 {
+	if got := CheckCommand(plugin, lowLevel, starts, []Definition{{Found: true, Machine: m}}); len(got) != 0 {
 		t.Errorf("an agent the machine declares: %v", got)
 	}
-	got = CheckCommand("c.md", lowLevel, starts, []Definition{{Path: "/p/.claude/flows/m.json"}})
+	got = CheckCommand(own, lowLevel, starts, []Definition{{Path: "/p/.claude/flows/m.json"}})
 	if len(got) != 1 || got[0].Line != 7 || !strings.Contains(got[0].Message, "starts the workflow definition .claude/flows/m.json, which is not there (looked for /p/.claude/flows/m.json)") {
 		t.Errorf("a definition not there: %v", got)
 	}

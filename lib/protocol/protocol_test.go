@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -239,5 +240,24 @@ func TestTemplate(t *testing.T) {
 	}
 	if _, _, ok := Template("# Brief\n\n## Read first\n\n- a.md\n"); ok {
 		t.Errorf("a brief without a Format section has a template")
+	}
+}
+
+func TestLaunchedAgents(t *testing.T) {
+	task := func(typ string) string {
+		return "```task\nTask {\n  subagent_type: " + typ + "\n  description: d\n  run_in_background: false\n  prompt: p\n}\n```\n\n"
+	}
+	for _, c := range []struct {
+		md   string
+		want []string
+	}{
+		{"## start\n\n" + task("file-reviewer") + task("kit:writer") + task("file-reviewer"), []string{"file-reviewer", "writer"}},
+		{task("${AGENT}") + task("flowstate:${AGENT}"), nil},
+		{"no blocks at all\n", nil},
+		{"```task\nTask {\n  description: no type\n}\n```\n", nil},
+	} {
+		if got := LaunchedAgents(c.md); !slices.Equal(got, c.want) {
+			t.Errorf("LaunchedAgents(%q) = %q, want %q", c.md, got, c.want)
+		}
 	}
 }
