@@ -120,9 +120,10 @@ func (s *scenario) docBlock(doc, text string) {
 }
 
 // TestYourLowLevelCommand: /three-reviewers (examples/three-reviewers, in
-// the project's .claude) uses only sm-init --agents, state-append,
-// supervisor-record and aggregate, sections named after its states. The
-// hooks hold it as they hold the phase loop: its reviewers run in the
+// the project's .claude) uses only sm-init (declaring no agents: sm-init
+// reads them from its task blocks), state-append, supervisor-record and
+// aggregate, sections named after its states. The hooks hold it as they
+// hold the phase loop: its reviewers run in the
 // foreground and are recorded, a model that stops early or is compacted
 // is sent back to the section of the workflow's state.
 func TestYourLowLevelCommand(t *testing.T) { underEachDrift(t, testYourLowLevelCommand) }
