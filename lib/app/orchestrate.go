@@ -65,12 +65,13 @@ func (e *env) orchestrateCommands() []*cli.Command {
 				"workers that are not merged yet, then prints AGENT, SPEC_DIR, WORKER_COUNT, ISOLATED_COUNT and\n" +
 				"TOPIC_i, OUTPUT_i (relative to SPEC_DIR) for each worker to run now, and NEXT=work. Workers\n" +
 				"recorded completed, or at work already (the hooks record agents' starts and stops), are left out.\n" +
-				"The workflow's request and the artifacts to read first are in SPEC_DIR/briefs/AGENT.md. A batch\n" +
-				"whose workers run each in a git worktree of its own (the definition's isolation) is counted in\n" +
-				"ISOLATED_COUNT, WORKER_COUNT=0, with SPEC_DIR from the project's root and BRIEF the brief's path\n" +
-				"(docs/writing-an-orchestrator.md). When the state's size calls for a sub-supervisor it prints\n" +
-				"only STATE=, SUPERVISOR= and NEXT=supervised; when agents are at work and nothing else is left,\n" +
-				"NEXT=verify; when the workflow is finished, WORKFLOW_ID, FINAL_STATE, ARTIFACTS_DIR,\n" +
+				"The workflow's request, the artifacts to read first (from the project's root), the earlier\n" +
+				"workers that did not deliver and the format the files must have are in SPEC_DIR/briefs/AGENT.md.\n" +
+				"A batch whose workers run each in a git worktree of its own (the definition's isolation) is\n" +
+				"counted in ISOLATED_COUNT, WORKER_COUNT=0, with SPEC_DIR from the project's root and BRIEF the\n" +
+				"brief's path (docs/writing-an-orchestrator.md). When the state's size calls for a sub-supervisor\n" +
+				"it prints only STATE=, SUPERVISOR= and NEXT=supervised; when agents are at work and nothing else\n" +
+				"is left, NEXT=verify; when the workflow is finished, WORKFLOW_ID, FINAL_STATE, ARTIFACTS_DIR,\n" +
 				"ARTIFACT_COUNT and NEXT=done.\n" +
 				"--supervisor (inside a sub-supervisor): plan the current state only, never delegate.",
 			Flags:  []cli.Flag{supervisorFlag(&plan.supervisor), e.workflowFlag()},

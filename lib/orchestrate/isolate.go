@@ -157,11 +157,15 @@ func changes(cs []worktree.Change) string {
 
 // decide records how the state's workers run, with an event.
 func (v *view) decide(iso isolation) error {
-	return v.w.Update(func(tx *store.Tx) error {
+	err := v.w.Update(func(tx *store.Tx) error {
 		iso.At = tx.Now.UTC().Truncate(time.Millisecond)
 		tx.Event("isolation", map[string]any{"state": v.state, "worktrees": iso.Worktrees, "branch": iso.Branch, "reason": iso.Reason})
 		return set(tx, checkpoint.PhaseData(v.state, checkpoint.PhaseIsolation), iso)
 	})
+	if err == nil {
+		v.iso = &iso // the brief written after it names paths for the workers' trees
+	}
+	return err
 }
 
 // collect learns where each worker of an isolated batch worked (the
@@ -424,7 +428,7 @@ func (v *view) attempt(id string, patch []byte) (string, error) {
 	if err := fsx.WriteFile(base+".patch", patch); err != nil {
 		return "", err
 	}
-	return fromRoot(v.w.P, base+".patch"), nil
+	return fromProject(v.w, base+".patch"), nil
 }
 
 // strays stops a wave whose working tree changed while its workers ran:
@@ -496,16 +500,7 @@ func plural(n int, one, many string) string {
 const strayed = "may have written outside its worktree: "
 
 // fromSpec is the workflow's spec directory as shown to a person.
-func fromSpec(v *view) string { return fromRoot(v.w.P, v.facts.SpecDir) }
-
-// fromRoot is path, one of the project's, from the project's root; a
-// path elsewhere as it is.
-func fromRoot(p *store.Project, path string) string {
-	if rel, err := filepath.Rel(p.Dir, path); err == nil && filepath.IsLocal(rel) {
-		return rel
-	}
-	return path
-}
+func fromSpec(v *view) string { return fromProject(v.w, v.facts.SpecDir) }
 
 // fail records recs, workers of the current state found failed after
 // their check, and the state's error.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -112,8 +113,8 @@ func load(w *store.Workflow) (*view, error) {
 			v.plans[i].known = true
 		}
 	}
-	v.facts = factsOf(w, m, doc, cv)
 	v.readIsolation()
+	v.facts = factsOf(w, m, doc, cv, v.named)
 	if err := v.readRecords(); err != nil {
 		return nil, err
 	}
@@ -136,7 +137,7 @@ func load(w *store.Workflow) (*view, error) {
 // the workflow: its request, the loop it is in, its version, what a
 // person said sending the state's work back, and the classifier's
 // topics.
-func factsOf(w *store.Workflow, m *machine.Machine, doc []byte, cv checkpoint.View) Facts {
+func factsOf(w *store.Workflow, m *machine.Machine, doc []byte, cv checkpoint.View, named func(string) string) Facts {
 	f := Facts{
 		SpecDir:     specDir(w.P, w.ID),
 		Description: cv.Description,
@@ -146,7 +147,7 @@ func factsOf(w *store.Workflow, m *machine.Machine, doc []byte, cv checkpoint.Vi
 	if fb := gjson.GetBytes(doc, checkpoint.PhaseData(cv.CurrentState, checkpoint.PhaseFeedback)); fb.IsObject() {
 		var earlier []string
 		for _, a := range fb.Get("earlier").Array() {
-			earlier = append(earlier, a.String())
+			earlier = append(earlier, named(a.String()))
 		}
 		f.Feedback = Feedback(fb.Get("kind").String(), fb.Get("by").String(), fb.Get("reason").String(), earlier)
 	}
@@ -174,6 +175,7 @@ func (v *view) readRecords() error {
 		}
 		byID := map[string]supervisor.Record{}
 		for _, rec := range recs {
+			rec.OutputPath = here(v.w, rec.OutputPath)
 			byID[rec.WorkerID] = rec
 		}
 		v.records[role.Key()] = byID
@@ -339,6 +341,54 @@ func (v *view) complete() bool {
 }
 
 func (v *view) finished() bool { return v.state == v.terminal && v.complete() }
+
+// context is what the current state's workers build on, their paths
+// from the project's root.
+func (v *view) context() Context {
+	byState := map[string][]supervisor.Record{}
+	for _, role := range Roles(v.m) {
+		for _, rec := range sortedRecords(v.records[role.Key()]) {
+			rec.OutputPath = v.named(rec.OutputPath)
+			byState[role.State] = append(byState[role.State], rec)
+		}
+	}
+	return ContextOf(v.role, byState)
+}
+
+// named is path, one in the workflow's spec directory, as the state's
+// workers' brief names it: from the project's root (fromProject), or,
+// for workers that run each in a worktree of its own, which holds none
+// of the spec directory, where it is in the project (here).
+func (v *view) named(path string) string {
+	if v.isolated() {
+		return here(v.w, path)
+	}
+	return fromProject(v.w, path)
+}
+
+// fromProject is path, one in the workflow's spec directory, as a path
+// from the project's root, whichever directory the project was in when
+// the path was recorded: a moved or copied project sends no worker, and
+// no message, to the old place. A path elsewhere is as it is.
+func fromProject(w *store.Workflow, path string) string {
+	if rel, err := filepath.Rel(w.P.Dir, path); err == nil && filepath.IsLocal(rel) {
+		return rel
+	}
+	spec := filepath.Join(SpecsDir, w.ID) + string(filepath.Separator)
+	if i := strings.LastIndex(path, string(filepath.Separator)+spec); i >= 0 && filepath.IsAbs(path) {
+		return path[i+1:]
+	}
+	return path
+}
+
+// here is a path recorded in the workflow's spec directory where the
+// project is now, to read it.
+func here(w *store.Workflow, path string) string {
+	if rel := fromProject(w, path); !filepath.IsAbs(rel) && rel != path {
+		return filepath.Join(w.P.Dir, rel)
+	}
+	return path
+}
 
 // outputs lists the completed workers' artifacts per state of m, in worker order.
 func outputs(m *machine.Machine, records map[string]map[string]supervisor.Record) map[string][]string {

@@ -198,6 +198,15 @@ func TestIsolatedDiamond(t *testing.T) {
 			t.Errorf("an implementation batch ran in the project's tree: %v", b)
 		}
 	}
+	// The implementers work in worktrees, which hold none of the spec
+	// directory: their brief names the plan where it is in the project.
+	plan := w.flowstate("checkpoint-get", "phase_data.plan.artifacts.0")
+	for _, inv := range w.Invoked {
+		if inv.Agent == "implementation-executor" && !strings.Contains(w.brief(inv), "- "+filepath.Join(w.Dir, testenv.FromProject(t, w.Dir, plan))+"\n") {
+			t.Errorf("the implementers' brief does not name the plan where it is in the project:\n%s", w.brief(inv))
+			break
+		}
+	}
 	if got := w.flowstate("checkpoint-get", "phase_data.implement.isolation.branch"); got != "main" {
 		t.Errorf("isolation branch %q", got)
 	}

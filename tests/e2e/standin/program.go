@@ -8,14 +8,15 @@ const (
 	stepBash stepKind = iota
 	stepTask
 	stepWrite
+	stepRead // a subagent reads the file its prompt says to read first (its brief)
 	stepEdit // read a file, then edit it (Knobs.Edits): two turns
 )
 
 // step is one thing the model does in one turn (an edit: two).
 type step struct {
 	Kind stepKind
-	// Text is the bash block verbatim, or the write target path (with
-	// ${KEY}s), or the file to edit.
+	// Text is the bash block verbatim, or the path to write, read or
+	// edit (with ${KEY}s).
 	Text string
 	Task task
 	Edit Edit
@@ -34,7 +35,8 @@ type program struct {
 // ```task blocks are steps, other fenced blocks are examples and ignored,
 // "## name" headings outside fences mark jump targets, and prose lines
 // naming a file to write ("Write the report to: <path>") are write steps in
-// place.
+// place, and one naming the file to read first ("Read first: <path>") a
+// read step.
 func parseProgram(md string) (program, error) {
 	p := program{Sections: map[string]int{}}
 	d, err := protocol.Parse(md)
@@ -58,6 +60,9 @@ func parseProgram(md string) (program, error) {
 			}
 			if path, ok := protocol.WriteTarget(line); ok {
 				p.Steps = append(p.Steps, step{Kind: stepWrite, Text: path})
+			}
+			if path, ok := protocol.ReadFirst(line); ok {
+				p.Steps = append(p.Steps, step{Kind: stepRead, Text: path})
 			}
 		}
 		if i == len(d.Steps) {

@@ -259,3 +259,14 @@ func WaveLeftovers(tb testing.TB, dir string) []string {
 	}
 	return left
 }
+
+// FromProject is path, a file in the project, as flowstate's briefs and
+// messages name it: from the project's root.
+func FromProject(tb testing.TB, project, path string) string {
+	tb.Helper()
+	rel, err := filepath.Rel(project, path)
+	if err != nil || !filepath.IsLocal(rel) {
+		tb.Fatalf("%s is not in the project %s", path, project)
+	}
+	return rel
+}
