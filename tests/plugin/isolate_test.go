@@ -73,15 +73,6 @@ func (w *world) write(rel, content string) {
 	}
 }
 
-func (w *world) read(rel string) string {
-	w.t.Helper()
-	b, err := os.ReadFile(filepath.Join(w.Dir, rel))
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	return string(b)
-}
-
 // worktree makes what Claude Code 2.1.328 makes for an Agent call with
 // isolation "worktree": .claude/worktrees/agent-<id> on branch
 // worktree-agent-<id>, from HEAD.
@@ -178,7 +169,7 @@ func TestIsolatedDiamond(t *testing.T) {
 	if err != nil || !strings.Contains(out, "FINAL_STATE=complete") {
 		t.Fatalf("coordinate: %v\n%s", err, out)
 	}
-	if got := w.read("routes.txt"); got != "alpha: phase 2\nbeta: phase 1 and 4\ngamma: phase 3\n" {
+	if got := string(w.read("routes.txt")); got != "alpha: phase 2\nbeta: phase 1 and 4\ngamma: phase 3\n" {
 		t.Errorf("routes.txt = %q", got)
 	}
 	for id, st := range map[string]string{"phase_1": "merged", "phase_2": "merged", "phase_3": "merged", "phase_4": "merged"} {
@@ -236,7 +227,7 @@ func TestIsolatedConflictRedone(t *testing.T) {
 	if err != nil || !strings.Contains(out, "FINAL_STATE=complete") {
 		t.Fatalf("coordinate: %v\n%s", err, out)
 	}
-	if got := w.read("routes.txt"); got != "alpha: phase 1 and 2\nbeta: todo\ngamma: todo\n" {
+	if got := string(w.read("routes.txt")); got != "alpha: phase 1 and 2\nbeta: todo\ngamma: todo\n" {
 		t.Errorf("routes.txt = %q", got)
 	}
 	var runs []invocation
@@ -251,10 +242,10 @@ func TestIsolatedConflictRedone(t *testing.T) {
 	id := w.flowstate("checkpoint-get", "workflow_id")
 	spec := filepath.Join(".flowstate", "specs", id)
 	patch := filepath.Join(spec, "attempts", "phase_2.1.patch")
-	if got := w.read(patch); !strings.Contains(got, "+alpha: phase 2") {
+	if got := string(w.read(patch)); !strings.Contains(got, "+alpha: phase 2") {
 		t.Errorf("the first attempt's changes are not kept in %s: %q", patch, got)
 	}
-	if got := w.read(filepath.Join(spec, "attempts", "phase_2.1.md")); !strings.Contains(got, "## Executive Summary") {
+	if got := string(w.read(filepath.Join(spec, "attempts", "phase_2.1.md"))); !strings.Contains(got, "## Executive Summary") {
 		t.Errorf("the first attempt's summary is not kept: %q", got)
 	}
 	brief := w.brief(runs[1])
@@ -304,7 +295,7 @@ func TestIsolatedRefusesYourChanges(t *testing.T) {
 			if n := w.agentsInvoked()["implementation-executor"]; n != 0 {
 				t.Errorf("%d implementers ran on a tree with the person's changes", n)
 			}
-			if got := w.read(tc.file); got != tc.content {
+			if got := string(w.read(tc.file)); got != tc.content {
 				t.Errorf("the person's %s changed: %q", tc.file, got)
 			}
 			w.git("add", ".")
@@ -312,7 +303,7 @@ func TestIsolatedRefusesYourChanges(t *testing.T) {
 			if out, err := w.command("workflow-resume", ""); err != nil || !strings.Contains(out, "FINAL_STATE=complete") {
 				t.Fatalf("resume: %v\n%s", err, out)
 			}
-			if got := w.read(tc.file); !strings.HasPrefix(got, strings.SplitN(tc.content, "\n", 2)[0]) {
+			if got := string(w.read(tc.file)); !strings.HasPrefix(got, strings.SplitN(tc.content, "\n", 2)[0]) {
 				t.Errorf("the person's %s lost their change: %q", tc.file, got)
 			}
 			w.expectNothingLeft()
@@ -376,7 +367,7 @@ func testIsolatedKilledBetweenMerges(t *testing.T, extra string) {
 			t.Errorf("%s merged %d times, want once", phase, n)
 		}
 	}
-	if got := w.read("routes.txt"); got != "alpha: phase 1\nbeta: todo\ngamma: phase 2\n" {
+	if got := string(w.read("routes.txt")); got != "alpha: phase 1\nbeta: todo\ngamma: phase 2\n" {
 		t.Errorf("routes.txt = %q", got)
 	}
 	w.expectNothingLeft()
@@ -404,7 +395,7 @@ func TestIsolatedStrayWrite(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "files of the project's tree changed while the workers of implement ran in their worktrees: stray.txt (untracked)") {
 		t.Fatalf("want the wave stopped naming stray.txt, got %v", err)
 	}
-	if got := w.read("routes.txt"); got != routes {
+	if got := string(w.read("routes.txt")); got != routes {
 		t.Errorf("something was merged over the stray change: %q", got)
 	}
 	if got := w.merges(); got["phase_1"] != "discarded" || got["phase_2"] != "discarded" {
@@ -416,7 +407,7 @@ func TestIsolatedStrayWrite(t *testing.T) {
 	if out, err := w.command("workflow-resume", ""); err != nil || !strings.Contains(out, "FINAL_STATE=complete") {
 		t.Fatalf("resume: %v\n%s", err, out)
 	}
-	if got := w.read("routes.txt"); got != "alpha: phase 1\nbeta: todo\ngamma: phase 2\n" {
+	if got := string(w.read("routes.txt")); got != "alpha: phase 1\nbeta: todo\ngamma: phase 2\n" {
 		t.Errorf("routes.txt = %q", got)
 	}
 	w.expectNothingLeft()
@@ -466,7 +457,7 @@ func TestIsolatedConflictWaitsForAPerson(t *testing.T) {
 	if got := w.flowstate("checkpoint-get", "phase_data.review.merges.review_2.status"); got != "merged" {
 		t.Errorf("the hand merge is recorded %q", got)
 	}
-	if got := w.read("routes.txt"); got != "alpha: correctness and security\nbeta: todo\ngamma: todo\n" {
+	if got := string(w.read("routes.txt")); got != "alpha: correctness and security\nbeta: todo\ngamma: todo\n" {
 		t.Errorf("routes.txt = %q", got)
 	}
 	w.expectNothingLeft()
