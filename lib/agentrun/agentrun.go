@@ -26,6 +26,9 @@ const (
 	Launch = "agent_launch"
 	Start  = "agent_start"
 	Stop   = "agent_stop"
+	// Failed comes from PostToolUseFailure: an Agent call that failed,
+	// its agent never started (Claude Code could not make its worktree).
+	Failed = "agent_failed"
 )
 
 // Event is one line of events.jsonl as this package reads it. A
@@ -90,7 +93,7 @@ func Parse(data []byte) []Event {
 }
 
 func isAgentEvent(kind string) bool {
-	return kind == Launch || kind == Start || kind == Stop || kind == usage.AgentEvent
+	return kind == Launch || kind == Start || kind == Stop || kind == Failed || kind == usage.AgentEvent
 }
 
 // newState reports an event that starts the work of a state afresh: a
@@ -105,6 +108,16 @@ type Worker struct {
 	Output    string // the file the launch's prompt says to write
 	Launched  time.Time
 	Stopped   time.Time // zero while no stop was attributed to it
+	Launches  int       // its launches in the state, this one counted
+	// NeverStarted: its Agent call failed before the agent ran.
+	NeverStarted bool
+}
+
+func (w *Worker) launches() int {
+	if w == nil {
+		return 0
+	}
+	return w.Launches
 }
 
 // Runs is the fold of one session's agent events in the current state.
@@ -160,6 +173,7 @@ func Fold(evs []Event, session string) Runs {
 			w := Worker{ID: ev.WorkerID, AgentType: ev.AgentType, Output: ev.Output, Launched: ev.TS}
 			r.launched = append(r.launched, w)
 			if ev.WorkerID != "" {
+				w.Launches = r.workers[ev.WorkerID].launches() + 1
 				// A relaunch replaces the earlier attempt.
 				r.workers[ev.WorkerID] = &w
 			}
@@ -176,6 +190,12 @@ func Fold(evs []Event, session string) Runs {
 			}
 			if w := r.workers[ev.WorkerID]; w != nil && w.Stopped.IsZero() {
 				w.Stopped = ev.TS
+			}
+		case Failed:
+			// The launch has no agent to wait for.
+			if w := r.workers[ev.WorkerID]; w != nil && w.Stopped.IsZero() {
+				w.Stopped, w.NeverStarted = ev.TS, true
+				r.launches[ev.AgentType]--
 			}
 		}
 	}

@@ -241,6 +241,7 @@ var meanings = []struct {
 	{"agent_launch", func(f fields) string { return f.agent() + " launched" }},
 	{"agent_start", func(f fields) string { return f.agent() + " started" + f.in() }},
 	{"agent_stop", func(f fields) string { return f.agent() + " stopped" + f.in() }},
+	{"agent_failed", func(f fields) string { return f.with(f.agent()+"'s Agent call failed before it ran", "error") }},
 	{"isolation", func(f fields) string {
 		if f.str("worktrees") == "true" {
 			return fmt.Sprintf("the workers of %s run each in a git worktree of its own, merged into %s", f.str("state"), f.str("branch"))

@@ -15,6 +15,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/agentrun"
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/usage"
@@ -56,6 +57,25 @@ func (h handler) postToolUse() {
 	h.isolation(f)
 	if err := k.Workflow.Update(func(tx *store.Tx) error { tx.Event(usage.AgentEvent, f); return nil }); err != nil {
 		h.l.printf("post-tool-use: %v", err)
+	}
+}
+
+// agentFailed records an Agent call of one of the workflow's workers
+// that failed before its agent ran (agentrun.Failed): nothing else will
+// say its launch ended, and a verify would wait for it.
+func (h handler) agentFailed() {
+	if h.pl.ToolName != "Agent" && h.pl.ToolName != "Task" || !h.recordable() {
+		return
+	}
+	k, ours := orchestrate.Recognize(h.p, h.session, gjson.GetBytes(h.pl.ToolInput, "subagent_type").String(),
+		gjson.GetBytes(h.pl.ToolInput, "prompt").String(), h.pl.Cwd)
+	if !ours || k.Workflow == nil || k.Worker == "" {
+		return
+	}
+	f := agentrun.Event{Session: h.session, AgentType: k.Name, WorkerID: k.Worker}.Fields()
+	f["error"] = kv.OneLine(h.pl.Error)
+	if err := k.Workflow.Update(func(tx *store.Tx) error { tx.Event(agentrun.Failed, f); return nil }); err != nil {
+		h.l.printf("post-tool-use-failure: %v", err)
 	}
 }
 

@@ -257,6 +257,39 @@ func Bring(p *store.Project, wt, artifact string) error {
 	return nil
 }
 
+// maxLaunches bounds how often an isolated worker whose agent never
+// started is launched again; past it, it is checked, and fails.
+const maxLaunches = 3
+
+// unstarted takes out of targets, the workers a verify of an isolated
+// batch checks, those whose Agent call failed before their agent ran
+// (the PostToolUseFailure hook's record): Claude Code makes the
+// worktrees of a batch's agents at once, and git (2.39) can fail one
+// that reads another's half-written entry ("failed to read
+// .../commondir"). Such a worker delivered nothing and was never
+// started; the next plan hands it out again, rather than the command
+// stopping on it.
+func (v *view) unstarted(runs agentrun.Runs, targets []Worker, pl plan, out *Output) []Worker {
+	if !pl.Isolated {
+		return targets
+	}
+	var keep []Worker
+	var again []string
+	for _, wk := range targets {
+		_, w := runs.Worker(wk.ID, v.w.P.Now(), time.Hour)
+		if w.NeverStarted && !delivered(wk) && !w.Launched.Before(pl.At) && w.Launches < maxLaunches {
+			again = append(again, wk.ID)
+			continue
+		}
+		keep = append(keep, wk)
+	}
+	if len(again) > 0 {
+		out.warn(note, "workflow %s, %s: the agent of %s never started (its Agent call failed, as when Claude Code cannot make a worktree); launched again",
+			v.w.ID, v.state, strings.Join(again, ", "))
+	}
+	return keep
+}
+
 // integrated is what merging a wave came to.
 type integrated struct {
 	warnings []Warning

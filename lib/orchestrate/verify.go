@@ -88,10 +88,12 @@ func verifyStep(w *store.Workflow, o Options) (Output, error) {
 		return c.stillAtWork(o), nil
 	}
 	v := c.v
+	var started Output
 	if v.planned(o.Supervisor).Isolated {
 		if err := v.collect(c.targets); err != nil {
 			return Output{}, err
 		}
+		c.targets = v.unstarted(c.runs, c.targets, v.planned(o.Supervisor), &started)
 	}
 	recs, problems, err := check(v, c.runs, c.targets)
 	if err != nil {
@@ -108,7 +110,7 @@ func verifyStep(w *store.Workflow, o Options) (Output, error) {
 	if err != nil {
 		return Output{}, err
 	}
-	out := Output{Warnings: append(res.warnings, merged.warnings...)}
+	out := Output{Warnings: slices.Concat(started.Warnings, res.warnings, merged.warnings)}
 	switch {
 	case how == recordOnly:
 		if err := sm.Fail(w, problems[0].Error()); err != nil {

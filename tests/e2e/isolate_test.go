@@ -444,3 +444,44 @@ func TestIsolatedIgnoredArtifacts(t *testing.T) {
 	}
 	s.expectNothingLeft()
 }
+
+// TestIsolatedWorktreeNotMade: Claude Code cannot make the worktree of
+// one worker of the middle wave (git fails, as it can when a batch's
+// worktrees are made at once), and its Agent call fails before the
+// agent runs. The model goes on; the verify takes the worker as never
+// started, not failed, and the next plan launches it again: the workflow
+// completes in the one run.
+func TestIsolatedWorktreeNotMade(t *testing.T) {
+	s := isolatedScenario(t, standin.Drift{}, standin.Knobs{Edits: edits(diamond)})
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A git whose second worktree add fails, as git 2.39 does when it
+	// reads another worktree's half-written entry.
+	bin, marks := t.TempDir(), t.TempDir()
+	count := filepath.Join(marks, "adds")
+	script := "#!/bin/sh\ncase \" $* \" in *\" worktree add \"*)\n  echo >> " + count + "\n" +
+		"  [ \"$(wc -l < " + count + ")\" -eq 2 ] && { echo 'fatal: failed to read commondir: Success' >&2; exit 128; } ;;\nesac\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s.Env = append(slices.Clone(s.Env), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	r := s.run(orchestrateFull)
+	s.expectNoDenials()
+	expectOutput(t, r, "FINAL_STATE=complete")
+	if got := batches(s.Model, "implementation-executor"); fmt.Sprint(got) != "[1 2 1 1]" {
+		t.Errorf("implementation-executor waves %v, want the diamond's with the middle wave's unstarted worker launched again: [1 2 1 1]", got)
+	}
+	var said bool
+	for _, out := range s.Model.BashResults() {
+		said = said || strings.Contains(out, "never started (its Agent call failed, as when Claude Code cannot make a worktree); launched again")
+	}
+	if !said {
+		t.Errorf("no step said the worker was launched again")
+	}
+	if got := s.read("routes.txt"); got != allLand {
+		t.Errorf("routes.txt = %q, want %q", got, allLand)
+	}
+	s.expectNothingLeft()
+}

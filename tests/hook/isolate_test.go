@@ -165,6 +165,17 @@ func TestIsolatedWorkersHooks(t *testing.T) {
 	if len(used) != 1 || used[0].Get("worktree").String() != wt || used[0].Get("branch").String() != "worktree-agent-a1" || !used[0].Get("shell").Bool() {
 		t.Errorf("agent_usage %v: want the worktree, its branch and shell", used)
 	}
+	// The other worker's Agent call fails before its agent runs (its
+	// worktree could not be made): its launch ends, recorded.
+	failed := payload(map[string]any{"session_id": "s1", "cwd": project, "hook_event_name": "PostToolUseFailure", "tool_name": "Agent",
+		"tool_input": map[string]any{"subagent_type": "reviewer", "description": "d", "prompt": prompt("2"), "isolation": "worktree"},
+		"error": "Failed to create worktree: fatal: failed to read commondir: Success"})
+	if r := hook(t, project, "", "post-tool-use-failure", failed); r.code != 0 || r.stdout != "" {
+		t.Fatal(r)
+	}
+	if evs := events(t, project, id, "agent_failed"); len(evs) != 1 || evs[0].Get("worker_id").String() != "review_2" || !strings.Contains(evs[0].Get("error").String(), "Failed to create worktree") {
+		t.Errorf("agent_failed %v: want review_2's, with the error", evs)
+	}
 	if !strings.Contains(flowstate(t, project, "s1", "checkpoint-get", "phase_data.review.planned"), `"isolated":true`) {
 		t.Errorf("the plan is not recorded isolated")
 	}

@@ -263,9 +263,13 @@ steps:
 				return issue(turn{Tools: tools}, true)
 			}
 			for range calls {
-				if _, stop := consume(c.Calls, &h, "Agent"); stop != "" {
-					return turn{Text: stop}
+				// An agent's answer decides nothing, a failed call's
+				// neither (Claude Code could not start it): the next
+				// block checks the files.
+				if call := c.Calls[h]; call.Name != "Agent" || !call.HasResult {
+					return turn{Text: fmt.Sprintf("stand-in lost its place: expected an Agent result, the conversation has %s", call.Name)}
 				}
+				h++
 				since++
 			}
 			afterAgents = len(calls) > 0
