@@ -169,7 +169,7 @@ func TestIsolatedWorkersHooks(t *testing.T) {
 	// worktree could not be made): its launch ends, recorded.
 	failed := payload(map[string]any{"session_id": "s1", "cwd": project, "hook_event_name": "PostToolUseFailure", "tool_name": "Agent",
 		"tool_input": map[string]any{"subagent_type": "reviewer", "description": "d", "prompt": prompt("2"), "isolation": "worktree"},
-		"error": "Failed to create worktree: fatal: failed to read commondir: Success"})
+		"error":      "Failed to create worktree: fatal: failed to read commondir: Success"})
 	if r := hook(t, project, "", "post-tool-use-failure", failed); r.code != 0 || r.stdout != "" {
 		t.Fatal(r)
 	}
