@@ -90,15 +90,16 @@ func (v *view) unmerged() bool {
 }
 
 // isolate decides whether the batch about to be handed out runs in
-// worktrees: when the state's definition asks for it, the workflow is
-// not sequential (one worker at a time overwrites nobody) and the
-// project is a git repository on a branch (else the workers share the
-// tree, which the first plan records and says, once). Before each
-// isolated batch the working tree must hold nothing of the person's
-// that a merge would go over, and be on the branch the state merges
-// into: else the step is refused, and nothing is handed out.
+// worktrees: when the state's definition asks for it, the state has more
+// than one worker, the workflow is not sequential (one worker at a time
+// overwrites nobody) and the project is a git repository on a branch
+// (else the workers share the tree, which the first plan records and
+// says, once). Before each isolated batch the working tree must hold
+// nothing of the person's that a merge would go over, and be on the
+// branch the state merges into: else the step is refused, and nothing
+// is handed out.
 func (v *view) isolate(out *Output) (bool, error) {
-	if !v.role.Isolated() || v.sequential || v.iso != nil && !v.iso.Worktrees {
+	if !v.role.Isolated() || v.sequential || len(v.workers) < 2 || v.iso != nil && !v.iso.Worktrees {
 		return false, nil
 	}
 	repo, err := worktree.Open(v.w.P.Dir)

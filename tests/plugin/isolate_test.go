@@ -489,3 +489,26 @@ func TestIsolatedWithoutGit(t *testing.T) {
 		t.Errorf("history does not record it:\n%s", history)
 	}
 }
+
+// TestIsolatedOneWorker: a plan of one phase gives the implement state
+// one worker, which shares the project's tree with no other: it runs
+// there, with no worktree and nothing to merge.
+func TestIsolatedOneWorker(t *testing.T) {
+	w := newGitWorld(t, fakeAgents{Classification: classification("full-implementation", "Auth"),
+		Plan: "# Plan\n\n### Phase 1: Alpha\ndependencies: []\n"})
+	w.Agents.Work = phaseEdits(t, map[string][]string{"Phase 1": {"alpha: todo", "alpha: phase 1"}})
+	if out, err := w.command("coordinate", "build login with sessions"); err != nil || !strings.Contains(out, "FINAL_STATE=complete") {
+		t.Fatalf("coordinate: %v\n%s", err, out)
+	}
+	for _, b := range w.Batches {
+		if b[0].Isolation != "" {
+			t.Errorf("a batch was launched in worktrees: %v", b)
+		}
+	}
+	if got := string(w.read("routes.txt")); got != "alpha: phase 1\nbeta: todo\ngamma: todo\n" {
+		t.Errorf("routes.txt = %q", got)
+	}
+	if got := gjson.Get(w.flowstate("checkpoint-get", "phase_data"), "implement.isolation"); got.Exists() {
+		t.Errorf("a state of one worker recorded an isolation: %s", got.Raw)
+	}
+}
