@@ -39,8 +39,8 @@ func printed(st protocol.Step, s *script, into map[string]bool) {
 }
 
 // tasks: every task block runs its agents in the foreground, comes right
-// after the bash block that prints its values (or starts a section a
-// block jumps to), and uses only values printed before it; ${KEY_i} and
+// after the bash block that prints its values (or after task blocks that
+// do, or starts a section a block jumps to), and uses only values printed before it; ${KEY_i} and
 // ${i} only in a for_each.
 func (l *linter) tasks() {
 	starts := map[int]bool{}
@@ -90,10 +90,23 @@ func (l *linter) tasks() {
 				report(line, "${i}", "${i} outside a for_each: add for_each: i in 1..${COUNT}, or drop ${i}")
 			}
 		}
-		if uses && (i == 0 || l.doc.Steps[i-1].Task != nil && !starts[i]) {
-			l.add(st.Line, "a task block must come right after the bash block that prints its values, or start a ## section a block jumps to: put a bash block before it")
+		if uses && !l.fed(i, starts) {
+			l.add(st.Line, "a task block must come right after the bash block that prints its values (or after task blocks that do, in its section), or start a ## section a block jumps to: put a bash block before it")
 		}
 	}
+}
+
+// fed reports whether the task block at step i comes right after a bash
+// block, or starts a section, or follows task blocks that do: the task
+// blocks of one batch (in the project's tree, in worktrees) take the
+// values of one bash block.
+func (l *linter) fed(i int, starts map[int]bool) bool {
+	for ; i > 0; i-- {
+		if starts[i] || l.doc.Steps[i-1].Task == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // jumps: every NEXT= a bash block can print, literally or through the
