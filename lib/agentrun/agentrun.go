@@ -110,6 +110,9 @@ type Runs struct {
 	// genericStarts counts the starts matched to them per type.
 	generic       []string
 	genericStarts map[string]int
+	// settled: every agent of the session has ended, whatever the
+	// events say (Settle).
+	settled bool
 }
 
 type agent struct {
@@ -175,6 +178,15 @@ func (r *Runs) reset() {
 	r.generic, r.genericStarts = nil, map[string]int{}
 }
 
+// Settle is r known to have no agent at work: a Claude Code workflow
+// script asks flowstate for its next step only between waves, once every
+// agent it started has ended, whether or not a stop was recorded (an
+// agent ended by a hook, or killed, gets none).
+func (r Runs) Settle() Runs {
+	r.settled = true
+	return r
+}
+
 // GenericStart names the agent a general-purpose agent that is starting
 // was launched as: the type of the first generic launch of the current
 // state no start has been matched to yet; "" when there is none. A
@@ -237,6 +249,9 @@ func Bound(evs []Event, agentID string) (found, current bool) {
 // the two hooks, or a Claude Code without SubagentStart). Agents started
 // before cutoff count as stuck, not running.
 func (r Runs) running(t string, cutoff time.Time) int {
+	if r.settled {
+		return 0
+	}
 	seen, n := 0, 0
 	for id, a := range r.started {
 		if a.Type != t {
@@ -279,7 +294,7 @@ func (r Runs) Worker(id string, now time.Time, stuckAfter time.Duration) (Status
 		return NotLaunched, Worker{ID: id}
 	}
 	switch cutoff := now.Add(-stuckAfter); {
-	case !w.Stopped.IsZero():
+	case !w.Stopped.IsZero(), r.settled:
 		return Stopped, *w
 	case w.Launched.Before(cutoff):
 		return Stuck, *w

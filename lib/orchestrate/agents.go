@@ -296,7 +296,7 @@ func RecognizeStart(p *store.Project, session, subagentType string) (Known, bool
 	if w == nil {
 		return Known{}, false
 	}
-	runs, err := agentRuns(w, session)
+	runs, err := agentRuns(w, session, Options{})
 	if err != nil {
 		return Known{}, false
 	}

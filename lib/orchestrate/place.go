@@ -75,7 +75,7 @@ func byStateSection(w *store.Workflow, state string) string {
 // handed out are all launched (the sub-supervisor that has them, when it
 // has them) and not all recorded yet.
 func launched(w *store.Workflow) bool {
-	v, runs, err := look(w)
+	v, runs, err := look(w, Options{})
 	if err != nil || !v.hasRole {
 		return false
 	}
