@@ -35,6 +35,10 @@ func decideStop(pl orchestrate.Place, stopHookActive bool) stopVerdict {
 		// Claude Code refused the step (the person, their rules, -p): the
 		// workflow is as it was, and the protocol has the model say so.
 		return stopVerdict{Why: fmt.Sprintf("the step %q did not run (refused?); letting the model stop", pl.Run.Pending)}
+	case pl.Run.Running():
+		// The workflow runs as a Claude Code workflow: the model waits
+		// for its notification, which gives it its next turn.
+		return stopVerdict{}
 	case pl.Exists && !checkpoint.Running(pl.Status):
 		return stopVerdict{} // finished, or a person holds it: nothing may push the model on
 	case stopHookActive && pl.Run.StopBlocks >= MaxStopBlocks:

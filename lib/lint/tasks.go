@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/protocol"
 )
 
@@ -49,8 +50,12 @@ func (l *linter) tasks() {
 	}
 	have := map[string]bool{}
 	for i, st := range l.doc.Steps {
-		if st.Task == nil {
+		switch {
+		case st.Bash():
 			printed(st, l.scripts[i], have)
+			continue
+		case st.Launch != nil:
+			l.launch(i, starts, have)
 			continue
 		}
 		t := st.Task
@@ -96,6 +101,32 @@ func (l *linter) tasks() {
 	}
 }
 
+// launch: a workflow block uses only values printed before it, comes
+// right after the bash block that prints them (or starts a section a
+// block jumps to), and its file has the section a model goes on at when
+// Claude Code refuses the Workflow call as unavailable.
+func (l *linter) launch(i int, starts map[int]bool, have map[string]bool) {
+	st := l.doc.Steps[i]
+	reported := map[string]bool{}
+	for k, text := range strings.Split(st.Body, "\n") {
+		for _, key := range protocol.KeyRefs(text) {
+			if !have[key] && !reported[key] {
+				reported[key] = true
+				l.add(st.Line+1+k, "${%s} is printed by no bash block before this workflow block: make the block before it print %s=<value>", key, key)
+			}
+		}
+	}
+	if len(reported) == 0 && len(protocol.KeyRefs(st.Body)) > 0 && i > 0 && !l.doc.Steps[i-1].Bash() && !starts[i] {
+		l.add(st.Line, "a workflow block must come right after the bash block that prints its values, or start a ## section a block jumps to: put a bash block before it")
+	}
+	if _, ok := l.doc.Sections[orchestrate.StepsSection]; !ok {
+		l.add(st.Line, "a workflow block, and the file has no section \"## %s\": where the Workflow tool is off Claude Code refuses the call and the model goes on there; add it with the block `flowstate phase-launched --steps`", orchestrate.StepsSection)
+	}
+	if i == len(l.doc.Steps)-1 || !l.doc.Steps[i+1].Bash() {
+		l.add(st.Line, "a workflow block must be followed by a bash block: the model runs it once Claude Code notifies it that the workflow ended (flowstate phase-launched)")
+	}
+}
+
 // jumps: every NEXT= a bash block can print, literally or through the
 // flowstate commands it calls, names a ## section of the file, or done.
 func (l *linter) jumps() {
@@ -112,7 +143,7 @@ func (l *linter) jumps() {
 		return ok || section == "done"
 	}
 	for i, st := range l.doc.Steps {
-		if st.Task != nil {
+		if !st.Bash() {
 			continue
 		}
 		for k, text := range strings.Split(st.Body, "\n") {

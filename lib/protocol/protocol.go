@@ -134,12 +134,16 @@ func Blocks(md string) ([]Block, error) {
 	return out, nil
 }
 
-// Step is a ```bash block or a ```task block (protocol section 1). For
-// a bash block, Body is what runs, verbatim.
+// Step is a ```bash block, a ```task block or a ```workflow block
+// (protocol section 1). For a bash block, Body is what runs, verbatim.
 type Step struct {
 	Block
-	Task *Task // the parsed task block; nil for a bash block
+	Task   *Task   // the parsed task block; nil for any other
+	Launch *Launch // the parsed workflow block; nil for any other
 }
+
+// Bash reports whether the step is a bash block.
+func (s Step) Bash() bool { return s.Task == nil && s.Launch == nil }
 
 // Doc is a command or agent file (or any text in the format, such as an
 // agent's prompt), parsed.
@@ -153,10 +157,10 @@ type Doc struct {
 }
 
 // Parse reads md per docs/command-protocol.md. Steps are the blocks whose
-// info string is exactly "bash" or "task"; other blocks (output, json,
-// "bash legacy", examples in ```` fences) are not steps. A task block
-// that does not parse, a fence that never closes and two sections of one
-// name are errors.
+// info string is exactly "bash", "task" or "workflow"; other blocks
+// (output, json, "bash legacy", examples in ```` fences) are not steps. A
+// task or workflow block that does not parse, a fence that never closes
+// and two sections of one name are errors.
 func Parse(md string) (Doc, error) {
 	d := Doc{Sections: map[string]int{}, Lines: strings.Count(md, "\n")}
 	first := 1
@@ -176,17 +180,25 @@ func Parse(md string) (Doc, error) {
 	d.Body = body
 	var err error
 	scanErr := scan(body, first, func(b Block) {
-		if err != nil || (b.Info != "bash" && b.Info != "task") {
+		if err != nil || (b.Info != "bash" && b.Info != "task" && b.Info != "workflow") {
 			return
 		}
 		s := Step{Block: b}
-		if b.Info == "task" {
+		switch b.Info {
+		case "task":
 			t, terr := parseTask(b.Body)
 			if terr != nil {
 				err = syntaxErrorf(b.Line+terr.Line, "task block: %s", terr.Msg)
 				return
 			}
 			s.Task = &t
+		case "workflow":
+			l, lerr := parseLaunch(b.Body)
+			if lerr != nil {
+				err = syntaxErrorf(b.Line+lerr.Line, "workflow block: %s", lerr.Msg)
+				return
+			}
+			s.Launch = &l
 		}
 		d.Steps = append(d.Steps, s)
 	}, func(text string, line int) {
