@@ -196,6 +196,11 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 	}
 }
 
+// PluginRootEnv is what flowstate's SessionStart hook exports to bash
+// blocks when it runs as a plugin's: the plugin's root, where its saved
+// workflows are (the Bash tool has no CLAUDE_PLUGIN_ROOT).
+const PluginRootEnv = "FLOWSTATE_PLUGIN_ROOT"
+
 // Saved is where a command's saved workflow is and the name the Workflow
 // tool launches it by; ok is false when it is not installed. A project's
 // .claude/workflows/NAME.js is launched as NAME; a plugin's

@@ -18,15 +18,23 @@ import (
 // guardWrite), every Bash call and every read of an agent file (see
 // permit.go).
 func (h handler) preToolUse() {
+	if h.endCancelled() {
+		return
+	}
 	if field, ok := fileTools[h.pl.ToolName]; ok || h.unreadable {
 		h.guardWrite(field)
 		return
+	}
+	if !worthLooking(h.pl) {
+		return // an agent's own Bash call or read: nothing of flowstate's
 	}
 	switch h.pl.ToolName {
 	case "Bash":
 		h.permitBash()
 	case "Read":
 		h.permitRead()
+	case workflowTool:
+		h.permitWorkflow()
 	default:
 		h.foreground()
 	}
@@ -84,6 +92,9 @@ func (h handler) subagent(kind string) {
 	if ours {
 		h.record(kind, k)
 	}
+	if kind == agentrun.Stop {
+		h.workflowUsage(k, ours)
+	}
 }
 
 // record appends one agent event to the agent's workflow; the
@@ -116,7 +127,7 @@ func (h handler) record(kind string, k orchestrate.Known) {
 	}
 	f := agentrun.Event{Session: h.session, AgentID: agentID, AgentType: k.Name, WorkerID: k.Worker, Output: output,
 		Generic: k.Generic && kind != agentrun.Stop}.Fields()
-	if t := agentTranscript(h.pl.SessionTranscript, agentID); kind == agentrun.Start && t != "" {
+	if t := h.startedTranscript(agentID); kind == agentrun.Start && t != "" {
 		f["transcript"] = t // status reads what a running agent spent so far
 	}
 	err := k.Workflow.Update(func(tx *store.Tx) error {

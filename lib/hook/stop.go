@@ -188,6 +188,7 @@ func (h handler) userPrompt() {
 	if h.p == nil || h.session == "" {
 		return
 	}
+	h.notified()
 	if err := orchestrate.Prompted(h.p, h.session, h.pl.Prompt, h.env.Now); err != nil {
 		h.l.printf("user-prompt-submit: %v", err)
 	}

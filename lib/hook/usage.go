@@ -39,6 +39,10 @@ var agentIDs = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(
 // postToolUse records the usage of one of flowstate's agents whose Agent
 // call returned.
 func (h handler) postToolUse() {
+	if h.pl.ToolName == workflowTool {
+		h.workflowLaunched()
+		return
+	}
 	if h.pl.ToolName != "Agent" && h.pl.ToolName != "Task" || !h.recordable() {
 		return
 	}

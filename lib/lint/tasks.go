@@ -53,51 +53,57 @@ func (l *linter) tasks() {
 		switch {
 		case st.Bash():
 			printed(st, l.scripts[i], have)
-			continue
 		case st.Launch != nil:
 			l.launch(i, starts, have)
-			continue
+		default:
+			l.task(i, starts, have)
 		}
-		t := st.Task
-		if !t.Foreground {
-			l.add(st.Line, "task block without run_in_background: false: Claude Code would run its agents in the background and the next block would find no results; add the line run_in_background: false")
+	}
+}
+
+// task checks the task block of step i, given the keys printed before
+// it (have) and the steps that start a section (starts).
+func (l *linter) task(i int, starts map[int]bool, have map[string]bool) {
+	st := l.doc.Steps[i]
+	t := st.Task
+	if !t.Foreground {
+		l.add(st.Line, "task block without run_in_background: false: Claude Code would run its agents in the background and the next block would find no results; add the line run_in_background: false")
+	}
+	uses := false
+	reported := map[string]bool{}
+	report := func(line int, ref, format string, a ...any) {
+		if !reported[ref] {
+			reported[ref] = true
+			l.add(line, format, a...)
 		}
-		uses := false
-		reported := map[string]bool{}
-		report := func(line int, ref, format string, a ...any) {
-			if !reported[ref] {
-				reported[ref] = true
-				l.add(line, format, a...)
+	}
+	for k, text := range strings.Split(st.Body, "\n") {
+		line := st.Line + 1 + k
+		if v, ok := strings.CutPrefix(strings.TrimSpace(text), "for_each:"); ok && !protocol.ForEachWritten(strings.TrimSpace(v)) {
+			l.add(line, "for_each: %s: write for_each: i in 1..${COUNT}, COUNT printed by the block before, or a number", strings.TrimSpace(v))
+		}
+		for _, key := range protocol.KeyRefs(text) {
+			uses = true
+			if !have[key] {
+				report(line, key, "${%s} is printed by no bash block before this task block: make the block before it print %s=<value> (echo \"%s=...\")", key, key, key)
 			}
 		}
-		for k, text := range strings.Split(st.Body, "\n") {
-			line := st.Line + 1 + k
-			if v, ok := strings.CutPrefix(strings.TrimSpace(text), "for_each:"); ok && !protocol.ForEachWritten(strings.TrimSpace(v)) {
-				l.add(line, "for_each: %s: write for_each: i in 1..${COUNT}, COUNT printed by the block before, or a number", strings.TrimSpace(v))
-			}
-			for _, key := range protocol.KeyRefs(text) {
-				uses = true
-				if !have[key] {
-					report(line, key, "${%s} is printed by no bash block before this task block: make the block before it print %s=<value> (echo \"%s=...\")", key, key, key)
-				}
-			}
-			for _, key := range protocol.LoopRefs(text) {
-				uses = true
-				ref := "${" + key + "_i}"
-				switch {
-				case t.ForEach == "":
-					report(line, ref, "%s outside a for_each: add for_each: i in 1..${COUNT}, or use a plain ${KEY}", ref)
-				case !have[key+"_i"]:
-					report(line, ref, "%s is printed by no bash block before this task block: make the block before it print %s_1=, %s_2=, ... (one per i)", ref, key, key)
-				}
-			}
-			if strings.Contains(text, "${i}") && t.ForEach == "" {
-				report(line, "${i}", "${i} outside a for_each: add for_each: i in 1..${COUNT}, or drop ${i}")
+		for _, key := range protocol.LoopRefs(text) {
+			uses = true
+			ref := "${" + key + "_i}"
+			switch {
+			case t.ForEach == "":
+				report(line, ref, "%s outside a for_each: add for_each: i in 1..${COUNT}, or use a plain ${KEY}", ref)
+			case !have[key+"_i"]:
+				report(line, ref, "%s is printed by no bash block before this task block: make the block before it print %s_1=, %s_2=, ... (one per i)", ref, key, key)
 			}
 		}
-		if uses && (i == 0 || l.doc.Steps[i-1].Task != nil && !starts[i]) {
-			l.add(st.Line, "a task block must come right after the bash block that prints its values, or start a ## section a block jumps to: put a bash block before it")
+		if strings.Contains(text, "${i}") && t.ForEach == "" {
+			report(line, "${i}", "${i} outside a for_each: add for_each: i in 1..${COUNT}, or drop ${i}")
 		}
+	}
+	if uses && (i == 0 || l.doc.Steps[i-1].Task != nil && !starts[i]) {
+		l.add(st.Line, "a task block must come right after the bash block that prints its values, or start a ## section a block jumps to: put a bash block before it")
 	}
 }
 

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"path"
 
+	"github.com/flowstate-dev/flowstate/lib/engine"
 	"github.com/flowstate-dev/flowstate/lib/machine"
+	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/protocol"
 )
 
@@ -52,7 +54,7 @@ func NewCommand(name, plugin string) ([]File, error) {
 		Intro: "Review what the arguments name through each lens of `" + path.Base(def) + "` in parallel, then\n" +
 			"summarise the reviews, keeping all state in `flowstate`.",
 		Prefix: prefix,
-		Start:  `phase-start --command ` + name + ` --machine "` + def + `"`,
+		Start:  `phase-start --command ` + name + ` --machine "` + def + `" --launch`,
 		Resume: "/" + prefix + name + " --resume",
 	})
 	if err != nil {
@@ -62,10 +64,21 @@ func NewCommand(name, plugin string) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
+	flow, err := RenderWorkflow(Workflow{Name: engine.FlowName(name), Description: "The workflow of /" + name + ", run by flowstate",
+		StepAgent: prefix + orchestrate.StepAgent, Source: "flowstate new command " + name})
+	if err != nil {
+		return nil, err
+	}
+	step, err := RenderStepAgent()
+	if err != nil {
+		return nil, err
+	}
 	files := []File{
 		{Path: dir + "flows/" + name + ".json", Data: definition},
 		{Path: dir + "commands/" + name + ".md", Data: command},
+		{Path: dir + "workflows/" + engine.FlowName(name) + ".js", Data: flow},
 		{Path: dir + "agents/sub-supervisor.md", Data: supervisor, Shared: true},
+		{Path: dir + "agents/" + orchestrate.StepAgent + ".md", Data: step, Shared: true},
 	}
 	for _, a := range []struct{ name, description, task string }{
 		{name + "-reviewer", "Reviews a change through one lens and writes a review report",

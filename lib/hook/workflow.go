@@ -1,0 +1,322 @@
+package hook
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/flowstate-dev/flowstate/lib/agentrun"
+	"github.com/flowstate-dev/flowstate/lib/checkpoint"
+	"github.com/flowstate-dev/flowstate/lib/engine"
+	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/limit"
+	"github.com/flowstate-dev/flowstate/lib/orchestrate"
+	"github.com/flowstate-dev/flowstate/lib/sm"
+	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/usage"
+)
+
+// The workflow engine's hooks (Claude Code 2.1.328, verified). A
+// workflow's agents fire SubagentStart, SubagentStop and Pre/PostToolUse
+// with their agent_id as any agent does, but no PreToolUse or
+// PostToolUse of an Agent call: their launches are recorded by the step
+// that handed them out, their usage at SubagentStop from the transcript
+// it names. The rest:
+//
+//   - PreToolUse on StructuredOutput, its own registration (WorkflowStep):
+//     the script's step agent asks for a step; the hook runs it
+//     (orchestrate.RunStep) and answers with the step's result as the
+//     call's input, which is what the script's agent() returns.
+//   - PreToolUse on Workflow: the main thread's launch is allowed when it
+//     is, name and args, the one flowstate printed for the session and not
+//     launched yet, and refused naming the block to run again otherwise.
+//   - PostToolUse on Workflow: Claude Code's task and run ids of the
+//     launch; UserPromptSubmit of the task notification then says the
+//     launch ended, for a script that ended without its last step.
+//   - PreToolUse of any tool of an agent of a cancelled workflow that
+//     started after the cancel: denied, and the agent ended (continue:
+//     false), so that no work starts after a cancel.
+//
+// Claude Code keeps a workflow agent's transcript in
+// <session>/subagents/workflows/<run>/agent-<id>.jsonl, its internal
+// layout: where it cannot be found, a step agent's task is taken from
+// its StructuredOutput input instead, and a worker's usage is not
+// recorded (its records and events are).
+
+// WorkflowStep is the hook that answers a workflow script's steps.
+const WorkflowStep = "workflow-step"
+
+// workflowTool and stepTool are the tools the workflow engine's hooks
+// watch.
+const (
+	workflowTool = "Workflow"
+	stepTool     = "StructuredOutput"
+)
+
+// workflowStep answers a step agent's StructuredOutput call with the
+// step it asks for. Nothing is answered for any other call, or a task
+// that names no step: the script then gets the agent's own input, finds
+// no step in it, and ends saying so.
+func (h handler) workflowStep() {
+	if h.pl.ToolName != stepTool || h.pl.AgentID == "" || !h.recordable() || orchestrate.BareName(h.pl.AgentType) != orchestrate.StepAgent {
+		return
+	}
+	task, _ := transcriptPrompt(h.workflowTranscript(h.pl.AgentID))
+	kind, id, launch, ok := orchestrate.ParseStepTask(task)
+	if !ok {
+		// Its transcript could not be read: the agent echoes its task.
+		kind, id, launch, ok = orchestrate.ParseStepTask(gjson.GetBytes(h.pl.ToolInput, "step").String())
+	}
+	if !ok {
+		h.l.printf("workflow-step: agent %s's task names no step of flowstate's", h.pl.AgentID)
+		return
+	}
+	res := h.runStep(orchestrate.StepRequest{Session: h.session, Kind: kind, Workflow: id, Launch: launch,
+		Mode: h.env.Getenv("FLOWSTATE_CLASSIFICATION")})
+	b, err := json.Marshal(res)
+	if err != nil {
+		h.l.printf("workflow-step: %v", err)
+		return
+	}
+	h.allow("a step of workflow "+id, b)
+}
+
+// runStep runs req with the session's command's task blocks and the
+// project's limits.
+func (h handler) runStep(req orchestrate.StepRequest) orchestrate.StepResult {
+	tasks, err := h.commandTasks()
+	if err == nil {
+		req.Tasks = tasks
+		req.Options, err = h.stepOptions()
+	}
+	if err != nil {
+		return orchestrate.StepResult{Next: orchestrate.NextFailed, Message: err.Error()}
+	}
+	return orchestrate.RunStep(h.p, req)
+}
+
+// commandTasks are the task blocks of the command the session runs: the
+// one its user's prompt invoked, else (a prompt that invoked none, in a
+// session continued) the run's own command, as the project or the plugin
+// installs it.
+func (h handler) commandTasks() (orchestrate.Tasks, error) {
+	var names []string
+	if name, _, ok := orchestrate.Invoked(h.p, h.session); ok {
+		names = append(names, name)
+	}
+	if run, ok := orchestrate.ReadRun(h.p, h.session); ok {
+		names = append(names, run.Command)
+		if root := h.env.Getenv("CLAUDE_PLUGIN_ROOT"); root != "" {
+			names = append(names, engine.PluginName(root)+":"+run.Command)
+		}
+	}
+	for _, name := range names {
+		paths, _ := h.commandFiles(name)
+		for _, path := range paths {
+			md, err := fsx.ReadRegular(path, maxMarkdown)
+			if err != nil {
+				continue
+			}
+			return orchestrate.TasksOf(string(md))
+		}
+	}
+	return nil, errors.New("flowstate cannot find the command file of this session's workflow, whose task blocks say what it launches")
+}
+
+// stepOptions are a step's options as phase-plan's would be: the
+// project's limits, paths shown relative to the step agent's directory.
+func (h handler) stepOptions() (orchestrate.Options, error) {
+	o := orchestrate.Options{Cwd: h.pl.Cwd}
+	b, err := fsx.ReadRegular(filepath.Join(h.p.Dir, filepath.FromSlash(usage.SettingsFile)), limit.Max)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return o, nil
+	case err != nil:
+		return o, err
+	}
+	o.Limits, err = sm.LimitsOf(b)
+	return o, err
+}
+
+// permitWorkflow judges a Workflow call of the main thread
+// (orchestrate.GrantLaunch): the launch flowstate printed is allowed,
+// that saved workflow's call in any other form is refused with the
+// block to run again, and any other is left to the person.
+func (h handler) permitWorkflow() {
+	if h.pl.AgentID != "" || !h.granting() {
+		return
+	}
+	var call orchestrate.WorkflowCall
+	if json.Unmarshal(h.pl.ToolInput, &call) != nil {
+		return
+	}
+	ok, ours, why, err := orchestrate.GrantLaunch(h.p, h.session, call)
+	switch {
+	case err != nil:
+		h.l.printf("pre-tool-use: %v", err)
+	case ok:
+		h.allow("the launch of a workflow it printed", nil)
+	case ours:
+		h.deny(why)
+	}
+}
+
+// workflowLaunched records the task a granted launch started.
+func (h handler) workflowLaunched() {
+	if h.pl.AgentID != "" || !h.recordable() {
+		return
+	}
+	r := gjson.ParseBytes(h.pl.ToolResponse)
+	if r.Get("status").String() != "async_launched" {
+		return
+	}
+	name := gjson.GetBytes(h.pl.ToolInput, "name").String()
+	if err := orchestrate.LaunchStarted(h.p, h.session, name, r.Get("taskId").String(), r.Get("runId").String()); err != nil {
+		h.l.printf("post-tool-use: %v", err)
+	}
+}
+
+// endCancelled ends an agent of the session's workflow that started
+// after a person cancelled it: its tool call is denied and its loop
+// stopped, and its stop recorded (it gets no SubagentStop). Agents at
+// work when the workflow was cancelled finish, as in the steps engine.
+func (h handler) endCancelled() bool {
+	if h.pl.AgentID == "" || !h.recordable() {
+		return false
+	}
+	w := orchestrate.SessionWorkflow(h.p, h.session)
+	if w == nil {
+		return false
+	}
+	if s, ok := h.p.Summary(w.ID); !ok || s.Status != checkpoint.Cancelled {
+		return false // the common case, read from the workflow's summary alone
+	}
+	k, ours := orchestrate.RecognizeAgent(h.p, h.session, h.pl.AgentType, h.pl.AgentID, h.agentPrompt, h.pl.Cwd)
+	if !ours || k.Workflow == nil || !orchestrate.StartedAfterCancel(w, h.pl.AgentID) {
+		return false
+	}
+	why := "flowstate: workflow " + w.ID + " was cancelled before this agent started; it does no work."
+	h.answer(map[string]any{
+		"continue":   false,
+		"stopReason": why,
+		"hookSpecificOutput": map[string]any{
+			"hookEventName":            "PreToolUse",
+			"permissionDecision":       "deny",
+			"permissionDecisionReason": why,
+		},
+	})
+	h.record(agentrun.Stop, k)
+	return true
+}
+
+// workflowAgent reports whether an agent's transcript is a workflow
+// script's (Claude Code 2.1.328 keeps those under subagents/workflows/).
+func workflowAgent(transcript string) bool {
+	return strings.Contains(filepath.ToSlash(transcript), "/subagents/workflows/")
+}
+
+// workflowTranscript is where Claude Code keeps the transcript of the
+// agent with id of a workflow script:
+// <session>/subagents/workflows/<run>/agent-<id>.jsonl; "" when it is
+// not there (yet).
+func (h handler) workflowTranscript(id string) string {
+	base, ok := strings.CutSuffix(h.pl.SessionTranscript, ".jsonl")
+	if !ok || !agentIDs().MatchString(id) {
+		return ""
+	}
+	paths, _ := filepath.Glob(filepath.Join(base, "subagents", "workflows", "*", "agent-"+id+".jsonl"))
+	if len(paths) == 1 {
+		return paths[0]
+	}
+	return ""
+}
+
+// startedTranscript is where the transcript of an agent that is starting
+// will be: a workflow agent's is named only in its run's journal, which
+// Claude Code has written by SubagentStart; any other's is
+// agentTranscript's.
+func (h handler) startedTranscript(id string) string {
+	base, ok := strings.CutSuffix(h.pl.SessionTranscript, ".jsonl")
+	if !ok || !agentIDs().MatchString(id) {
+		return ""
+	}
+	journals, _ := filepath.Glob(filepath.Join(base, "subagents", "workflows", "*", "journal.jsonl"))
+	needle := []byte(`"agentId":"` + id + `"`)
+	for _, j := range journals {
+		if b, err := fsx.ReadPrefix(j, 4<<20); err == nil && bytes.Contains(b, needle) {
+			return filepath.Join(filepath.Dir(j), "agent-"+id+".jsonl")
+		}
+	}
+	return agentTranscript(h.pl.SessionTranscript, id)
+}
+
+// workflowUsage records what an agent of a workflow script spent, at
+// its SubagentStop: a worker's as agent_usage (an Agent call's is
+// recorded at PostToolUse, which a script's agents have none of), a step
+// agent's as the orchestration's spend in the workflow's current state
+// (main_usage: what the steps engine's bash blocks cost the main thread).
+func (h handler) workflowUsage(k orchestrate.Known, ours bool) {
+	if !workflowAgent(h.pl.TranscriptPath) || !h.recordable() {
+		return
+	}
+	step := orchestrate.BareName(h.pl.AgentType) == orchestrate.StepAgent
+	w := k.Workflow
+	if step {
+		w = orchestrate.SessionWorkflow(h.p, h.session)
+	}
+	if w == nil || !ours && !step {
+		return
+	}
+	a, _, err := scanFile(h.pl.TranscriptPath, usage.MaxTranscript, usage.ScanAgent)
+	if err != nil || a.Requests == 0 {
+		return
+	}
+	var f map[string]any
+	kind := usage.AgentEvent
+	if step {
+		kind, f = usage.MainEvent, h.stepSpend(w, a)
+	} else {
+		res := usage.AgentResult{ID: h.pl.AgentID, Status: "completed", At: h.env.Now, DurationMs: h.ranFor(w)}
+		f = h.measure(k.Worker, k.Name, res, scanned{Agent: a, ok: true})
+	}
+	if err := w.Update(func(tx *store.Tx) error { tx.Event(kind, f); return nil }); err != nil {
+		h.l.printf("subagent-stop: %v", err)
+	}
+}
+
+// stepSpend is a step agent's spend as a main_usage record of w's
+// current state (with no cursor: the main thread's own records go on
+// from theirs).
+func (h handler) stepSpend(w *store.Workflow, a usage.Agent) map[string]any {
+	state := ""
+	if s, ok := w.P.Summary(w.ID); ok {
+		state = s.CurrentState
+	}
+	return map[string]any{"session": h.session, "state": state, "model": a.Model, "usage": a.Usage, "requests": a.Requests, "source": "workflow-step"}
+}
+
+// ranFor is how long the stopping agent ran, from its recorded start.
+func (h handler) ranFor(w *store.Workflow) int64 {
+	events, err := w.ReadEvents()
+	if err != nil {
+		return 0
+	}
+	st, ok := agentrun.StartOf(agentrun.Parse(events), h.pl.AgentID)
+	if !ok {
+		return 0
+	}
+	return max(h.env.Now.Sub(st.TS), 0).Milliseconds()
+}
+
+// notified notes, from a task notification UserPromptSubmit got, that
+// the session's launch ended.
+func (h handler) notified() {
+	if err := orchestrate.LaunchNotified(h.p, h.session, h.pl.Prompt); err != nil {
+		h.l.printf("user-prompt-submit: %v", err)
+	}
+}
