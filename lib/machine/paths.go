@@ -225,14 +225,20 @@ func representatives(ps ...pattern) []byte {
 	return out
 }
 
-// flowstateFiles are the files flowstate itself keeps in a workflow's
-// spec directory, which no worker's output may be.
-var flowstateFiles = []struct {
+// ownFile is a file flowstate itself keeps in a workflow's spec
+// directory, which no worker's output may be.
+type ownFile struct {
 	path pattern
 	what string
-}{
-	{lit("briefs/").then(pattern{{class: anything}}), "briefs/ holds the briefs flowstate writes for the workers"},
-	{lit("classification.json"), "classification.json is where the classifier writes"},
+}
+
+// flowstateFiles lists them; built when a definition is checked, not
+// before main in every process.
+func flowstateFiles() []ownFile {
+	return []ownFile{
+		{lit("briefs/").then(pattern{{class: anything}}), "briefs/ holds the briefs flowstate writes for the workers"},
+		{lit("classification.json"), "classification.json is where the classifier writes"},
+	}
 }
 
 // rejected is the suffix flowstate gives an artifact it set aside
@@ -262,7 +268,7 @@ func (m *Machine) checkOutputsApart() error {
 	}
 	for i, state := range states {
 		out := m.Work[state].Output
-		for _, own := range flowstateFiles {
+		for _, own := range flowstateFiles() {
 			if anyMeet(files[i], []pattern{own.path, own.path.then(under)}) {
 				return fmt.Errorf("work.%s.output: %q can name a file of flowstate's own: %s; write elsewhere, e.g. %q", state, out, own.what, "results/"+path1(out))
 			}

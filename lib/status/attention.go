@@ -209,19 +209,28 @@ func pick(n int, one, many string) string {
 	return many
 }
 
-// noteMarks are how `flowstate status` marks a note of each kind.
-var noteMarks = map[string]struct{ mark, color string }{
-	"gate": {markHeld, yellow}, "budget": {markHeld, yellow}, "paused": {markHeld, yellow},
-	"cancelled": {markFailed, red}, "error": {markFailed, red}, "failed": {markFailed, red},
-	"retry": {"↻", yellow}, "unpriced": {"?", yellow},
+// noteMark is how `flowstate status` marks a note of kind (a switch, not
+// a package-level map: every process would build the map before main).
+func noteMark(kind string) (mark, color string) {
+	switch kind {
+	case "gate", "budget", "paused":
+		return markHeld, yellow
+	case "cancelled", "error", "failed":
+		return markFailed, red
+	case "retry":
+		return "↻", yellow
+	case "unpriced":
+		return "?", yellow
+	}
+	return "", ""
 }
 
 // notesSection writes the notes: each with its mark, and what to do on
 // the line after it.
 func notesSection(b *strings.Builder, notes []Note, p painter) {
 	for _, n := range notes {
-		m := noteMarks[n.Kind]
-		fmt.Fprintf(b, "%s %s\n", p.paint(m.color, m.mark), n.Text)
+		mark, color := noteMark(n.Kind)
+		fmt.Fprintf(b, "%s %s\n", p.paint(color, mark), n.Text)
 		if n.Do != "" {
 			fmt.Fprintf(b, "  next: %s\n", n.Do)
 		}

@@ -70,7 +70,7 @@ func List(all []Row, width int) string {
 		for c, cell := range r {
 			cell = term.Shorten(cell, widths[c])
 			pad := strings.Repeat(" ", widths[c]-term.Len(cell))
-			if numeric[t.rows[0][c]] {
+			if numeric(t.rows[0][c]) {
 				cell, pad = pad+cell, ""
 			}
 			line.WriteString(cell + pad)
@@ -83,8 +83,9 @@ func List(all []Row, width int) string {
 	return b.String()
 }
 
-// numeric are the columns of numbers, aligned right under their heading.
-var numeric = map[string]bool{"TOOK": true, "TOKENS": true, "COST": true}
+// numeric reports whether the column headed h holds numbers, aligned
+// right under their heading.
+func numeric(h string) bool { return h == "TOOK" || h == "TOKENS" || h == "COST" }
 
 // table is the cells of List, its heading first.
 type table struct{ rows [][]string }
