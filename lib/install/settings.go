@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -17,7 +18,7 @@ import (
 
 // hookEvents are the Claude Code events flowstate hooks (lib/hook names
 // them and says how each is run).
-var hookEvents = hook.Registrations()
+var hookEvents = sync.OnceValue(hook.Registrations)
 
 // hookNames names the hooked events for messages: "SessionStart, ...".
 func hookNames() string {
@@ -27,7 +28,7 @@ func hookNames() string {
 // events are the hooked events, each once, in the registrations' order.
 func events() []string {
 	var out []string
-	for _, r := range hookEvents {
+	for _, r := range hookEvents() {
 		if !slices.Contains(out, r.Event) {
 			out = append(out, r.Event)
 		}
@@ -38,7 +39,7 @@ func events() []string {
 // argsOf are the hook arguments registered for event: one group each.
 func argsOf(event string) []string {
 	var out []string
-	for _, r := range hookEvents {
+	for _, r := range hookEvents() {
 		if r.Event == event {
 			out = append(out, r.Arg)
 		}
@@ -76,7 +77,7 @@ type group struct {
 // and timeout.
 func groupJSON(arg string) []byte {
 	var g group
-	for _, r := range hookEvents {
+	for _, r := range hookEvents() {
 		if r.Arg == arg {
 			g = group{Matcher: r.Matcher, Hooks: []handler{{Type: "command", Command: HookCommand(arg), Timeout: r.Timeout}}}
 		}

@@ -18,7 +18,7 @@ import (
 // writes them, in order.
 var ours = func() map[string][]string {
 	m := map[string][]string{}
-	for _, r := range hookEvents {
+	for _, r := range hookEvents() {
 		m[r.Event] = append(m[r.Event], HookCommand(r.Arg))
 	}
 	return m

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/flowstate-dev/flowstate/lib/agentrun"
 	"github.com/flowstate-dev/flowstate/lib/protocol"
@@ -58,10 +57,9 @@ type StepWorker struct {
 }
 
 // stepLine is the task a script gives its step agent (the script
-// writes it; StepTask is the same for tests).
-var stepLine = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^FLOWSTATE_STEP kind=(plan|verify) workflow=([A-Za-z0-9][A-Za-z0-9._-]{0,127}) launch=([0-9a-f]{1,64})$`)
-})
+// writes it; StepTask is the same for tests). Compiled where it is read,
+// in a hook, rather than before every flowstate process's main.
+const stepLine = `^FLOWSTATE_STEP kind=(plan|verify) workflow=([A-Za-z0-9][A-Za-z0-9._-]{0,127}) launch=([0-9a-f]{1,64})$`
 
 // StepTask is the task of a step agent, as the compiled script writes it.
 func StepTask(kind, workflow, launch string) string {
@@ -72,7 +70,7 @@ func StepTask(kind, workflow, launch string) string {
 // for any other text.
 func ParseStepTask(task string) (kind, workflow, launch string, ok bool) {
 	line, _, _ := strings.Cut(strings.TrimSpace(task), "\n")
-	m := stepLine().FindStringSubmatch(strings.TrimSpace(line))
+	m := regexp.MustCompile(stepLine).FindStringSubmatch(strings.TrimSpace(line))
 	if m == nil {
 		return "", "", "", false
 	}
