@@ -40,13 +40,17 @@ type Event struct {
 	// Generic: launched as a general-purpose agent told to be AgentType
 	// (a start then knows its type only from the launches).
 	Generic bool `json:"generic,omitempty"`
+	// Transcript is where a start's agent keeps its transcript (status
+	// reads what it spent so far; a workflow script's agent is measured
+	// from it).
+	Transcript string `json:"transcript,omitempty"`
 }
 
 // Fields are the fields of e as store appends them (it adds ts and
 // event); empty ones are left out.
 func (e Event) Fields() map[string]any {
 	f := map[string]any{"session": e.Session, "agent_type": e.AgentType}
-	for k, v := range map[string]string{"agent_id": e.AgentID, "worker_id": e.WorkerID, "output": e.Output} {
+	for k, v := range map[string]string{"agent_id": e.AgentID, "worker_id": e.WorkerID, "output": e.Output, "transcript": e.Transcript} {
 		if v != "" {
 			f[k] = v
 		}

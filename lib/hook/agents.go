@@ -93,7 +93,7 @@ func (h handler) subagent(kind string) {
 		h.record(kind, k)
 	}
 	if kind == agentrun.Stop {
-		h.workflowUsage(k, ours)
+		h.stepUsage()
 	}
 }
 
@@ -105,6 +105,11 @@ func (h handler) record(kind string, k orchestrate.Known) {
 		now := h.env.Now
 		err := orchestrate.UpdateRun(h.p, h.session, func(r *orchestrate.Run) bool {
 			switch {
+			case kind == agentrun.Stop && workflowAgent(h.pl.TranscriptPath) && len(r.Early) < 16:
+				// A workflow script's classifier: no Agent call of the
+				// main transcript shows what it spent.
+				r.ClassifierStopped = now
+				r.Early = append(r.Early, orchestrate.Early{ID: h.pl.AgentID, Type: k.Name, Transcript: h.pl.TranscriptPath, Started: r.ClassifierLaunched, Stopped: now})
 			case kind == agentrun.Stop:
 				r.ClassifierStopped = now
 			case r.ClassifierLaunched.After(r.ClassifierStopped):
@@ -125,11 +130,12 @@ func (h handler) record(kind string, k orchestrate.Known) {
 		agentID = "" // a PreToolUse inside a subagent carries the caller's id
 		output = k.Output
 	}
-	f := agentrun.Event{Session: h.session, AgentID: agentID, AgentType: k.Name, WorkerID: k.Worker, Output: output,
-		Generic: k.Generic && kind != agentrun.Stop}.Fields()
-	if t := h.startedTranscript(agentID); kind == agentrun.Start && t != "" {
-		f["transcript"] = t // status reads what a running agent spent so far
+	ev := agentrun.Event{Session: h.session, AgentID: agentID, AgentType: k.Name, WorkerID: k.Worker, Output: output,
+		Generic: k.Generic && kind != agentrun.Stop}
+	if kind == agentrun.Start {
+		ev.Transcript = h.startedTranscript(agentID)
 	}
+	f := ev.Fields()
 	err := k.Workflow.Update(func(tx *store.Tx) error {
 		tx.Event(kind, f)
 		return nil

@@ -78,15 +78,29 @@ type scanned struct {
 // agentUsage reads at most limit bytes of the transcript of the agent
 // with id.
 func (h handler) agentUsage(id string, limit int64) scanned {
-	path := agentTranscript(h.pl.SessionTranscript, id)
+	return h.scanAgent(agentTranscript(h.pl.SessionTranscript, id), limit)
+}
+
+// scanAgent reads at most limit bytes of the agent transcript at path.
+func (h handler) scanAgent(path string, limit int64) scanned {
 	if path == "" {
 		return scanned{}
 	}
 	a, read, err := scanFile(path, limit, usage.ScanAgent)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		h.l.printf("agent %s: %v", id, err)
+		h.l.printf("agent transcript %s: %v", path, err)
 	}
 	return scanned{Agent: a, ok: err == nil && a.Requests > 0, read: read}
+}
+
+// transcriptOf is the transcript of the agent whose start is st: where
+// its start said, else where an Agent call's agent keeps it.
+func (h handler) transcriptOf(st agentrun.Event) string {
+	base, _ := strings.CutSuffix(h.pl.SessionTranscript, ".jsonl")
+	if st.Transcript != "" && base != "" && strings.HasPrefix(st.Transcript, filepath.Join(base, "subagents")+string(filepath.Separator)) {
+		return st.Transcript // only ever one of the session's own
+	}
+	return agentTranscript(h.pl.SessionTranscript, st.AgentID)
 }
 
 // measure makes the agent_usage fields of agent's result res, from what
@@ -235,14 +249,14 @@ func (h handler) interrupted(events []byte, past usage.Past) []map[string]any {
 	var out []map[string]any
 	budget, left := int64(interruptedBudget), 0
 	for _, st := range agentrun.StartsOf(agentrun.Parse(events), h.session) {
-		if past.Measured[st.AgentID] || agentTranscript(h.pl.SessionTranscript, st.AgentID) == "" {
+		if past.Measured[st.AgentID] || h.transcriptOf(st) == "" {
 			continue
 		}
 		if len(out) == maxInterrupted || budget <= 0 {
 			left++
 			continue
 		}
-		sc := h.agentUsage(st.AgentID, min(budget, usage.MaxTranscript))
+		sc := h.scanAgent(h.transcriptOf(st), min(budget, usage.MaxTranscript))
 		budget -= sc.read
 		if !sc.ok {
 			continue

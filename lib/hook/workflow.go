@@ -25,8 +25,8 @@ import (
 // workflow's agents fire SubagentStart, SubagentStop and Pre/PostToolUse
 // with their agent_id as any agent does, but no PreToolUse or
 // PostToolUse of an Agent call: their launches are recorded by the step
-// that handed them out, their usage at SubagentStop from the transcript
-// it names. The rest:
+// that handed them out, their usage from their transcripts at the step
+// after their wave (measureScripted). The rest:
 //
 //   - PreToolUse on StructuredOutput, its own registration (WorkflowStep):
 //     the script's step agent asks for a step; the hook runs it
@@ -76,8 +76,12 @@ func (h handler) workflowStep() {
 		h.l.printf("workflow-step: agent %s's task names no step of flowstate's", h.pl.AgentID)
 		return
 	}
+	if w := orchestrate.SessionWorkflow(h.p, h.session); w != nil && w.ID == id {
+		h.measureScripted(w) // the wave before this step
+	}
 	res := h.runStep(orchestrate.StepRequest{Session: h.session, Kind: kind, Workflow: id, Launch: launch,
 		Mode: h.env.Getenv("FLOWSTATE_CLASSIFICATION")})
+	h.measureEarly()
 	b, err := json.Marshal(res)
 	if err != nil {
 		h.l.printf("workflow-step: %v", err)
@@ -255,62 +259,135 @@ func (h handler) startedTranscript(id string) string {
 	return agentTranscript(h.pl.SessionTranscript, id)
 }
 
-// workflowUsage records what an agent of a workflow script spent, at
-// its SubagentStop: a worker's as agent_usage (an Agent call's is
-// recorded at PostToolUse, which a script's agents have none of), a step
-// agent's as the orchestration's spend in the workflow's current state
-// (main_usage: what the steps engine's bash blocks cost the main thread).
-func (h handler) workflowUsage(k orchestrate.Known, ours bool) {
-	if !workflowAgent(h.pl.TranscriptPath) || !h.recordable() {
+// stepUsage records what a workflow script's step agent spent, at its
+// SubagentStop, as the orchestration's spend in the workflow's current
+// state (main_usage, with no cursor: the main thread's own records go
+// on from theirs): what the steps engine's bash blocks cost the main
+// thread. Its one request, the StructuredOutput call, is on record by
+// then.
+func (h handler) stepUsage() {
+	if !workflowAgent(h.pl.TranscriptPath) || orchestrate.BareName(h.pl.AgentType) != orchestrate.StepAgent || !h.recordable() {
 		return
 	}
-	step := orchestrate.BareName(h.pl.AgentType) == orchestrate.StepAgent
-	w := k.Workflow
-	if step {
-		w = orchestrate.SessionWorkflow(h.p, h.session)
-	}
-	if w == nil || !ours && !step {
+	w := orchestrate.SessionWorkflow(h.p, h.session)
+	if w == nil {
+		// It asked for the workflow's start: measured once it exists.
+		err := orchestrate.RecordEarly(h.p, h.session, orchestrate.Early{ID: h.pl.AgentID, Type: orchestrate.StepAgent, Transcript: h.pl.TranscriptPath, Stopped: h.env.Now})
+		if err != nil {
+			h.l.printf("subagent-stop: %v", err)
+		}
 		return
 	}
-	a, _, err := scanFile(h.pl.TranscriptPath, usage.MaxTranscript, usage.ScanAgent)
-	if err != nil || a.Requests == 0 {
-		return
-	}
-	var f map[string]any
-	kind := usage.AgentEvent
-	if step {
-		kind, f = usage.MainEvent, h.stepSpend(w, a)
-	} else {
-		res := usage.AgentResult{ID: h.pl.AgentID, Status: "completed", At: h.env.Now, DurationMs: h.ranFor(w)}
-		f = h.measure(k.Worker, k.Name, res, scanned{Agent: a, ok: true})
-	}
-	if err := w.Update(func(tx *store.Tx) error { tx.Event(kind, f); return nil }); err != nil {
-		h.l.printf("subagent-stop: %v", err)
+	if f, ok := h.stepSpend(w, h.pl.TranscriptPath); ok {
+		if err := w.Update(func(tx *store.Tx) error { tx.Event(usage.MainEvent, f); return nil }); err != nil {
+			h.l.printf("subagent-stop: %v", err)
+		}
 	}
 }
 
-// stepSpend is a step agent's spend as a main_usage record of w's
-// current state (with no cursor: the main thread's own records go on
-// from theirs).
-func (h handler) stepSpend(w *store.Workflow, a usage.Agent) map[string]any {
+// stepSpend is the main_usage record of a step agent whose transcript is
+// at path, in w's current state.
+func (h handler) stepSpend(w *store.Workflow, path string) (map[string]any, bool) {
+	a, _, err := scanFile(path, usage.MaxTranscript, usage.ScanAgent)
+	if err != nil || a.Requests == 0 {
+		return nil, false
+	}
 	state := ""
 	if s, ok := w.P.Summary(w.ID); ok {
 		state = s.CurrentState
 	}
-	return map[string]any{"session": h.session, "state": state, "model": a.Model, "usage": a.Usage, "requests": a.Requests, "source": "workflow-step"}
+	return map[string]any{"session": h.session, "state": state, "model": a.Model, "usage": a.Usage, "requests": a.Requests, "source": "workflow-step"}, true
 }
 
-// ranFor is how long the stopping agent ran, from its recorded start.
-func (h handler) ranFor(w *store.Workflow) int64 {
+// measureEarly records what the agents that ran before the session's
+// workflow existed spent, once it does: the classifier as an agent, the
+// steps as the orchestration's spend.
+func (h handler) measureEarly() {
+	w, early, err := orchestrate.TakeEarly(h.p, h.session)
+	if err != nil || w == nil {
+		if err != nil {
+			h.l.printf("workflow-step: %v", err)
+		}
+		return
+	}
+	var fields []map[string]any
+	var kinds []string
+	for _, a := range early {
+		if a.Type == orchestrate.StepAgent {
+			if f, ok := h.stepSpend(w, a.Transcript); ok {
+				fields, kinds = append(fields, f), append(kinds, usage.MainEvent)
+			}
+			continue
+		}
+		if sc := h.scanAgent(a.Transcript, usage.MaxTranscript); sc.ok {
+			res := usage.AgentResult{ID: a.ID, Status: "completed", At: a.Stopped}
+			if !a.Started.IsZero() {
+				res.DurationMs = max(a.Stopped.Sub(a.Started), 0).Milliseconds()
+			}
+			fields, kinds = append(fields, h.measure("", a.Type, res, sc)), append(kinds, usage.AgentEvent)
+		}
+	}
+	err = w.Update(func(tx *store.Tx) error {
+		for i, f := range fields {
+			tx.Event(kinds[i], f)
+		}
+		return nil
+	})
+	if err != nil {
+		h.l.printf("workflow-step: %v", err)
+	}
+}
+
+// measureScripted records, at a script's step, what the agents of the
+// session's workflow that a script started spent and no record has yet:
+// they have no Agent call whose PostToolUse measures them, and at their
+// SubagentStop Claude Code has not written their last answer yet; at a
+// step, between waves, every one of them has ended. Each is paired with
+// the worker its stop named, within the budget SessionEnd keeps to.
+func (h handler) measureScripted(w *store.Workflow) {
 	events, err := w.ReadEvents()
 	if err != nil {
-		return 0
+		return
 	}
-	st, ok := agentrun.StartOf(agentrun.Parse(events), h.pl.AgentID)
-	if !ok {
-		return 0
+	evs := agentrun.Parse(events)
+	past := usage.PastMain(events, h.session, "", "")
+	workers := map[string]string{}
+	for _, ev := range evs {
+		if ev.Event == agentrun.Stop && ev.WorkerID != "" {
+			workers[ev.AgentID] = ev.WorkerID
+		}
 	}
-	return max(h.env.Now.Sub(st.TS), 0).Milliseconds()
+	var fields []map[string]any
+	budget := int64(interruptedBudget)
+	for _, st := range agentrun.StartsOf(evs, h.session) {
+		path := h.transcriptOf(st)
+		if past.Measured[st.AgentID] || !workflowAgent(path) || len(fields) == maxInterrupted || budget <= 0 {
+			continue
+		}
+		sc := h.scanAgent(path, min(budget, usage.MaxTranscript))
+		budget -= sc.read
+		if !sc.ok {
+			continue
+		}
+		end := h.env.Now
+		if !sc.Ended.IsZero() {
+			end = sc.Ended
+		}
+		res := usage.AgentResult{ID: st.AgentID, Status: "completed", At: end, DurationMs: max(end.Sub(st.TS), 0).Milliseconds()}
+		fields = append(fields, h.measure(workers[st.AgentID], st.AgentType, res, sc))
+	}
+	if len(fields) == 0 {
+		return
+	}
+	err = w.Update(func(tx *store.Tx) error {
+		for _, f := range fields {
+			tx.Event(usage.AgentEvent, f)
+		}
+		return nil
+	})
+	if err != nil {
+		h.l.printf("workflow-step: %v", err)
+	}
 }
 
 // notified notes, from a task notification UserPromptSubmit got, that

@@ -77,6 +77,51 @@ type LaunchEnd struct {
 	Code  int      `json:"code,omitempty"`
 }
 
+// Early is an agent of a workflow script that ran before the workflow
+// existed (its classifier, a step that asked for it): what it spent is
+// recorded once the workflow exists (the hooks record into a workflow's
+// events).
+type Early struct {
+	ID         string    `json:"id"`
+	Type       string    `json:"type"`
+	Transcript string    `json:"transcript"`
+	Started    time.Time `json:"started,omitzero"`
+	Stopped    time.Time `json:"stopped"`
+}
+
+// maxEarly bounds the agents a run record keeps before its workflow
+// exists.
+const maxEarly = 16
+
+// RecordEarly keeps, in the session's run record, an agent that ended
+// before its workflow existed, to be measured once it does.
+func RecordEarly(p *store.Project, session string, a Early) error {
+	return UpdateRun(p, session, func(r *Run) bool {
+		if len(r.Early) >= maxEarly {
+			return false
+		}
+		r.Early = append(r.Early, a)
+		return true
+	})
+}
+
+// TakeEarly hands out, once, the agents the session's run kept before
+// its workflow existed, with that workflow now that it does.
+func TakeEarly(p *store.Project, session string) (w *store.Workflow, early []Early, err error) {
+	run, ok := ReadRun(p, session)
+	if !ok || len(run.Early) == 0 {
+		return nil, nil, nil
+	}
+	if w, err = p.Workflow(run.Workflow); err != nil {
+		return nil, nil, nil // not yet
+	}
+	err = UpdateRun(p, session, func(r *Run) bool {
+		early, r.Early = r.Early, nil
+		return len(early) > 0
+	})
+	return w, early, err
+}
+
 // launchArgs are the args of a launch: ids, nothing the model could
 // garble at length.
 type launchArgs struct {

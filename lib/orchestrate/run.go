@@ -61,6 +61,7 @@ type Run struct {
 	Engine     string  `json:"engine,omitempty"`
 	Launch     *Launch `json:"launch,omitempty"`
 	Relaunched int     `json:"relaunched,omitempty"`
+	Early      []Early `json:"early,omitempty"`
 }
 
 // noSession names the run record of a step run outside Claude Code.

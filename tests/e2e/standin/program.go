@@ -8,14 +8,16 @@ const (
 	stepBash stepKind = iota
 	stepTask
 	stepWrite
+	stepLaunch // a ```workflow block: one Workflow call
 )
 
 // step is one thing the model does in one turn.
 type step struct {
 	Kind stepKind
 	// Text is the bash block verbatim, or the write target path (with ${KEY}s).
-	Text string
-	Task task
+	Text   string
+	Task   task
+	Launch protocol.Launch
 }
 
 // program is a parsed command or agent: its steps in order, where each
@@ -60,9 +62,12 @@ func parseProgram(md string) (program, error) {
 		if i == len(d.Steps) {
 			break
 		}
-		if s := d.Steps[i]; s.Task != nil {
+		switch s := d.Steps[i]; {
+		case s.Task != nil:
 			p.Steps = append(p.Steps, step{Kind: stepTask, Task: task{*s.Task}})
-		} else {
+		case s.Launch != nil:
+			p.Steps = append(p.Steps, step{Kind: stepLaunch, Launch: *s.Launch})
+		default:
 			p.Steps = append(p.Steps, step{Kind: stepBash, Text: s.Body})
 		}
 	}
