@@ -39,6 +39,11 @@ func decideStop(pl orchestrate.Place, stopHookActive bool) stopVerdict {
 		// The workflow runs as a Claude Code workflow: the model waits
 		// for its notification, which gives it its next turn.
 		return stopVerdict{}
+	case pl.Run.Unreported() && !(stopHookActive && pl.Run.StopBlocks >= MaxStopBlocks):
+		// Its workflow ran as a Claude Code workflow, which ended: the
+		// block after the launch says how (with the message of a person's
+		// hold), whatever the workflow's status, and the model runs it
+		// first.
 	case pl.Exists && !checkpoint.Running(pl.Status):
 		return stopVerdict{} // finished, or a person holds it: nothing may push the model on
 	case stopHookActive && pl.Run.StopBlocks >= MaxStopBlocks:

@@ -165,6 +165,7 @@ func (h handler) mainUsage(ending bool) {
 	if !h.recordable() || h.pl.SessionTranscript == "" {
 		return
 	}
+	h.measureEarly() // a workflow script's last step agent
 	id, err := h.p.SessionWorkflow(h.session)
 	if err != nil || id == "" {
 		return
@@ -185,8 +186,19 @@ func (h handler) mainUsage(ending bool) {
 	}
 	v := checkpoint.ViewOf(doc)
 	past := usage.PastMain(events, h.session, v.Session, v.CurrentState)
+	if at := orchestrate.PromptedAt(h.p, h.session); v.Session == h.session && !at.IsZero() && at.Before(past.Window.From) {
+		// The turns since the user typed the command that created it: a
+		// workflow engine's command launches it in a turn that ends before
+		// its script's first step creates it.
+		past.Window.From = at
+	}
 	if !checkpoint.Active(v.Status) {
 		past.Window.Until = past.Finished
+		if run, ok := orchestrate.ReadRun(h.p, h.session); ok && run.ReportedAt().After(past.Window.Until) {
+			// A workflow engine's command says how its workflow ended
+			// in a turn after that.
+			past.Window.Until = run.ReportedAt()
+		}
 	}
 	m, err := h.scanMain(past)
 	if err != nil {

@@ -259,29 +259,19 @@ func (h handler) startedTranscript(id string) string {
 	return agentTranscript(h.pl.SessionTranscript, id)
 }
 
-// stepUsage records what a workflow script's step agent spent, at its
-// SubagentStop, as the orchestration's spend in the workflow's current
-// state (main_usage, with no cursor: the main thread's own records go
-// on from theirs): what the steps engine's bash blocks cost the main
-// thread. Its one request, the StructuredOutput call, is on record by
-// then.
+// stepUsage keeps, at a workflow script's step agent's SubagentStop,
+// the agent to measure at the script's next step, or at the main
+// thread's next Stop (measureEarly): Claude Code has not written its
+// answer to its transcript yet. What it spent is the orchestration's
+// spend in the workflow's state (main_usage): what the steps engine's
+// bash blocks cost the main thread.
 func (h handler) stepUsage() {
 	if !workflowAgent(h.pl.TranscriptPath) || orchestrate.BareName(h.pl.AgentType) != orchestrate.StepAgent || !h.recordable() {
 		return
 	}
-	w := orchestrate.SessionWorkflow(h.p, h.session)
-	if w == nil {
-		// It asked for the workflow's start: measured once it exists.
-		err := orchestrate.RecordEarly(h.p, h.session, orchestrate.Early{ID: h.pl.AgentID, Type: orchestrate.StepAgent, Transcript: h.pl.TranscriptPath, Stopped: h.env.Now})
-		if err != nil {
-			h.l.printf("subagent-stop: %v", err)
-		}
-		return
-	}
-	if f, ok := h.stepSpend(w, h.pl.TranscriptPath); ok {
-		if err := w.Update(func(tx *store.Tx) error { tx.Event(usage.MainEvent, f); return nil }); err != nil {
-			h.l.printf("subagent-stop: %v", err)
-		}
+	err := orchestrate.RecordEarly(h.p, h.session, orchestrate.Early{ID: h.pl.AgentID, Type: orchestrate.StepAgent, Transcript: h.pl.TranscriptPath, Stopped: h.env.Now})
+	if err != nil {
+		h.l.printf("subagent-stop: %v", err)
 	}
 }
 
@@ -299,9 +289,10 @@ func (h handler) stepSpend(w *store.Workflow, path string) (map[string]any, bool
 	return map[string]any{"session": h.session, "state": state, "model": a.Model, "usage": a.Usage, "requests": a.Requests, "source": "workflow-step"}, true
 }
 
-// measureEarly records what the agents that ran before the session's
-// workflow existed spent, once it does: the classifier as an agent, the
-// steps as the orchestration's spend.
+// measureEarly records what the agents the session's run keeps spent
+// (orchestrate.Early), once its workflow exists: a classifier that ran
+// before it did, as an agent, and the script's step agents, as the
+// orchestration's spend. At a step or a Stop, each of them has ended.
 func (h handler) measureEarly() {
 	w, early, err := orchestrate.TakeEarly(h.p, h.session)
 	if err != nil || w == nil {

@@ -66,6 +66,8 @@ type Launch struct {
 	// Warnings are what its steps told the person, for the block after
 	// it to print.
 	Warnings []string `json:"warnings,omitempty"`
+	// Reported is when the block after it printed how it ended.
+	Reported time.Time `json:"reported,omitzero"`
 }
 
 // LaunchEnd is what the last step of a launch answered: the lines the
@@ -77,10 +79,10 @@ type LaunchEnd struct {
 	Code  int      `json:"code,omitempty"`
 }
 
-// Early is an agent of a workflow script that ran before the workflow
-// existed (its classifier, a step that asked for it): what it spent is
-// recorded once the workflow exists (the hooks record into a workflow's
-// events).
+// Early is an agent of a workflow script to measure later: its classifier,
+// which ran before the workflow existed (the hooks record into a
+// workflow's events), or a step agent, whose answer Claude Code writes to
+// its transcript after its SubagentStop.
 type Early struct {
 	ID         string    `json:"id"`
 	Type       string    `json:"type"`
@@ -89,12 +91,12 @@ type Early struct {
 	Stopped    time.Time `json:"stopped"`
 }
 
-// maxEarly bounds the agents a run record keeps before its workflow
-// exists.
+// maxEarly bounds the agents a run record keeps to measure (a step or
+// two at a time, the workflow's start aside).
 const maxEarly = 16
 
-// RecordEarly keeps, in the session's run record, an agent that ended
-// before its workflow existed, to be measured once it does.
+// RecordEarly keeps, in the session's run record, an agent to measure
+// later.
 func RecordEarly(p *store.Project, session string, a Early) error {
 	return UpdateRun(p, session, func(r *Run) bool {
 		if len(r.Early) >= maxEarly {
@@ -105,8 +107,8 @@ func RecordEarly(p *store.Project, session string, a Early) error {
 	})
 }
 
-// TakeEarly hands out, once, the agents the session's run kept before
-// its workflow existed, with that workflow now that it does.
+// TakeEarly hands out, once, the agents the session's run kept to
+// measure, with its workflow, once that exists.
 func TakeEarly(p *store.Project, session string) (w *store.Workflow, early []Early, err error) {
 	run, ok := ReadRun(p, session)
 	if !ok || len(run.Early) == 0 {
@@ -142,6 +144,23 @@ func (l *Launch) running() bool {
 // its model waits for Claude Code's notification, and nothing may push
 // it on meanwhile.
 func (r Run) Running() bool { return r.Engine == EngineWorkflow && r.Launch.running() }
+
+// Unreported reports whether the session's launch ended and the block
+// after it has not said how yet: the command is not done for its model,
+// whatever the workflow's status.
+func (r Run) Unreported() bool {
+	return r.Engine == EngineWorkflow && r.Launch != nil && !r.Launch.Ended.IsZero() && r.Launch.Reported.IsZero()
+}
+
+// ReportedAt is when the block after the session's launch printed how it
+// ended, zero before: the command's last turn, after its workflow
+// finished, is part of its spend.
+func (r Run) ReportedAt() time.Time {
+	if r.Engine != EngineWorkflow || r.Launch == nil {
+		return time.Time{}
+	}
+	return r.Launch.Reported
+}
 
 // newLaunchID is a launch's id: random, so that a launch printed again
 // after one ended is another.

@@ -88,6 +88,17 @@ func Launched(p *store.Project, r LaunchedRequest) (Output, error) {
 		out.add("NEXT", LaunchedSection)
 		return out, nil
 	case launchEnded:
+		if l.Reported.IsZero() {
+			if err := UpdateRun(p, r.Sel.Session, func(rr *Run) bool {
+				if rr.Launch == nil || rr.Launch.ID != l.ID {
+					return false
+				}
+				rr.Launch.Reported = p.Now().UTC()
+				return true
+			}); err != nil {
+				return Output{}, err
+			}
+		}
 		return endOf(l)
 	case launchLost:
 		return relaunch(p, r, run)

@@ -38,7 +38,7 @@ const (
 // each. On the steps engine the model runs every phase; on the workflow
 // engine it runs the start, one Workflow call and the block after it, so
 // the drifts that apply are those of these three calls: a block run
-// twice, a stop after each call, a compaction once the workflow was
+// twice, a stop every second call, a compaction once the workflow was
 // launched, and a launch whose args were garbled.
 var drifts = map[string][]standin.Drift{
 	stepsEngine: {{}, {Background: true}, {Twice: true}, {StopEvery: 3}, {CompactAfter: 4},
@@ -47,7 +47,7 @@ var drifts = map[string][]standin.Drift{
 		// general-purpose told to follow their agent file, with and
 		// without run_in_background.
 		{SkipBlock: standin.Skip{AfterAgents: true}}, {GeneralPurpose: true}, {GeneralPurpose: true, Background: true}},
-	workflowEngine: {{}, {Twice: true}, {StopEvery: 1}, {CompactAfter: 2}, {ParaphraseArgs: true}},
+	workflowEngine: {{}, {Twice: true}, {StopEvery: 2}, {CompactAfter: 2}, {ParaphraseArgs: true}},
 }
 
 // mode is how a scenario runs: its engine and the model's drift.
