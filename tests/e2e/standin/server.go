@@ -38,6 +38,7 @@ type Server struct {
 	compacted   bool                // Drift.CompactAfter has triggered its compaction
 	paraphrased bool                // Drift.ParaphraseArgs has garbled its Workflow call
 	bodies      map[string]string   // an agent file's body -> its name, for a workflow script's agents
+	scripted    []WorkflowAgent     // the agents workflow scripts started, as their first request came
 	skipper     *string             // the session whose main thread skips a block (Drift.SkipBlock)
 	skipped     []string            // the bash blocks it skipped
 	async       map[string]bool     // tool ids of Agent calls Claude Code ran in the background
@@ -156,6 +157,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.served[agent]++
 	s.observe(conv)
+	if conv.Workflow {
+		s.started(conv, agent, r.Header.Get("x-claude-code-agent-id"), seq)
+	}
 	s.mu.Unlock()
 	name := fmt.Sprintf("%04d-main", seq)
 	if conv.Subagent {
@@ -353,23 +357,25 @@ type WorkflowAgent struct {
 	Seq     int64  // its first answer
 }
 
+// started notes a workflow script's agent at its first request (one
+// still waiting for its answer, under SlowAgent, included). Callers hold
+// s.mu.
+func (s *Server) started(c conversation, persona, id string, seq int64) {
+	prompt := strings.TrimSpace(c.Prompt)
+	for _, a := range s.scripted {
+		if id != "" && a.ID == id || id == "" && a.Persona == persona && a.Prompt == prompt {
+			return
+		}
+	}
+	s.scripted = append(s.scripted, WorkflowAgent{ID: id, Persona: persona, Prompt: prompt, Seq: seq})
+}
+
 // WorkflowAgents lists the agents workflow scripts started, in the order
 // they first asked.
 func (s *Server) WorkflowAgents() []WorkflowAgent {
-	var out []WorkflowAgent
-	seen := map[string]bool{}
-	for _, e := range s.Exchanges() {
-		key := e.AgentID
-		if key == "" {
-			key = e.Agent + "\x00" + e.Prompt
-		}
-		if !e.Workflow || seen[key] {
-			continue
-		}
-		seen[key] = true
-		out = append(out, WorkflowAgent{ID: e.AgentID, Persona: e.Agent, Prompt: e.Prompt, Seq: e.Seq})
-	}
-	return out
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.scripted)
 }
 
 // compactOnce is true the first time it is called.
