@@ -4,10 +4,15 @@ package e2e
 
 import (
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/flowstate-dev/flowstate/tests/e2e/standin"
 )
@@ -180,13 +185,87 @@ func (w *workflow) expectStepUsage() {
 	}
 }
 
-// savedWorkflow is the saved workflow of command a project install put in
-// .claude/workflows, as read.
-func (s *scenario) savedWorkflow(command string) string {
-	s.t.Helper()
-	b, err := os.ReadFile(filepath.Join(s.Project, ".claude", "workflows", command+"-flow.js"))
-	if err != nil {
-		s.t.Fatal(err)
+// engineFigures are what a scenario's commands cost, as the stand-in saw
+// them: the main thread's tool calls and turns (its requests), what it
+// read over its turns, the time the CLI runs took, and the tokens the
+// stand-in reported (made up per request: they count requests) for the
+// main thread and for the agents.
+type engineFigures struct {
+	Calls, Turns, Input  int
+	Context              float64 // the main thread's tool results as a share of the artifacts' bytes, in %
+	Wall                 time.Duration
+	MainTokens, Agents   int
+	AgentRequests, Steps int // the agents' requests, and those of them a workflow's step agents made
+}
+
+func (f engineFigures) String() string {
+	return fmt.Sprintf("%d calls, %d turns, %.1f%% context, %d KB read by the main thread, wall %s, tokens main %d + agents %d (%d agent requests, %d of them steps)",
+		f.Calls, f.Turns, f.Context, f.Input/1024, f.Wall.Round(100*time.Millisecond), f.MainTokens, f.Agents, f.AgentRequests, f.Steps)
+}
+
+// figures sums the scenario's engineFigures over its runs and stand-ins.
+func (s *scenario) figures() engineFigures {
+	c := s.context()
+	f := engineFigures{Calls: c.Calls, Context: 100 * float64(standin.Context(c).Received()) / float64(max(c.Artifacts, 1))}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.runs {
+		f.Wall += r.Wall
 	}
-	return string(b)
+	for _, m := range s.models {
+		f.Input += m.MainInput()
+		for _, e := range m.Exchanges() {
+			switch {
+			case !e.Subagent:
+				f.Turns++
+				f.MainTokens += e.Usage.Total()
+			default:
+				f.AgentRequests++
+				f.Agents += e.Usage.Total()
+				if e.Agent == stepAgent {
+					f.Steps++
+				}
+			}
+		}
+	}
+	return f
+}
+
+// engineSummary collects the protocol scenarios' figures; TestMain
+// prints them, each scenario's engines side by side.
+type engineSummary struct {
+	mu   sync.Mutex
+	rows map[string]map[string]engineFigures // scenario -> engine -> figures
+}
+
+var suiteEngines = engineSummary{rows: map[string]map[string]engineFigures{}}
+
+func (x *engineSummary) add(name string, f engineFigures) {
+	parts := strings.Split(name, "/")
+	if len(parts) < 2 || parts[1] != stepsEngine && parts[1] != workflowEngine {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.rows[parts[0]] == nil {
+		x.rows[parts[0]] = map[string]engineFigures{}
+	}
+	x.rows[parts[0]][parts[1]] = f
+}
+
+// print writes the summary, if any scenario ran on an engine.
+func (x *engineSummary) print(w io.Writer) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(x.rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nthe engines side by side (protocol followed):\n")
+	for _, name := range slices.Sorted(maps.Keys(x.rows)) {
+		for _, engine := range []string{stepsEngine, workflowEngine} {
+			if f, ok := x.rows[name][engine]; ok {
+				fmt.Fprintf(w, "  %-40s %-8s %s\n", name, engine, f)
+			}
+		}
+	}
 }

@@ -113,6 +113,9 @@ func flowstateScenario(t *testing.T, m mode, knobs standin.Knobs) *scenario {
 			c := s.context()
 			t.Logf("context: %s", c)
 			suiteContext.add(t.Name(), c)
+			f := s.figures()
+			t.Logf("cost: %s", f)
+			suiteEngines.add(t.Name(), f)
 		}
 	})
 	return s

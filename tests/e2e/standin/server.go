@@ -39,6 +39,7 @@ type Server struct {
 	paraphrased bool                // Drift.ParaphraseArgs has garbled its Workflow call
 	bodies      map[string]string   // an agent file's body -> its name, for a workflow script's agents
 	scripted    []WorkflowAgent     // the agents workflow scripts started, as their first request came
+	mainBytes   int                 // the size of every main-thread request body, summed
 	skipper     *string             // the session whose main thread skips a block (Drift.SkipBlock)
 	skipped     []string            // the bash blocks it skipped
 	async       map[string]bool     // tool ids of Agent calls Claude Code ran in the background
@@ -58,7 +59,6 @@ type Exchange struct {
 	Seq      int64
 	Subagent bool
 	Workflow bool   // a subagent a workflow script started
-	AgentID  string // Claude Code's id of the subagent (its x-claude-code-agent-id header)
 	Agent    string // persona of the subagent ("" in the main thread)
 	Text     string // final text; empty when the turn made tool calls
 	Tools    []ToolUse
@@ -156,6 +156,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		agent = personaOf(s.agentTypes[strings.TrimSpace(conv.Prompt)])
 	}
 	s.served[agent]++
+	if !conv.Subagent {
+		s.mainBytes += len(body)
+	}
 	s.observe(conv)
 	if conv.Workflow {
 		s.started(conv, agent, r.Header.Get("x-claude-code-agent-id"), seq)
@@ -181,7 +184,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	msg := t.message(fmt.Sprintf("msg_standin_%04d", seq), func() string {
 		return fmt.Sprintf("toolu_standin_%d", toolIDs.Add(1))
 	}, u)
-	s.record(seq, conv, agent, r.Header.Get("x-claude-code-agent-id"), t, u)
+	s.record(seq, conv, agent, t, u)
 	reply, _ := json.MarshalIndent(msg, "", "  ")
 	s.log(name+".reply.json", reply)
 	if !req.Stream {
@@ -401,10 +404,10 @@ func (s *Server) nextTestRun() int {
 	return s.testRuns
 }
 
-func (s *Server) record(seq int64, conv conversation, agent, agentID string, t turn, u Usage) {
+func (s *Server) record(seq int64, conv conversation, agent string, t turn, u Usage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := Exchange{Seq: seq, Subagent: conv.Subagent, Workflow: conv.Workflow, AgentID: agentID, Agent: agent, Usage: u}
+	e := Exchange{Seq: seq, Subagent: conv.Subagent, Workflow: conv.Workflow, Agent: agent, Usage: u}
 	if conv.Subagent {
 		e.Prompt = strings.TrimSpace(conv.Prompt)
 	}
@@ -441,6 +444,15 @@ type Context struct {
 
 // Received is every byte of tool results the main thread got.
 func (c Context) Received() int { return c.Bash + c.Answers + c.Frames }
+
+// MainInput is the size of every request the main thread sent, in bytes:
+// what it read, turn after turn (its conversation grows with each), the
+// measure of the input it is billed for.
+func (s *Server) MainInput() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mainBytes
+}
 
 // Context measures the main thread so far.
 func (s *Server) Context() Context {
