@@ -18,6 +18,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/limit"
 	"github.com/flowstate-dev/flowstate/lib/scaffold"
+	"github.com/flowstate-dev/flowstate/lib/statefile"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
 
@@ -87,11 +88,16 @@ func (e *env) writeCommand(c *cli.Context, pluginDir string) error {
 	for _, f := range written {
 		e.printf("%s\n", f)
 	}
-	run := "/" + a[1]
+	run, command := "/"+a[1], ""
 	if plugin != "" {
 		run = "/" + plugin + ":" + a[1]
 	}
-	e.tell("wrote /%s; in Claude Code run `%s WHAT TO REVIEW`, and check its files with `flowstate lint`", a[1], run)
+	for _, f := range files {
+		if path.Base(path.Dir(f.Path)) == "commands" {
+			command = statefile.Quote(e.shown(filepath.Join(root, filepath.FromSlash(f.Path))))
+		}
+	}
+	e.tell("wrote /%s; in Claude Code run `%s WHAT TO REVIEW`; check the command, its definition and its agents with: flowstate lint %s", a[1], run, command)
 	return nil
 }
 

@@ -71,8 +71,9 @@ func (e *env) orchestrateCommands() []*cli.Command {
 				"model back after it stopped early, loses no work), then prints AGENT, SPEC_DIR, WORKER_COUNT and\n" +
 				"TOPIC_i, OUTPUT_i (relative to SPEC_DIR) for each worker to run now, and NEXT=work. Workers\n" +
 				"recorded completed, or at work already (the hooks record agents' starts and stops), are left out.\n" +
-				"The workflow's request and the artifacts to read first are in SPEC_DIR/briefs/AGENT.md. When the\n" +
-				"state's size calls for a sub-supervisor it prints only STATE=, SUPERVISOR= and NEXT=supervised;\n" +
+				"The workflow's request, the artifacts to read first (from the project's root), the earlier\n" +
+				"workers that did not deliver and the format the files must have are in SPEC_DIR/briefs/AGENT.md.\n" +
+				"When the state's size calls for a sub-supervisor it prints only STATE=, SUPERVISOR= and NEXT=supervised;\n" +
 				"when agents are at work and nothing else is left, NEXT=verify; when the workflow is finished,\n" +
 				"WORKFLOW_ID, FINAL_STATE, ARTIFACTS_DIR, ARTIFACT_COUNT and NEXT=done.\n" +
 				"--supervisor (inside a sub-supervisor): plan the current state only, never delegate.",

@@ -42,7 +42,9 @@ func (e *env) smCommands() []*cli.Command {
 				"currency, 5USD; without it, the project's \"budget\" in " + usage.SettingsFile + "): once what it spent\n" +
 				"reaches it, its next step or transition waits as at a gate until a person runs `flowstate approve\n" +
 				"--budget AMOUNT` (or cancels it).\n" +
-				"--agents names the agents that work for the workflow (besides those of its machine's work):\n" +
+				"The workflow's agents (besides those of its machine's work) are those the command's own task\n" +
+				"blocks launch (.claude/commands/NAME.md of the project or the user, NAME being --command or\n" +
+				"the command the user typed), or those --agents names instead (a plugin's command names them):\n" +
 				"in Claude Code the hooks then run them in the foreground, record them, keep their files from\n" +
 				"the main thread, and send a model that stops early back to the section named after the\n" +
 				"workflow's state. Run again with the same --command, --description and scope (a start block\n" +
@@ -183,6 +185,11 @@ func (e *env) smInit(c *cli.Context, o smInitOptions) error {
 		return err
 	}
 	session := e.Getenv("CLAUDE_CODE_SESSION_ID")
+	if len(agents) == 0 && session != "" {
+		// A command on the low-level API has the agents its own task
+		// blocks launch; --agents, when given, names them instead.
+		agents = orchestrate.CommandAgents(p, e.Getenv("HOME"), session, o.command)
+	}
 	w, _, err := sm.Init(p, sm.InitParams{
 		ID:             e.selector().Flag,
 		Description:    o.description,

@@ -2,9 +2,12 @@
 // command protocol (docs/command-protocol.md), for `flowstate lint`: each
 // finding names its line and says what is wrong and what to do. It holds
 // the rules that make a file safe for a model to follow literally, for
-// flowstate's own commands and for the ones users write; it knows no
-// command or agent by name. It is pure: Check reads a file's text, never
-// the disk, and bash blocks are parsed in Go (mvdan.cc/sh), not run.
+// flowstate's own commands and for the ones users write, and those that
+// make a command's files agree (command.go: the definition it starts,
+// the agents that names); it knows no command or agent by name. It is
+// pure: Check reads a file's text, never the disk (the caller reads the
+// files a command uses), and bash blocks are parsed in Go
+// (mvdan.cc/sh), not run.
 package lint
 
 import (
@@ -36,11 +39,13 @@ var patterns = sync.OnceValue(func() *patternSet {
 		positional: regexp.MustCompile(`\$[0-9]|\$ARGUMENTS\[`),
 		upperCase:  regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`),
 		name:       regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`),
+		// A [N] of a key's path as messages write it ("fields[1]").
+		indexed: regexp.MustCompile(`\[([0-9]+)\]`),
 	}
 })
 
 type patternSet struct {
-	literalKey, indexedKey, literalNext, positional, upperCase, name *regexp.Regexp
+	literalKey, indexedKey, literalNext, positional, upperCase, name, indexed *regexp.Regexp
 }
 
 // A Finding is one violation: the file, its line, and a one-line message

@@ -41,6 +41,7 @@ type call struct {
 	// hidden: its output is captured, piped on or written to a file, so
 	// the keys it prints are not in the block's output.
 	hidden bool
+	words  []*syntax.Word // its arguments as parsed, for the values of its flags
 }
 
 type use struct {
@@ -329,6 +330,7 @@ func (r *reader) command(n *syntax.CallExpr) {
 	case isFlowstate(n.Args[0], args[0]):
 		if c, ok := flowstateCall(args[1:]); ok {
 			c.line, c.hidden = line, r.hides()
+			c.words = n.Args[1:]
 			r.s.calls = append(r.s.calls, c)
 			if c.sub == "state-append" && c.key != "" {
 				r.s.stored = append(r.s.stored, c.key)
@@ -491,25 +493,40 @@ func literals(words []*syntax.Word) []string {
 
 func literal(w *syntax.Word) string {
 	var b strings.Builder
-	for _, p := range w.Parts {
+	if !wordText(&b, w.Parts, nil) {
+		return ""
+	}
+	return b.String()
+}
+
+// wordText writes the text of a word's parts to b, quotes removed, a
+// parameter as param writes it (nil: none); false when a part is not
+// plain text.
+func wordText(b *strings.Builder, parts []syntax.WordPart, param func(*syntax.ParamExp) (string, bool)) bool {
+	for _, p := range parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
 			b.WriteString(p.Value)
 		case *syntax.SglQuoted:
 			b.WriteString(p.Value)
 		case *syntax.DblQuoted:
-			for _, q := range p.Parts {
-				l, ok := q.(*syntax.Lit)
-				if !ok {
-					return ""
-				}
-				b.WriteString(l.Value)
+			if !wordText(b, p.Parts, param) {
+				return false
 			}
+		case *syntax.ParamExp:
+			if param == nil {
+				return false
+			}
+			text, ok := param(p)
+			if !ok {
+				return false
+			}
+			b.WriteString(text)
 		default:
-			return ""
+			return false
 		}
 	}
-	return b.String()
+	return true
 }
 
 // isFlowstate reports whether a command word runs flowstate: by name, by

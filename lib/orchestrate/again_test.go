@@ -152,30 +152,35 @@ func TestClassifiedWaitsForTheClassifier(t *testing.T) {
 	}
 }
 
-// TestVerifyTwiceAcrossWaves: verify records wave 1 and hands out wave 2;
-// run again, it must not check wave 2, which nobody has run yet, but hand
-// it out again.
-func TestVerifyTwiceAcrossWaves(t *testing.T) {
-	p := project(t)
-	w := startedWorkflow(t, p, Request{Command: "orchestrate", Scope: "full-implementation", Description: "login", Session: "s1"})
-	// research, then a plan of two waves.
+// throughThePlan takes a full-implementation workflow of session s1 in p
+// (with a gate before implement when approve) through its research and a
+// plan of two waves (phase 1: A, then 2: B), and returns what the verify
+// of the plan printed.
+func throughThePlan(t *testing.T, p *store.Project, approve bool) (*store.Workflow, Output) {
+	t.Helper()
+	w := startedWorkflow(t, p, Request{Command: "orchestrate", Scope: "full-implementation", Description: "login", Session: "s1", ApprovePlan: approve})
 	out, err := Plan(w, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	write(t, outputPath(t, out, 1), report)
-	if _, err := Verify(w, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if out, err = Plan(w, Options{}); err != nil || value(t, out, "AGENT") != "plan-architect" {
-		t.Fatalf("plan: %v\n%s", err, out)
+	if out, err = Verify(w, Options{}); err != nil || value(t, out, "AGENT") != "plan-architect" {
+		t.Fatalf("verify the research: %v\n%s", err, out)
 	}
 	write(t, outputPath(t, out, 1), "# Plan\n\n### Phase 1: A\ndependencies: []\n\n### Phase 2: B\ndependencies: [1]\n")
-	if _, err := Verify(w, Options{}); err != nil {
-		t.Fatal(err)
+	if out, err = Verify(w, Options{}); err != nil {
+		t.Fatalf("verify the plan: %v\n%s", err, out)
 	}
-	if out, err = Plan(w, Options{}); err != nil || value(t, out, "AGENT") != "implementation-executor" || value(t, out, "WORKER_COUNT") != "1" {
-		t.Fatalf("implement wave 1: %v\n%s", err, out)
+	return w, out
+}
+
+// TestVerifyTwiceAcrossWaves: verify records wave 1 and hands out wave 2;
+// run again, it must not check wave 2, which nobody has run yet, but hand
+// it out again.
+func TestVerifyTwiceAcrossWaves(t *testing.T) {
+	w, out := throughThePlan(t, project(t), false)
+	if value(t, out, "AGENT") != "implementation-executor" || value(t, out, "WORKER_COUNT") != "1" {
+		t.Fatalf("implement wave 1:\n%s", out)
 	}
 	write(t, outputPath(t, out, 1), "# Phase 1\n\n## Executive Summary\n\nA.\n")
 	// The hooks saw its agent run (and so record launches).
@@ -286,7 +291,7 @@ func TestVerifyNamesAWorkerNeverLaunched(t *testing.T) {
 	agentEvent(t, w, agentrun.Launch, "s1", "", "research-specialist", "research_1")
 	agentEvent(t, w, agentrun.Stop, "s1", "a1", "research-specialist", "research_1")
 	_, err = Verify(w, Options{})
-	if err == nil || !strings.Contains(err.Error(), "research_2 wrote no research report at "+outputPath(t, out, 2)+" (no Agent call was made for it)") {
+	if err == nil || !strings.Contains(err.Error(), "research_2 wrote no research report at "+shown(t, p, outputPath(t, out, 2))+" (no Agent call was made for it)") {
 		t.Fatalf("verify: %v", err)
 	}
 	run, ok := ReadRun(p, "s1")

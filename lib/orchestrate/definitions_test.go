@@ -13,6 +13,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/store"
@@ -289,7 +292,11 @@ func (d *deliverer) deliver(out Output) error {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(path, d.artifact(role), 0o644); err != nil {
+		data, err := d.artifact(role, outValue(out, "SPEC_DIR"))
+		if err != nil {
+			return fmt.Errorf("worker %d of %s: %w", i, state, err)
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
 			return err
 		}
 		d.written[path] = true
@@ -328,41 +335,24 @@ func (d *deliverer) finished(out Output, terminal string) error {
 	return nil
 }
 
-// artifact is a file that meets role's format, failing its check the
-// first time a state with one is run.
-func (d *deliverer) artifact(r Role) []byte {
-	failures := 0
-	if r.FailWhen != "" && !d.failed {
-		d.failed, failures = true, 1
+// artifact is the file a literal-minded worker of r writes: the
+// template the brief of its state gives, filled in, failing its state's
+// check the first time a state with one is run.
+func (d *deliverer) artifact(r Role, specDir string) ([]byte, error) {
+	brief, err := os.ReadFile(BriefPath(specDir, r))
+	if err != nil {
+		return nil, err
 	}
-	var b strings.Builder
-	switch r.Format {
-	case machine.FormatPlan:
-		return []byte("# Plan\n\n### Phase 1: Build\n\ndependencies: []\n\n### Phase 2: Test\n\ndependencies: [1]\n")
-	case machine.FormatTestResults:
-		return fmt.Appendf(nil, `{"total_tests": 2, "tests_passed": %d, "tests_failed": %d}`, 2-failures, failures)
-	case machine.FormatJSON:
-		obj := map[string]any{}
-		for _, f := range r.Fields {
-			obj[f.Name] = map[string]any{"": "x", "string": "x", "number": 1, "boolean": true, "array": []any{}, "object": map[string]any{}}[f.StringType()]
-			if len(f.Values) > 0 {
-				obj[f.Name] = f.Values[0]
-			}
-		}
-		if r.FailWhen != "" {
-			obj[r.FailWhen] = failures
-		}
-		data, _ := json.Marshal(obj)
-		return data
-	case machine.FormatReport:
-		b.WriteString("# Result\n\n## Executive Summary\n\nDone.\n\n## Key Findings\n\n- one\n")
-	default:
-		b.WriteString("# Result\n")
+	file, err := filled(string(brief))
+	if err != nil || r.FailWhen == "" || d.failed {
+		return []byte(file), err
 	}
-	for _, s := range r.Sections {
-		fmt.Fprintf(&b, "\n## %s\n\nSomething.\n", s)
+	d.failed = true
+	data, err := sjson.SetBytes([]byte(file), gjson.Escape(r.FailWhen), 1)
+	if err == nil && r.Format == machine.FormatTestResults {
+		data, err = sjson.SetBytes(data, "total_tests", 1)
 	}
-	return []byte(b.String())
+	return data, err
 }
 
 // outValue is the value of key in out, "" when it has none.

@@ -123,7 +123,7 @@ func held(w *store.Workflow, o Options, signal bool) (out Output, ok bool, err e
 	switch h := checkpoint.ViewOf(doc).Hold; {
 	case h != nil && h.Kind == checkpoint.HoldApproval:
 		out.add("WAITING_FOR", "approval to enter "+h.State)
-		if review := reviewOf(doc, h); len(review) > 0 {
+		if review := reviewOf(w, doc, h); len(review) > 0 {
 			out.add("REVIEW", strings.Join(review, " "))
 		}
 	case h != nil && h.Kind == checkpoint.HoldBudget:
@@ -135,11 +135,11 @@ func held(w *store.Workflow, o Options, signal bool) (out Output, ok bool, err e
 }
 
 // reviewOf lists what a person approves at a gate: the artifacts of the
-// state the workflow waits in.
-func reviewOf(doc []byte, h *checkpoint.Hold) []string {
+// state workflow w waits in, from the project's root.
+func reviewOf(w *store.Workflow, doc []byte, h *checkpoint.Hold) []string {
 	var out []string
 	for _, a := range gjson.GetBytes(doc, checkpoint.PhaseData(h.From, checkpoint.PhaseArtifacts)).Array() {
-		out = append(out, a.String())
+		out = append(out, fromProject(w, a.String()))
 	}
 	return out
 }
@@ -159,7 +159,7 @@ func HeldMessage(w *store.Workflow, doc []byte) string {
 	switch h.Kind {
 	case checkpoint.HoldApproval:
 		review := ""
-		if r := reviewOf(doc, h); len(r) > 0 {
+		if r := reviewOf(w, doc, h); len(r) > 0 {
 			review = " Review " + strings.Join(r, " ") + "."
 		}
 		msg = fmt.Sprintf("Workflow %s waits for your approval to enter %s: %s.%s Approve with %s [NOTE] (in a terminal: flowstate approve --workflow %s), then continue with %s; or send it back to %s with %s REASON (flowstate reject --workflow %s --reason TEXT).",

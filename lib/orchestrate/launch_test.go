@@ -240,7 +240,11 @@ func (s *script) run(res StepResult) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			s.t.Fatal(err)
 		}
-		if err := os.WriteFile(path, s.d.artifact(role), 0o644); err != nil {
+		data, err := s.d.artifact(role, filepath.Join(s.p.Dir, lineAfter(wk.Prompt, "Read first: "), "..", ".."))
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
 			s.t.Fatal(err)
 		}
 		if wk.Phase != res.State || !strings.HasPrefix(wk.AgentType, "flowstate:") || wk.Label == "" {

@@ -10,7 +10,9 @@
 // The decisions are pure files, table-tested without a project: roles.go
 // (which agents a state needs), workers.go (its workers, their batches,
 // the test/debug loop), brief.go (what the workers read first),
-// artifact.go (what an artifact proves, the record kept of it) and
+// contract.go (the format their file must have, as their brief says it,
+// from the data the check reads), artifact.go (what an artifact proves,
+// the record kept of it) and
 // args.go (a command's arguments). The other files read the checkpoint
 // and the artifacts, write through lib/store and lib/sm, and return what
 // a step prints as an Output. The package prints nothing and parses no

@@ -98,6 +98,16 @@ func outputPath(t *testing.T, out Output, i int) string {
 	return filepath.Join(value(t, out, "SPEC_DIR"), value(t, out, fmt.Sprintf("OUTPUT_%d", i)))
 }
 
+// shown is path as flowstate's messages name it: from the project's root.
+func shown(t *testing.T, p *store.Project, path string) string {
+	t.Helper()
+	rel, err := filepath.Rel(p.Dir, path)
+	if err != nil || !filepath.IsLocal(rel) {
+		t.Fatalf("%s is not in the project %s", path, p.Dir)
+	}
+	return rel
+}
+
 func value(t *testing.T, out Output, key string) string {
 	t.Helper()
 	for _, p := range out.Pairs {
@@ -135,7 +145,7 @@ func TestResearchOnly(t *testing.T) {
 		t.Fatalf("verify right after the plan: %v\n%s", err, out)
 	}
 	p.Now = func() time.Time { return time.Now().Add(hookGrace) }
-	if _, err := Verify(w, Options{}); fail.Code(err) != fail.Usage || !strings.Contains(err.Error(), "wrote no research report at "+report) {
+	if _, err := Verify(w, Options{}); fail.Code(err) != fail.Usage || !strings.Contains(err.Error(), "wrote no research report at "+shown(t, p, report)) {
 		t.Fatalf("verify without the report: %v", err)
 	}
 	md := "# Auth\n\n## Executive Summary\n\nTokens.\n\n## Key Findings\n\n- one place\n"

@@ -134,7 +134,7 @@ func TestInvalidReportSetAside(t *testing.T) {
 	bad := outputPath(t, out, 1)
 	write(t, bad, "no sections at all\n")
 	_, err := Verify(w, Options{})
-	if err == nil || !strings.Contains(err.Error(), "is not a valid research report") || !strings.Contains(err.Error(), "kept as "+bad+".rejected") {
+	if err == nil || !strings.Contains(err.Error(), "is not a valid research report") || !strings.Contains(err.Error(), "kept as "+shown(t, p, bad)+".rejected") {
 		t.Fatalf("verify: %v", err)
 	}
 	if _, err := os.Lstat(bad); !errors.Is(err, fs.ErrNotExist) {

@@ -186,7 +186,7 @@ func writeBrief(v *view) error {
 	if err := ensureSpecDir(v.w.P, filepath.Dir(path)); err != nil {
 		return err
 	}
-	brief := Brief(v.role, v.facts, ContextOf(v.role, outputs(v.m, v.records)))
+	brief := Brief(v.role, v.facts, v.context())
 	if old, err := fsx.ReadFile(path, limit.Max); err == nil && string(old) == brief {
 		return nil
 	}

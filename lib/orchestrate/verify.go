@@ -325,12 +325,13 @@ func (v *view) handout(runs agentrun.Runs, o Options) handout {
 // setAside renames an artifact that failed its check to <path>.rejected,
 // where the user can still read it, so that the worker run again writes a
 // new file: Claude Code's Write tool refuses to replace a file the agent
-// has not read. It returns what to add to the failure's message.
-func setAside(path string) string {
+// has not read. It returns what to add to the failure's message, which
+// names the file as shown.
+func setAside(path, shown string) string {
 	if err := os.Rename(path, path+rejectedSuffix); err != nil {
 		return ""
 	}
-	return "; kept as " + path + rejectedSuffix
+	return "; kept as " + shown + rejectedSuffix
 }
 
 // rejectedSuffix marks an artifact set aside by setAside.
@@ -356,15 +357,18 @@ func check(v *view, runs agentrun.Runs, batch []Worker) (recs []supervisor.Recor
 	recs = make([]supervisor.Record, len(batch))
 	for i, wk := range batch {
 		var checked Checked
+		// The messages, kept in the records and read by later workers,
+		// name the file from the project's root.
+		shown := fromProject(v.w, wk.Output)
 		data, err := fsx.ReadFile(wk.Output, limit.Max)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			err = fail.Usagef("%s %s wrote no %s at %s%s", v.role.Agent, wk.ID, v.role.ArtifactName(), wk.Output, notLaunched(runs, v, wk))
+			err = fail.Usagef("%s %s wrote no %s at %s%s", v.role.Agent, wk.ID, v.role.ArtifactName(), shown, notLaunched(runs, v, wk))
 		case err != nil:
 			err = fmt.Errorf("%s %s: %w", v.role.Agent, wk.ID, err)
 		default:
 			if checked, err = CheckArtifact(v.role, data); err != nil {
-				err = fmt.Errorf("%s %s: %s is not a valid %s: %w%s", v.role.Agent, wk.ID, wk.Output, v.role.ArtifactName(), err, setAside(wk.Output))
+				err = fmt.Errorf("%s %s: %s is not a valid %s: %w%s", v.role.Agent, wk.ID, shown, v.role.ArtifactName(), err, setAside(wk.Output, shown))
 			}
 		}
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -136,7 +137,7 @@ func factsOf(w *store.Workflow, m *machine.Machine, doc []byte, cv checkpoint.Vi
 	if fb := gjson.GetBytes(doc, checkpoint.PhaseData(cv.CurrentState, checkpoint.PhaseFeedback)); fb.IsObject() {
 		var earlier []string
 		for _, a := range fb.Get("earlier").Array() {
-			earlier = append(earlier, a.String())
+			earlier = append(earlier, fromProject(w, a.String()))
 		}
 		f.Feedback = Feedback(fb.Get("kind").String(), fb.Get("by").String(), fb.Get("reason").String(), earlier)
 	}
@@ -164,6 +165,7 @@ func (v *view) readRecords() error {
 		}
 		byID := map[string]supervisor.Record{}
 		for _, rec := range recs {
+			rec.OutputPath = here(v.w, rec.OutputPath)
 			byID[rec.WorkerID] = rec
 		}
 		v.records[role.Key()] = byID
@@ -329,6 +331,43 @@ func (v *view) complete() bool {
 }
 
 func (v *view) finished() bool { return v.state == v.terminal && v.complete() }
+
+// context is what the current state's workers build on, their paths
+// from the project's root.
+func (v *view) context() Context {
+	byState := map[string][]supervisor.Record{}
+	for _, role := range Roles(v.m) {
+		for _, rec := range sortedRecords(v.records[role.Key()]) {
+			rec.OutputPath = fromProject(v.w, rec.OutputPath)
+			byState[role.State] = append(byState[role.State], rec)
+		}
+	}
+	return ContextOf(v.role, byState)
+}
+
+// fromProject is path, one in the workflow's spec directory, as a path
+// from the project's root, whichever directory the project was in when
+// the path was recorded: a moved or copied project sends no worker, and
+// no message, to the old place. A path elsewhere is as it is.
+func fromProject(w *store.Workflow, path string) string {
+	if rel, err := filepath.Rel(w.P.Dir, path); err == nil && filepath.IsLocal(rel) {
+		return rel
+	}
+	spec := filepath.Join(SpecsDir, w.ID) + string(filepath.Separator)
+	if i := strings.LastIndex(path, string(filepath.Separator)+spec); i >= 0 && filepath.IsAbs(path) {
+		return path[i+1:]
+	}
+	return path
+}
+
+// here is a path recorded in the workflow's spec directory where the
+// project is now, to read it.
+func here(w *store.Workflow, path string) string {
+	if rel := fromProject(w, path); !filepath.IsAbs(rel) && rel != path {
+		return filepath.Join(w.P.Dir, rel)
+	}
+	return path
+}
 
 // outputs lists the completed workers' artifacts per state of m, in worker order.
 func outputs(m *machine.Machine, records map[string]map[string]supervisor.Record) map[string][]string {

@@ -11,6 +11,7 @@ package protocol
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -513,4 +514,25 @@ func (t Task) Expand(values map[string]string) ([]Invocation, error) {
 		calls = append(calls, inv)
 	}
 	return calls, nil
+}
+
+// LaunchedAgents are the agents md's task blocks launch, by name without
+// a plugin prefix, each once, in the order of the blocks; a block whose
+// subagent_type a block prints (${AGENT}) names none.
+func LaunchedAgents(md string) []string {
+	d, err := Parse(strings.ReplaceAll(md, "\r\n", "\n"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, st := range d.Steps {
+		if st.Task == nil || st.Task.SubagentType == "" || strings.Contains(st.Task.SubagentType, "${") {
+			continue
+		}
+		name := st.Task.SubagentType[strings.LastIndex(st.Task.SubagentType, ":")+1:]
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }

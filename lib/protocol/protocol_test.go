@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -229,5 +230,34 @@ func TestExpand(t *testing.T) {
 	}
 	if _, err := (Task{SubagentType: "a", Description: "d", Prompt: "${K_i}"}).Expand(map[string]string{"K_1": "x"}); err == nil {
 		t.Error("${K_i} outside a for_each: want an error")
+	}
+}
+
+func TestTemplate(t *testing.T) {
+	brief := "# Brief: x\n\n## Read first\n\n```markdown\nnot this\n```\n\n## Format\n\nWrite it so:\n\n````json\n{\"a\": \"<a>\"}\n````\n"
+	if lang, text, ok := Template(brief); !ok || lang != "json" || text != "{\"a\": \"<a>\"}\n" {
+		t.Errorf("Template = %q, %q, %v", lang, text, ok)
+	}
+	if _, _, ok := Template("# Brief\n\n## Read first\n\n- a.md\n"); ok {
+		t.Errorf("a brief without a Format section has a template")
+	}
+}
+
+func TestLaunchedAgents(t *testing.T) {
+	task := func(typ string) string {
+		return "```task\nTask {\n  subagent_type: " + typ + "\n  description: d\n  run_in_background: false\n  prompt: p\n}\n```\n\n"
+	}
+	for _, c := range []struct {
+		md   string
+		want []string
+	}{
+		{"## start\n\n" + task("file-reviewer") + task("kit:writer") + task("file-reviewer"), []string{"file-reviewer", "writer"}},
+		{task("${AGENT}") + task("flowstate:${AGENT}"), nil},
+		{"no blocks at all\n", nil},
+		{"```task\nTask {\n  description: no type\n}\n```\n", nil},
+	} {
+		if got := LaunchedAgents(c.md); !slices.Equal(got, c.want) {
+			t.Errorf("LaunchedAgents(%q) = %q, want %q", c.md, got, c.want)
+		}
 	}
 }

@@ -81,10 +81,10 @@ func NewCommand(name, plugin string) ([]File, error) {
 		{Path: dir + "agents/" + orchestrate.StepAgent + ".md", Data: step, Shared: true},
 	}
 	for _, a := range []struct{ name, description, task string }{
-		{name + "-reviewer", "Reviews a change through one lens and writes a review report",
-			"You review a change through one lens, the `Topic:` (correctness, security, readability):\nread the code the request names and report what holds up, what does not, and what to change."},
-		{name + "-writer", "Summarises the reviews of a change into one report with the changes to make first",
-			"You summarise the reviews of a change: read each review your brief lists and write one\nreport that says what to change first and why, citing the reviews."},
+		{name + "-reviewer", "Reviews what a workflow's request names through one lens, its topic, and writes the review in the format its brief gives",
+			"You review what the workflow's request names through one lens, the `Topic:` (correctness,\nsecurity, readability): read the code it names and say what holds up, what does not, and\nwhat to change."},
+		{name + "-writer", "Sums up the reviews a workflow's brief lists into one file, in the format its brief gives",
+			"You sum up the reviews of a change: read each file your brief lists, and write one that says\nwhat to change first and why, citing them, and what is missing where a review was not\ndelivered."},
 	} {
 		md, err := render("worker.md.tmpl", struct{ Name, Description, Task string }{a.name, a.description, a.task})
 		if err != nil {

@@ -15,6 +15,14 @@ const (
 	MaxFindings  = 12 // findings kept from one report, and in an aggregate
 )
 
+// The headings of a report (docs/command-protocol.md section 6): what
+// ParseReport reads first, and what a worker's brief shows it to write.
+const (
+	ReportSummary       = "Executive Summary"
+	ReportFindings      = "Key Findings"
+	ReportFilesModified = "Files Modified" // an implementation summary's
+)
+
 // MaxReportLines bounds the lines with text in a report, so that reading
 // one costs bounded memory whatever its shape: a line of the parsed
 // report takes tens of bytes, however short the line.
@@ -72,14 +80,14 @@ func ParseReport(md []byte) (Meta, error) {
 	if m.Title == "" {
 		return Meta{}, fail.Invalidf("not a report: no \"# Title\" heading; a report starts with a level-1 heading (docs/command-protocol.md section 6)")
 	}
-	if body, _, ok := section(lines, "executive summary", "overview", "summary"); ok {
+	if body, _, ok := section(lines, normalTitle(ReportSummary), "overview", "summary"); ok {
 		m.Summary = capWords(firstParagraph(body), SummaryWords)
 	}
 	m.KeyFindings = findings(lines)
 	if m.Summary == "" && len(m.KeyFindings) == 0 {
 		return Meta{}, fail.Invalidf("not a report: %q has no \"## Executive Summary\" paragraph and no \"## Key Findings\" list (docs/command-protocol.md section 6)", m.Title)
 	}
-	if body, _, ok := section(lines, "files modified", "files changed"); ok {
+	if body, _, ok := section(lines, normalTitle(ReportFilesModified), "files changed"); ok {
 		for _, item := range topListItems(body) {
 			if p := pathOf(item); p != "" {
 				m.FilesModified = append(m.FilesModified, p)
@@ -92,7 +100,7 @@ func ParseReport(md []byte) (Meta, error) {
 // findings applies ParseReport's three sources in order and caps the result.
 func findings(lines []mdLine) []string {
 	var found []string
-	if body, level, ok := section(lines, "key findings", "findings"); ok {
+	if body, level, ok := section(lines, normalTitle(ReportFindings), "findings"); ok {
 		found = topListItems(body)
 		if len(found) == 0 {
 			for _, l := range body {

@@ -4,11 +4,14 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/flowstate-dev/flowstate/lib/protocol"
 	"github.com/flowstate-dev/flowstate/tests/e2e/standin"
+	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
 
 // A user's own commands in the real CLI, as the docs teach them to be
@@ -46,10 +49,81 @@ func testYourOwnCommand(t *testing.T, m mode) {
 	expectOutput(t, r, "FINAL_STATE=complete", "ARTIFACT_COUNT=4")
 }
 
+// TestYourCommandFromTheDocs: /triage FILE..., a newcomer's command as
+// docs/writing-an-orchestrator.md has it written (its block run as it is:
+// `flowstate new command triage`, then a definition of its own where a
+// reviewer per file writes JSON with typed fields and a writer sums them
+// up in markdown with sections), its agent files as new wrote them, which
+// know nothing of those formats: each worker writes what its brief says,
+// and the workflow completes under every drift, in Claude Code's default
+// permission mode, asking the person nothing.
+func TestYourCommandFromTheDocs(t *testing.T) { underEachMode(t, testYourCommandFromTheDocs) }
+
+func testYourCommandFromTheDocs(t *testing.T, m mode) {
+	s := flowstateScenario(t, m, standin.Knobs{})
+	s.docBlock("docs/writing-an-orchestrator.md", "cat > .claude/flows/triage.json")
+	agents := map[string]string{}
+	for _, name := range []string{"triage-reviewer", "triage-writer"} {
+		agents[name] = s.read(".claude/agents/" + name + ".md")
+	}
+	s.Permissions = asPeopleRun
+	r := s.run("/triage src/a.go src/b.go")
+	s.expectNoDenials() // the workers' reads of their brief and writes of their file ask nobody
+	// start (which plans the reviewers), the two reviewers, the verify
+	// that plans the writer, the writer, the verify that finishes.
+	s.expectCalls(6, 3)
+
+	w := s.onlyWorkflow()
+	w.expect(map[string]any{"status": "complete", "command": "triage", "state_machine.current_state": "complete",
+		"error_state.last_error": nil,
+		"supervisor_state.analyse_workers.workers.0.metadata.severity":           "low",
+		"supervisor_state.analyse_workers.workers.1.metadata.issues|@ugly":       "[]",
+		"supervisor_state.summarize_workers.workers.0.metadata.sections|@keys|#": 2})
+	w.expectWorkers("analyse_workers", map[string]string{"analyse_1": "completed", "analyse_2": "completed"})
+	w.expectWorkers("summarize_workers", map[string]string{"summarize_1": "completed"})
+	s.expectAgents(map[string]int{"triage-reviewer": 2, "triage-writer": 1})
+	for name, was := range agents {
+		if s.read(".claude/agents/"+name+".md") != was {
+			t.Errorf("agents/%s.md changed during the run", name)
+		}
+	}
+	expectOutput(t, r, "FINAL_STATE=complete", "ARTIFACT_COUNT=3")
+}
+
+// docBlock runs, in the project, the bash block of the doc (a path from
+// the repository's root) that holds text, as tests/docs runs it: a
+// newcomer's setup, taken from the docs alone.
+func (s *scenario) docBlock(doc, text string) {
+	s.t.Helper()
+	md, err := os.ReadFile(filepath.Join(repoRoot, doc))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	blocks, err := protocol.Blocks(string(md))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for _, b := range blocks {
+		if b.Info != "bash" || !strings.Contains(b.Body, text) {
+			continue
+		}
+		cmd := exec.Command("bash", "-c", b.Body)
+		cmd.Dir = s.Project
+		cmd.Env = testenv.Env(s.Home, "CLAUDE_PROJECT_DIR="+s.Project,
+			"PATH="+filepath.Dir(flowstateBin(s.t))+string(os.PathListSeparator)+os.Getenv("PATH"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			s.t.Fatalf("%s:%d: %v\n%s", doc, b.Line, err, out)
+		}
+		return
+	}
+	s.t.Fatalf("%s has no bash block with %q", doc, text)
+}
+
 // TestYourLowLevelCommand: /three-reviewers (examples/three-reviewers, in
-// the project's .claude) uses only sm-init --agents, state-append,
-// supervisor-record and aggregate, sections named after its states. The
-// hooks hold it as they hold the phase loop: its reviewers run in the
+// the project's .claude) uses only sm-init (declaring no agents: sm-init
+// reads them from its task blocks), state-append, supervisor-record and
+// aggregate, sections named after its states. The hooks hold it as they
+// hold the phase loop: its reviewers run in the
 // foreground and are recorded, a model that stops early or is compacted
 // is sent back to the section of the workflow's state.
 func TestYourLowLevelCommand(t *testing.T) { underEachDrift(t, testYourLowLevelCommand) }

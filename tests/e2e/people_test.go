@@ -75,7 +75,7 @@ func testPlanGateApprovedFromAShell(t *testing.T, m mode) {
 	plan := w.expectArtifacts(s.Project, "plan", "plans", 1)
 	w.expectEvents("initialize research plan", map[string]int{"gate": 1, "approve": 0})
 	s.expectAgents(map[string]int{"workflow-classifier": 1, "research-specialist": 1, "plan-architect": 1})
-	expectEnded(t, r, m.Drift, "waits for your approval to enter implement", "Review "+plan[0], "/flowstate:workflow-approve", "flowstate approve --workflow "+w.ID)
+	expectEnded(t, r, m.Drift, "waits for your approval to enter implement", "Review "+testenv.FromProject(t, s.Project, plan[0]), "/flowstate:workflow-approve", "flowstate approve --workflow "+w.ID)
 	s.expectPointer(r, w, true)
 
 	// A model that approves on its own, in a Bash block of a prompt that
@@ -116,7 +116,7 @@ func testPlanGateApprovedFromAShell(t *testing.T, m mode) {
 		"phase_data.implement.approval.by": "ann", "phase_data.implement.approval.via": "shell", "phase_data.implement.approval.note": "plan reviewed"})
 	w.expectEvents("initialize research plan implement test document complete", map[string]int{"gate": 1, "approve": 1})
 	for _, c := range s.calls() {
-		if c.Persona == "implementation-executor" && !strings.Contains(s.brief(c), "- "+plan[0]+"\n") {
+		if c.Persona == "implementation-executor" && !strings.Contains(s.brief(c), "- "+testenv.FromProject(t, s.Project, plan[0])+"\n") {
 			t.Errorf("an executor was not given the approved plan:\n%s", s.brief(c))
 		}
 	}
@@ -189,7 +189,7 @@ func testPlanGateRejectedInClaudeCode(t *testing.T, m mode) {
 	s.restartModel(standin.Knobs{}, "replan")
 	s.run("/flowstate:workflow-resume")
 	s.expectAgents(map[string]int{"plan-architect": 1})
-	if c := s.calls(); len(c) == 1 && (!strings.Contains(s.brief(c[0]), "rejected "+rejected[0]) || !strings.Contains(s.brief(c[0]), "the plan must cover clock skew")) {
+	if c := s.calls(); len(c) == 1 && (!strings.Contains(s.brief(c[0]), "rejected "+testenv.FromProject(t, s.Project, rejected[0])) || !strings.Contains(s.brief(c[0]), "the plan must cover clock skew")) {
 		t.Errorf("the planner was not told what was rejected and why:\n%s", s.brief(c[0]))
 	}
 	w = s.onlyWorkflow()

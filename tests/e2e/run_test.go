@@ -41,7 +41,15 @@ type denial struct {
 	Input json.RawMessage `json:"tool_input"`
 }
 
-func (d denial) String() string { return d.Tool + " " + string(d.Input) }
+// String is the tool and its input, cut to a line's worth: a refused
+// Write carries the whole file, which would flood the test log.
+func (d denial) String() string {
+	in := string(d.Input)
+	if len(in) > 200 {
+		in = in[:200] + fmt.Sprintf("... (%d bytes)", len(in))
+	}
+	return d.Tool + " " + in
+}
 
 // permissionMode is how a scenario's runs are permitted their tools.
 type permissionMode string

@@ -585,7 +585,8 @@ func testTooFewWorkersDeliver(t *testing.T, m mode) {
 	r := s.run("/flowstate:coordinate research alpha and beta")
 
 	w := s.onlyWorkflow()
-	missing := filepath.Join(s.Project, ".flowstate", "specs", w.ID, "reports", "002_beta.md")
+	// Named from the project's root: the message is kept in the records.
+	missing := filepath.Join(".flowstate", "specs", w.ID, "reports", "002_beta.md")
 	expectOutput(t, r, "Stopped:", "research-specialist research_2 wrote no research report at "+missing, "/flowstate:workflow-resume")
 	w.expect(map[string]any{
 		"status":                           "in_progress",

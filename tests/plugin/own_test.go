@@ -1,12 +1,14 @@
 package plugin
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"github.com/flowstate-dev/flowstate/tests/internal/testenv"
 )
@@ -71,10 +73,69 @@ func TestRunYourOwnCommand(t *testing.T) {
 			if missing != "" {
 				reviews = 2
 			}
-			if brief := w.brief(w.Batches[1][0]); strings.Count(brief, "/reviews/") != reviews {
+			brief := w.brief(w.Batches[1][0])
+			_, read, _ := strings.Cut(brief, "## Read first\n")
+			read, missed, _ := strings.Cut(read, "## Not delivered\n")
+			if strings.Count(read, "/reviews/") != reviews {
 				t.Errorf("the writer's brief does not list the delivered reviews:\n%s", brief)
 			}
+			if missing != "" && !strings.Contains(missed, "review: 2 of 3 workers delivered; these did not:\n\n- security (review_2): audit-reviewer review_2 wrote no review at .flowstate/specs/") {
+				t.Errorf("the writer's brief does not say which review was not delivered, and why:\n%s", brief)
+			}
 		})
+	}
+}
+
+// TestRunYourOwnCommandAfterAFormatChange: the formats of /audit's
+// states are changed in its definition alone (reviews as JSON with a
+// typed field and values, the summary as markdown with sections), and
+// its agent files are left as `flowstate new command` wrote them: each
+// worker writes what its brief's template shows, and the workflow
+// completes with every file taken by the new formats' checks.
+func TestRunYourOwnCommandAfterAFormatChange(t *testing.T) {
+	w := newWorld(t, fakeAgents{})
+	w.flowstate("new", "command", "audit")
+	agents := map[string][]byte{}
+	for _, name := range []string{"audit-reviewer", "audit-writer"} {
+		agents[name] = w.read(filepath.Join(".claude", "agents", name+".md"))
+	}
+	def := filepath.Join(".claude", "flows", "audit.json")
+	changed := string(w.read(def))
+	for path, value := range map[string]any{
+		"work.review.format":      "json",
+		"work.review.output":      "reviews/{n:3}_{item}.json",
+		"work.review.fields":      []any{"lens", map[string]any{"name": "verdict", "values": []string{"ship", "hold"}}, map[string]any{"name": "notes", "type": "array"}},
+		"work.summarize.format":   "markdown",
+		"work.summarize.sections": []string{"Overview", "## Change first"},
+	} {
+		var err error
+		if changed, err = sjson.Set(changed, path, value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, path := range []string{"work.review.aggregate", "work.review.artifact", "work.summarize.artifact"} {
+		changed, _ = sjson.Delete(changed, path)
+	}
+	if err := os.WriteFile(filepath.Join(w.Dir, def), []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	out, err := w.follow(w.projectCommand("audit", "the login handler"), map[string]string{})
+	if err != nil || !strings.Contains(out, "NEXT=done") {
+		t.Fatalf("/audit after its formats changed: %v\n%s", err, out)
+	}
+	for i := range 3 {
+		if got := w.flowstate("checkpoint-get", fmt.Sprintf("supervisor_state.review_workers.workers.%d.metadata.verdict", i)); got != "ship" {
+			t.Errorf("reviewer %d's verdict is %q, want the brief's first value", i+1, got)
+		}
+	}
+	if got := gjson.Get(w.flowstate("checkpoint-get", "supervisor_state.summarize_workers.workers.0.metadata.sections"), "@keys").Raw; got != `["Change first","Overview"]` {
+		t.Errorf("the summary's sections kept: %s", got)
+	}
+	for name, was := range agents {
+		if now := w.read(filepath.Join(".claude", "agents", name+".md")); string(now) != string(was) {
+			t.Errorf("agents/%s.md changed", name)
+		}
 	}
 }
 

@@ -67,7 +67,7 @@ func TestRunPlanGateRejectThenApprove(t *testing.T) {
 	}
 	plan1 := w.get("phase_data.plan.artifacts.0")
 	expectLines(t, "the command's last block", out, "STATUS=awaiting_approval\n", "WAITING_FOR=approval to enter implement\n",
-		"REVIEW="+plan1+"\n", "/flowstate:workflow-approve", "/flowstate:workflow-reject", "NEXT=stopped\n")
+		"REVIEW="+testenv.FromProject(t, w.Dir, plan1)+"\n", "/flowstate:workflow-approve", "/flowstate:workflow-reject", "NEXT=stopped\n")
 	if got := w.agentsInvoked(); len(got) != 2 || got["research-specialist"] != 1 || got["plan-architect"] != 1 {
 		t.Errorf("agents before the gate: %v, want research and plan only", got)
 	}
@@ -97,7 +97,7 @@ func TestRunPlanGateRejectThenApprove(t *testing.T) {
 	if len(w.Invoked) != 1 || w.Invoked[0].Agent != "plan-architect" {
 		t.Fatalf("after a rejection the resume ran %v, want the plan-architect only", w.Invoked)
 	}
-	expectLines(t, "the new planner's brief", w.brief(w.Invoked[0]), "rejected "+plan1, "cover the retention of the audit log")
+	expectLines(t, "the new planner's brief", w.brief(w.Invoked[0]), "rejected "+testenv.FromProject(t, w.Dir, plan1), "cover the retention of the audit log")
 	plan2 := w.get("phase_data.plan.artifacts.0")
 	if plan2 == plan1 || !strings.HasSuffix(plan2, ".v2.md") || !w.exists(plan1) || !w.exists(plan2) {
 		t.Errorf("the new plan %s must be written beside the rejected %s, both kept", plan2, plan1)
@@ -122,7 +122,7 @@ func TestRunPlanGateRejectThenApprove(t *testing.T) {
 		if inv.Agent != "implementation-executor" {
 			continue
 		}
-		if brief := w.brief(inv); !strings.Contains(brief, "- "+plan2+"\n") {
+		if brief := w.brief(inv); !strings.Contains(brief, "- "+testenv.FromProject(t, w.Dir, plan2)+"\n") {
 			t.Errorf("an executor was not given the approved plan %s:\n%s", plan2, brief)
 		}
 	}

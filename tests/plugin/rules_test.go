@@ -97,27 +97,28 @@ func TestSupervisorsStateTheRules(t *testing.T) {
 	}
 }
 
-// TestArtifactFormatsAreStated: the agents whose files flowstate parses
-// say exactly what a parser takes.
+// TestArtifactFormatsAreStated: the classifier's JSON is its own, said
+// in its file; every worker agent takes its file's format from the brief
+// (lib/orchestrate's TestBriefStatesTheFormat), repeating no template of
+// it, so that a format changed in a definition needs no agent edit.
 func TestArtifactFormatsAreStated(t *testing.T) {
-	for file, wants := range map[string][]string{
-		"agents/test-specialist.md":     {"whole numbers, always present", "leave the field out when you did not measure", "do not write null or \"N/A\""},
-		"agents/plan-architect.md":      {"`### Phase N: Name`", "`dependencies: [..]`", "nothing else on that line (no names, no comments)"},
-		"agents/workflow-classifier.md": {"exactly one of", "exactly `research_complexity`"},
-	} {
-		d := loadDoc(t, file)
-		for _, want := range wants {
-			if !says(d.Body, want) {
-				t.Errorf("%s: does not say %q", file, want)
-			}
+	d := loadDoc(t, "agents/workflow-classifier.md")
+	for _, want := range []string{"exactly one of", "exactly `research_complexity`"} {
+		if !says(d.Body, want) {
+			t.Errorf("%s: does not say %q", d.Path, want)
 		}
 	}
 	for _, d := range loadDocs(t, "agents") {
 		if strings.HasSuffix(d.Name(), "sub-supervisor") || d.Name() == "workflow-classifier" || d.Name() == orchestrate.StepAgent {
 			continue // they write no artifact (the classifier's is its JSON, stated above)
 		}
-		if !says(d.Body, "Write the file with the Write tool at exactly the path given") {
-			t.Errorf("%s: does not say where to write", d.Path)
+		for _, want := range []string{"Write the file with the Write tool at exactly the path given", "in the format the brief's `## Format` section gives"} {
+			if !says(d.Body, want) {
+				t.Errorf("%s: does not say %q", d.Path, want)
+			}
+		}
+		if strings.Contains(d.Body, "```markdown") || strings.Contains(d.Body, "```json") {
+			t.Errorf("%s: repeats a template of its file's format, which the brief gives", d.Path)
 		}
 	}
 }

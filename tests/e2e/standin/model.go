@@ -113,7 +113,8 @@ func decide(th thread) turn {
 		drift = th.Knobs.Drift
 	}
 	lastOutput, signal := "", ""
-	h := 0 // next unconsumed call in the history
+	brief := "" // the file a subagent read first, as the Read showed it
+	h := 0      // next unconsumed call in the history
 	if c.AgentFile != "" {
 		// The first call read the agent file; the program is that file.
 		if _, stop := consume(c.Calls, &h, "Read"); stop != "" {
@@ -312,6 +313,19 @@ steps:
 				return issue(turn{Text: waiting}, false)
 			}
 			pc++
+		case stepRead:
+			if h == len(c.Calls) {
+				return issue(turn{Tools: []toolUse{{"Read", readInput{absolute(c.Cwd, substitute(st.Text, env))}}}}, true)
+			}
+			// A brief that cannot be read leaves the agent to its own
+			// format, as a real one would go on.
+			if call := c.Calls[h]; call.Name != "Read" || !call.HasResult {
+				return turn{Text: fmt.Sprintf("stand-in lost its place: expected a Read result, the conversation has %s", call.Name)}
+			} else if !call.IsError {
+				brief = fileText(call.Result)
+			}
+			h++
+			pc++
 		case stepWrite:
 			if skipWrites {
 				pc++
@@ -321,7 +335,7 @@ steps:
 				continue
 			}
 			if h == len(c.Calls) {
-				return issue(turn{Tools: []toolUse{{"Write", th.write(prog, pc, env)}}}, true)
+				return issue(turn{Tools: []toolUse{{"Write", th.write(prog, pc, env, brief)}}}, true)
 			}
 			if _, stop := consume(c.Calls, &h, "Write"); stop != "" {
 				return turn{Text: stop}
@@ -400,10 +414,11 @@ func jumpTarget(prog program, text string) (int, bool) {
 func programOf(c conversation) (program, error) {
 	if !c.Subagent {
 		p, err := parseProgram(c.Program)
-		// Only subagents write files; prose in a command is never a step.
+		// Only subagents read and write files; prose in a command is
+		// never a step.
 		var steps []step
 		for _, s := range p.Steps {
-			if s.Kind != stepWrite {
+			if s.Kind != stepWrite && s.Kind != stepRead {
 				steps = append(steps, s)
 			}
 		}
@@ -460,7 +475,7 @@ func nextOf(out string) (string, bool) {
 	return next, ok
 }
 
-func (th thread) write(prog program, pc int, env map[string]string) writeInput {
+func (th thread) write(prog program, pc int, env map[string]string, brief string) writeInput {
 	path := substitute(prog.Steps[pc].Text, env)
 	var all []string
 	for _, s := range prog.Steps {
@@ -468,7 +483,7 @@ func (th thread) write(prog program, pc int, env map[string]string) writeInput {
 			all = append(all, projectRelative(th.Conv.Cwd, substitute(s.Text, env)))
 		}
 	}
-	w := writeContext{Persona: th.Agent, Path: path, Prompt: th.Conv.Prompt, Siblings: all, Knobs: th.Knobs}
+	w := writeContext{Persona: th.Agent, Path: path, Prompt: th.Conv.Prompt, Siblings: all, Knobs: th.Knobs, Brief: brief}
 	switch {
 	case th.Agent == "test-specialist" && filepath.Ext(path) == ".json":
 		w.TestRun = th.TestRun()

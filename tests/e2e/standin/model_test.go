@@ -85,6 +85,29 @@ func TestDecideWorker(t *testing.T) {
 	}
 }
 
+// TestDecideWorkerFollowsItsBrief: a worker whose prompt names a file to
+// read first reads it, then writes what the template of its format
+// section shows, each <...> filled in (in JSON, as JSON text); without
+// a template, or when the Read fails, its persona's own file.
+func TestDecideWorkerFollowsItsBrief(t *testing.T) {
+	const prompt = "Topic: src/a \"b\".go\nRead first: .flowstate/specs/1/briefs/triage-analyst.md\nWrite your result to: .flowstate/specs/1/analyses/001.json\nReturn exactly: REPORT_CREATED: 001.json"
+	const brief = "# Brief: analyse\n\n## Format\n\n```json\n{\n  \"file\": \"<file>\",\n  \"severity\": \"low\"\n}\n```\n"
+	first := decide(subagent("triage-analyst", "You analyse.", prompt))
+	if len(first.Tools) != 1 || first.Tools[0].Name != "Read" || first.Tools[0].Input.(readInput).FilePath != "/p/.flowstate/specs/1/briefs/triage-analyst.md" {
+		t.Fatalf("first turn = %+v, want the Read of the brief", first)
+	}
+	got := decide(subagent("triage-analyst", "You analyse.", prompt, read(numbered(brief), false)))
+	if w := got.Tools[0].Input.(writeInput); got.Tools[0].Name != "Write" || w.Content != "{\n  \"file\": \"file of src/a \\\"b\\\".go\",\n  \"severity\": \"low\"\n}\n" {
+		t.Errorf("write after the brief = %+v", got.Tools[0])
+	}
+	for _, r := range []toolCall{read("File does not exist.", true), read(numbered("# Brief: analyse\n\n## Read first\n\n- a.md\n"), false)} {
+		got := decide(subagent("triage-analyst", "You analyse.", prompt, r))
+		if w := got.Tools[0].Input.(writeInput); !strings.HasPrefix(w.Content, `{"written_by": "triage-analyst"`) {
+			t.Errorf("write after %q = %q, want the persona's own", r.Result, w.Content)
+		}
+	}
+}
+
 func TestDecideMissingWorker(t *testing.T) {
 	th := subagent("research-specialist", "You research.", workerPrompt)
 	th.Knobs.MissingWorker = "Auth"

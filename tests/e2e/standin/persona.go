@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/flowstate-dev/flowstate/lib/protocol"
+	"github.com/flowstate-dev/flowstate/tests/internal/playback"
 )
 
 // personaOf turns an agent type ("flowstate:research-specialist") into the
@@ -24,9 +27,19 @@ type writeContext struct {
 	// Classification is the ordinal of a classification file, else 0.
 	Classification int
 	Knobs          Knobs
+	// Brief is the file the agent read first, "" if none.
+	Brief string
 }
 
+// ownFormat are the personas whose files say what a template cannot: a
+// plan's phases in waves, failing tests, the files an executor changed,
+// the classification.
+var ownFormat = map[string]bool{"plan-architect": true, "test-specialist": true, "implementation-executor": true, "workflow-classifier": true}
+
 func (w writeContext) content() string {
+	if file, ok := w.fromBrief(); ok {
+		return file
+	}
 	switch ext := filepath.Ext(w.Path); {
 	case ext == ".json" && w.Persona == "test-specialist":
 		return w.testResults()
@@ -45,6 +58,23 @@ func (w writeContext) content() string {
 		return w.report("")
 	}
 	return sourceFile(w.Path, topicOf(w.Prompt))
+}
+
+// fromBrief is what a literal-minded agent writes from the brief it read:
+// the template the brief gives for a file of the kind it writes, each
+// <...> filled in about its topic, and, in markdown, its evidence at the
+// length a real agent's has. Not for a persona of its own format.
+func (w writeContext) fromBrief() (string, bool) {
+	lang, _, ok := protocol.Template(w.Brief)
+	if !ok || ownFormat[w.Persona] || map[string]string{".md": "markdown", ".json": "json"}[filepath.Ext(w.Path)] != lang {
+		return "", false
+	}
+	topic := topicOf(w.Prompt)
+	file, _ := playback.Filled(w.Brief, topic)
+	if lang == "markdown" {
+		file += "\n" + details(topic, reportSections)
+	}
+	return file, true
 }
 
 // report follows the report format of the command protocol, section 6.

@@ -8,13 +8,14 @@ const (
 	stepBash stepKind = iota
 	stepTask
 	stepWrite
+	stepRead   // a subagent reads the file its prompt says to read first (its brief)
 	stepLaunch // a ```workflow block: one Workflow call
 )
 
 // step is one thing the model does in one turn.
 type step struct {
 	Kind stepKind
-	// Text is the bash block verbatim, or the write target path (with ${KEY}s).
+	// Text is the bash block verbatim, or the path to write or read (with ${KEY}s).
 	Text   string
 	Task   task
 	Launch protocol.Launch
@@ -33,7 +34,8 @@ type program struct {
 // ```task blocks are steps, other fenced blocks are examples and ignored,
 // "## name" headings outside fences mark jump targets, and prose lines
 // naming a file to write ("Write the report to: <path>") are write steps in
-// place.
+// place, and one naming the file to read first ("Read first: <path>") a
+// read step.
 func parseProgram(md string) (program, error) {
 	p := program{Sections: map[string]int{}}
 	d, err := protocol.Parse(md)
@@ -57,6 +59,9 @@ func parseProgram(md string) (program, error) {
 			}
 			if path, ok := protocol.WriteTarget(line); ok {
 				p.Steps = append(p.Steps, step{Kind: stepWrite, Text: path})
+			}
+			if path, ok := protocol.ReadFirst(line); ok {
+				p.Steps = append(p.Steps, step{Kind: stepRead, Text: path})
 			}
 		}
 		if i == len(d.Steps) {

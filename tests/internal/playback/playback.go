@@ -1,16 +1,19 @@
 // Package playback plays command and agent files the way
 // docs/command-protocol.md says a model must (lib/protocol reads them),
 // for the test suites: a Runner that runs the bash blocks as processes
-// and hands the task blocks' Agent calls to the test's fake agents, and
-// Brief, the file a fake agent reads first.
+// and hands the task blocks' Agent calls to the test's fake agents;
+// Brief, the file a fake agent reads first, and Filled, the file it
+// writes from the brief's template.
 package playback
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/flowstate-dev/flowstate/lib/protocol"
@@ -185,4 +188,26 @@ func Brief(dir, prompt string) (string, error) {
 	}
 	b, err := os.ReadFile(path)
 	return string(b), err
+}
+
+// placeholder is a part of a brief's template to fill in.
+var placeholder = regexp.MustCompile(`<[^<>\n]+>`)
+
+// Filled is what a literal-minded agent writes from its brief: the
+// template of the brief's format section, each <...> filled in with a
+// few words about topic (escaped in a JSON template). ok is false for a
+// brief that gives no template.
+func Filled(brief, topic string) (file string, ok bool) {
+	lang, text, ok := protocol.Template(brief)
+	if !ok {
+		return "", false
+	}
+	return placeholder.ReplaceAllStringFunc(text, func(p string) string {
+		words := strings.Trim(p, "<>") + " of " + topic
+		if lang == "json" {
+			b, _ := json.Marshal(words)
+			return strings.Trim(string(b), `"`)
+		}
+		return words
+	}), true
 }

@@ -231,3 +231,14 @@ func Env(home string, extra ...string) []string {
 	env = append(env, "HOME="+home)
 	return append(env, extra...)
 }
+
+// FromProject is path, a file in the project, as flowstate's briefs and
+// messages name it: from the project's root.
+func FromProject(tb testing.TB, project, path string) string {
+	tb.Helper()
+	rel, err := filepath.Rel(project, path)
+	if err != nil || !filepath.IsLocal(rel) {
+		tb.Fatalf("%s is not in the project %s", path, project)
+	}
+	return rel
+}
