@@ -185,21 +185,7 @@ func (h handler) mainUsage(ending bool) {
 		return
 	}
 	v := checkpoint.ViewOf(doc)
-	past := usage.PastMain(events, h.session, v.Session, v.CurrentState)
-	if at := orchestrate.PromptedAt(h.p, h.session); v.Session == h.session && !at.IsZero() && at.Before(past.Window.From) {
-		// The turns since the user typed the command that created it: a
-		// workflow engine's command launches it in a turn that ends before
-		// its script's first step creates it.
-		past.Window.From = at
-	}
-	if !checkpoint.Active(v.Status) {
-		past.Window.Until = past.Finished
-		if run, ok := orchestrate.ReadRun(h.p, h.session); ok && run.ReportedAt().After(past.Window.Until) {
-			// A workflow engine's command says how its workflow ended
-			// in a turn after that.
-			past.Window.Until = run.ReportedAt()
-		}
-	}
+	past := h.pastMain(events, v)
 	m, err := h.scanMain(past)
 	if err != nil {
 		h.l.printf("stop: %v", err) // the agents it interrupted are still measured
@@ -237,6 +223,26 @@ func (h handler) mainUsage(ending bool) {
 	if err != nil {
 		h.l.printf("stop: %v", err)
 	}
+}
+
+// pastMain is what w's events (of view v) say the Stop hook needs to go
+// on measuring the session's main thread: its turns from the workflow's
+// creation, or from when the user typed the command that created it (a
+// workflow engine's command launches it in a turn that ends before its
+// script's first step creates it), to the workflow's finish, or the turn
+// after it in which a workflow engine's command reported how it ended.
+func (h handler) pastMain(events []byte, v checkpoint.View) usage.Past {
+	past := usage.PastMain(events, h.session, v.Session, v.CurrentState)
+	if at := orchestrate.PromptedAt(h.p, h.session); v.Session == h.session && !at.IsZero() && at.Before(past.Window.From) {
+		past.Window.From = at
+	}
+	if !checkpoint.Active(v.Status) {
+		past.Window.Until = past.Finished
+		if run, ok := orchestrate.ReadRun(h.p, h.session); ok && run.ReportedAt().After(past.Window.Until) {
+			past.Window.Until = run.ReportedAt()
+		}
+	}
+	return past
 }
 
 // What SessionEnd reads of the transcripts of the agents the session
