@@ -10,6 +10,33 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/protocol"
 )
 
+// NewWorkflow is what runs command name on the workflow engine: its
+// saved Claude Code workflow and the step agent it asks (shared by every
+// command of the install), for a project's .claude, or with plugin the
+// plugin it goes into. source names what wrote it.
+func NewWorkflow(name, plugin, source string) ([]File, error) {
+	if err := protocol.CheckCommandName(name); err != nil {
+		return nil, fmt.Errorf("new workflow: %w", err)
+	}
+	dir, prefix := ".claude/", ""
+	if plugin != "" {
+		dir, prefix = "", plugin+":"
+	}
+	flow, err := RenderWorkflow(Workflow{Name: engine.FlowName(name), Description: "The workflow of /" + name + ", run by flowstate",
+		StepAgent: prefix + orchestrate.StepAgent, Source: source})
+	if err != nil {
+		return nil, err
+	}
+	step, err := RenderStepAgent()
+	if err != nil {
+		return nil, err
+	}
+	return []File{
+		{Path: dir + "workflows/" + engine.FlowName(name) + ".js", Data: flow},
+		{Path: dir + "agents/" + orchestrate.StepAgent + ".md", Data: step, Shared: true},
+	}, nil
+}
+
 // File is one file `flowstate new command` writes, its path relative to
 // the project (a project's .claude layout) or to the plugin's root.
 type File struct {
@@ -64,22 +91,14 @@ func NewCommand(name, plugin string) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	flow, err := RenderWorkflow(Workflow{Name: engine.FlowName(name), Description: "The workflow of /" + name + ", run by flowstate",
-		StepAgent: prefix + orchestrate.StepAgent, Source: "flowstate new command " + name})
+	flow, err := NewWorkflow(name, plugin, "flowstate new command "+name)
 	if err != nil {
 		return nil, err
 	}
-	step, err := RenderStepAgent()
-	if err != nil {
-		return nil, err
-	}
-	files := []File{
+	files := append([]File{
 		{Path: dir + "flows/" + name + ".json", Data: definition},
 		{Path: dir + "commands/" + name + ".md", Data: command},
-		{Path: dir + "workflows/" + engine.FlowName(name) + ".js", Data: flow},
-		{Path: dir + "agents/sub-supervisor.md", Data: supervisor, Shared: true},
-		{Path: dir + "agents/" + orchestrate.StepAgent + ".md", Data: step, Shared: true},
-	}
+	}, flow[0], File{Path: dir + "agents/sub-supervisor.md", Data: supervisor, Shared: true}, flow[1])
 	for _, a := range []struct{ name, description, task string }{
 		{name + "-reviewer", "Reviews what a workflow's request names through one lens, its topic, and writes the review in the format its brief gives",
 			"You review what the workflow's request names through one lens, the `Topic:` (correctness,\nsecurity, readability): read the code it names and say what holds up, what does not, and\nwhat to change."},
