@@ -14,6 +14,8 @@ import (
 	"encoding/json"
 	"slices"
 	"time"
+
+	"github.com/flowstate-dev/flowstate/lib/usage"
 )
 
 // Event kinds the hooks record, as the "event" field of an events.jsonl
@@ -24,6 +26,9 @@ const (
 	Launch = "agent_launch"
 	Start  = "agent_start"
 	Stop   = "agent_stop"
+	// Failed comes from PostToolUseFailure: an Agent call that failed,
+	// its agent never started (Claude Code could not make its worktree).
+	Failed = "agent_failed"
 )
 
 // Event is one line of events.jsonl as this package reads it. A
@@ -44,13 +49,20 @@ type Event struct {
 	// reads what it spent so far; a workflow script's agent is measured
 	// from it).
 	Transcript string `json:"transcript,omitempty"`
+	// Worktree is the git worktree an isolated agent worked in (a start
+	// or stop: its working directory; an Agent call's return: where Claude
+	// Code kept it), "" for one that shared the project's tree.
+	Worktree string `json:"worktree,omitempty"`
+	// Shell: the agent ran shell commands (an Agent call's return, from
+	// the tools it used).
+	Shell bool `json:"shell,omitempty"`
 }
 
 // Fields are the fields of e as store appends them (it adds ts and
 // event); empty ones are left out.
 func (e Event) Fields() map[string]any {
 	f := map[string]any{"session": e.Session, "agent_type": e.AgentType}
-	for k, v := range map[string]string{"agent_id": e.AgentID, "worker_id": e.WorkerID, "output": e.Output, "transcript": e.Transcript} {
+	for k, v := range map[string]string{"agent_id": e.AgentID, "worker_id": e.WorkerID, "output": e.Output, "transcript": e.Transcript, "worktree": e.Worktree} {
 		if v != "" {
 			f[k] = v
 		}
@@ -81,7 +93,9 @@ func Parse(data []byte) []Event {
 	return out
 }
 
-func isAgentEvent(kind string) bool { return kind == Launch || kind == Start || kind == Stop }
+func isAgentEvent(kind string) bool {
+	return kind == Launch || kind == Start || kind == Stop || kind == Failed || kind == usage.AgentEvent
+}
 
 // newState reports an event that starts the work of a state afresh: a
 // transition, or a rewind (the work taken back is history, and its
@@ -95,6 +109,16 @@ type Worker struct {
 	Output    string // the file the launch's prompt says to write
 	Launched  time.Time
 	Stopped   time.Time // zero while no stop was attributed to it
+	Launches  int       // its launches in the state, this one counted
+	// NeverStarted: its Agent call failed before the agent ran.
+	NeverStarted bool
+}
+
+func (w *Worker) launches() int {
+	if w == nil {
+		return 0
+	}
+	return w.Launches
 }
 
 // Runs is the fold of one session's agent events in the current state.
@@ -153,6 +177,7 @@ func Fold(evs []Event, session string) Runs {
 			w := Worker{ID: ev.WorkerID, AgentType: ev.AgentType, Output: ev.Output, Launched: ev.TS}
 			r.launched = append(r.launched, w)
 			if ev.WorkerID != "" {
+				w.Launches = r.workers[ev.WorkerID].launches() + 1
 				// A relaunch replaces the earlier attempt.
 				r.workers[ev.WorkerID] = &w
 			}
@@ -169,6 +194,12 @@ func Fold(evs []Event, session string) Runs {
 			}
 			if w := r.workers[ev.WorkerID]; w != nil && w.Stopped.IsZero() {
 				w.Stopped = ev.TS
+			}
+		case Failed:
+			// The launch has no agent to wait for.
+			if w := r.workers[ev.WorkerID]; w != nil && w.Stopped.IsZero() {
+				w.Stopped, w.NeverStarted = ev.TS, true
+				r.launches[ev.AgentType]--
 			}
 		}
 	}
@@ -227,6 +258,41 @@ func StartsOf(evs []Event, session string) []Event {
 		}
 		out = slices.DeleteFunc(out, func(o Event) bool { return o.AgentID == e.AgentID })
 		out = append(out, e)
+	}
+	return out
+}
+
+// Isolated is what the events tell of one worker of an isolated state:
+// the worktree its latest agent worked in, and whether its agents ran
+// shell commands (nil when no Agent call of it was seen to return).
+type Isolated struct {
+	Worktree string
+	Shell    *bool
+}
+
+// Worktrees tells, for the workers of the current state (after the last
+// transition or rewind), in any session (a resumed workflow merges what
+// an earlier session's agents left), where each one's latest agent
+// worked and whether its agents ran shell commands.
+func Worktrees(evs []Event) map[string]Isolated {
+	out := map[string]Isolated{}
+	for _, ev := range evs {
+		if newState(ev.Event) {
+			clear(out)
+			continue
+		}
+		if ev.WorkerID == "" || ev.Event != Stop && ev.Event != usage.AgentEvent {
+			continue
+		}
+		it := out[ev.WorkerID]
+		if ev.Worktree != "" {
+			it.Worktree = ev.Worktree
+		}
+		if ev.Event == usage.AgentEvent {
+			shell := ev.Shell || it.Shell != nil && *it.Shell
+			it.Shell = &shell
+		}
+		out[ev.WorkerID] = it
 	}
 	return out
 }

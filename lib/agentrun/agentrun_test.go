@@ -229,3 +229,32 @@ func TestStartsOf(t *testing.T) {
 		t.Errorf("StartsOf = %v, want %s", got, want)
 	}
 }
+
+// TestFailedLaunch: an Agent call that failed before its agent ran
+// ends its worker's launch (nothing will be waited for) and says so; a
+// worker's launches are counted.
+func TestFailedLaunch(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	evs := []Event{
+		{TS: at(0), Event: "transition"},
+		{TS: at(1), Event: Launch, Session: "s", AgentType: "impl", WorkerID: "phase_2"},
+		{TS: at(1), Event: Launch, Session: "s", AgentType: "impl", WorkerID: "phase_3"},
+		{TS: at(2), Event: Failed, Session: "s", AgentType: "impl", WorkerID: "phase_3"},
+		{TS: at(2), Event: Start, Session: "s", AgentType: "impl", AgentID: "a1"},
+	}
+	r := Fold(evs, "s")
+	if st, w := r.Worker("phase_3", at(3), time.Hour); st != Stopped || !w.NeverStarted || w.Launches != 1 {
+		t.Errorf("phase_3: %v %+v, want stopped, never started, launched once", st, w)
+	}
+	if st, _ := r.Worker("phase_2", at(3), time.Hour); st != Running {
+		t.Errorf("phase_2: %v, want running (its agent started, no stop yet)", st)
+	}
+	if r.AnyRunning(at(3), time.Hour, "impl") != true {
+		t.Errorf("no impl agent running")
+	}
+	r = Fold(append(evs, Event{TS: at(4), Event: Launch, Session: "s", AgentType: "impl", WorkerID: "phase_3"}), "s")
+	if st, w := r.Worker("phase_3", at(5), time.Hour); st != Running || w.NeverStarted || w.Launches != 2 {
+		t.Errorf("phase_3 launched again: %v %+v, want running, launched twice", st, w)
+	}
+}

@@ -53,35 +53,11 @@ func (e *env) writeCommand(c *cli.Context, pluginDir string) error {
 	if len(a) < 2 || a[0] != "command" && a[0] != "workflow" || len(a) > 3 {
 		return fail.Usagef("give what to write: flowstate new command NAME, or new workflow NAME [--plugin PLUGIN_DIR] [PROJECT_DIR]")
 	}
-	root, plugin := "", ""
-	switch dir := pluginDir; {
-	case dir != "" && len(a) == 3:
-		return fail.Usagef("new command: give --plugin PLUGIN_DIR or PROJECT_DIR, not both")
-	case dir != "":
-		root = e.path(dir)
-		manifest := filepath.Join(root, ".claude-plugin", "plugin.json")
-		b, err := fsx.ReadFile(manifest, limit.Max)
-		if err != nil {
-			return fail.Usagef("--plugin %s: %v; give the plugin's root directory, which holds .claude-plugin/plugin.json", dir, err)
-		}
-		if plugin = gjson.GetBytes(b, "name").String(); plugin == "" {
-			return fail.Invalidf("%s: no \"name\"; a plugin's agents are named by it", manifest)
-		}
-	case len(a) == 3:
-		p, err := store.ProjectAt(e.Getenv, e.path(a[2]))
-		if err != nil {
-			return err
-		}
-		root = p.Dir
-	default:
-		p, err := e.Project()
-		if err != nil {
-			return err
-		}
-		root = p.Dir
+	root, plugin, err := e.newRoot(a, pluginDir)
+	if err != nil {
+		return err
 	}
 	var files []scaffold.File
-	var err error
 	if a[0] == "workflow" {
 		files, err = scaffold.NewWorkflow(a[1], plugin, "flowstate new workflow "+a[1])
 	} else {
@@ -112,6 +88,38 @@ func (e *env) writeCommand(c *cli.Context, pluginDir string) error {
 	}
 	e.tell("wrote /%s; in Claude Code run `%s WHAT TO REVIEW`; check the command, its definition and its agents with: flowstate lint %s", a[1], run, command)
 	return nil
+}
+
+// newRoot is where new writes (args a, its --plugin pluginDir): the
+// plugin's root and name, or the project's directory.
+func (e *env) newRoot(a []string, pluginDir string) (root, plugin string, err error) {
+	switch dir := pluginDir; {
+	case dir != "" && len(a) == 3:
+		return "", "", fail.Usagef("new command: give --plugin PLUGIN_DIR or PROJECT_DIR, not both")
+	case dir != "":
+		root = e.path(dir)
+		manifest := filepath.Join(root, ".claude-plugin", "plugin.json")
+		b, err := fsx.ReadFile(manifest, limit.Max)
+		if err != nil {
+			return "", "", fail.Usagef("--plugin %s: %v; give the plugin's root directory, which holds .claude-plugin/plugin.json", dir, err)
+		}
+		if plugin = gjson.GetBytes(b, "name").String(); plugin != "" {
+			return root, plugin, nil
+		}
+		return "", "", fail.Invalidf("%s: no \"name\"; a plugin's agents are named by it", manifest)
+	case len(a) == 3:
+		p, err := store.ProjectAt(e.Getenv, e.path(a[2]))
+		if err != nil {
+			return "", "", err
+		}
+		return p.Dir, "", nil
+	default:
+		p, err := e.Project()
+		if err != nil {
+			return "", "", err
+		}
+		return p.Dir, "", nil
+	}
 }
 
 // writeNew writes files under root, each replaced atomically, none over a

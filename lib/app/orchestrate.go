@@ -68,14 +68,18 @@ func (e *env) orchestrateCommands() []*cli.Command {
 			Usage:     "record what was delivered, advance past finished states and print the next batch of workers",
 			UsageText: "flowstate phase-plan [--supervisor]",
 			Description: "First records the workers an earlier plan handed out that delivered (a block run again, or a\n" +
-				"model back after it stopped early, loses no work), then prints AGENT, SPEC_DIR, WORKER_COUNT and\n" +
+				"model back after it stopped early, loses no work), and merges the branches of an isolated state's\n" +
+				"workers that are not merged yet, then prints AGENT, SPEC_DIR, WORKER_COUNT, ISOLATED_COUNT and\n" +
 				"TOPIC_i, OUTPUT_i (relative to SPEC_DIR) for each worker to run now, and NEXT=work. Workers\n" +
 				"recorded completed, or at work already (the hooks record agents' starts and stops), are left out.\n" +
 				"The workflow's request, the artifacts to read first (from the project's root), the earlier\n" +
 				"workers that did not deliver and the format the files must have are in SPEC_DIR/briefs/AGENT.md.\n" +
-				"When the state's size calls for a sub-supervisor it prints only STATE=, SUPERVISOR= and NEXT=supervised;\n" +
-				"when agents are at work and nothing else is left, NEXT=verify; when the workflow is finished,\n" +
-				"WORKFLOW_ID, FINAL_STATE, ARTIFACTS_DIR, ARTIFACT_COUNT and NEXT=done.\n" +
+				"A batch whose workers run each in a git worktree of its own (the definition's isolation) is\n" +
+				"counted in ISOLATED_COUNT, WORKER_COUNT=0, with SPEC_DIR from the project's root and BRIEF the\n" +
+				"brief's path (docs/writing-an-orchestrator.md). When the state's size calls for a sub-supervisor\n" +
+				"it prints only STATE=, SUPERVISOR= and NEXT=supervised; when agents are at work and nothing else\n" +
+				"is left, NEXT=verify; when the workflow is finished, WORKFLOW_ID, FINAL_STATE, ARTIFACTS_DIR,\n" +
+				"ARTIFACT_COUNT and NEXT=done.\n" +
 				"--supervisor (inside a sub-supervisor): plan the current state only, never delegate.",
 			Flags:  []cli.Flag{supervisorFlag(&plan.supervisor), e.workflowFlag()},
 			Action: e.onStep(orchestrate.Plan, &plan),
@@ -88,9 +92,12 @@ func (e *env) orchestrateCommands() []*cli.Command {
 				"While their agents are at work (launched in the background, say) it waits up to --wait, then\n" +
 				"prints RUNNING= and NEXT=verify to be run again. Each artifact must exist and parse (report, plan\n" +
 				"or test results, docs/command-protocol.md section 6). Missing or unreadable: the worker is recorded\n" +
-				"failed and the command stops naming the file. Failing tests spend one retry (sm-fail, sm-retry) and\n" +
-				"lead to debug; exit 3 once spent. Once the batch is recorded it plans the next one and prints what\n" +
-				"phase-plan prints, so a phase costs one bash block and one task block. Run again, it prints what\n" +
+				"failed and the command stops naming the file. The branches of an isolated state's workers are\n" +
+				"merged into the working branch in plan order, each merge recorded before the next; a conflict is\n" +
+				"aborted, then its worker runs again or a person merges it (exit 6), as the definition says.\n" +
+				"Failing tests spend one retry (sm-fail, sm-retry) and lead to debug; exit 3 once spent. Once the\n" +
+				"batch is recorded it plans the next one and prints what phase-plan prints, so a phase costs one\n" +
+				"bash block and one task block. Run again, it prints what\n" +
 				"it printed: nothing is checked twice. --supervisor: never stop; plan the next wave (NEXT=work),\n" +
 				"then print the SUPERVISOR_COMPLETE or SUPERVISOR_FAILED line with the workers' counts (the\n" +
 				"aggregate is in the checkpoint).",

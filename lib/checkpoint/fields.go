@@ -79,6 +79,21 @@ const (
 	// PhasePartialFailures are the workers whose failure was accepted:
 	// enough others delivered for the workflow to go on.
 	PhasePartialFailures = "partial_failures"
+	// PhaseIsolation is how the state's workers ran, decided at its
+	// first plan: each in a git worktree of its own, merged into a
+	// branch, or in the project's tree and why.
+	PhaseIsolation = "isolation"
+	// PhaseWorktrees maps each worker of an isolated state to the
+	// worktree its latest agent worked in.
+	PhaseWorktrees = "worktrees"
+	// PhaseMerges maps each worker of an isolated state to what became
+	// of its branch: merged, empty, a conflict, or discarded (its work
+	// kept as a patch).
+	PhaseMerges = "merges"
+	// PhaseAttempts lists the attempts of an isolated state's workers
+	// that were not merged (a failure, a conflict), each with the patch
+	// that keeps its work.
+	PhaseAttempts = "attempts"
 )
 
 // PhaseData is the path of phase_data.<state>, or of a key below it

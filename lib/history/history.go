@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -238,8 +239,16 @@ var meanings = []struct {
 		return fmt.Sprintf("%s recorded worker %s %s", f.str("supervisor"), f.str("worker_id"), f.str("status"))
 	}},
 	{"agent_launch", func(f fields) string { return f.agent() + " launched" }},
-	{"agent_start", func(f fields) string { return f.agent() + " started" }},
-	{"agent_stop", func(f fields) string { return f.agent() + " stopped" }},
+	{"agent_start", func(f fields) string { return f.agent() + " started" + f.in() }},
+	{"agent_stop", func(f fields) string { return f.agent() + " stopped" + f.in() }},
+	{"agent_failed", func(f fields) string { return f.with(f.agent()+"'s Agent call failed before it ran", "error") }},
+	{"isolation", func(f fields) string {
+		if f.str("worktrees") == "true" {
+			return fmt.Sprintf("the workers of %s run each in a git worktree of its own, merged into %s", f.str("state"), f.str("branch"))
+		}
+		return fmt.Sprintf("the workers of %s share the project's tree: %s", f.str("state"), f.str("reason"))
+	}},
+	{"merge", merged},
 	{usage.AgentEvent, func(f fields) string {
 		return fmt.Sprintf("%s spent %s in %s, %s%s", f.agent(), tokens(f["usage"]), f.count("requests", "request"), f.count("tool_uses", "tool call"), model(f.str("model")))
 	}},
@@ -251,8 +260,39 @@ var meanings = []struct {
 	}},
 }
 
+// merged says what became of a worker's branch (lib/worktree's
+// statuses).
+func merged(f fields) string {
+	who := f.str("state") + " worker " + f.str("worker_id")
+	kept := ""
+	if p := f.str("patch"); p != "" {
+		kept = "; its work is kept in " + p
+	}
+	switch f.str("status") {
+	case "merged":
+		return fmt.Sprintf("%s: branch %s merged (%s)", who, f.str("branch"), short(f.str("merge")))
+	case "empty":
+		return who + ": nothing to merge"
+	case "conflict":
+		return fmt.Sprintf("%s: branch %s conflicts with %s in %s, merge aborted%s", who, f.str("branch"),
+			cmp.Or(strings.Join(texts(f["with"]), ", "), "the merged branches"), strings.Join(texts(f["files"]), ", "), kept)
+	}
+	return fmt.Sprintf("%s: attempt discarded, its worktree and branch removed%s", who, kept)
+}
+
+// short is a commit's abbreviation.
+func short(sha string) string { return sha[:min(len(sha), 12)] }
+
 // fields are an event's fields, as meanings read them.
 type fields map[string]any
+
+// in is where an isolated agent worked, "" for one in the project's tree.
+func (f fields) in() string {
+	if wt := f.str("worktree"); wt != "" {
+		return " in worktree " + filepath.Base(wt)
+	}
+	return ""
+}
 
 // str is field k as one safe line.
 func (f fields) str(k string) string { return text(f[k]) }

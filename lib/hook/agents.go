@@ -9,9 +9,11 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/agentrun"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/usage"
+	"github.com/flowstate-dev/flowstate/lib/worktree"
 )
 
 // preToolUse runs before every Agent call, every file write (see
@@ -48,7 +50,12 @@ func (h handler) preToolUse() {
 // by type, or a general-purpose agent told to follow one's file) it
 // answers with the call's input, run_in_background set to false
 // (updatedInput replaces the whole input), and records the launch and the
-// worker it is for.
+// worker it is for. So too the call's isolation: a worker the last plan
+// handed out to run in a worktree of its own gets isolation "worktree"
+// (a model that dropped the line would let it write over the others'),
+// and every other agent of the workflow none (its sub-supervisor, a
+// worker of a batch that shares the tree: a worktree nobody merges
+// would lose its work). Agents not the workflow's are never touched.
 func (h handler) foreground() {
 	if h.pl.ToolName != "Agent" && h.pl.ToolName != "Task" { // Task: the tool's name before 2.1.63
 		return
@@ -62,18 +69,41 @@ func (h handler) foreground() {
 	if !ours {
 		return
 	}
-	if gjson.GetBytes(in, "run_in_background").Type != gjson.False {
-		updated, err := sjson.SetBytes(in, "run_in_background", false)
-		if err != nil {
-			h.l.printf("pre-tool-use: %v", err)
-		} else {
-			h.answer(map[string]any{"hookSpecificOutput": map[string]any{
-				"hookEventName": "PreToolUse",
-				"updatedInput":  json.RawMessage(updated),
-			}})
-		}
+	if updated, changed, err := foregroundInput(in, k.Isolated); err != nil {
+		h.l.printf("pre-tool-use: %v", err)
+	} else if changed {
+		h.answer(map[string]any{"hookSpecificOutput": map[string]any{
+			"hookEventName": "PreToolUse",
+			"updatedInput":  json.RawMessage(updated),
+		}})
 	}
 	h.record(agentrun.Launch, k)
+}
+
+// foregroundInput is an Agent call's input for one of the workflow's
+// agents: run_in_background false, and isolation "worktree" for an
+// isolated worker and none for any other; changed is false when the
+// input says so already.
+func foregroundInput(in []byte, isolated bool) (out []byte, changed bool, err error) {
+	out = in
+	if gjson.GetBytes(out, "run_in_background").Type != gjson.False {
+		if out, err = sjson.SetBytes(out, "run_in_background", false); err != nil {
+			return in, false, err
+		}
+		changed = true
+	}
+	switch iso := gjson.GetBytes(out, "isolation"); {
+	case isolated && iso.String() != machine.IsolationWorktree:
+		out, err = sjson.SetBytes(out, "isolation", machine.IsolationWorktree)
+		changed = true
+	case !isolated && iso.Exists():
+		out, err = sjson.DeleteBytes(out, "isolation")
+		changed = true
+	}
+	if err != nil {
+		return in, false, err
+	}
+	return out, changed, nil
 }
 
 // subagent records an agent's start or stop (kind) in its workflow; a
@@ -89,12 +119,31 @@ func (h handler) subagent(kind string) {
 	} else {
 		k, ours = orchestrate.RecognizeStart(h.p, h.session, h.pl.AgentType)
 	}
-	if ours {
-		h.record(kind, k)
-	}
 	if kind == agentrun.Stop {
-		h.stepUsage()
+		defer h.stepUsage()
 	}
+	if !ours {
+		return
+	}
+	h.record(kind, k)
+	if wt := h.worktree(); kind == agentrun.Stop && wt != "" && k.Worker != "" && k.Output != "" {
+		// SubagentStop runs before Claude Code keeps or removes the
+		// worktree: an artifact left there would be a change that keeps
+		// it, or, in a directory the person's .gitignore ignores, be
+		// removed with it.
+		if err := orchestrate.Bring(h.p, wt, k.Output); err != nil {
+			h.l.printf("%s: %v", kind, err)
+		}
+	}
+}
+
+// worktree is the git worktree of the project the agent of the hook's
+// payload works in (its cwd), "" when it works in the project's tree.
+func (h handler) worktree() string {
+	if h.p == nil || h.pl.AgentID == "" {
+		return ""
+	}
+	return worktree.Of(h.p.Dir, h.pl.Cwd)
 }
 
 // record appends one agent event to the agent's workflow; the
@@ -132,6 +181,9 @@ func (h handler) record(kind string, k orchestrate.Known) {
 	}
 	ev := agentrun.Event{Session: h.session, AgentID: agentID, AgentType: k.Name, WorkerID: k.Worker, Output: output,
 		Generic: k.Generic && kind != agentrun.Stop}
+	if kind != agentrun.Launch {
+		ev.Worktree = h.worktree()
+	}
 	if kind == agentrun.Start {
 		ev.Transcript = h.startedTranscript(agentID)
 	}

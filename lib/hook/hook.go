@@ -49,6 +49,7 @@ const (
 	SessionEnd    = "session-end"
 	PreToolUse    = "pre-tool-use"
 	PostToolUse   = "post-tool-use"
+	PostFailure   = "post-tool-use-failure"
 	SubagentStart = "subagent-start"
 	SubagentStop  = "subagent-stop"
 	Stop          = "stop"
@@ -72,7 +73,8 @@ type payload struct {
 	Source    string `json:"source"` // SessionStart: startup, resume, clear, compact
 	// The session's transcript (every event), where the usage is read
 	SessionTranscript string `json:"transcript_path"`
-	// PreToolUse, PostToolUse
+	// PreToolUse, PostToolUse, PostToolUseFailure (Error)
+	Error        string          `json:"error"`
 	ToolName     string          `json:"tool_name"`
 	ToolInput    json.RawMessage `json:"tool_input"`
 	ToolResponse json.RawMessage `json:"tool_response"`
@@ -172,6 +174,8 @@ func (h handler) handle(event string) {
 		h.workflowStep()
 	case PostToolUse:
 		h.postToolUse()
+	case PostFailure:
+		h.agentFailed()
 	case SubagentStart:
 		h.subagent(agentrun.Start)
 	case SubagentStop:
@@ -212,6 +216,7 @@ func Registrations() []Registration {
 		// every artifact of a wave.
 		{"PreToolUse", "StructuredOutput", WorkflowStep, 120},
 		{"PostToolUse", "Agent|Task|Workflow", PostToolUse, 10},
+		{"PostToolUseFailure", "Agent|Task", PostFailure, 10},
 		{"SubagentStart", "", SubagentStart, 10},
 		{"SubagentStop", "", SubagentStop, 10},
 		{"Stop", "", Stop, 10},

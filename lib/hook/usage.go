@@ -15,9 +15,11 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/agentrun"
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
+	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/usage"
+	"github.com/flowstate-dev/flowstate/lib/worktree"
 )
 
 // What a workflow spent is recorded by two hooks. PostToolUse, after each
@@ -56,8 +58,46 @@ func (h handler) postToolUse() {
 		return
 	}
 	f := h.measure(k.Worker, k.Name, res, h.agentUsage(res.ID, usage.MaxTranscript))
+	h.isolation(f)
 	if err := k.Workflow.Update(func(tx *store.Tx) error { tx.Event(usage.AgentEvent, f); return nil }); err != nil {
 		h.l.printf("post-tool-use: %v", err)
+	}
+}
+
+// agentFailed records an Agent call of one of the workflow's workers
+// that failed before its agent ran (agentrun.Failed): nothing else will
+// say its launch ended, and a verify would wait for it.
+func (h handler) agentFailed() {
+	if h.pl.ToolName != "Agent" && h.pl.ToolName != "Task" || !h.recordable() {
+		return
+	}
+	k, ours := orchestrate.Recognize(h.p, h.session, gjson.GetBytes(h.pl.ToolInput, "subagent_type").String(),
+		gjson.GetBytes(h.pl.ToolInput, "prompt").String(), h.pl.Cwd)
+	if !ours || k.Workflow == nil || k.Worker == "" {
+		return
+	}
+	f := agentrun.Event{Session: h.session, AgentType: k.Name, WorkerID: k.Worker}.Fields()
+	f["error"] = kv.OneLine(h.pl.Error)
+	if err := k.Workflow.Update(func(tx *store.Tx) error { tx.Event(agentrun.Failed, f); return nil }); err != nil {
+		h.l.printf("post-tool-use-failure: %v", err)
+	}
+}
+
+// isolation adds to an agent's usage record where Claude Code kept the
+// worktree it worked in (absent when it changed nothing, and Claude Code
+// removed it) with its branch, and whether it ran shell commands: a
+// shell command of an isolated worker can write outside its worktree,
+// which its Write and Edit cannot.
+func (h handler) isolation(f map[string]any) {
+	resp := gjson.ParseBytes(h.pl.ToolResponse)
+	if wt := resp.Get("worktreePath").String(); wt != "" && worktree.Of(h.p.Dir, wt) != "" {
+		f["worktree"] = wt
+		f["branch"] = resp.Get("worktreeBranch").String()
+	}
+	for _, t := range resp.Get("toolsUsed").Array() {
+		if t.String() == "Bash" {
+			f["shell"] = true
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/worktree"
 )
 
 // fileTools are the tools that write a file, with the input field that
@@ -47,7 +48,9 @@ func (h handler) guardWrite(field string) {
 	if target == "" {
 		return // no file named: nothing is written
 	}
-	target = resolved(target)
+	// A worktree of the project mirrors it: an isolated agent's file
+	// there is the project's file of that path.
+	target = worktree.MainPath(resolved(h.p.Dir), resolved(target))
 	i := slices.IndexFunc(files, func(f orchestrate.AgentFile) bool { return resolved(f.Path) == target })
 	if i < 0 {
 		return

@@ -40,8 +40,8 @@ func printed(st protocol.Step, s *script, into map[string]bool) {
 }
 
 // tasks: every task block runs its agents in the foreground, comes right
-// after the bash block that prints its values (or starts a section a
-// block jumps to), and uses only values printed before it; ${KEY_i} and
+// after the bash block that prints its values (or after task blocks that
+// do, or starts a section a block jumps to), and uses only values printed before it; ${KEY_i} and
 // ${i} only in a for_each.
 func (l *linter) tasks() {
 	starts := map[int]bool{}
@@ -102,8 +102,8 @@ func (l *linter) task(i int, starts map[int]bool, have map[string]bool) {
 			report(line, "${i}", "${i} outside a for_each: add for_each: i in 1..${COUNT}, or drop ${i}")
 		}
 	}
-	if uses && (i == 0 || l.doc.Steps[i-1].Task != nil && !starts[i]) {
-		l.add(st.Line, "a task block must come right after the bash block that prints its values, or start a ## section a block jumps to: put a bash block before it")
+	if uses && !l.fed(i, starts) {
+		l.add(st.Line, "a task block must come right after the bash block that prints its values (or after task blocks that do, in its section), or start a ## section a block jumps to: put a bash block before it")
 	}
 }
 
@@ -131,6 +131,22 @@ func (l *linter) launch(i int, starts map[int]bool, have map[string]bool) {
 	if i == len(l.doc.Steps)-1 || !l.doc.Steps[i+1].Bash() {
 		l.add(st.Line, "a workflow block must be followed by a bash block: the model runs it once Claude Code notifies it that the workflow ended (flowstate phase-launched)")
 	}
+}
+
+// fed reports whether the task block at step i comes right after a bash
+// block, or starts a section, or follows task blocks that do: the task
+// blocks of one batch (in the project's tree, in worktrees) take the
+// values of one bash block.
+func (l *linter) fed(i int, starts map[int]bool) bool {
+	for ; i > 0; i-- {
+		switch prev := l.doc.Steps[i-1]; {
+		case starts[i] || prev.Bash():
+			return true
+		case prev.Task == nil:
+			return false // after a workflow block
+		}
+	}
+	return false
 }
 
 // jumps: every NEXT= a bash block can print, literally or through the

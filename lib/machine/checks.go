@@ -139,6 +139,24 @@ func (w Work) checkRecords() error {
 	return nil
 }
 
+// checkIsolation: isolation is a worktree per worker, for a state that
+// can have more than one (a worker alone shares the tree with nobody),
+// and on_conflict says what a conflict leads to only where there are
+// merges.
+func (w Work) checkIsolation(state string) error {
+	switch {
+	case w.Isolation != "" && w.Isolation != IsolationWorktree:
+		return fmt.Errorf("isolation: %q; the one isolation is %q (each worker in a git worktree of its own), or leave it out", w.Isolation, IsolationWorktree)
+	case w.Isolation != "" && !w.fansOut():
+		return fmt.Errorf("isolation: state %s runs one worker, which shares the project's tree with no other; leave isolation out", state)
+	case w.OnConflict != "" && w.Isolation == "":
+		return fmt.Errorf("on_conflict: state %s merges nothing (no isolation); leave on_conflict out, or add \"isolation\": %q", state, IsolationWorktree)
+	case w.OnConflict != "" && w.OnConflict != ConflictRedo && w.OnConflict != ConflictWait:
+		return fmt.Errorf("on_conflict: %q; use %q (the conflicting worker runs again on the merged tree) or %q (a person merges it by hand)", w.OnConflict, ConflictRedo, ConflictWait)
+	}
+	return nil
+}
+
 // checkRecordsApart: no two states record their workers under one key,
 // where each state's records would count the other's.
 func (m *Machine) checkRecordsApart() error {

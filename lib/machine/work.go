@@ -64,6 +64,36 @@ type Work struct {
 	// Records is the supervisor_state key the workers are recorded under;
 	// <state>_workers by default.
 	Records string `json:"records,omitempty"`
+	// Isolation "worktree" runs each worker of a state that fans out in
+	// a git worktree of its own (the Agent tool's isolation), and merges
+	// their branches into the working branch after each wave, in plan
+	// order (lib/worktree); "" shares the project's tree.
+	Isolation string `json:"isolation,omitempty"`
+	// OnConflict is what a merge that conflicts leads to: "redo" runs
+	// the conflicting worker again on the merged tree, its brief naming
+	// the conflict and both workers' files; "wait" (the default) stops
+	// the state for a person to merge the branch by hand.
+	OnConflict string `json:"on_conflict,omitempty"`
+}
+
+// Isolation and conflict handling a state's work can ask for.
+const (
+	IsolationWorktree = "worktree"
+	ConflictRedo      = "redo"
+	ConflictWait      = "wait"
+)
+
+// Isolated reports whether the state's workers run in worktrees of their
+// own when the project allows (a git repository): the definition asks
+// for it and the state can have more than one worker.
+func (w Work) Isolated() bool { return w.Isolation == IsolationWorktree && w.fansOut() }
+
+// ConflictPolicy is what a merge conflict leads to, its default applied.
+func (w Work) ConflictPolicy() string {
+	if w.OnConflict == "" {
+		return ConflictWait
+	}
+	return w.OnConflict
 }
 
 // Supervisor is the sub-supervisor agent that coordinates a state's
@@ -359,6 +389,7 @@ func (m *Machine) checkWork(state string, w Work) error {
 		func() error { return m.checkInputs(state, w) },
 		func() error { return w.checkTemplates(state) },
 		w.checkRecords,
+		func() error { return w.checkIsolation(state) },
 	} {
 		if err := check(); err != nil {
 			return err

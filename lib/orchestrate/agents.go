@@ -11,6 +11,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/protocol"
 	"github.com/flowstate-dev/flowstate/lib/store"
+	"github.com/flowstate-dev/flowstate/lib/worktree"
 )
 
 // Which agents belong to a session's workflow, for the hooks that hold
@@ -28,6 +29,9 @@ type Known struct {
 	Worker   string          // the worker of the current state its prompt is for, "" if none
 	Output   string          // the file its prompt tells it to write (absolute), "" if none
 	Generic  bool            // launched as a general-purpose agent told to be Name
+	// Isolated: Worker is of a batch the last plan handed out to run in
+	// worktrees (isolate.go); its Agent call must ask for one.
+	Isolated bool
 }
 
 // genericAgents are the subagent types that take their instructions from
@@ -89,7 +93,7 @@ func handedIn(prompt, cwd, dir string) handed {
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(cwd, path)
 		}
-		return filepath.Clean(path)
+		return inProject(dir, path)
 	}
 	var h handed
 	for _, path := range protocol.WriteTargets(prompt) {
@@ -203,7 +207,7 @@ func RecognizeAgent(p *store.Project, session, subagentType, agentID string, pro
 	}
 	// Known by its start, its worker is the one whose artifact its
 	// prompt (or its final answer, REPORT_CREATED: path) names.
-	k := Known{Name: start.AgentType, Workflow: w, Generic: start.Generic}
+	k := Known{Name: start.AgentType, Workflow: w, Generic: start.Generic, Output: promptOutput(prompt(), cwd, w.P.Dir)}
 	if v, err := load(w); err == nil && v.hasRole && v.role.Agent == k.Name {
 		k.Worker = v.workerNamed(prompt())
 	}
@@ -237,10 +241,39 @@ func recognizeIn(w *store.Workflow, subagentType, prompt, cwd string) (Known, bo
 		if v.hasRole {
 			k.Worker = v.workerNamed(prompt)
 		}
-		return k, true
+	} else if k.Name, k.Worker = v.handedAgent(handedIn(prompt, cwd, p.Dir), followed(prompt, names)); k.Name == "" {
+		return Known{}, false
 	}
-	k.Name, k.Worker = v.handedAgent(handedIn(prompt, cwd, p.Dir), followed(prompt, names))
-	return k, k.Name != ""
+	k.Isolated = k.Worker != "" && k.Name == v.role.Agent && v.isolatedWorker(k.Worker)
+	return k, true
+}
+
+// isolatedWorker reports whether the last plan of the command or of a
+// sub-supervisor handed worker id out to run in a worktree.
+func (v *view) isolatedWorker(id string) bool {
+	for _, pl := range v.plans {
+		if pl.Isolated && pl.has(id) {
+			return true
+		}
+	}
+	return false
+}
+
+// inProject is path, clean, with the worktree of dir it is in, if any,
+// replaced by dir (worktree.MainPath): what an isolated agent names in
+// its worktree is the project's file there. dir is also tried with its
+// links resolved, as a payload's cwd may be.
+func inProject(dir, path string) string {
+	path = filepath.Clean(path)
+	if main := worktree.MainPath(dir, path); main != path {
+		return main
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil && real != dir {
+		if main := worktree.MainPath(real, path); main != path {
+			return filepath.Join(dir, strings.TrimPrefix(main, real))
+		}
+	}
+	return path
 }
 
 // workerNamed is the worker of v's state whose artifact text names
@@ -358,7 +391,7 @@ func promptOutput(prompt, cwd, dir string) string {
 			}
 			path = filepath.Join(cwd, path)
 		}
-		return filepath.Clean(path)
+		return inProject(dir, path)
 	}
 	return ""
 }

@@ -67,6 +67,12 @@ func Brief(r Role, f Facts, c Context) string {
 	if r.Source() == machine.SourceFailures && f.Failures != "" {
 		fmt.Fprintf(&b, "\n## What failed\n\n%s\n", f.Failures)
 	}
+	if len(f.Conflicts) > 0 {
+		b.WriteString("\n## Merge conflicts\n\n")
+		for _, c := range f.Conflicts {
+			fmt.Fprintf(&b, "- %s\n", c)
+		}
+	}
 	if r.Source() == machine.SourceTopics && len(f.TopicNotes) > 0 {
 		b.WriteString("\n## Topics\n\n")
 		for _, n := range f.TopicNotes {

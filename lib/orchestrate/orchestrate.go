@@ -37,11 +37,13 @@ type Output struct {
 	handed *handedOut
 }
 
-// handedOut is a batch a plan handed out: its state, its agent and its
-// workers, in the order of the TOPIC_i and OUTPUT_i lines.
+// handedOut is a batch a plan handed out: its state, its agent, its
+// workers, in the order of the TOPIC_i and OUTPUT_i lines, and whether
+// each runs in a worktree of its own.
 type handedOut struct {
 	state, agent string
 	workers      []Worker
+	isolated     bool
 }
 
 func (o *Output) add(key string, value any) { o.Pairs.Add(key, value) }

@@ -63,12 +63,14 @@ func advance(w *store.Workflow) (v *view, done bool, err error) {
 func Plan(w *store.Workflow, o Options) (Output, error) { return guarded(w, o, false, planStep) }
 
 func planStep(w *store.Workflow, o Options) (Output, error) {
-	v, done, err := current(w, o)
+	v, done, notes, err := current(w, o)
 	switch {
 	case err != nil:
 		return Output{}, err
 	case done:
-		return finish(v, o)
+		out, err := finish(v, o)
+		out.Warnings = append(notes, out.Warnings...)
+		return out, err
 	case !v.hasRole:
 		return Output{}, fail.Usagef("workflow %s is in state %s, which has no agents to run", w.ID, v.state)
 	}
@@ -78,31 +80,46 @@ func planStep(w *store.Workflow, o Options) (Output, error) {
 	}
 	pending, remaining := Pending(v.workers, v.done, v.sequential)
 	batch, atWork := v.idle(pending, runs, o)
+	var out Output
 	if Supervise(v.role, v.workers, v.sequential) && !o.Supervisor && !o.Workflow && remaining > 0 {
-		return v.delegate(atWork || runs.AnyRunning(w.P.Now(), o.Waiting.stuckAfter(), v.role.SupervisorAgent()))
+		out, err = v.delegate(atWork || runs.AnyRunning(w.P.Now(), o.Waiting.stuckAfter(), v.role.SupervisorAgent()))
+	} else {
+		out, err = v.handOut(batch, o)
 	}
-	return v.handOut(batch, o)
+	out.Warnings = append(notes, out.Warnings...)
+	return out, err
 }
 
 // current is the view of the state a plan works on: in a sub-supervisor
 // the current state as it is; for the command, after recording what an
 // earlier plan's agents delivered and moving past finished states (done
-// when none is left). A workflow the phase loop cannot run is refused
-// (runnable) from the first view read, before anything is written.
-func current(w *store.Workflow, o Options) (v *view, done bool, err error) {
+// when none is left). Either way the branches of an isolated state's
+// workers are merged first (integrate), so that no wave is handed out
+// before the one it builds on is in the working tree; notes are what
+// that said. A workflow the phase loop cannot run is refused (runnable)
+// from the first view read, before anything is written.
+func current(w *store.Workflow, o Options) (v *view, done bool, notes []Warning, err error) {
 	if o.Supervisor {
-		if v, err = load(w); err == nil {
-			err = v.runnable()
+		res, err := integrate(w)
+		if err == nil {
+			if v, err = load(w); err == nil {
+				err = v.runnable()
+			}
 		}
 		if err != nil {
-			return nil, false, err
+			return nil, false, nil, err
 		}
-		return v, false, nil
+		return v, false, res.warnings, nil
 	}
 	if err := reconcile(w, o); err != nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
-	return advance(w)
+	res, err := integrate(w)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	v, done, err = advance(w)
+	return v, done, res.warnings, err
 }
 
 // idle splits the pending workers into those to hand out and whether any
@@ -139,16 +156,42 @@ func (v *view) delegate(atWork bool) (Output, error) {
 // more (the request and the earlier artifacts are in the brief every
 // worker reads; paths are relative to the spec directory, printed once).
 // An empty batch, its agents at work, waits for them (NEXT=verify).
+//
+// An isolated batch (isolate) is counted in ISOLATED_COUNT, for the
+// ## work section's task block that launches each worker in a worktree
+// of its own, and WORKER_COUNT is 0 (the other's count: each batch is
+// launched by one of them); its SPEC_DIR is from the project's root,
+// which the worker's worktree mirrors (its artifact is written there,
+// and brought into the project), and BRIEF is the brief's path in the
+// project, which no worktree holds.
 func (v *view) handOut(batch []Worker, o Options) (Output, error) {
 	var out Output
+	isolated := false
+	if len(batch) > 0 {
+		var err error
+		if isolated, err = v.isolate(&out); err != nil {
+			return Output{}, err
+		}
+	}
 	coordination := "flat"
 	if o.Workflow {
 		coordination = scripted
-		out.handed = &handedOut{state: v.state, agent: v.role.Agent, workers: batch}
+		out.handed = &handedOut{state: v.state, agent: v.role.Agent, workers: batch, isolated: isolated}
 	}
 	out.add("AGENT", v.role.Agent)
-	out.add("SPEC_DIR", o.show(v.w.P, v.facts.SpecDir))
-	out.add("WORKER_COUNT", len(batch))
+	if isolated {
+		out.add("SPEC_DIR", fromSpec(v))
+		out.add("BRIEF", BriefPath(v.facts.SpecDir, v.role))
+	} else {
+		out.add("SPEC_DIR", o.show(v.w.P, v.facts.SpecDir))
+	}
+	if isolated {
+		out.add("WORKER_COUNT", 0)
+		out.add("ISOLATED_COUNT", len(batch))
+	} else {
+		out.add("WORKER_COUNT", len(batch))
+		out.add("ISOLATED_COUNT", 0)
+	}
 	ids := make([]string, len(batch))
 	for i, wk := range batch {
 		rel, _ := filepath.Rel(v.facts.SpecDir, wk.Output)
@@ -161,7 +204,7 @@ func (v *view) handOut(batch []Worker, o Options) (Output, error) {
 		return out, recordPlan(v, coordination, plan{Workers: ids}, o.Supervisor)
 	}
 	out.add("NEXT", "work")
-	if err := recordPlan(v, coordination, plan{Workers: ids}, o.Supervisor); err != nil {
+	if err := recordPlan(v, coordination, plan{Workers: ids, Isolated: isolated}, o.Supervisor); err != nil {
 		return out, err
 	}
 	// The spec directories and the brief come after the plan's record: a
@@ -215,7 +258,7 @@ func recordPlan(v *view, coordination string, pl plan, inSupervisor bool) error 
 		path := checkpoint.PhaseData(v.state, planKey(inSupervisor))
 		if old := gjson.GetBytes(tx.Checkpoint, path); old.IsObject() {
 			var was plan
-			if json.Unmarshal([]byte(old.Raw), &was) == nil && !was.Verified && slices.Equal(was.Workers, pl.Workers) && was.Supervised == pl.Supervised {
+			if json.Unmarshal([]byte(old.Raw), &was) == nil && !was.Verified && slices.Equal(was.Workers, pl.Workers) && was.Supervised == pl.Supervised && was.Isolated == pl.Isolated {
 				return nil
 			}
 		}
@@ -263,8 +306,14 @@ func reconcile(w *store.Workflow, o Options) error {
 		return err
 	}
 	now, stuck := w.P.Now(), o.Waiting.stuckAfter()
+	targets := v.targets(runs, false)
+	if v.planned(false).Isolated {
+		if err := v.collect(targets); err != nil {
+			return err
+		}
+	}
 	var ready []Worker
-	for _, wk := range v.targets(runs, false) {
+	for _, wk := range targets {
 		if st, _ := runs.Worker(wk.ID, now, stuck); st != agentrun.Running && delivered(wk) {
 			ready = append(ready, wk)
 		}

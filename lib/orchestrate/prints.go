@@ -16,7 +16,7 @@ const LaunchFlag = "--launch"
 func Prints() map[string]protocol.Prints {
 	held := []string{"WORKFLOW_ID", "STATUS", "WAITING_FOR", "REVIEW", "MESSAGE"} // hold.go
 	plan := protocol.Prints{
-		Keys: append([]string{"AGENT", "SPEC_DIR", "WORKER_COUNT", "TOPIC_i", "OUTPUT_i", "STATE", "SUPERVISOR",
+		Keys: append([]string{"AGENT", "SPEC_DIR", "BRIEF", "WORKER_COUNT", "ISOLATED_COUNT", "TOPIC_i", "OUTPUT_i", "STATE", "SUPERVISOR",
 			"WORKFLOW_ID", "FINAL_STATE", "ARTIFACTS_DIR", "ARTIFACT_COUNT"}, held...),
 		Next: []protocol.Jump{
 			{Section: "work"},

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/flowstate-dev/flowstate/lib/agentrun"
+	"github.com/flowstate-dev/flowstate/lib/machine"
 	"github.com/flowstate-dev/flowstate/lib/protocol"
 	"github.com/flowstate-dev/flowstate/lib/store"
 )
@@ -77,9 +78,11 @@ func ParseStepTask(task string) (kind, workflow, launch string, ok bool) {
 	return m[1], m[2], m[3], true
 }
 
-// Tasks are a command's task blocks by the section they start: what a
-// step's NEXT=<section> would have the model launch.
-type Tasks map[string]protocol.Task
+// Tasks are a command's task blocks by the section they are in: what a
+// step's NEXT=<section> would have the model launch (## work has two,
+// one for a batch in the project's tree and one for a batch in
+// worktrees, and a plan's counts leave one of them empty).
+type Tasks map[string][]protocol.Task
 
 // TasksOf reads the task blocks of a command file.
 func TasksOf(md string) (Tasks, error) {
@@ -89,8 +92,8 @@ func TasksOf(md string) (Tasks, error) {
 	}
 	out := Tasks{}
 	for _, s := range d.Steps {
-		if _, seen := out[s.Section]; s.Task != nil && !seen {
-			out[s.Section] = *s.Task
+		if s.Task != nil {
+			out[s.Section] = append(out[s.Section], *s.Task)
 		}
 	}
 	return out, nil
@@ -248,15 +251,22 @@ func ResultOf(out Output, err error, tasks Tasks) StepResult {
 	}
 }
 
-// workersOf is the wave the task block of section launches with values.
+// workersOf is the wave the task blocks of section launch with values.
+// A worker runs in a worktree exactly when its plan isolated the batch,
+// whatever the block says (as the PreToolUse hook insists for an Agent
+// call).
 func workersOf(out Output, section string, values map[string]string, tasks Tasks) StepResult {
-	t, ok := tasks[section]
+	blocks, ok := tasks[section]
 	if !ok {
 		return StepResult{Next: NextFailed, Message: fmt.Sprintf("the command has no task block in its \"## %s\" section, so flowstate cannot say what its workflow launches", section)}
 	}
-	calls, err := t.Expand(values)
-	if err != nil {
-		return StepResult{Next: NextFailed, Message: fmt.Sprintf("the task block of \"## %s\": %v", section, err)}
+	var calls []protocol.Invocation
+	for _, t := range blocks {
+		c, err := t.Expand(values)
+		if err != nil {
+			return StepResult{Next: NextFailed, Message: fmt.Sprintf("the task block of \"## %s\": %v", section, err)}
+		}
+		calls = append(calls, c...)
 	}
 	res := StepResult{Next: NextWork, State: section}
 	if out.handed != nil {
@@ -266,6 +276,9 @@ func workersOf(out Output, section string, values map[string]string, tasks Tasks
 		w := StepWorker{ID: section, AgentType: c.SubagentType, Label: c.Description, Phase: res.State, Prompt: c.Prompt}
 		if out.handed != nil && i < len(out.handed.workers) {
 			w.ID = out.handed.workers[i].ID
+			if out.handed.isolated {
+				w.Isolation = machine.IsolationWorktree
+			}
 		}
 		res.Workers = append(res.Workers, w)
 	}

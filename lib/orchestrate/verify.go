@@ -94,6 +94,13 @@ func verifyStep(w *store.Workflow, o Options) (Output, error) {
 		return c.stillAtWork(o), nil
 	}
 	v := c.v
+	var started Output
+	if v.planned(o.Supervisor).Isolated {
+		if err := v.collect(c.targets); err != nil {
+			return Output{}, err
+		}
+		c.targets = v.unstarted(c.runs, c.targets, v.planned(o.Supervisor), &started)
+	}
 	recs, problems, err := check(v, c.runs, c.targets)
 	if err != nil {
 		return Output{}, err
@@ -103,7 +110,13 @@ func verifyStep(w *store.Workflow, o Options) (Output, error) {
 	if err != nil {
 		return Output{}, err
 	}
-	out := Output{Warnings: res.warnings}
+	// The wave's branches are merged before anything else happens, also
+	// when the command stops on a failed worker: the others' work lands.
+	merged, err := integrate(w)
+	if err != nil {
+		return Output{}, err
+	}
+	out := Output{Warnings: slices.Concat(started.Warnings, res.warnings, merged.warnings)}
 	switch {
 	case how == recordOnly:
 		if err := sm.Fail(w, problems[0].Error()); err != nil {
@@ -115,7 +128,7 @@ func verifyStep(w *store.Workflow, o Options) (Output, error) {
 		out.Warnings = without(out.Warnings, workerFailed)
 		out.warn(partialAccepted, "partial failure in %s of workflow %s: %d of %d workers did not deliver (%v); going on with the others. %s re-runs them",
 			v.state, w.ID, len(problems), len(v.workers), errors.Join(problems...), RetryHint(w))
-	case o.Supervisor && (res.left == 0 || len(problems) > 0):
+	case o.Supervisor && !merged.reopened && (res.left == 0 || len(problems) > 0):
 		out.Signal = res.signal
 		return out, nil
 	}
@@ -569,6 +582,12 @@ func record(v *view, recs []supervisor.Record, agg []byte, verified string) erro
 		}
 		for _, rec := range recs {
 			tx.Event("worker", map[string]any{"state": v.state, "worker_id": rec.WorkerID, "status": rec.Status})
+			// Where an isolated worker worked, for its branch's merge.
+			if tree := v.trees[rec.WorkerID]; tree != "" {
+				if err := set(tx, checkpoint.PhaseData(v.state, checkpoint.PhaseWorktrees, rec.WorkerID), tree); err != nil {
+					return err
+				}
+			}
 		}
 		var artifacts []string
 		for _, rec := range gjson.GetBytes(tx.Checkpoint, path).Array() {

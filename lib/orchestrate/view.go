@@ -20,6 +20,7 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/sm"
 	"github.com/flowstate-dev/flowstate/lib/store"
 	"github.com/flowstate-dev/flowstate/lib/supervisor"
+	"github.com/flowstate-dev/flowstate/lib/worktree"
 )
 
 // view is one read of a workflow: its current state and everything
@@ -42,6 +43,12 @@ type view struct {
 	// accepted are the workers of the state whose failure was accepted:
 	// enough others delivered for the workflow to go on (partial failure).
 	accepted map[string]bool
+	// iso is how the state's workers run (nil until its first plan
+	// decides), trees the worktree each worker's latest agent worked in,
+	// merges what became of each one's branch (isolate.go).
+	iso    *isolation
+	trees  map[string]string
+	merges map[string]worktree.Merge
 }
 
 // plan is what the last phase-plan of a state handed out, kept in
@@ -51,6 +58,7 @@ type plan struct {
 	known      bool
 	Workers    []string  `json:"workers"`
 	Supervised bool      `json:"supervised,omitempty"` // a sub-supervisor has every worker of the state
+	Isolated   bool      `json:"isolated,omitempty"`   // each worker runs in a git worktree of its own
 	At         time.Time `json:"at,omitzero"`          // when it was handed out
 	Verified   bool      `json:"verified,omitempty"`   // a verify has checked it
 }
@@ -105,7 +113,8 @@ func load(w *store.Workflow) (*view, error) {
 			v.plans[i].known = true
 		}
 	}
-	v.facts = factsOf(w, m, doc, cv)
+	v.readIsolation()
+	v.facts = factsOf(w, m, doc, cv, v.named)
 	if err := v.readRecords(); err != nil {
 		return nil, err
 	}
@@ -119,6 +128,7 @@ func load(w *store.Workflow) (*view, error) {
 		if v.workers, err = Workers(v.role, v.facts); err != nil {
 			return nil, fmt.Errorf("workflow %s, state %s: %w", w.ID, v.state, err)
 		}
+		v.facts.Conflicts = v.conflicts()
 	}
 	return v, nil
 }
@@ -127,7 +137,7 @@ func load(w *store.Workflow) (*view, error) {
 // the workflow: its request, the loop it is in, its version, what a
 // person said sending the state's work back, and the classifier's
 // topics.
-func factsOf(w *store.Workflow, m *machine.Machine, doc []byte, cv checkpoint.View) Facts {
+func factsOf(w *store.Workflow, m *machine.Machine, doc []byte, cv checkpoint.View, named func(string) string) Facts {
 	f := Facts{
 		SpecDir:     specDir(w.P, w.ID),
 		Description: cv.Description,
@@ -137,7 +147,7 @@ func factsOf(w *store.Workflow, m *machine.Machine, doc []byte, cv checkpoint.Vi
 	if fb := gjson.GetBytes(doc, checkpoint.PhaseData(cv.CurrentState, checkpoint.PhaseFeedback)); fb.IsObject() {
 		var earlier []string
 		for _, a := range fb.Get("earlier").Array() {
-			earlier = append(earlier, fromProject(w, a.String()))
+			earlier = append(earlier, named(a.String()))
 		}
 		f.Feedback = Feedback(fb.Get("kind").String(), fb.Get("by").String(), fb.Get("reason").String(), earlier)
 	}
@@ -319,7 +329,7 @@ func (v *view) complete() bool {
 	if !v.hasRole {
 		return true
 	}
-	if _, remaining := Pending(v.workers, v.done, v.sequential); remaining > 0 {
+	if _, remaining := Pending(v.workers, v.done, v.sequential); remaining > 0 || v.unmerged() {
 		return false
 	}
 	if v.role.FailWhen != "" {
@@ -338,11 +348,22 @@ func (v *view) context() Context {
 	byState := map[string][]supervisor.Record{}
 	for _, role := range Roles(v.m) {
 		for _, rec := range sortedRecords(v.records[role.Key()]) {
-			rec.OutputPath = fromProject(v.w, rec.OutputPath)
+			rec.OutputPath = v.named(rec.OutputPath)
 			byState[role.State] = append(byState[role.State], rec)
 		}
 	}
 	return ContextOf(v.role, byState)
+}
+
+// named is path, one in the workflow's spec directory, as the state's
+// workers' brief names it: from the project's root (fromProject), or,
+// for workers that run each in a worktree of its own, which holds none
+// of the spec directory, where it is in the project (here).
+func (v *view) named(path string) string {
+	if v.isolated() {
+		return here(v.w, path)
+	}
+	return fromProject(v.w, path)
 }
 
 // fromProject is path, one in the workflow's spec directory, as a path

@@ -47,6 +47,9 @@ type Facts struct {
 	// stay as history (plans/001_x.v2.md beside plans/001_x.md).
 	Version  int
 	Feedback string // what a person said sending the state's work back (see Feedback)
+	// Conflicts are what the workers that run again after a merge
+	// conflict met, one line each (isolate.go).
+	Conflicts []string
 }
 
 // artifact is where a worker writes the file rel of the spec directory,

@@ -252,13 +252,16 @@ type Task struct {
 	Description  string
 	ForEach      string // "i in 1..${N}", or empty
 	Foreground   bool   // "run_in_background: false" is given
+	Isolation    string // "worktree": each agent in a git worktree of its own
 	Prompt       string
 	PromptBlock  bool // the prompt was a "prompt: |" block, not a one-line value
 }
 
 // ParseTask reads the body of a ```task block: "Task {", then
-// subagent_type, description, optionally for_each and run_in_background
-// (false is the only value: Claude Code's default is the background), and
+// subagent_type, description, optionally for_each, run_in_background
+// (false is the only value: Claude Code's default is the background) and
+// isolation (worktree: the Agent tool's other isolation, remote, runs the
+// agent away from the project, where no artifact reaches it), and
 // prompt, each as "key: value", then "}". "prompt: |" takes every line below it up to the
 // closing "}", each indented deeper than the key, with the indentation
 // they share removed (blank lines kept, trailing ones dropped); so prompt
@@ -304,6 +307,11 @@ func parseTask(body string) (Task, *SyntaxError) {
 				return t, syntaxErrorf(i+1, "run_in_background: %s: agents of a command run in the foreground; write run_in_background: false", value)
 			}
 			t.Foreground = true
+		case "isolation":
+			if value != "worktree" {
+				return t, syntaxErrorf(i+1, "isolation: %s: a command's agents run in the project or, isolation: worktree, each in a git worktree of its own", value)
+			}
+			t.Isolation = value
 		case "prompt":
 			if value != "|" {
 				t.Prompt = value
@@ -316,7 +324,7 @@ func parseTask(body string) (Task, *SyntaxError) {
 			t.Prompt, t.PromptBlock = p, true
 			i = len(lines) - 1
 		default:
-			return t, syntaxErrorf(i+1, "unknown field %q: a task block has subagent_type, description, for_each, run_in_background and prompt", key)
+			return t, syntaxErrorf(i+1, "unknown field %q: a task block has subagent_type, description, for_each, run_in_background, isolation and prompt", key)
 		}
 	}
 	for _, f := range []struct{ name, value string }{{"subagent_type", t.SubagentType}, {"description", t.Description}, {"prompt", t.Prompt}} {
@@ -446,7 +454,8 @@ func ReadFirst(prompt string) (string, bool) {
 // Invocation is one Agent tool call a task block expands to.
 type Invocation struct {
 	SubagentType, Description, Prompt string
-	I                                 int // the for_each index (1..N), 0 without for_each
+	I                                 int    // the for_each index (1..N), 0 without for_each
+	Isolation                         string // the task block's isolation: "worktree" or ""
 }
 
 // Expand turns the task into its Agent calls with values: each ${KEY}
@@ -510,7 +519,7 @@ func (t Task) Expand(values map[string]string) ([]Invocation, error) {
 				return nil, err
 			}
 		}
-		inv.I = idx
+		inv.I, inv.Isolation = idx, t.Isolation
 		calls = append(calls, inv)
 	}
 	return calls, nil

@@ -117,6 +117,7 @@ func TestParseErrors(t *testing.T) {
 		"bad task":             {"---\na: b\n---\n```task\nTask {\n  subagent_type: a\n}\n```\n", 5},
 		"bad task field":       {"```task\nTask {\n  subagent_type: a\n  description: d\n  colour: red\n  prompt: p\n}\n```\n", 5},
 		"background":           {"```task\nTask {\n  subagent_type: a\n  run_in_background: true\n}\n```\n", 4},
+		"remote":               {"```task\nTask {\n  subagent_type: a\n  isolation: remote\n}\n```\n", 4},
 		"prompt not indented":  {"```task\nTask {\n  subagent_type: a\n  description: d\n  prompt: |\n    ok\n  not indented\n}\n```\n", 7},
 	} {
 		_, err := Parse(c.md)
@@ -140,11 +141,11 @@ func TestFrontmatterLists(t *testing.T) {
 }
 
 func TestParseTask(t *testing.T) {
-	tk, err := ParseTask("Task {\n  subagent_type: flowstate:x\n  description: Research ${TOPIC_i}\n  for_each: i in 1..${N}\n  prompt: |\n    Topic: ${TOPIC_i}\n\n      indented\n    Write the report to: ${P_i}\n\n}")
+	tk, err := ParseTask("Task {\n  subagent_type: flowstate:x\n  description: Research ${TOPIC_i}\n  for_each: i in 1..${N}\n  isolation: worktree\n  prompt: |\n    Topic: ${TOPIC_i}\n\n      indented\n    Write the report to: ${P_i}\n\n}")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Task{SubagentType: "flowstate:x", Description: "Research ${TOPIC_i}", ForEach: "i in 1..${N}",
+	want := Task{SubagentType: "flowstate:x", Description: "Research ${TOPIC_i}", ForEach: "i in 1..${N}", Isolation: "worktree",
 		Prompt: "Topic: ${TOPIC_i}\n\n  indented\nWrite the report to: ${P_i}", PromptBlock: true}
 	if tk != want {
 		t.Errorf("ParseTask =\n%+v\nwant\n%+v", tk, want)
@@ -210,9 +211,9 @@ func TestReadFirst(t *testing.T) {
 }
 
 func TestExpand(t *testing.T) {
-	tk := Task{SubagentType: "a:${AGENT}", Description: "d ${TOPIC_i}", ForEach: "i in 1..${N}", Prompt: "T: ${TOPIC_i}\nW: ${W}"}
+	tk := Task{SubagentType: "a:${AGENT}", Description: "d ${TOPIC_i}", ForEach: "i in 1..${N}", Isolation: "worktree", Prompt: "T: ${TOPIC_i}\nW: ${W}"}
 	got, err := tk.Expand(map[string]string{"AGENT": "r", "N": "2", "TOPIC_1": "x", "TOPIC_2": "y", "W": "w"})
-	want := []Invocation{{"a:r", "d x", "T: x\nW: w", 1}, {"a:r", "d y", "T: y\nW: w", 2}}
+	want := []Invocation{{"a:r", "d x", "T: x\nW: w", 1, "worktree"}, {"a:r", "d y", "T: y\nW: w", 2, "worktree"}}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("Expand = %+v, %v; want %+v", got, err, want)
 	}

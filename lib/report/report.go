@@ -112,6 +112,7 @@ type summaryRow struct {
 type agentRow struct {
 	N                                                           int
 	Type, Worker, State, Status, Start, Took, Model, Error      string
+	Branch                                                      string // an isolated agent's branch and what became of it
 	Input, Output, CacheRead, CacheWrite, Total, Money, Attempt string
 	Requests, ToolUses                                          string
 	Wave                                                        int
@@ -485,6 +486,7 @@ func newAgentRow(in Input, n int, a timeline.Agent, end time.Time) agentRow {
 	if a.Attempt > 1 {
 		r.Attempt = fmt.Sprint(a.Attempt)
 	}
+	r.Branch = relText(in.Project, strings.TrimPrefix(status.Branch(a), "; "))
 	if a.Artifact != "" {
 		r.Path = status.Rel(in.Project, a.Artifact)
 		r.Artifact = strings.SplitAfter(r.Path, "/")

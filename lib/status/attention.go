@@ -18,7 +18,7 @@ import (
 // they can do about it: what `flowstate status` and the report show at
 // their top.
 type Note struct {
-	Kind string // gate, budget, paused, cancelled, error, failed, retry, unpriced
+	Kind string // gate, budget, paused, cancelled, error, failed, retry, shared, kept, unpriced
 	Text string
 	Do   string // what to type, as the person types it; "" when there is nothing to do
 }
@@ -63,6 +63,7 @@ func Notes(id string, doc []byte, run *timeline.Timeline, prices *usage.Prices, 
 	if n, ok := retryNote(run, v); ok {
 		out = append(out, n)
 	}
+	out = append(out, isolationNotes(doc)...)
 	if models, _ := run.Unpriced(prices); len(models) > 0 {
 		out = append(out, Note{Kind: "unpriced", Text: UnpricedText(models, run.Total().Total()) + ": the money leaves their tokens out",
 			Do: "add their prices to " + usage.SettingsFile})
@@ -187,6 +188,30 @@ func retryNote(run *timeline.Timeline, v checkpoint.View) (Note, bool) {
 	return Note{Kind: "retry", Text: text, Do: "flowstate history lists them"}, true
 }
 
+// isolationNotes say what became of a definition's isolation: the states
+// whose workers shared the project's tree although it asks for a
+// worktree each (not a git repository, ...), and the attempts of workers
+// whose branch was not merged (a failure, a conflict), kept as patches.
+func isolationNotes(doc []byte) []Note {
+	var out []Note
+	var kept []string
+	gjson.GetBytes(doc, checkpoint.PathPhaseData).ForEach(func(state, phase gjson.Result) bool {
+		if iso := phase.Get(checkpoint.PhaseIsolation); iso.Exists() && !iso.Get("worktrees").Bool() {
+			out = append(out, Note{Kind: "shared", Text: fmt.Sprintf("the workers of %s shared the project's tree, not a git worktree each as its definition asks: %s",
+				oneLine(state.String()), oneLine(iso.Get("reason").String()))})
+		}
+		for _, m := range phase.Get(checkpoint.PhaseAttempts).Array() {
+			kept = append(kept, oneLine(m.Get("worker").String())+" "+oneLine(m.Get("status").String())+": "+oneLine(m.Get("patch").String()))
+		}
+		return true
+	})
+	if len(kept) > 0 {
+		out = append(out, Note{Kind: "kept", Text: "attempts not merged, their work kept: " + strings.Join(kept, "; "),
+			Do: "git apply a patch to take its work back"})
+	}
+	return out
+}
+
 // Count is n things, in the plural unless one: "1 worker", "2 workers",
 // "3 retries".
 func Count(n int, thing string) string {
@@ -217,7 +242,7 @@ func noteMark(kind string) (mark, color string) {
 		return markHeld, yellow
 	case "cancelled", "error", "failed":
 		return markFailed, red
-	case "retry":
+	case "retry", "shared", "kept":
 		return "↻", yellow
 	case "unpriced":
 		return "?", yellow

@@ -160,7 +160,7 @@ func Render(in Input) string {
 	if active {
 		agentSection(&b, in, run, v.Session, current, p, cost)
 	}
-	supervisorSection(&b, doc.Get(checkpoint.PathSupervisorState), in.Project, p)
+	supervisorSection(&b, doc.Get(checkpoint.PathSupervisorState), in.Project, branches(doc), p)
 	errorSection(&b, v.Error, evs, p)
 	return term.Fit(b.String(), in.Width)
 }
@@ -210,7 +210,7 @@ func agentSection(b *strings.Builder, in Input, run *timeline.Timeline, session,
 		if !a.End.IsZero() && a.End.After(a.Start) {
 			what += " after " + Duration(a.End.Sub(a.Start))
 		}
-		what += cost.agent(a, places)
+		what += cost.agent(a, places) + Branch(a)
 		fmt.Fprintf(b, "  %s %-*s  %s\n", p.paint(color, mark), width, agentName(a), what)
 	}
 }
@@ -229,6 +229,32 @@ func currentAgents(run *timeline.Timeline, session, current string) []timeline.A
 		}
 	}
 	return out
+}
+
+// Branch says, for an agent that worked in a git worktree of its own,
+// its branch and what became of it: "; branch worktree-agent-x merged".
+func Branch(a timeline.Agent) string { return branchText(a.Branch, a.Merge, a.MergeNote) }
+
+// branchText is a branch and what became of it (a merge's status, and
+// what more its note says).
+func branchText(branch, merge, note string) string {
+	s := "; branch " + oneLine(branch)
+	switch {
+	case merge == "empty":
+		return "; nothing to merge"
+	case branch == "":
+		return ""
+	case merge == "merged":
+		return s + " merged"
+	case merge == "conflict":
+		s += " conflicts"
+	case merge != "":
+		s += " " + oneLine(merge)
+	}
+	if note != "" {
+		s += " " + oneLine(note)
+	}
+	return s
 }
 
 // agentName is an agent's type and its worker, on one line.
@@ -322,7 +348,37 @@ func timeIn(evs []event, initial, current string, active bool, now time.Time) (m
 	return spent, in
 }
 
-func supervisorSection(b *strings.Builder, ss gjson.Result, project string, p painter) {
+// branches is, by worker, the branch of an isolated state's worker and
+// what became of it, as the checkpoint records its merges.
+func branches(doc gjson.Result) map[string]string {
+	out := map[string]string{}
+	doc.Get(checkpoint.PathPhaseData).ForEach(func(_, phase gjson.Result) bool {
+		phase.Get(checkpoint.PhaseMerges).ForEach(func(worker, m gjson.Result) bool {
+			note := m.Get("patch").String()
+			if note != "" {
+				note = "; its work kept in " + note
+			}
+			if with := m.Get("with").Array(); len(with) > 0 {
+				note = fmt.Sprintf("with %s in %s%s", joined(with), joined(m.Get("files").Array()), note)
+			}
+			out[worker.String()] = branchText(m.Get("branch").String(), m.Get("status").String(), note)
+			return true
+		})
+		return true
+	})
+	return out
+}
+
+// joined is a list of strings on one line.
+func joined(l []gjson.Result) string {
+	var s []string
+	for _, x := range l {
+		s = append(s, oneLine(x.String()))
+	}
+	return strings.Join(s, ", ")
+}
+
+func supervisorSection(b *strings.Builder, ss gjson.Result, project string, branch map[string]string, p painter) {
 	if len(ss.Map()) == 0 {
 		return
 	}
@@ -380,6 +436,7 @@ func supervisorSection(b *strings.Builder, ss gjson.Result, project string, p pa
 			if out := w.Get("output_path").String(); out != "" {
 				line += "  " + oneLine(strings.TrimPrefix(Rel(project, out), dir))
 			}
+			line += branch[w.Get("worker_id").String()]
 			if e := w.Get("error").String(); e != "" {
 				line += "  " + p.paint(red, oneLine(e))
 			}

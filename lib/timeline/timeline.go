@@ -14,9 +14,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -84,6 +86,11 @@ type Agent struct {
 	Transcript              string // where its transcript is, while it runs
 	Artifact                string // the file its worker record names
 	Error                   string
+	// Worktree is the git worktree an isolated agent worked in, Branch
+	// its branch, Merge what became of it once its wave was merged
+	// (Merged, ... of lib/worktree, with MergeNote saying more).
+	Worktree, Branch, Merge string
+	MergeNote               string
 	takenBack               int  // the rewind that took it back (its index), when Rewound
 	launch                  bool // a launch's entry: a bar of its own until the agent it started is known
 	started                 bool // its start was recorded
@@ -154,6 +161,14 @@ type event struct {
 	Limit      string          `json:"limit"`
 	Retry      int             `json:"retry"`
 	Max        int             `json:"max"`
+	// An isolated agent's start and stop, a merge: its worktree; a
+	// merge: its branch, the files it changed or that conflicted, whom
+	// with, and where a discarded attempt's work is kept.
+	Worktree string   `json:"worktree"`
+	Branch   string   `json:"branch"`
+	Files    []string `json:"files"`
+	With     []string `json:"with"`
+	Patch    string   `json:"patch"`
 }
 
 func (e event) usage() usage.Usage {
@@ -196,6 +211,7 @@ type builder struct {
 	epoch   int
 	byID    map[string]int // agent id -> index in t.Agents
 	records []record       // the workers' records, applied once the agents are paired
+	merges  []event        // what became of isolated workers' branches, applied once the agents are paired
 	ended   time.Time      // the last event of the workflow's own lifecycle
 	last    time.Time      // the last event of any kind
 }
@@ -328,6 +344,8 @@ func (b *builder) agentEvent(ev event) {
 		if ev.WorkerID != "" {
 			b.records = append(b.records, record{worker: ev.WorkerID, status: ev.Status, at: ev.TS})
 		}
+	case "merge":
+		b.merges = append(b.merges, ev)
 	}
 }
 
@@ -399,6 +417,49 @@ func (b *builder) started(ev event) {
 	}
 	a := &b.t.Agents[b.agent(ev.AgentID, ev)]
 	a.Transcript, a.started = ev.Transcript, true
+	a.worked(ev.Worktree)
+}
+
+// worked notes the worktree an isolated agent worked in, and its branch
+// as Claude Code names it.
+func (a *Agent) worked(wt string) {
+	if wt != "" {
+		a.Worktree, a.Branch = wt, "worktree-"+filepath.Base(wt)
+	}
+}
+
+// merged puts what became of each isolated worker's branch on the agent
+// whose work it was: the worker's latest agent of the merge's state that
+// worked in the merge's worktree (any of its agents, for a merge that
+// names none).
+func (b *builder) merged() {
+	for _, ev := range b.merges {
+		for i := len(b.t.Agents) - 1; i >= 0; i-- {
+			a := &b.t.Agents[i]
+			if a.Worker != ev.WorkerID || a.State != ev.State || ev.Worktree != "" && a.Worktree != "" && a.Worktree != ev.Worktree {
+				continue
+			}
+			a.Merge, a.MergeNote = ev.Status, mergeNote(ev)
+			if ev.Branch != "" {
+				a.Branch = ev.Branch
+			}
+			break
+		}
+	}
+}
+
+// mergeNote says more of a merge, in one line: what a conflict met, where
+// a discarded attempt is kept.
+func mergeNote(ev event) string {
+	switch {
+	case ev.Status == "conflict" && len(ev.With) > 0:
+		return "with " + strings.Join(ev.With, ", ") + " in " + strings.Join(ev.Files, ", ")
+	case ev.Status == "conflict":
+		return "in " + strings.Join(ev.Files, ", ")
+	case ev.Patch != "":
+		return "kept in " + ev.Patch
+	}
+	return ""
 }
 
 // identify takes what ev says of its agent's identity: the worker its
@@ -428,6 +489,7 @@ func (b *builder) stopped(ev event) {
 		a.End = ev.TS
 	}
 	identify(a, ev)
+	a.worked(ev.Worktree)
 }
 
 // measured records an agent's usage; an agent seen only here (the
@@ -531,6 +593,7 @@ func (b *builder) finish() {
 		}
 	}
 	b.pair()
+	b.merged()
 	b.recorded()
 	recs := b.workerRecords()
 	latest := map[string]int{} // worker -> its latest run

@@ -507,12 +507,14 @@ type agentCall struct {
 	Message int64 // the answer (request sequence number) it was part of
 }
 
-// agentCalls lists the Agent calls a stand-in made, in order.
+// agentCalls lists the Agent calls a stand-in made whose agents ran, in
+// order: a call that failed before its agent ran (Claude Code could not
+// make its worktree) launched nobody.
 func agentCalls(m *standin.Server) []agentCall {
 	var out []agentCall
 	for _, e := range m.Exchanges() {
 		for _, u := range e.Tools {
-			if u.Name != "Agent" {
+			if u.Name != "Agent" || m.Unstarted(u.ID) {
 				continue
 			}
 			in := gjson.ParseBytes(u.Input)

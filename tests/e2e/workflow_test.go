@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -659,13 +660,16 @@ func testCoordinateFullImplementation(t *testing.T, m mode) {
 	// Claude Code's default mode, no rule given: flowstate's steps and
 	// artifacts are granted; the implementers' edits of the person's
 	// source are the person's to allow, and refused (each implementer
-	// still delivers its report, written first).
+	// still delivers its report, written first). Each implementer works
+	// in a worktree of the project's (the implement state's isolation):
+	// its source is the worktree's src/.
 	s.Permissions = asPeopleRun
 	r := s.run("/flowstate:coordinate build the login flow with server-side sessions")
 	s.expectCalls(14, 3)
 	denied := s.denials()
+	source := regexp.MustCompile(`"file_path":"` + regexp.QuoteMeta(s.Project) + `(/\.claude/worktrees/agent-[a-z0-9]+)?/src/`)
 	for _, dn := range denied {
-		if dn.Tool != "Write" || !strings.Contains(string(dn.Input), `"file_path":"`+s.Project+`/src/`) {
+		if dn.Tool != "Write" || !source.MatchString(string(dn.Input)) {
 			t.Errorf("a refusal other than an implementer's edit of the person's source: %v", dn)
 		}
 	}

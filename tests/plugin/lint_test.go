@@ -158,10 +158,13 @@ func TestSharedSectionsAgree(t *testing.T) {
 		}
 	}
 	refSections["work"] = section(ref, "work")
-	if len(refSections["phase"]) != 1 || len(refSections["work"]) != 1 || refSections["work"][0].Task == nil {
-		t.Fatalf("commands/coordinate.md: ## phase must be a bash block, ## work the worker task")
+	// ## work launches a batch: its workers in the project's tree, or
+	// each in a worktree of its own (one of the two counts is 0).
+	work := refSections["work"]
+	if len(refSections["phase"]) != 1 || len(work) != 2 || work[0].Task == nil || work[1].Task == nil ||
+		work[0].Task.Isolation != "" || work[1].Task.Isolation != "worktree" {
+		t.Fatalf("commands/coordinate.md: ## phase must be a bash block, ## work the worker task and the isolated workers' task")
 	}
-	worker := refSections["work"][0].Task
 	supervisors := map[string]bool{}
 	for _, r := range orchestrate.Roles(machine.Default()) {
 		if r.Supervisor != nil {
@@ -171,7 +174,7 @@ func TestSharedSectionsAgree(t *testing.T) {
 	for name := range supervisors {
 		d := loadDoc(t, "agents/"+name+".md")
 		plan, work, verify := section(d, "workers"), section(d, "work"), section(d, "verify")
-		if len(plan) != 1 || len(work) != 1 || work[0].Task == nil || *work[0].Task != *worker || len(verify) != 1 {
+		if len(plan) != 1 || !slices.EqualFunc(work, refSections["work"], sameStep) || len(verify) != 1 {
 			t.Errorf("%s: ## workers must be phase-plan --supervisor, ## work the worker task of commands/coordinate.md, ## verify phase-verify --supervisor", d.Path)
 		}
 	}

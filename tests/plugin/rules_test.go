@@ -15,6 +15,7 @@ import (
 // command: the deviations real models show, one rule each.
 var orchestratorRules = []string{
 	"run_in_background: false",                      // Claude Code's default runs agents in the background
+	"`isolation: worktree` where the block says it", // workers that would write over each other
 	"Wait for every agent",                          // and moves on before they wrote anything
 	"word for word",                                 // a model "improves" prompts and drops their lines
 	"N = 0 means no call",                           // for_each with WORKER_COUNT=0
@@ -36,6 +37,7 @@ var orchestratorRules = []string{
 // supervisorRules must each be in every sub-supervisor agent.
 var supervisorRules = []string{
 	"run_in_background: false",
+	"`isolation: worktree` where the block says it",
 	"Wait for every worker",
 	"word for word",
 	"N = 0 means no call",

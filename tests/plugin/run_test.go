@@ -37,9 +37,12 @@ type world struct {
 	// OwnKeys are keys a user's command prints itself (KEY for KEY_i),
 	// which no flowstate command lists.
 	OwnKeys map[string]bool
+	trees   int // worktrees made for isolated agents
+	// Stderr is what the bash blocks that succeeded printed for people.
+	Stderr string
 }
 
-type invocation struct{ Agent, Prompt string }
+type invocation struct{ Agent, Prompt, Isolation string }
 
 // fakeAgents steer what the fake agents write.
 type fakeAgents struct {
@@ -49,6 +52,13 @@ type fakeAgents struct {
 	// During runs while a worker works, before it writes: what a person
 	// does from another shell meanwhile.
 	During func(inv invocation)
+	// Plan is what the plan-architect writes, a diamond of four phases
+	// when empty.
+	Plan string
+	// Work is what a worker does in its working directory (its
+	// worktree, when it is isolated), besides writing its file: edit
+	// the person's source.
+	Work func(inv invocation, dir string)
 }
 
 func newWorld(t *testing.T, agents fakeAgents) *world {
@@ -117,6 +127,7 @@ func (w *world) follow(d doc, env map[string]string) (string, error) {
 	r.Values = env
 	r.MaxSteps = 200
 	r.AfterBash = func(s step, out string) {
+		w.Stderr += r.Stderr
 		for _, kv := range protocol.KeyValues(out) {
 			if base := indexedKey.ReplaceAllString(kv[0], ""); !allPrinted[base] && !allPrinted[kv[0]] && !w.OwnKeys[base] {
 				w.t.Errorf("%s:%d printed %s, which lint.Printers does not list: add it where the step's keys are listed (lib/orchestrate/prints.go)", d.Path, s.Line, kv[0])
@@ -138,7 +149,7 @@ func (w *world) agents(calls []protocol.Invocation) ([]string, error) {
 	w.t.Helper()
 	var batch []invocation
 	for _, c := range calls {
-		batch = append(batch, invocation{Agent: strings.TrimPrefix(c.SubagentType, "flowstate:"), Prompt: c.Prompt})
+		batch = append(batch, invocation{Agent: strings.TrimPrefix(c.SubagentType, "flowstate:"), Prompt: c.Prompt, Isolation: c.Isolation})
 	}
 	w.Invoked = append(w.Invoked, batch...)
 	w.Batches = append(w.Batches, batch)
@@ -173,9 +184,20 @@ func (w *world) agent(inv invocation) string {
 	if w.Agents.During != nil {
 		w.Agents.During(inv)
 	}
+	dir := w.Dir // an agent starts where the session does
+	if inv.Isolation == "worktree" {
+		dir = w.worktree()
+		defer w.keepOrRemove(dir)
+	}
+	if w.Agents.Work != nil {
+		w.Agents.Work(inv, dir)
+	}
 	target := targets[0]
 	if !filepath.IsAbs(target) {
-		target = filepath.Join(w.Dir, target) // an agent starts where the session does
+		target = filepath.Join(dir, target)
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		w.t.Fatal(err)
 	}
 	content := w.Agents.content(inv, target)
 	if brief, err := playback.Brief(w.Dir, inv.Prompt); err == nil && !ownFormat[inv.Agent] {
@@ -216,6 +238,9 @@ func (a *fakeAgents) content(inv invocation, path string) string {
 	case "workflow-classifier":
 		return a.Classification
 	case "plan-architect":
+		if a.Plan != "" {
+			return a.Plan
+		}
 		return "# Plan\n\n### Phase 1: Foundation\ndependencies: []\n\n### Phase 2: Core\ndependencies: [1]\n\n" +
 			"### Phase 3: Interfaces\ndependencies: [1]\n\n### Phase 4: Integration\ndependencies: [2, 3]\n"
 	case "test-specialist":

@@ -34,6 +34,20 @@ type Knobs struct {
 	// real implementers edit the code: Claude Code lets it or refuses it
 	// by the person's permission mode and rules, never by flowstate's.
 	EditSource bool
+	// Edits: a worker whose topic holds an edit's Topic (an
+	// implementation-executor's "Phase 2:", a reviewer's "security")
+	// reads the edit's file, after its report, and changes in it the
+	// first of the edit's Old texts the file holds to the New beside it,
+	// with the Edit tool: two phases of one wave edit one file apart, or
+	// the same lines, and a phase run again on a tree that holds another
+	// phase's change finds another Old. An isolated worker edits its
+	// worktree's copy; a MissingWorker makes its edits (half work) and
+	// writes no report.
+	Edits []Edit
+	// Stray: a worker whose topic holds Stray.Topic also runs a shell
+	// command that writes Stray.Path (absolute), as a worker that writes
+	// outside its worktree; once per server.
+	Stray Stray
 	// Drift makes the main thread deviate from the protocol as real models
 	// do.
 	Drift Drift
@@ -44,11 +58,27 @@ type Knobs struct {
 	PluginDir string
 }
 
+// Edit is one implementer's change of a file (Knobs.Edits): Path is
+// relative to the agent's working directory, Pairs are old, new, old,
+// new, ...: the first old text the file holds is changed.
+type Edit struct {
+	Topic string
+	Path  string
+	Pairs []string
+}
+
+// Stray is a shell write outside the worker's worktree (Knobs.Stray).
+type Stray struct {
+	Topic, Path string
+}
+
 // Drift is how the main thread deviates from the protocol; each switch is
 // independent.
 type Drift struct {
 	// Background: Agent calls leave run_in_background out, which Claude
-	// Code 2.1.328 takes as "run in the background".
+	// Code 2.1.328 takes as "run in the background", and a task block's
+	// isolation too: a model that copies only a call's type, description
+	// and prompt.
 	Background bool
 	// Twice: every bash block is run twice in a row, as a model does when
 	// an output looked odd or was cut.

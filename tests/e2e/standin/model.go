@@ -40,6 +40,12 @@ type readInput struct {
 	FilePath string `json:"file_path"`
 }
 
+type editInput struct {
+	FilePath  string `json:"file_path"`
+	OldString string `json:"old_string"`
+	NewString string `json:"new_string"`
+}
+
 // thread is everything one decision depends on.
 type thread struct {
 	Conv  conversation
@@ -61,6 +67,10 @@ type thread struct {
 	// Paraphrase reports, once per server, that this Workflow call is
 	// the one whose args the model garbles (Drift.ParaphraseArgs).
 	Paraphrase func() bool
+	// StrayOnce reports, once per server, that this implementer's
+	// conversation (its first call's id) is the one to write outside its
+	// worktree (Knobs.Stray).
+	StrayOnce func(conversation string) bool
 }
 
 // waiting is what a main thread that launched a workflow says as it ends
@@ -95,8 +105,13 @@ func decide(th thread) turn {
 	if err != nil {
 		return turn{Text: "stand-in cannot follow this program: " + err.Error()}
 	}
-	if th.Agent == "implementation-executor" && th.Knobs.EditSource {
-		prog.Steps = append(prog.Steps, step{Kind: stepWrite, Text: sourcePath(topicOf(c.Prompt))})
+	if c.Subagent {
+		first := ""
+		if len(c.Calls) > 0 {
+			first = c.Calls[0].ID // the stray write comes after the report: a call is on record by then
+		}
+		stray := func() bool { return th.StrayOnce != nil && first != "" && th.StrayOnce(first) }
+		prog.Steps = append(prog.Steps, th.Knobs.workerSteps(th.Agent, topicOf(c.Prompt), stray)...)
 	}
 	if c.Summary {
 		return turn{Text: "<analysis>The stand-in keeps nothing.</analysis>\n<summary>A flowstate command was running; the hooks say where it stands.</summary>"}
@@ -249,7 +264,8 @@ steps:
 				var tools []toolUse
 				for _, inv := range calls {
 					if drift.Background {
-						inv.Background = nil // as a model that copies the block without the flag
+						// As a model that copies the block without its flags.
+						inv.Background, inv.Isolation = nil, ""
 					}
 					if drift.GeneralPurpose {
 						if inv, err = th.asGeneralPurpose(inv); err != nil {
@@ -261,9 +277,13 @@ steps:
 				return issue(turn{Tools: tools}, true)
 			}
 			for range calls {
-				if _, stop := consume(c.Calls, &h, "Agent"); stop != "" {
-					return turn{Text: stop}
+				// An agent's answer decides nothing, a failed call's
+				// neither (Claude Code could not start it): the next
+				// block checks the files.
+				if call := c.Calls[h]; call.Name != "Agent" || !call.HasResult {
+					return turn{Text: fmt.Sprintf("stand-in lost its place: expected an Agent result, the conversation has %s", call.Name)}
 				}
+				h++
 				since++
 			}
 			afterAgents = len(calls) > 0
@@ -311,6 +331,31 @@ steps:
 			case !c.notifiedSince(h):
 				// Launched in the background: wait for its notification.
 				return issue(turn{Text: waiting}, false)
+			}
+			pc++
+		case stepEdit:
+			// A missing worker's edits are made all the same: half
+			// work, left without its report.
+			if sentBack() {
+				continue
+			}
+			path := absolute(c.Cwd, st.Text)
+			if h == len(c.Calls) {
+				return issue(turn{Tools: []toolUse{{"Read", readInput{path}}}}, true)
+			}
+			read, stop := consume(c.Calls, &h, "Read")
+			if stop != "" {
+				return turn{Text: stop}
+			}
+			if h == len(c.Calls) {
+				old, new, ok := st.Edit.pick(read.Result)
+				if !ok {
+					return turn{Text: fmt.Sprintf("Stopped: %s holds none of the texts to change.", st.Text)}
+				}
+				return issue(turn{Tools: []toolUse{{"Edit", editInput{path, old, new}}}}, true)
+			}
+			if _, stop := consume(c.Calls, &h, "Edit"); stop != "" {
+				return turn{Text: stop}
 			}
 			pc++
 		case stepRead:

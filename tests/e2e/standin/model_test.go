@@ -538,3 +538,35 @@ func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestImplementerEdits: an implementer with Knobs.Edits writes its
+// report, reads the file to edit, and changes the first of its old texts
+// the Read result holds, in its working directory (a worktree's).
+func TestImplementerEdits(t *testing.T) {
+	knobs := Knobs{Edits: []Edit{{Topic: "Phase 2:", Path: "routes.txt", Pairs: []string{"alpha: todo", "alpha: phase 2", "alpha: phase 1", "alpha: phase 1 and 2"}}}}
+	conv := conversation{Subagent: true, Cwd: "/p/.claude/worktrees/agent-a1",
+		Prompt: "Topic: Phase 2: Core\nWrite your result to: s/2.md\nReturn exactly: REPORT_CREATED: s/2.md"}
+	write := toolCall{Name: "Write", Result: "ok", HasResult: true}
+	read := toolCall{Name: "Read", Result: "1\talpha: phase 1\n2\tbeta: todo\n", HasResult: true}
+	edit := toolCall{Name: "Edit", Result: "ok", HasResult: true}
+	for _, c := range []struct {
+		calls []toolCall
+		want  string
+	}{
+		{nil, `Write {"file_path":"/p/.claude/worktrees/agent-a1/s/2.md"`},
+		{[]toolCall{write}, `Read {"file_path":"/p/.claude/worktrees/agent-a1/routes.txt"}`},
+		{[]toolCall{write, read}, `Edit {"file_path":"/p/.claude/worktrees/agent-a1/routes.txt","old_string":"alpha: phase 1","new_string":"alpha: phase 1 and 2"}`},
+		{[]toolCall{write, read, edit}, "REPORT_CREATED: s/2.md"},
+	} {
+		conv.Calls = c.calls
+		got := decide(thread{Conv: conv, Agent: "implementation-executor", Knobs: knobs})
+		text := got.Text
+		for _, u := range got.Tools {
+			b, _ := json.Marshal(u.Input)
+			text = u.Name + " " + string(b)
+		}
+		if !strings.HasPrefix(text, c.want) {
+			t.Errorf("after %d calls: %s, want %s", len(c.calls), text, c.want)
+		}
+	}
+}

@@ -202,6 +202,37 @@ func topicOf(prompt string) string {
 	return orDefault(first, "the task")
 }
 
+// workerSteps are what a worker (persona) of topic does after its
+// report: an implementer writes its source file (EditSource); any worker
+// edits the files its topic's edits name (Edits) and writes outside its
+// worktree (Stray, when once says this one is the one).
+func (k Knobs) workerSteps(persona, topic string, once func() bool) []step {
+	var out []step
+	if k.EditSource && persona == "implementation-executor" {
+		out = append(out, step{Kind: stepWrite, Text: sourcePath(topic)})
+	}
+	for _, e := range k.Edits {
+		if strings.Contains(topic, e.Topic) {
+			out = append(out, step{Kind: stepEdit, Text: e.Path, Edit: e})
+		}
+	}
+	if k.Stray.Topic != "" && strings.Contains(topic, k.Stray.Topic) && once() {
+		out = append(out, step{Kind: stepBash, Text: "echo 'written outside the worktree' > " + k.Stray.Path})
+	}
+	return out
+}
+
+// pick is the edit's first pair whose old text read (a Read result)
+// holds.
+func (e Edit) pick(read string) (old, new string, ok bool) {
+	for i := 0; i+1 < len(e.Pairs); i += 2 {
+		if strings.Contains(read, e.Pairs[i]) {
+			return e.Pairs[i], e.Pairs[i+1], true
+		}
+	}
+	return "", "", false
+}
+
 // sourcePath is the project's source file an implementer of topic edits
 // (Knobs.EditSource): src/<topic in lower case, words joined by _>.go.
 func sourcePath(topic string) string {

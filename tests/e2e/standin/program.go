@@ -10,15 +10,18 @@ const (
 	stepWrite
 	stepRead   // a subagent reads the file its prompt says to read first (its brief)
 	stepLaunch // a ```workflow block: one Workflow call
+	stepEdit   // read a file, then edit it (Knobs.Edits): two turns
 )
 
-// step is one thing the model does in one turn.
+// step is one thing the model does in one turn (an edit: two).
 type step struct {
 	Kind stepKind
-	// Text is the bash block verbatim, or the path to write or read (with ${KEY}s).
+	// Text is the bash block verbatim, or the path to write, read or
+	// edit (with ${KEY}s).
 	Text   string
 	Task   task
 	Launch protocol.Launch
+	Edit   Edit
 }
 
 // program is a parsed command or agent: its steps in order, where each

@@ -42,7 +42,9 @@ type Server struct {
 	mainBytes   int                 // the size of every main-thread request body, summed
 	skipper     *string             // the session whose main thread skips a block (Drift.SkipBlock)
 	skipped     []string            // the bash blocks it skipped
+	strayer     *string             // the conversation whose implementer writes outside its worktree (Knobs.Stray)
 	async       map[string]bool     // tool ids of Agent calls Claude Code ran in the background
+	unstarted   map[string]bool     // tool ids of Agent calls that failed before their agent ran
 	bash        map[string]string   // tool id -> result of every Bash call with a result
 	main        map[string]toolCall // tool id -> every main-thread call with a result
 	written     int                 // bytes subagents wrote with Write
@@ -68,6 +70,7 @@ type Exchange struct {
 
 // ToolUse is one tool call the stand-in made.
 type ToolUse struct {
+	ID    string // the tool_use id the answer gave the call
 	Name  string
 	Input json.RawMessage
 }
@@ -78,7 +81,7 @@ func Start(knobs Knobs, logDir string) (*Server, error) {
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, err
 	}
-	s := &Server{knobs: knobs, logDir: logDir, agentTypes: map[string]string{}, served: map[string]int{}, async: map[string]bool{}, bash: map[string]string{}, main: map[string]toolCall{},
+	s := &Server{knobs: knobs, logDir: logDir, agentTypes: map[string]string{}, served: map[string]int{}, async: map[string]bool{}, unstarted: map[string]bool{}, bash: map[string]string{}, main: map[string]toolCall{},
 		bodies: map[string]string{}}
 	s.http = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.http.URL
@@ -179,12 +182,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 
 	t := decide(thread{Conv: conv, Agent: agent, Knobs: s.knobs, TestRun: s.nextTestRun, Classification: s.nextClassification,
-		Compact: s.compactOnce, Skip: s.skipOnce, Paraphrase: s.paraphraseOnce})
+		Compact: s.compactOnce, Skip: s.skipOnce, Paraphrase: s.paraphraseOnce, StrayOnce: s.strayOnce})
 	u := usageOf(seq, t)
 	msg := t.message(fmt.Sprintf("msg_standin_%04d", seq), func() string {
 		return fmt.Sprintf("toolu_standin_%d", toolIDs.Add(1))
 	}, u)
-	s.record(seq, conv, agent, t, u)
+	s.record(seq, conv, agent, t, u, msg)
 	reply, _ := json.MarshalIndent(msg, "", "  ")
 	s.log(name+".reply.json", reply)
 	if !req.Stream {
@@ -207,6 +210,8 @@ func (s *Server) observe(c conversation) {
 		switch {
 		case call.Name == "Agent" && strings.HasPrefix(call.Result, asyncResult):
 			s.async[call.ID] = true
+		case call.Name == "Agent" && call.IsError:
+			s.unstarted[call.ID] = true
 		case call.Name == "Bash" && call.HasResult:
 			s.bash[call.ID] = call.Result
 		}
@@ -231,6 +236,14 @@ func (s *Server) observe(c conversation) {
 
 // Drift is how this stand-in's main thread deviates from the protocol.
 func (s *Server) Drift() Drift { return s.knobs.Drift }
+
+// Unstarted reports whether the Agent call with tool_use id failed before
+// its agent ran (Claude Code could not make its worktree, say).
+func (s *Server) Unstarted(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unstarted[id]
+}
 
 // BackgroundAgents counts the Agent calls Claude Code ran in the
 // background (it answered "Async agent launched").
@@ -300,6 +313,18 @@ func (s *Server) skipOnce(session, block string) bool {
 		s.skipped = append(s.skipped, block)
 	}
 	return true
+}
+
+// strayOnce lets the first conversation that asks (known by its first
+// call's id) write outside its worktree, and only that one: each answer
+// replays the conversation, so it asks again at every later turn.
+func (s *Server) strayOnce(conversation string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.strayer == nil && conversation != "" {
+		s.strayer = &conversation
+	}
+	return s.strayer != nil && *s.strayer == conversation
 }
 
 // Skipped returns the bash blocks the main thread passed over
@@ -404,7 +429,7 @@ func (s *Server) nextTestRun() int {
 	return s.testRuns
 }
 
-func (s *Server) record(seq int64, conv conversation, agent string, t turn, u Usage) {
+func (s *Server) record(seq int64, conv conversation, agent string, t turn, u Usage, msg map[string]any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := Exchange{Seq: seq, Subagent: conv.Subagent, Workflow: conv.Workflow, Agent: agent, Usage: u}
@@ -414,9 +439,11 @@ func (s *Server) record(seq int64, conv conversation, agent string, t turn, u Us
 	if len(t.Tools) == 0 {
 		e.Text = t.Text
 	}
-	for _, u := range t.Tools {
+	blocks, _ := msg["content"].([]map[string]any)
+	for i, u := range t.Tools {
 		in, _ := json.Marshal(u.Input)
-		e.Tools = append(e.Tools, ToolUse{Name: u.Name, Input: in})
+		id, _ := blocks[i]["id"].(string)
+		e.Tools = append(e.Tools, ToolUse{ID: id, Name: u.Name, Input: in})
 		if inv, ok := u.Input.(invocation); ok {
 			s.agentTypes[strings.TrimSpace(inv.Prompt)] = inv.SubagentType
 		}

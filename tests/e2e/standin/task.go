@@ -27,6 +27,8 @@ type invocation struct {
 	// Background is what the call passes as run_in_background; nil leaves
 	// it out (Claude Code's default then runs the agent in the background).
 	Background *bool `json:"run_in_background,omitempty"`
+	// Isolation is the task block's isolation ("worktree"), "" for none.
+	Isolation string `json:"isolation,omitempty"`
 }
 
 var forEachRE = regexp.MustCompile(`^([A-Za-z_]\w*)\s+in\s+(-?\d+)\.\.(-?\d+)$`)
@@ -58,7 +60,7 @@ func (t task) instance(env map[string]string, loopVar string, n int) invocation 
 		}
 		return substitute(s, env)
 	}
-	inv := invocation{SubagentType: sub(t.SubagentType), Description: sub(t.Description), Prompt: sub(t.Prompt)}
+	inv := invocation{SubagentType: sub(t.SubagentType), Description: sub(t.Description), Prompt: sub(t.Prompt), Isolation: t.Isolation}
 	if t.Foreground {
 		inv.Background = new(bool)
 	}

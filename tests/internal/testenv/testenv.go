@@ -232,6 +232,34 @@ func Env(home string, extra ...string) []string {
 	return append(env, extra...)
 }
 
+// WaveLeftovers lists what a state's isolated waves left behind in the
+// git repository at dir, which they must not: worktrees besides the
+// main one, branches of Claude Code's worktrees (worktree-*), a merge in
+// progress, changes of tracked files.
+func WaveLeftovers(tb testing.TB, dir string) []string {
+	tb.Helper()
+	git := func(args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			tb.Fatalf("git %v in %s: %v\n%s", args, dir, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	var left []string
+	if trees := git("worktree", "list"); strings.Contains(trees, "\n") {
+		left = append(left, "worktrees:\n"+trees)
+	}
+	if branches := git("branch", "--list", "worktree-*"); branches != "" {
+		left = append(left, "branches: "+branches)
+	}
+	if status := git("status", "--porcelain", "--untracked-files=no"); status != "" {
+		left = append(left, "changes of the working tree (or a merge in progress):\n"+status)
+	}
+	return left
+}
+
 // FromProject is path, a file in the project, as flowstate's briefs and
 // messages name it: from the project's root.
 func FromProject(tb testing.TB, project, path string) string {
