@@ -51,7 +51,8 @@ type Event struct {
 	Transcript string `json:"transcript,omitempty"`
 	// Worktree is the git worktree an isolated agent worked in (a start
 	// or stop: its working directory; an Agent call's return: where Claude
-	// Code kept it), "" for one that shared the project's tree.
+	// Code kept it; a failed call: the one Claude Code failed to make),
+	// "" for one that shared the project's tree.
 	Worktree string `json:"worktree,omitempty"`
 	// Shell: the agent ran shell commands (an Agent call's return, from
 	// the tools it used).
@@ -112,6 +113,9 @@ type Worker struct {
 	Launches  int       // its launches in the state, this one counted
 	// NeverStarted: its Agent call failed before the agent ran.
 	NeverStarted bool
+	// Unmade is the worktree Claude Code failed to make for it, whose
+	// branch git may have made all the same.
+	Unmade string
 }
 
 func (w *Worker) launches() int {
@@ -198,7 +202,7 @@ func Fold(evs []Event, session string) Runs {
 		case Failed:
 			// The launch has no agent to wait for.
 			if w := r.workers[ev.WorkerID]; w != nil && w.Stopped.IsZero() {
-				w.Stopped, w.NeverStarted = ev.TS, true
+				w.Stopped, w.NeverStarted, w.Unmade = ev.TS, true, ev.Worktree
 				r.launches[ev.AgentType]--
 			}
 		}

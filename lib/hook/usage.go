@@ -76,7 +76,7 @@ func (h handler) agentFailed() {
 	if !ours || k.Workflow == nil || k.Worker == "" {
 		return
 	}
-	f := agentrun.Event{Session: h.session, AgentType: k.Name, WorkerID: k.Worker}.Fields()
+	f := agentrun.Event{Session: h.session, AgentType: k.Name, WorkerID: k.Worker, Worktree: worktree.Unmade(h.p.Dir, h.pl.Error)}.Fields()
 	f["error"] = kv.OneLine(h.pl.Error)
 	if err := k.Workflow.Update(func(tx *store.Tx) error { tx.Event(agentrun.Failed, f); return nil }); err != nil {
 		h.l.printf("post-tool-use-failure: %v", err)

@@ -280,6 +280,9 @@ func (v *view) unstarted(runs agentrun.Runs, targets []Worker, pl plan, out *Out
 		_, w := runs.Worker(wk.ID, v.w.P.Now(), time.Hour)
 		if w.NeverStarted && !delivered(wk) && !w.Launched.Before(pl.At) && w.Launches < maxLaunches {
 			again = append(again, wk.ID)
+			if err := v.dropUnmade(w.Unmade); err != nil {
+				out.warn(note, "workflow %s, %s: the branch of the worktree Claude Code failed to make for %s is left: %v", v.w.ID, v.state, wk.ID, err)
+			}
 			continue
 		}
 		keep = append(keep, wk)
@@ -289,6 +292,19 @@ func (v *view) unstarted(runs agentrun.Runs, targets []Worker, pl plan, out *Out
 			v.w.ID, v.state, strings.Join(again, ", "))
 	}
 	return keep
+}
+
+// dropUnmade removes the empty branch of a worktree Claude Code failed
+// to make, which would otherwise be left behind.
+func (v *view) dropUnmade(wt string) error {
+	if wt == "" {
+		return nil
+	}
+	repo, err := worktree.Open(v.w.P.Dir)
+	if err != nil {
+		return err
+	}
+	return repo.DropUnmade(wt)
 }
 
 // integrated is what merging a wave came to.

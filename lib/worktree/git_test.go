@@ -350,3 +350,26 @@ func TestMergeWaveEmpty(t *testing.T) {
 		t.Errorf("removing it again: %v", err)
 	}
 }
+
+// TestDropUnmade: the branch git made for a worktree it then failed to
+// make goes when it holds nothing and no worktree holds it; a branch
+// with work on it, or one a worktree holds, stays.
+func TestDropUnmade(t *testing.T) {
+	dir := repo(t)
+	r := open(t, dir)
+	gitIn(t, dir, "branch", "worktree-agent-a1")
+	held := agentWorktree(t, dir, "b2")
+	worked := agentWorktree(t, dir, "c3")
+	write(t, worked, "w.txt", "work\n")
+	gitIn(t, worked, "add", "w.txt")
+	gitIn(t, worked, "commit", "-q", "-m", "work")
+	gitIn(t, dir, "worktree", "remove", "--force", worked)
+	for _, wt := range []string{filepath.Join(dir, Dir, "agent-a1"), held, worked, filepath.Join(dir, Dir, "agent-none")} {
+		if err := r.DropUnmade(wt); err != nil {
+			t.Errorf("DropUnmade(%s): %v", wt, err)
+		}
+	}
+	if got := gitIn(t, dir, "branch", "--list", "worktree-agent-*", "--format=%(refname:short)"); got != "worktree-agent-b2\nworktree-agent-c3" {
+		t.Errorf("branches left: %q, want the held one and the one with work", got)
+	}
+}

@@ -252,6 +252,29 @@ func (r *Repo) Remove(b Branch, branch string) error {
 	return err
 }
 
+// DropUnmade removes the branch git made for a worktree Claude Code
+// failed to make (Unmade) when no worktree holds the branch and it
+// holds nothing the working branch does not: nobody worked on it.
+// Anything else is left as it is.
+func (r *Repo) DropUnmade(wt string) error {
+	branch := BranchOf(wt)
+	tip := r.tip(branch)
+	if tip == "" || !r.isAncestor(tip) {
+		return nil
+	}
+	trees, err := r.Worktrees()
+	if err != nil {
+		return err
+	}
+	for _, t := range trees {
+		if t.Branch == branch {
+			return nil
+		}
+	}
+	_, err = r.git(r.Dir, "branch", "-D", branch)
+	return err
+}
+
 // branchOf is the branch of b's worktree, "" when it has none.
 func (r *Repo) branchOf(b Branch) string {
 	if b.Worktree == "" {

@@ -28,6 +28,19 @@ func Of(project, path string) string {
 	return filepath.Join(project, Dir, name)
 }
 
+// Unmade is the worktree of the project Claude Code failed to make, as
+// its Agent call's error says ("Failed to create worktree: Preparing
+// worktree (new branch 'worktree-agent-<id>')..."), "" when it names
+// none: git (2.39) may have made its branch all the same.
+func Unmade(project, callError string) string {
+	_, rest, ok := strings.Cut(callError, "(new branch 'worktree-agent-")
+	id, _, closed := strings.Cut(rest, "')")
+	if !ok || !closed || id == "" || len(id) > 64 || strings.Trim(id, "0123456789abcdef") != "" {
+		return ""
+	}
+	return filepath.Join(project, Dir, "agent-"+id)
+}
+
 // MainPath is path with the worktree it is in, if any, replaced by the
 // project: a worktree mirrors the project, so a file an agent names in
 // its worktree is that file of the project. Any other path is as it is.

@@ -82,3 +82,16 @@ func TestTouched(t *testing.T) {
 		}
 	}
 }
+
+func TestUnmade(t *testing.T) {
+	for _, c := range []struct{ err, want string }{
+		{"Failed to create worktree: Preparing worktree (new branch 'worktree-agent-aab5ebda187926969')\nfatal: failed to read x/commondir: Success", "/p/.claude/worktrees/agent-aab5ebda187926969"},
+		{"Failed to create worktree: fatal: failed to read commondir: Success", ""},
+		{"(new branch 'worktree-agent-../../x')", ""},
+		{"(new branch 'worktree-agent-')", ""},
+	} {
+		if got := Unmade("/p", c.err); got != c.want {
+			t.Errorf("Unmade(%q) = %q, want %q", c.err, got, c.want)
+		}
+	}
+}

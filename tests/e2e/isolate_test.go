@@ -145,6 +145,22 @@ func (s *scenario) resumeCompletes(knobs standin.Knobs) {
 	s.expectNothingLeft()
 }
 
+// raced is want, or, when Claude Code failed to make the worktree of one
+// of the stand-in's Agent calls, whenRaced: git (2.39) can fail one of
+// a batch's worktrees made at once, as TestIsolatedWorktreeNotMade
+// forces, and the worker is launched again alone.
+func raced(t *testing.T, m *standin.Server, want, whenRaced string) string {
+	for _, e := range m.Exchanges() {
+		for _, u := range e.Tools {
+			if u.Name == "Agent" && m.Unstarted(u.ID) {
+				t.Logf("Claude Code failed to make a worktree (tool call %s): want %s", u.ID, whenRaced)
+				return whenRaced
+			}
+		}
+	}
+	return want
+}
+
 // merges counts the implement state's merge events by worker and status
 // ("phase_2 merged": 1).
 func (w *workflow) merges() map[string]int {
@@ -198,8 +214,8 @@ func testIsolatedDiamond(t *testing.T, m mode) {
 		t.Errorf("merge commits, newest first, want phase 2 merged before phase 3:\n%s", log)
 	}
 	w.expectIsolatedAgents(s.Project)
-	if got := s.batches("implementation-executor"); fmt.Sprint(got) != "[1 2 1]" {
-		t.Errorf("implementation-executor waves %v, want the plan's diamond [1 2 1]", got)
+	if got, want := s.batches("implementation-executor"), raced(t, s.Model, "[1 2 1]", "[1 1 1 1]"); fmt.Sprint(got) != want {
+		t.Errorf("implementation-executor waves %v, want the plan's diamond %s", got, want)
 	}
 	status := s.shell("status")
 	if n := strings.Count(status, "; branch worktree-"); n != 4 {
@@ -328,6 +344,7 @@ func testIsolatedKilledBetweenMerges(t *testing.T, m mode) {
 		t.Errorf("merges recorded before the kill %v, want phase 1's alone", got)
 	}
 	s.Env = plain
+	want := raced(t, s.Model, "[1]", "[1 1]")
 	s.resumeCompletes(standin.Knobs{Edits: edits(diamond)})
 	w = s.onlyWorkflow()
 	if got, want := w.merges(), map[string]int{"phase_1 merged": 1, "phase_2 merged": 1, "phase_3 merged": 1, "phase_4 merged": 1}; fmt.Sprint(got) != fmt.Sprint(want) {
@@ -339,8 +356,8 @@ func testIsolatedKilledBetweenMerges(t *testing.T, m mode) {
 			t.Errorf("%s merged %d times, want once:\n%s", phase, n, log)
 		}
 	}
-	if got := s.batches("implementation-executor"); fmt.Sprint(got) != "[1]" {
-		t.Errorf("the resume's implementation waves %v, want phase 4 alone: the middle wave is not run again", got)
+	if got := s.batches("implementation-executor"); fmt.Sprint(got) != want {
+		t.Errorf("the resume's implementation waves %v, want %s: phase 4 alone (and a middle-wave worker whose worktree Claude Code failed to make): the middle wave is not run again", got, want)
 	}
 }
 
