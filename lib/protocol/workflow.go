@@ -18,32 +18,19 @@ type Launch struct {
 // name: and args:, each on its line, then "}".
 func parseLaunch(body string) (Launch, *SyntaxError) {
 	var l Launch
-	lines := strings.Split(body, "\n")
-	if len(lines) < 2 || strings.TrimSpace(lines[0]) != "Workflow {" || strings.TrimSpace(lines[len(lines)-1]) != "}" {
-		return l, syntaxErrorf(1, "want Workflow { ... } with the braces on their own lines")
-	}
-	seen := map[string]bool{}
-	for i := 1; i < len(lines)-1; i++ {
-		if strings.TrimSpace(lines[i]) == "" {
-			continue
-		}
-		m := patterns().taskField.FindStringSubmatch(lines[i])
-		if m == nil {
-			return l, syntaxErrorf(i+1, "cannot read %q: want key: value", strings.TrimSpace(lines[i]))
-		}
-		key, value := m[2], m[3]
-		if seen[key] {
-			return l, syntaxErrorf(i+1, "%s given twice: keep one", key)
-		}
-		seen[key] = true
+	err := braced(body, "Workflow", func(_ []string, i, _ int, key, value string) (int, *SyntaxError) {
 		switch key {
 		case "name":
 			l.Name = value
 		case "args":
 			l.Args = value
 		default:
-			return l, syntaxErrorf(i+1, "unknown field %q: a workflow block has name and args", key)
+			return i, syntaxErrorf(i+1, "unknown field %q: a workflow block has name and args", key)
 		}
+		return i, nil
+	})
+	if err != nil {
+		return l, err
 	}
 	if l.Name == "" || l.Args == "" {
 		return l, syntaxErrorf(1, "a workflow block needs name and args")
