@@ -25,7 +25,9 @@ import (
 const commandTasks = "## classify\n\n```task\nTask {\n  subagent_type: flowstate:workflow-classifier\n  description: Classify the workflow\n  run_in_background: false\n  prompt: |\n" +
 	"    Description: ${DESCRIPTION}\n    Write the classification JSON to: ${CLASSIFICATION_PATH}\n}\n```\n\n" +
 	"## work\n\n```task\nTask {\n  subagent_type: flowstate:${AGENT}\n  description: ${AGENT} ${i}\n  for_each: i in 1..${WORKER_COUNT}\n  run_in_background: false\n  prompt: |\n" +
-	"    Topic: ${TOPIC_i}\n    Read first: ${SPEC_DIR}/briefs/${AGENT}.md\n    Write your result to: ${SPEC_DIR}/${OUTPUT_i}\n    Return exactly: REPORT_CREATED: ${OUTPUT_i}\n}\n```\n"
+	"    Topic: ${TOPIC_i}\n    Read first: ${SPEC_DIR}/briefs/${AGENT}.md\n    Write your result to: ${SPEC_DIR}/${OUTPUT_i}\n    Return exactly: REPORT_CREATED: ${OUTPUT_i}\n}\n```\n\n" +
+	"```task\nTask {\n  subagent_type: flowstate:${AGENT}\n  description: ${AGENT} ${i}\n  for_each: i in 1..${ISOLATED_COUNT}\n  run_in_background: false\n  isolation: worktree\n  prompt: |\n" +
+	"    Topic: ${TOPIC_i}\n    Read first: ${BRIEF}\n    Write your result to: ${SPEC_DIR}/${OUTPUT_i}\n    Return exactly: REPORT_CREATED: ${OUTPUT_i}\n}\n```\n"
 
 func tasks(t *testing.T) Tasks {
 	t.Helper()
@@ -45,17 +47,24 @@ func TestResultOf(t *testing.T) {
 		return ps
 	}
 	handed := &handedOut{state: "research", agent: "research-specialist", workers: []Worker{{ID: "research_1"}, {ID: "research_2"}}}
+	isolated := &handedOut{state: "implement", agent: "implementation-executor", workers: []Worker{{ID: "phase_2"}}, isolated: true}
 	tests := []struct {
 		name string
 		out  Output
 		err  error
 		want string // the result as JSON
 	}{
-		{"a wave", Output{handed: handed, Pairs: pairs("AGENT", "research-specialist", "SPEC_DIR", ".flowstate/specs/w", "WORKER_COUNT", "2",
+		{"a wave", Output{handed: handed, Pairs: pairs("AGENT", "research-specialist", "SPEC_DIR", ".flowstate/specs/w", "WORKER_COUNT", "2", "ISOLATED_COUNT", "0",
 			"TOPIC_1", "Auth", "OUTPUT_1", "reports/001_auth.md", "TOPIC_2", "Sessions", "OUTPUT_2", "reports/002_sessions.md", "NEXT", "work")},
 			nil, `{"next":"work","state":"research","workers":[` +
 				`{"id":"research_1","agentType":"flowstate:research-specialist","label":"research-specialist 1","phase":"research","prompt":"Topic: Auth\nRead first: .flowstate/specs/w/briefs/research-specialist.md\nWrite your result to: .flowstate/specs/w/reports/001_auth.md\nReturn exactly: REPORT_CREATED: reports/001_auth.md"},` +
 				`{"id":"research_2","agentType":"flowstate:research-specialist","label":"research-specialist 2","phase":"research","prompt":"Topic: Sessions\nRead first: .flowstate/specs/w/briefs/research-specialist.md\nWrite your result to: .flowstate/specs/w/reports/002_sessions.md\nReturn exactly: REPORT_CREATED: reports/002_sessions.md"}]}`},
+		// Each worker in a worktree of its own, whatever the block says:
+		// the plan isolated the batch.
+		{"an isolated wave", Output{handed: isolated, Pairs: pairs("AGENT", "implementation-executor", "SPEC_DIR", ".flowstate/specs/w", "BRIEF", "/p/.flowstate/specs/w/briefs/implementation-executor.md",
+			"WORKER_COUNT", "0", "ISOLATED_COUNT", "1", "TOPIC_1", "Phase 2: Core", "OUTPUT_1", "summaries/002_phase_2.md", "NEXT", "work")},
+			nil, `{"next":"work","state":"implement","workers":[` +
+				`{"id":"phase_2","agentType":"flowstate:implementation-executor","label":"implementation-executor 1","phase":"implement","prompt":"Topic: Phase 2: Core\nRead first: /p/.flowstate/specs/w/briefs/implementation-executor.md\nWrite your result to: .flowstate/specs/w/summaries/002_phase_2.md\nReturn exactly: REPORT_CREATED: summaries/002_phase_2.md","isolation":"worktree"}]}`},
 		{"the classifier", Output{Pairs: pairs("DESCRIPTION", "add login", "CLASSIFICATION_PATH", ".flowstate/specs/w/classification.json", "NEXT", "classify")}, nil,
 			`{"next":"work","state":"classify","workers":[{"id":"classify","agentType":"flowstate:workflow-classifier","label":"Classify the workflow","phase":"classify","prompt":"Description: add login\nWrite the classification JSON to: .flowstate/specs/w/classification.json"}]}`},
 		{"done", Output{Pairs: pairs("WORKFLOW_ID", "w", "FINAL_STATE", "research", "ARTIFACTS_DIR", ".flowstate/specs/w", "ARTIFACT_COUNT", "2", "NEXT", "done")}, nil,
@@ -64,7 +73,7 @@ func TestResultOf(t *testing.T) {
 			`{"next":"stopped","message":"Workflow w waits for your approval."}`},
 		{"a failed step", Output{}, fail.Usagef("research-specialist research_2 wrote no research report"), `{"next":"failed","message":"research-specialist research_2 wrote no research report"}`},
 		{"a section no script runs", Output{Pairs: pairs("NEXT", "supervised")}, nil, `{"next":"failed","message":"flowstate answered NEXT=supervised, which a workflow script does not run"}`},
-		{"a value the block lacks", Output{Pairs: pairs("AGENT", "x", "WORKER_COUNT", "1", "NEXT", "work")}, nil,
+		{"a value the block lacks", Output{Pairs: pairs("AGENT", "x", "WORKER_COUNT", "1", "ISOLATED_COUNT", "0", "NEXT", "work")}, nil,
 			`{"next":"failed","message":"the task block of \"## work\": no value printed for ${TOPIC_1}, ${SPEC_DIR}, ${SPEC_DIR}, ${OUTPUT_1}, ${OUTPUT_1}"}`},
 	}
 	for _, tt := range tests {
