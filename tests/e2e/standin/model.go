@@ -286,7 +286,9 @@ steps:
 				h++
 				since++
 			}
-			afterAgents = len(calls) > 0
+			// A task block that launched nobody (## work's other block,
+			// its count 0) leaves the last step run as it was.
+			afterAgents = afterAgents || len(calls) > 0
 			pc++
 			if !drift.SelfWrite {
 				continue
