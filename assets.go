@@ -7,7 +7,7 @@ package flowstate
 import "embed"
 
 // Plugin is the plugin tree, rooted like the repository: commands/*.md,
-// agents/*.md, hooks/hooks.json, hooks/run-hook.
+// agents/*.md, workflows/*.js, hooks/hooks.json, hooks/run-hook.
 //
-//go:embed commands agents hooks
+//go:embed commands agents workflows hooks
 var Plugin embed.FS

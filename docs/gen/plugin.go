@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/flowstate-dev/flowstate/lib/engine"
+	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/scaffold"
 )
 
@@ -17,7 +19,7 @@ var orchestrators = []scaffold.Command{
 		ArgumentHint: "[--approve-plan] DESCRIPTION",
 		Intro: "Classify the request with the workflow-classifier (or offline when\n" +
 			"`FLOWSTATE_CLASSIFICATION=offline`), then run its phases, keeping all state in `flowstate`.",
-		Start:      "phase-start --command coordinate",
+		Start:      "phase-start --command coordinate --launch",
 		Classifier: "workflow-classifier",
 		Classified: "phase-start --command coordinate --classified",
 	},
@@ -27,7 +29,7 @@ var orchestrators = []scaffold.Command{
 		ArgumentHint: "[--approve-plan] DESCRIPTION",
 		Intro: "Classify the request, then run its phases sequentially: one worker per step, no\n" +
 			"sub-supervisors, all state in `flowstate`.",
-		Start:      "phase-start --command supervise --sequential",
+		Start:      "phase-start --command supervise --sequential --launch",
 		Classifier: "workflow-classifier",
 		Classified: "phase-start --command supervise --classified --sequential",
 		Sequential: true,
@@ -38,7 +40,7 @@ var orchestrators = []scaffold.Command{
 		ArgumentHint: "--scope SCOPE [--approve-plan] DESCRIPTION",
 		Intro: "Run the workflow described after `--scope SCOPE`, phase by phase, keeping all state in\n" +
 			"`flowstate`.",
-		Start: "phase-start --command orchestrate --require-scope",
+		Start: "phase-start --command orchestrate --require-scope --launch",
 	},
 	{
 		Name:         "workflow-resume",
@@ -47,12 +49,13 @@ var orchestrators = []scaffold.Command{
 		Intro: "Point this session at the workflow (the given id, else this session's or the project's only\n" +
 			"unfinished one) and continue it. Workers already recorded as completed are not run again;\n" +
 			"with `--retry-failed`, workers whose failure the workflow went on without are run again too.",
-		Start: "resume -",
+		Start: "resume --launch -",
 	},
 }
 
-// pluginFiles renders the plugin's phase-loop commands and its
-// sub-supervisor agent.
+// pluginFiles renders the plugin's phase-loop commands, the saved
+// workflow of each (the workflow engine), and its sub-supervisor and
+// step agents.
 func pluginFiles() (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, c := range orchestrators {
@@ -62,11 +65,23 @@ func pluginFiles() (map[string][]byte, error) {
 			return nil, err
 		}
 		out["commands/"+c.Name+".md"] = md
+		flow := engine.FlowName(c.Name)
+		js, err := scaffold.RenderWorkflow(scaffold.Workflow{Name: flow, Description: c.Description,
+			StepAgent: pluginPrefix + orchestrate.StepAgent, Source: "go run ./docs/gen, from lib/scaffold"})
+		if err != nil {
+			return nil, err
+		}
+		out["workflows/"+flow+".js"] = js
 	}
 	sup, err := scaffold.RenderSubSupervisor(pluginPrefix)
 	if err != nil {
 		return nil, err
 	}
 	out["agents/sub-supervisor.md"] = sup
+	step, err := scaffold.RenderStepAgent()
+	if err != nil {
+		return nil, err
+	}
+	out["agents/"+orchestrate.StepAgent+".md"] = step
 	return out, nil
 }

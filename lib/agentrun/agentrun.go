@@ -45,6 +45,10 @@ type Event struct {
 	// Generic: launched as a general-purpose agent told to be AgentType
 	// (a start then knows its type only from the launches).
 	Generic bool `json:"generic,omitempty"`
+	// Transcript is where a start's agent keeps its transcript (status
+	// reads what it spent so far; a workflow script's agent is measured
+	// from it).
+	Transcript string `json:"transcript,omitempty"`
 	// Worktree is the git worktree an isolated agent worked in (a start
 	// or stop: its working directory; an Agent call's return: where Claude
 	// Code kept it; a failed call: the one Claude Code failed to make),
@@ -59,16 +63,13 @@ type Event struct {
 // event); empty ones are left out.
 func (e Event) Fields() map[string]any {
 	f := map[string]any{"session": e.Session, "agent_type": e.AgentType}
-	for k, v := range map[string]string{"agent_id": e.AgentID, "worker_id": e.WorkerID, "output": e.Output} {
+	for k, v := range map[string]string{"agent_id": e.AgentID, "worker_id": e.WorkerID, "output": e.Output, "transcript": e.Transcript, "worktree": e.Worktree} {
 		if v != "" {
 			f[k] = v
 		}
 	}
 	if e.Generic {
 		f["generic"] = true
-	}
-	if e.Worktree != "" {
-		f["worktree"] = e.Worktree
 	}
 	return f
 }
@@ -141,6 +142,9 @@ type Runs struct {
 	// genericStarts counts the starts matched to them per type.
 	generic       []string
 	genericStarts map[string]int
+	// settled: every agent of the session has ended, whatever the
+	// events say (Settle).
+	settled bool
 }
 
 type agent struct {
@@ -211,6 +215,15 @@ func (r *Runs) reset() {
 	r.workers, r.launches = map[string]*Worker{}, map[string]int{}
 	r.started, r.stopped = map[string]agent{}, map[string]agent{}
 	r.generic, r.genericStarts = nil, map[string]int{}
+}
+
+// Settle is r known to have no agent at work: a Claude Code workflow
+// script asks flowstate for its next step only between waves, once every
+// agent it started has ended, whether or not a stop was recorded (an
+// agent ended by a hook, or killed, gets none).
+func (r Runs) Settle() Runs {
+	r.settled = true
+	return r
 }
 
 // GenericStart names the agent a general-purpose agent that is starting
@@ -310,6 +323,9 @@ func Bound(evs []Event, agentID string) (found, current bool) {
 // the two hooks, or a Claude Code without SubagentStart). Agents started
 // before cutoff count as stuck, not running.
 func (r Runs) running(t string, cutoff time.Time) int {
+	if r.settled {
+		return 0
+	}
 	seen, n := 0, 0
 	for id, a := range r.started {
 		if a.Type != t {
@@ -352,7 +368,7 @@ func (r Runs) Worker(id string, now time.Time, stuckAfter time.Duration) (Status
 		return NotLaunched, Worker{ID: id}
 	}
 	switch cutoff := now.Add(-stuckAfter); {
-	case !w.Stopped.IsZero():
+	case !w.Stopped.IsZero(), r.settled:
 		return Stopped, *w
 	case w.Launched.Before(cutoff):
 		return Stuck, *w

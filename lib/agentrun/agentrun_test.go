@@ -53,6 +53,30 @@ func TestWorkerStatus(t *testing.T) {
 	}
 }
 
+// TestSettle: between the waves of a Claude Code workflow script, no
+// agent of the session is at work, whatever stops were recorded.
+func TestSettle(t *testing.T) {
+	const s, rs = "sess", "research-specialist"
+	now := t0.Add(100 * time.Second)
+	for name, evs := range map[string][]Event{
+		"started, no stop":      {ev(1, Launch, s, "", rs, "research_1"), ev(2, Start, s, "a1", rs, "")},
+		"launched, never seen":  {ev(1, Launch, s, "", rs, "research_1")},
+		"launched long ago":     {ev(-7200, Launch, s, "", rs, "research_1")},
+		"stopped with a record": {ev(1, Launch, s, "", rs, "research_1"), ev(9, Stop, s, "a1", rs, "research_1")},
+	} {
+		r := Fold(evs, s).Settle()
+		if got, _ := r.Worker("research_1", now, time.Hour); got != Stopped {
+			t.Errorf("%s: settled Worker = %v, want stopped", name, got)
+		}
+		if r.AnyRunning(now, time.Hour, rs) {
+			t.Errorf("%s: settled AnyRunning = true", name)
+		}
+		if got, _ := r.Worker("research_2", now, time.Hour); got != NotLaunched {
+			t.Errorf("%s: a worker never launched is %v once settled, want not launched", name, got)
+		}
+	}
+}
+
 func TestAnyRunningAndDuration(t *testing.T) {
 	const s = "sess"
 	evs := []Event{

@@ -228,17 +228,7 @@ func (e *env) limits() (sm.Limits, error) {
 	if b == nil || err != nil {
 		return sm.Limits{}, err
 	}
-	var l sm.Limits
-	if l.Prices, err = usage.ParseSettings(b); err == nil {
-		l.Project, err = usage.ParseBudgetSetting(b)
-	}
-	if err == nil && l.Project != nil {
-		err = l.Project.Check(l.Prices)
-	}
-	if err != nil {
-		return sm.Limits{}, fail.Usagef("%v", err)
-	}
-	return l, nil
+	return sm.LimitsOf(b)
 }
 
 // report writes the HTML page of w's run (lib/report) to out (--output).

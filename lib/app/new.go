@@ -28,16 +28,19 @@ func (e *env) newCommand() *cli.Command {
 	var plugin string
 	return &cli.Command{
 		Name:      "new",
-		Usage:     "write a working command of your own: its workflow definition, its command file and its agents",
-		UsageText: "flowstate new command NAME [--plugin PLUGIN_DIR] [PROJECT_DIR]",
+		Usage:     "write a working command of your own: its workflow definition, its command file, its saved workflow and its agents",
+		UsageText: "flowstate new command NAME [--plugin PLUGIN_DIR] [PROJECT_DIR]\n   flowstate new workflow NAME [--plugin PLUGIN_DIR] [PROJECT_DIR]",
 		Description: "Into a project (default: the one the current directory is in) it writes\n" +
 			".claude/flows/NAME.json (the definition: three reviewers in parallel, one per lens, then a\n" +
 			"writer who summarises their reviews), .claude/commands/NAME.md (/NAME, the phase loop every\n" +
 			"flowstate command runs) and .claude/agents/NAME-reviewer.md, NAME-writer.md and\n" +
-			"sub-supervisor.md. With --plugin it writes flows/, commands/ and agents/ of that plugin,\n" +
-			"its agents named PLUGIN:AGENT. It never replaces a file: one already there is exit 2 and\n" +
-			"nothing is written (a sub-supervisor.md already there is kept and used). Edit the definition\n" +
-			"to change the states, lenses and artifacts (docs/writing-an-orchestrator.md).",
+			"sub-supervisor.md, and .claude/workflows/NAME-flow.js with .claude/agents/flowstate-step.md, which\n" +
+			"run /NAME as a Claude Code workflow where the Workflow tool is on. `new workflow NAME` writes\n" +
+			"only these two, for a command of yours written by hand. With --plugin it writes flows/,\n" +
+			"commands/, workflows/ and agents/ of that plugin, its agents named PLUGIN:AGENT. It never\n" +
+			"replaces a file: one already there is exit 2 and nothing is written (a sub-supervisor.md or\n" +
+			"flowstate-step.md already there is kept and used). Edit the definition to change the states,\n" +
+			"lenses and artifacts (docs/writing-an-orchestrator.md).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "plugin", Usage: "the plugin directory (with .claude-plugin/plugin.json) to write into", Destination: &plugin},
 		},
@@ -47,37 +50,19 @@ func (e *env) newCommand() *cli.Command {
 
 func (e *env) writeCommand(c *cli.Context, pluginDir string) error {
 	a := c.Args().Slice()
-	if len(a) < 2 || a[0] != "command" || len(a) > 3 {
-		return fail.Usagef("give what to write: flowstate new command NAME [--plugin PLUGIN_DIR] [PROJECT_DIR]")
+	if len(a) < 2 || a[0] != "command" && a[0] != "workflow" || len(a) > 3 {
+		return fail.Usagef("give what to write: flowstate new command NAME, or new workflow NAME [--plugin PLUGIN_DIR] [PROJECT_DIR]")
 	}
-	root, plugin := "", ""
-	switch dir := pluginDir; {
-	case dir != "" && len(a) == 3:
-		return fail.Usagef("new command: give --plugin PLUGIN_DIR or PROJECT_DIR, not both")
-	case dir != "":
-		root = e.path(dir)
-		manifest := filepath.Join(root, ".claude-plugin", "plugin.json")
-		b, err := fsx.ReadFile(manifest, limit.Max)
-		if err != nil {
-			return fail.Usagef("--plugin %s: %v; give the plugin's root directory, which holds .claude-plugin/plugin.json", dir, err)
-		}
-		if plugin = gjson.GetBytes(b, "name").String(); plugin == "" {
-			return fail.Invalidf("%s: no \"name\"; a plugin's agents are named by it", manifest)
-		}
-	case len(a) == 3:
-		p, err := store.ProjectAt(e.Getenv, e.path(a[2]))
-		if err != nil {
-			return err
-		}
-		root = p.Dir
-	default:
-		p, err := e.Project()
-		if err != nil {
-			return err
-		}
-		root = p.Dir
+	root, plugin, err := e.newRoot(a, pluginDir)
+	if err != nil {
+		return err
 	}
-	files, err := scaffold.NewCommand(a[1], plugin)
+	var files []scaffold.File
+	if a[0] == "workflow" {
+		files, err = scaffold.NewWorkflow(a[1], plugin, "flowstate new workflow "+a[1])
+	} else {
+		files, err = scaffold.NewCommand(a[1], plugin)
+	}
 	if err != nil {
 		return err
 	}
@@ -87,6 +72,10 @@ func (e *env) writeCommand(c *cli.Context, pluginDir string) error {
 	}
 	for _, f := range written {
 		e.printf("%s\n", f)
+	}
+	if a[0] == "workflow" {
+		e.tell("wrote the saved workflow of /%s: it runs where its command's start passes --launch and the command has the sections ## launch, ## launched and ## steps (docs/writing-an-orchestrator.md)", a[1])
+		return nil
 	}
 	run, command := "/"+a[1], ""
 	if plugin != "" {
@@ -99,6 +88,38 @@ func (e *env) writeCommand(c *cli.Context, pluginDir string) error {
 	}
 	e.tell("wrote /%s; in Claude Code run `%s WHAT TO REVIEW`; check the command, its definition and its agents with: flowstate lint %s", a[1], run, command)
 	return nil
+}
+
+// newRoot is where new writes (args a, its --plugin pluginDir): the
+// plugin's root and name, or the project's directory.
+func (e *env) newRoot(a []string, pluginDir string) (root, plugin string, err error) {
+	switch dir := pluginDir; {
+	case dir != "" && len(a) == 3:
+		return "", "", fail.Usagef("new command: give --plugin PLUGIN_DIR or PROJECT_DIR, not both")
+	case dir != "":
+		root = e.path(dir)
+		manifest := filepath.Join(root, ".claude-plugin", "plugin.json")
+		b, err := fsx.ReadFile(manifest, limit.Max)
+		if err != nil {
+			return "", "", fail.Usagef("--plugin %s: %v; give the plugin's root directory, which holds .claude-plugin/plugin.json", dir, err)
+		}
+		if plugin = gjson.GetBytes(b, "name").String(); plugin != "" {
+			return root, plugin, nil
+		}
+		return "", "", fail.Invalidf("%s: no \"name\"; a plugin's agents are named by it", manifest)
+	case len(a) == 3:
+		p, err := store.ProjectAt(e.Getenv, e.path(a[2]))
+		if err != nil {
+			return "", "", err
+		}
+		return p.Dir, "", nil
+	default:
+		p, err := e.Project()
+		if err != nil {
+			return "", "", err
+		}
+		return p.Dir, "", nil
+	}
 }
 
 // writeNew writes files under root, each replaced atomically, none over a

@@ -148,3 +148,33 @@ func TestPhaseStartRefusesNUL(t *testing.T) {
 		nothingIn(t, dir)
 	}
 }
+
+// TestNewWorkflow: `new workflow NAME` writes the saved workflow of a
+// command written by hand and the step agent, keeping a step agent
+// already there; run again it refuses, writing nothing.
+func TestNewWorkflow(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".claude", "agents"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".claude", "agents", "flowstate-step.md"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := run(t, dir, "new", "workflow", "triage")
+	if code != 0 || !strings.HasSuffix(stdout, ".claude/workflows/triage-flow.js\n") || !strings.Contains(stderr, "--launch") {
+		t.Fatalf("new workflow: exit %d\n%s%s", code, stdout, stderr)
+	}
+	js, err := os.ReadFile(filepath.Join(dir, ".claude", "workflows", "triage-flow.js"))
+	if err != nil || !strings.Contains(string(js), `name: "triage-flow"`) || !strings.Contains(string(js), `const STEP_AGENT = "flowstate-step";`) {
+		t.Errorf("the saved workflow: %v\n%s", err, js)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, ".claude", "agents", "flowstate-step.md")); string(b) != "mine" {
+		t.Errorf("the step agent already there was replaced")
+	}
+	if _, _, code := run(t, dir, "new", "workflow", "triage"); code != 2 {
+		t.Errorf("new workflow again: exit %d, want 2", code)
+	}
+	if _, _, code := run(t, dir, "new", "flow", "triage"); code != 2 {
+		t.Errorf("new flow: exit %d, want 2", code)
+	}
+}

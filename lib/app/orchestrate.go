@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/flowstate-dev/flowstate/lib/classify"
+	"github.com/flowstate-dev/flowstate/lib/engine"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/intent"
 	"github.com/flowstate-dev/flowstate/lib/limit"
@@ -24,9 +25,11 @@ import (
 // offline classification a user may choose instead of the agent.
 func (e *env) orchestrateCommands() []*cli.Command {
 	var (
-		start        startOptions
-		plan, verify stepOptions
-		retryFailed  bool
+		start          startOptions
+		plan, verify   stepOptions
+		retryFailed    bool
+		resumeLaunches bool
+		launched       launchedOptions
 	)
 	return []*cli.Command{
 		{
@@ -45,13 +48,17 @@ func (e *env) orchestrateCommands() []*cli.Command {
 				"FLOWSTATE_CLASSIFICATION=offline, the workflow is created at once and its first phase planned (what\n" +
 				"phase-plan prints). Otherwise it prints DESCRIPTION= and CLASSIFICATION_PATH= for the\n" +
 				"workflow-classifier agent (NEXT=classify); run it again with --classified to create the workflow\n" +
-				"from the JSON the agent wrote. The same request again in the same session keeps its workflow.",
+				"from the JSON the agent wrote. The same request again in the same session keeps its workflow.\n" +
+				"--launch: the command has the workflow engine's sections (## launch, ## launched, ## steps); where\n" +
+				"Claude Code offers the Workflow tool it prints WORKFLOW_NAME, WORKFLOW_ARGS and NEXT=launch, for one\n" +
+				"Workflow call that runs the whole workflow as a Claude Code workflow (docs/writing-an-orchestrator.md).",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "command", Usage: "the command running the workflow, e.g. coordinate", Destination: &start.command},
 				&cli.StringFlag{Name: "machine", Usage: "the command's workflow definition JSON `FILE` (default: the built-in one)", Destination: &start.machine},
 				&cli.BoolFlag{Name: "sequential", Usage: "one worker at a time and no sub-supervisors (/supervise)", Destination: &start.sequential},
 				&cli.BoolFlag{Name: "require-scope", Usage: "the arguments must start with --scope SCOPE (/orchestrate)", Destination: &start.requireScope},
 				&cli.BoolFlag{Name: "classified", Usage: "the classifier has written its JSON; create the workflow (waits while the classifier is at work; NEXT=classified when it is not done by then)", Destination: &start.classified},
+				launchFlag(&start.launch),
 				waitFlag(&start.wait),
 			},
 			Action: func(*cli.Context) error { return e.phaseStart(start) },
@@ -107,8 +114,25 @@ func (e *env) orchestrateCommands() []*cli.Command {
 				"others delivered), reopening the workflow if it had finished; when they belong to a state the\n" +
 				"workflow went on from, it goes back there, keeping what the others delivered, and the states\n" +
 				"after it are done again (their earlier work stays in the rewinds history).",
-			Flags:  []cli.Flag{&cli.BoolFlag{Name: "retry-failed", Usage: "run again the workers whose failure was accepted", Destination: &retryFailed}},
-			Action: func(c *cli.Context) error { return e.resume(c, retryFailed) },
+			Flags: []cli.Flag{&cli.BoolFlag{Name: "retry-failed", Usage: "run again the workers whose failure was accepted", Destination: &retryFailed},
+				launchFlag(&resumeLaunches)},
+			Action: func(c *cli.Context) error { return e.resume(c, retryFailed, resumeLaunches) },
+		},
+		{
+			Name:      "phase-launched",
+			Usage:     "after a workflow's launch as a Claude Code workflow: print how it ended, or the launch again",
+			UsageText: "flowstate phase-launched [--steps]",
+			Description: "The block a command runs once Claude Code notifies it that the workflow it launched ended\n" +
+				"(docs/command-protocol.md): what the workflow's last step answered, as the steps engine's last block\n" +
+				"prints it (NEXT=done with FINAL_STATE and ARTIFACT_COUNT, NEXT=stopped with the MESSAGE for the user,\n" +
+				"or the step's error and exit code). While the launch was not made it prints it again (NEXT=launch);\n" +
+				"while its script is at work it waits up to --wait, then prints NEXT=launched. A launch whose script\n" +
+				"ended early is made again, and one whose steps never reached flowstate (no hooks) goes on with the\n" +
+				"steps engine. --steps: Claude Code refused the Workflow call as unavailable; go on with the steps\n" +
+				"engine (prints what phase-plan prints).",
+			Flags: []cli.Flag{&cli.BoolFlag{Name: "steps", Usage: "go on with the steps engine: Claude Code refused the Workflow call", Destination: &launched.steps},
+				waitFlag(&launched.wait)},
+			Action: func(*cli.Context) error { return e.phaseLaunched(launched) },
 		},
 		{
 			Name:      "classify",
@@ -125,9 +149,19 @@ func (e *env) orchestrateCommands() []*cli.Command {
 
 // startOptions are phase-start's flags.
 type startOptions struct {
-	command, machine                     string
-	sequential, requireScope, classified bool
-	wait                                 *time.Duration // nil: not given
+	command, machine                             string
+	sequential, requireScope, classified, launch bool
+	wait                                         *time.Duration // nil: not given
+}
+
+// launchedOptions are phase-launched's flags.
+type launchedOptions struct {
+	steps bool
+	wait  *time.Duration
+}
+
+func launchFlag(dst *bool) cli.Flag {
+	return &cli.BoolFlag{Name: strings.TrimPrefix(orchestrate.LaunchFlag, "--"), Usage: "the command can run as a Claude Code workflow: it has the sections ## launch, ## launched and ## steps", Destination: dst}
 }
 
 func (e *env) phaseStart(o startOptions) error {
@@ -181,9 +215,13 @@ func (e *env) phaseStart(o startOptions) error {
 	default:
 		return fail.Usagef("FLOWSTATE_APPROVE_PLAN=%q: use 1 (every plan waits for approval) or 0", v)
 	}
+	flow := ""
+	if o.launch && !o.classified {
+		flow = e.flowOf(p, command, m, definition)
+	}
 	if a.Resume {
 		r := a.ResumeRequest
-		r.Command, r.Actor = command, e.actor()
+		r.Command, r.Actor, r.Flow = command, e.actor(), flow
 		return e.printStep(p)(orchestrate.Resume(p, r, e.selector(), opts))
 	}
 	if machineJSON == nil {
@@ -192,7 +230,32 @@ func (e *env) phaseStart(o startOptions) error {
 	return e.printStep(p)(orchestrate.Start(p, orchestrate.Request{Command: command, Scope: a.Scope, Description: a.Description,
 		ApprovePlan: a.ApprovePlan, Budget: a.Budget, Sequential: o.sequential, Classified: o.classified, Options: opts,
 		Session: e.Getenv("CLAUDE_CODE_SESSION_ID"), Mode: e.Getenv("FLOWSTATE_CLASSIFICATION"),
-		Machine: m, MachineJSON: machineJSON, Definition: definition}))
+		Machine: m, MachineJSON: machineJSON, Definition: definition, Flow: flow}))
+}
+
+// flowOf is the saved workflow that runs command's definition m (at
+// definition, "" for the built-in one) on the workflow engine, as the
+// Workflow tool names it; "" when the steps engine runs it
+// (lib/engine decides).
+func (e *env) flowOf(p *store.Project, command string, m *machine.Machine, definition string) string {
+	in := engine.Read(e.Getenv, p.Dir)
+	in.Definition = m.Engine
+	in.Hooks = !orchestrate.PromptedAt(p, e.Getenv("CLAUDE_CODE_SESSION_ID")).IsZero()
+	dir, root := p.Dir, e.Getenv(engine.PluginRootEnv)
+	if definition != "" {
+		// A plugin's command keeps its definition in <root>/flows.
+		if r := filepath.Dir(filepath.Dir(definition)); engine.PluginName(r) != "" {
+			dir, root = "", r
+		} else {
+			root = ""
+		}
+	}
+	saved, ok := engine.FindSaved(dir, root, command)
+	in.Saved = ok
+	if choice, _ := engine.Choose(in); choice != engine.Workflow {
+		return ""
+	}
+	return saved.Name
 }
 
 // onStep runs a phase step (phase-plan, phase-verify) on the block's
@@ -216,6 +279,9 @@ func (e *env) onStep(step func(*store.Workflow, orchestrate.Options) (orchestrat
 		}
 		sel := e.selector()
 		if !o.Supervisor && sel.Flag == "" && sel.Env == "" {
+			if out, ok := orchestrate.OnWorkflowEngine(p, sel.Session); ok {
+				return e.printStep(p)(out, nil)
+			}
 			if out, ok, err := orchestrate.Unstarted(p, sel.Session, e.Getenv("FLOWSTATE_CLASSIFICATION"), o); ok || err != nil {
 				return e.printStep(p)(out, err)
 			}
@@ -233,7 +299,7 @@ func (e *env) onStep(step func(*store.Workflow, orchestrate.Options) (orchestrat
 	}
 }
 
-func (e *env) resume(c *cli.Context, retryFailed bool) error {
+func (e *env) resume(c *cli.Context, retryFailed, launches bool) error {
 	if c.NArg() > 1 {
 		return fail.Usagef("resume takes at most one workflow ID")
 	}
@@ -253,7 +319,20 @@ func (e *env) resume(c *cli.Context, retryFailed bool) error {
 	if err != nil {
 		return err
 	}
+	if launches {
+		r.Flow = e.flowOf(p, orchestrate.ResumeCommand, machine.Default(), "")
+	}
 	return e.printStep(p)(orchestrate.Resume(p, r, e.selector(), o))
+}
+
+// phaseLaunched is the block after a launch (orchestrate.Launched).
+func (e *env) phaseLaunched(flags launchedOptions) error {
+	p, o, err := e.projectOptions(stepOptions{wait: flags.wait})
+	if err != nil {
+		return err
+	}
+	return e.printStep(p)(orchestrate.Launched(p, orchestrate.LaunchedRequest{Sel: e.selector(), Mode: e.Getenv("FLOWSTATE_CLASSIFICATION"),
+		ToSteps: flags.steps, Options: o}))
 }
 
 // stepOptions are the flags of the phase steps: --supervisor (phase-plan,

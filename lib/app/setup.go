@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	flowstate "github.com/flowstate-dev/flowstate"
+	"github.com/flowstate-dev/flowstate/lib/engine"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/hook"
 	"github.com/flowstate-dev/flowstate/lib/install"
@@ -145,7 +146,7 @@ func (e *env) doctor(c *cli.Context, plugin string) error {
 	if plugin == "" {
 		plugin = e.Getenv("CLAUDE_PLUGIN_ROOT")
 	}
-	findings, err := install.Doctor(dir, install.DoctorOptions{Version: version.Line(), PluginDir: plugin, ClaudeConfig: install.ClaudeConfigDir(e.Getenv), Now: time.Now()})
+	findings, err := install.Doctor(dir, install.DoctorOptions{Version: version.Line(), PluginDir: plugin, ClaudeConfig: engine.ClaudeConfigDir(e.Getenv), Now: time.Now()})
 	if err != nil {
 		return err
 	}

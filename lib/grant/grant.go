@@ -74,7 +74,7 @@ func Steps(md string, x Expansion) []Step {
 	}
 	var out []Step
 	for _, s := range d.Steps {
-		if s.Task != nil {
+		if !s.Bash() {
 			continue
 		}
 		if st, ok := step(s.Body, x); ok {

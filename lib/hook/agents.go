@@ -20,15 +20,23 @@ import (
 // guardWrite), every Bash call and every read of an agent file (see
 // permit.go).
 func (h handler) preToolUse() {
+	if h.endCancelled() {
+		return
+	}
 	if field, ok := fileTools[h.pl.ToolName]; ok || h.unreadable {
 		h.guardWrite(field)
 		return
+	}
+	if !worthLooking(h.pl) {
+		return // an agent's own Bash call or read: nothing of flowstate's
 	}
 	switch h.pl.ToolName {
 	case "Bash":
 		h.permitBash()
 	case "Read":
 		h.permitRead()
+	case workflowTool:
+		h.permitWorkflow()
 	default:
 		h.foreground()
 	}
@@ -111,6 +119,9 @@ func (h handler) subagent(kind string) {
 	} else {
 		k, ours = orchestrate.RecognizeStart(h.p, h.session, h.pl.AgentType)
 	}
+	if kind == agentrun.Stop {
+		defer h.stepUsage()
+	}
 	if !ours {
 		return
 	}
@@ -143,6 +154,11 @@ func (h handler) record(kind string, k orchestrate.Known) {
 		now := h.env.Now
 		err := orchestrate.UpdateRun(h.p, h.session, func(r *orchestrate.Run) bool {
 			switch {
+			case kind == agentrun.Stop && workflowAgent(h.pl.TranscriptPath) && len(r.Early) < 16:
+				// A workflow script's classifier: no Agent call of the
+				// main transcript shows what it spent.
+				r.ClassifierStopped = now
+				r.Early = append(r.Early, orchestrate.Early{ID: h.pl.AgentID, Type: k.Name, Transcript: h.pl.TranscriptPath, Started: r.ClassifierLaunched, Stopped: now})
 			case kind == agentrun.Stop:
 				r.ClassifierStopped = now
 			case r.ClassifierLaunched.After(r.ClassifierStopped):
@@ -163,15 +179,15 @@ func (h handler) record(kind string, k orchestrate.Known) {
 		agentID = "" // a PreToolUse inside a subagent carries the caller's id
 		output = k.Output
 	}
-	wt := ""
+	ev := agentrun.Event{Session: h.session, AgentID: agentID, AgentType: k.Name, WorkerID: k.Worker, Output: output,
+		Generic: k.Generic && kind != agentrun.Stop}
 	if kind != agentrun.Launch {
-		wt = h.worktree()
+		ev.Worktree = h.worktree()
 	}
-	f := agentrun.Event{Session: h.session, AgentID: agentID, AgentType: k.Name, WorkerID: k.Worker, Output: output,
-		Generic: k.Generic && kind != agentrun.Stop, Worktree: wt}.Fields()
-	if t := agentTranscript(h.pl.SessionTranscript, agentID); kind == agentrun.Start && t != "" {
-		f["transcript"] = t // status reads what a running agent spent so far
+	if kind == agentrun.Start {
+		ev.Transcript = h.startedTranscript(agentID)
 	}
+	f := ev.Fields()
 	err := k.Workflow.Update(func(tx *store.Tx) error {
 		tx.Event(kind, f)
 		return nil

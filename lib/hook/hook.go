@@ -37,6 +37,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/flowstate-dev/flowstate/lib/agentrun"
+	"github.com/flowstate-dev/flowstate/lib/engine"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/statefile"
 	"github.com/flowstate-dev/flowstate/lib/store"
@@ -134,7 +135,7 @@ func Run(event string, env Env) {
 		wait = stdinWaitEnd
 	}
 	pl, perr := readPayload(env.Stdin, wait)
-	if event == PreToolUse && perr == nil && !worthLooking(pl) {
+	if event == PreToolUse && perr == nil && !worthLooking(pl) && pl.AgentID == "" {
 		return // most Bash calls and reads of every session: none of flowstate's
 	}
 	p := project(env, pl, l)
@@ -169,6 +170,8 @@ func (h handler) handle(event string) {
 		}
 	case PreToolUse:
 		h.preToolUse()
+	case WorkflowStep:
+		h.workflowStep()
 	case PostToolUse:
 		h.postToolUse()
 	case PostFailure:
@@ -201,13 +204,18 @@ type Registration struct {
 
 // Registrations lists every hook flowstate installs. A hook finishes in
 // milliseconds; the timeouts only bound a hung file system. SessionEnd's
-// is Claude Code's own budget (1.5 s), whatever the setting says.
+// is Claude Code's own budget (1.5 s), whatever the setting says. An
+// event may have more than one: each runs its own Arg.
 func Registrations() []Registration {
 	return []Registration{
 		{"SessionStart", "", SessionStart, 30},
 		{"SessionEnd", "", SessionEnd, 0},
-		{"PreToolUse", "Agent|Task|Write|Edit|MultiEdit|NotebookEdit|Bash|Read", PreToolUse, 10},
-		{"PostToolUse", "Agent|Task", PostToolUse, 10},
+		{"PreToolUse", "Agent|Task|Write|Edit|MultiEdit|NotebookEdit|Bash|Read|Workflow", PreToolUse, 10},
+		// A workflow script's step: the same work as a phase-verify block,
+		// whose locks may wait (FLOWSTATE_LOCK_WAIT) and whose checks read
+		// every artifact of a wave.
+		{"PreToolUse", "StructuredOutput", WorkflowStep, 120},
+		{"PostToolUse", "Agent|Task|Workflow", PostToolUse, 10},
 		{"PostToolUseFailure", "Agent|Task", PostFailure, 10},
 		{"SubagentStart", "", SubagentStart, 10},
 		{"SubagentStop", "", SubagentStop, 10},
@@ -364,7 +372,7 @@ func writeEnvFile(env Env, p *store.Project) error {
 	if bytes.Contains(head[:n], []byte(envMarker)) {
 		return nil
 	}
-	block := envBlock(env.Exe, p)
+	block := envBlock(env.Exe, p, env.Getenv("CLAUDE_PLUGIN_ROOT"))
 	if st, err := f.Stat(); err == nil && st.Size() > 0 {
 		last := make([]byte, 1)
 		if _, err := f.ReadAt(last, st.Size()-1); err == nil && last[0] != '\n' {
@@ -379,8 +387,9 @@ func writeEnvFile(env Env, p *store.Project) error {
 
 // envBlock renders the shell lines for CLAUDE_ENV_FILE. The file may be
 // sourced before every Bash command in one shell, so PATH is extended
-// only when the directory is not on it yet.
-func envBlock(exe string, p *store.Project) string {
+// only when the directory is not on it yet. A plugin's hook also says
+// where the plugin is (its saved workflows: lib/engine).
+func envBlock(exe string, p *store.Project, pluginRoot string) string {
 	var b strings.Builder
 	b.WriteString(envMarker + "\n")
 	if exe != "" {
@@ -390,6 +399,9 @@ func envBlock(exe string, p *store.Project) string {
 	}
 	if p != nil {
 		fmt.Fprintf(&b, "export CLAUDE_PROJECT_DIR=%s\n", statefile.Quote(p.Dir))
+	}
+	if pluginRoot != "" {
+		fmt.Fprintf(&b, "export %s=%s\n", engine.PluginRootEnv, statefile.Quote(pluginRoot))
 	}
 	return b.String()
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/flowstate-dev/flowstate/lib/engine"
 	"github.com/flowstate-dev/flowstate/lib/fsx"
 	"github.com/flowstate-dev/flowstate/lib/grant"
 	"github.com/flowstate-dev/flowstate/lib/orchestrate"
@@ -212,7 +213,7 @@ func (h handler) commandFiles(name string) (paths []string, pluginRoot string) {
 	}
 	if prefixed {
 		root := h.env.Getenv("CLAUDE_PLUGIN_ROOT")
-		if root == "" || plugin != pluginName(root) {
+		if root == "" || plugin != engine.PluginName(root) {
 			return nil, ""
 		}
 		return []string{filepath.Join(root, "commands", cmd+".md")}, root
@@ -231,7 +232,7 @@ func (h handler) agentFiles(name string) []string {
 	}
 	plugin, _, prefixed := strings.Cut(h.pl.AgentType, ":")
 	var out []string
-	if root := h.env.Getenv("CLAUDE_PLUGIN_ROOT"); root != "" && (!prefixed || plugin == pluginName(root)) {
+	if root := h.env.Getenv("CLAUDE_PLUGIN_ROOT"); root != "" && (!prefixed || plugin == engine.PluginName(root)) {
 		out = append(out, filepath.Join(root, "agents", name+".md"))
 	}
 	if !prefixed {
@@ -249,20 +250,14 @@ func (h handler) ownFiles(kind, name string) []string {
 	return out
 }
 
-// pluginName is the name the plugin at root declares in its
-// .claude-plugin/plugin.json, "" when it cannot be read.
-func pluginName(root string) string {
-	b, err := fsx.ReadRegular(filepath.Join(root, ".claude-plugin", "plugin.json"), 64<<10)
-	if err != nil {
-		return ""
-	}
-	return gjson.GetBytes(b, "name").String()
-}
-
 // agentPrompt is the prompt of the subagent that makes the call: the
-// first line of its transcript, beside the session's.
+// first line of its transcript, beside the session's (a workflow
+// script's agent's, where Claude Code keeps those).
 func (h handler) agentPrompt() string {
-	p, _ := transcriptPrompt(agentTranscript(h.pl.SessionTranscript, h.pl.AgentID))
+	p, ok := transcriptPrompt(agentTranscript(h.pl.SessionTranscript, h.pl.AgentID))
+	if !ok {
+		p, _ = transcriptPrompt(h.workflowTranscript(h.pl.AgentID))
+	}
 	return p
 }
 
@@ -279,6 +274,8 @@ func worthLooking(pl payload) bool {
 	case "Read":
 		path := gjson.GetBytes(pl.ToolInput, "file_path").String()
 		return pl.AgentID != "" && filepath.Ext(path) == ".md" && filepath.Base(filepath.Dir(path)) == "agents"
+	case workflowTool:
+		return pl.AgentID == ""
 	}
 	return true
 }

@@ -35,6 +35,15 @@ func decideStop(pl orchestrate.Place, stopHookActive bool) stopVerdict {
 		// Claude Code refused the step (the person, their rules, -p): the
 		// workflow is as it was, and the protocol has the model say so.
 		return stopVerdict{Why: fmt.Sprintf("the step %q did not run (refused?); letting the model stop", pl.Run.Pending)}
+	case pl.Run.Running():
+		// The workflow runs as a Claude Code workflow: the model waits
+		// for its notification, which gives it its next turn.
+		return stopVerdict{}
+	case pl.Run.Unreported() && !(stopHookActive && pl.Run.StopBlocks >= MaxStopBlocks):
+		// Its workflow ran as a Claude Code workflow, which ended: the
+		// block after the launch says how (with the message of a person's
+		// hold), whatever the workflow's status, and the model runs it
+		// first.
 	case pl.Exists && !checkpoint.Running(pl.Status):
 		return stopVerdict{} // finished, or a person holds it: nothing may push the model on
 	case stopHookActive && pl.Run.StopBlocks >= MaxStopBlocks:
@@ -184,6 +193,7 @@ func (h handler) userPrompt() {
 	if h.p == nil || h.session == "" {
 		return
 	}
+	h.notified()
 	if err := orchestrate.Prompted(h.p, h.session, h.pl.Prompt, h.env.Now); err != nil {
 		h.l.printf("user-prompt-submit: %v", err)
 	}

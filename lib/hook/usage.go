@@ -41,6 +41,10 @@ var agentIDs = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(
 // postToolUse records the usage of one of flowstate's agents whose Agent
 // call returned.
 func (h handler) postToolUse() {
+	if h.pl.ToolName == workflowTool {
+		h.workflowLaunched()
+		return
+	}
 	if h.pl.ToolName != "Agent" && h.pl.ToolName != "Task" || !h.recordable() {
 		return
 	}
@@ -114,15 +118,29 @@ type scanned struct {
 // agentUsage reads at most limit bytes of the transcript of the agent
 // with id.
 func (h handler) agentUsage(id string, limit int64) scanned {
-	path := agentTranscript(h.pl.SessionTranscript, id)
+	return h.scanAgent(agentTranscript(h.pl.SessionTranscript, id), limit)
+}
+
+// scanAgent reads at most limit bytes of the agent transcript at path.
+func (h handler) scanAgent(path string, limit int64) scanned {
 	if path == "" {
 		return scanned{}
 	}
 	a, read, err := scanFile(path, limit, usage.ScanAgent)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		h.l.printf("agent %s: %v", id, err)
+		h.l.printf("agent transcript %s: %v", path, err)
 	}
 	return scanned{Agent: a, ok: err == nil && a.Requests > 0, read: read}
+}
+
+// transcriptOf is the transcript of the agent whose start is st: where
+// its start said, else where an Agent call's agent keeps it.
+func (h handler) transcriptOf(st agentrun.Event) string {
+	base, _ := strings.CutSuffix(h.pl.SessionTranscript, ".jsonl")
+	if st.Transcript != "" && base != "" && strings.HasPrefix(st.Transcript, filepath.Join(base, "subagents")+string(filepath.Separator)) {
+		return st.Transcript // only ever one of the session's own
+	}
+	return agentTranscript(h.pl.SessionTranscript, st.AgentID)
 }
 
 // measure makes the agent_usage fields of agent's result res, from what
@@ -187,6 +205,7 @@ func (h handler) mainUsage(ending bool) {
 	if !h.recordable() || h.pl.SessionTranscript == "" {
 		return
 	}
+	h.measureEarly() // a workflow script's last step agent
 	id, err := h.p.SessionWorkflow(h.session)
 	if err != nil || id == "" {
 		return
@@ -206,10 +225,7 @@ func (h handler) mainUsage(ending bool) {
 		return
 	}
 	v := checkpoint.ViewOf(doc)
-	past := usage.PastMain(events, h.session, v.Session, v.CurrentState)
-	if !checkpoint.Active(v.Status) {
-		past.Window.Until = past.Finished
-	}
+	past := h.pastMain(events, v)
 	m, err := h.scanMain(past)
 	if err != nil {
 		h.l.printf("stop: %v", err) // the agents it interrupted are still measured
@@ -249,6 +265,26 @@ func (h handler) mainUsage(ending bool) {
 	}
 }
 
+// pastMain is what w's events (of view v) say the Stop hook needs to go
+// on measuring the session's main thread: its turns from the workflow's
+// creation, or from when the user typed the command that created it (a
+// workflow engine's command launches it in a turn that ends before its
+// script's first step creates it), to the workflow's finish, or the turn
+// after it in which a workflow engine's command reported how it ended.
+func (h handler) pastMain(events []byte, v checkpoint.View) usage.Past {
+	past := usage.PastMain(events, h.session, v.Session, v.CurrentState)
+	if at := orchestrate.PromptedAt(h.p, h.session); v.Session == h.session && !at.IsZero() && at.Before(past.Window.From) {
+		past.Window.From = at
+	}
+	if !checkpoint.Active(v.Status) {
+		past.Window.Until = past.Finished
+		if run, ok := orchestrate.ReadRun(h.p, h.session); ok && run.ReportedAt().After(past.Window.Until) {
+			past.Window.Until = run.ReportedAt()
+		}
+	}
+	return past
+}
+
 // What SessionEnd reads of the transcripts of the agents the session
 // interrupted: at most maxInterrupted agents and interruptedBudget bytes
 // in all (about a third of a second), within Claude Code's 1.5 s for
@@ -271,14 +307,14 @@ func (h handler) interrupted(events []byte, past usage.Past) []map[string]any {
 	var out []map[string]any
 	budget, left := int64(interruptedBudget), 0
 	for _, st := range agentrun.StartsOf(agentrun.Parse(events), h.session) {
-		if past.Measured[st.AgentID] || agentTranscript(h.pl.SessionTranscript, st.AgentID) == "" {
+		if past.Measured[st.AgentID] || h.transcriptOf(st) == "" {
 			continue
 		}
 		if len(out) == maxInterrupted || budget <= 0 {
 			left++
 			continue
 		}
-		sc := h.agentUsage(st.AgentID, min(budget, usage.MaxTranscript))
+		sc := h.scanAgent(h.transcriptOf(st), min(budget, usage.MaxTranscript))
 		budget -= sc.read
 		if !sc.ok {
 			continue

@@ -53,18 +53,6 @@ func Report(findings []Finding) (text string, problems int) {
 	return b.String(), problems
 }
 
-// ClaudeConfigDir is Claude Code's user configuration directory:
-// CLAUDE_CONFIG_DIR, else ~/.claude; "" when there is no HOME to find it by.
-func ClaudeConfigDir(getenv func(string) string) string {
-	if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
-		return d
-	}
-	if h := getenv("HOME"); h != "" {
-		return filepath.Join(h, ".claude")
-	}
-	return ""
-}
-
 // DoctorOptions of Doctor.
 type DoctorOptions struct {
 	Version   string // the running binary's `flowstate version` line, to spot an installed one of another build

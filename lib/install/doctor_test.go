@@ -16,18 +16,3 @@ func TestReport(t *testing.T) {
 		t.Errorf("Report = %q, %d problems\nwant %q, 2", text, problems, want)
 	}
 }
-
-func TestClaudeConfigDir(t *testing.T) {
-	for _, c := range []struct {
-		env  map[string]string
-		want string
-	}{
-		{map[string]string{"CLAUDE_CONFIG_DIR": "/c", "HOME": "/h"}, "/c"},
-		{map[string]string{"HOME": "/h"}, "/h/.claude"},
-		{nil, ""},
-	} {
-		if got := ClaudeConfigDir(func(k string) string { return c.env[k] }); got != c.want {
-			t.Errorf("ClaudeConfigDir(%v) = %q, want %q", c.env, got, c.want)
-		}
-	}
-}

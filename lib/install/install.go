@@ -246,16 +246,17 @@ func projectDir(dir string) (string, error) {
 	return abs, nil
 }
 
-// wanted lists the files to install: commands and agents from the plugin
-// tree, rewritten for a project, and the binary.
+// wanted lists the files to install: commands, agents and saved
+// workflows from the plugin tree, rewritten for a project, and the
+// binary.
 func wanted(o Options) ([]file, error) {
 	var out []file
-	for _, top := range []string{"commands", "agents"} {
+	for _, top := range []string{"commands", "agents", "workflows"} {
 		err := fs.WalkDir(o.Assets, top, func(p string, d fs.DirEntry, err error) error {
 			if errors.Is(err, fs.ErrNotExist) && p == top {
 				return fs.SkipDir
 			}
-			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") && !strings.HasSuffix(p, ".js") {
 				return err
 			}
 			b, err := fs.ReadFile(o.Assets, p)
@@ -280,10 +281,13 @@ func wanted(o Options) ([]file, error) {
 }
 
 // In a project, commands and agents are not namespaced: the plugin's
-// /flowstate:x is /x and agent flowstate:x is x. Compiled on first use:
-// every flowstate process would otherwise compile them at start-up.
+// /flowstate:x is /x and agent flowstate:x is x, in a task block and in
+// a saved workflow's step agent. Compiled on first use: every flowstate
+// process would otherwise compile them at start-up.
 var (
-	agentRef   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(subagent_type\s*[:=]\s*["']?)flowstate:`) })
+	agentRef = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`((?:subagent_type|STEP_AGENT)\s*[:=]\s*["']?)flowstate:`)
+	})
 	commandRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[^\w./-])/flowstate:`) })
 )
 

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -16,15 +18,33 @@ import (
 
 // hookEvents are the Claude Code events flowstate hooks (lib/hook names
 // them and says how each is run).
-var hookEvents = hook.Registrations()
+var hookEvents = sync.OnceValue(hook.Registrations)
 
 // hookNames names the hooked events for messages: "SessionStart, ...".
 func hookNames() string {
-	names := make([]string, len(hookEvents))
-	for i, ev := range hookEvents {
-		names[i] = ev.Event
+	return strings.Join(events(), ", ")
+}
+
+// events are the hooked events, each once, in the registrations' order.
+func events() []string {
+	var out []string
+	for _, r := range hookEvents() {
+		if !slices.Contains(out, r.Event) {
+			out = append(out, r.Event)
+		}
 	}
-	return strings.Join(names, ", ")
+	return out
+}
+
+// argsOf are the hook arguments registered for event: one group each.
+func argsOf(event string) []string {
+	var out []string
+	for _, r := range hookEvents() {
+		if r.Event == event {
+			out = append(out, r.Arg)
+		}
+	}
+	return out
 }
 
 // binRel is where a project install puts the binary.
@@ -57,7 +77,7 @@ type group struct {
 // and timeout.
 func groupJSON(arg string) []byte {
 	var g group
-	for _, r := range hookEvents {
+	for _, r := range hookEvents() {
 		if r.Arg == arg {
 			g = group{Matcher: r.Matcher, Hooks: []handler{{Type: "command", Command: HookCommand(arg), Timeout: r.Timeout}}}
 		}
@@ -75,16 +95,18 @@ func addHooks(orig []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, ev := range hookEvents {
-		path := "hooks." + ev.Event
-		if exactlyOurs(gjson.GetBytes(doc, path), ev.Arg) {
+	for _, event := range events() {
+		path := "hooks." + event
+		if exactlyOurs(gjson.GetBytes(doc, path), argsOf(event)) {
 			continue
 		}
-		if doc, err = removeOurs(doc, ev.Event, false); err != nil {
+		if doc, err = removeOurs(doc, event, false); err != nil {
 			return nil, err
 		}
-		if doc, err = sjson.SetRawBytes(doc, path+".-1", groupJSON(ev.Arg)); err != nil {
-			return nil, fmt.Errorf("settings.json: add %s hook: %w", ev.Event, err)
+		for _, arg := range argsOf(event) {
+			if doc, err = sjson.SetRawBytes(doc, path+".-1", groupJSON(arg)); err != nil {
+				return nil, fmt.Errorf("settings.json: add %s hook: %w", event, err)
+			}
 		}
 	}
 	if bytes.Equal(doc, orig) {
@@ -100,8 +122,8 @@ func removeHooks(orig []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, ev := range hookEvents {
-		if doc, err = removeOurs(doc, ev.Event, true); err != nil {
+	for _, event := range events() {
+		if doc, err = removeOurs(doc, event, true); err != nil {
 			return nil, err
 		}
 	}
@@ -120,9 +142,9 @@ func removeHooks(orig []byte) ([]byte, error) {
 // exactly as install writes it.
 func missingHooks(settings []byte) []string {
 	var out []string
-	for _, ev := range hookEvents {
-		if !exactlyOurs(gjson.GetBytes(settings, "hooks."+ev.Event), ev.Arg) {
-			out = append(out, ev.Event)
+	for _, event := range events() {
+		if !exactlyOurs(gjson.GetBytes(settings, "hooks."+event), argsOf(event)) {
+			out = append(out, event)
 		}
 	}
 	return out
@@ -131,8 +153,8 @@ func missingHooks(settings []byte) []string {
 // hasOurs is true when settings hold a flowstate handler, found as
 // exactlyOurs and removeOurs find them.
 func hasOurs(settings []byte) bool {
-	for _, ev := range hookEvents {
-		for _, g := range gjson.GetBytes(settings, "hooks."+ev.Event).Array() {
+	for _, event := range events() {
+		for _, g := range gjson.GetBytes(settings, "hooks."+event).Array() {
 			for _, h := range g.Get("hooks").Array() {
 				if isOurs(h.Get("command").String()) {
 					return true
@@ -157,35 +179,46 @@ func parseSettings(orig []byte) ([]byte, error) {
 	if h := gjson.GetBytes(doc, "hooks"); h.Exists() && !h.IsObject() {
 		return nil, fail.Invalidf("settings.json: \"hooks\" is not an object; fix it and run again")
 	}
-	for _, ev := range hookEvents {
-		if a := gjson.GetBytes(doc, "hooks."+ev.Event); a.Exists() && !a.IsArray() {
-			return nil, fail.Invalidf("settings.json: hooks.%s is not an array; fix it and run again", ev.Event)
+	for _, event := range events() {
+		if a := gjson.GetBytes(doc, "hooks."+event); a.Exists() && !a.IsArray() {
+			return nil, fail.Invalidf("settings.json: hooks.%s is not an array; fix it and run again", event)
 		}
 	}
 	return doc, nil
 }
 
-// exactlyOurs is true when the event's list holds flowstate's handler
-// exactly once, alone in a group identical to the one install writes.
-func exactlyOurs(list gjson.Result, arg string) bool {
-	var want any
-	_ = json.Unmarshal(groupJSON(arg), &want) // our own JSON
+// exactlyOurs is true when the event's list holds flowstate's handlers
+// of args and no other of flowstate's, each alone in a group identical
+// to the one install writes.
+func exactlyOurs(list gjson.Result, args []string) bool {
 	found := 0
-	exact := false
 	for _, g := range list.Array() {
 		for _, h := range g.Get("hooks").Array() {
 			if isOurs(h.Get("command").String()) {
 				found++
 			}
 		}
-		// Compared as values: whoever rewrote the file may have
-		// reordered keys or changed the layout.
-		var have any
-		if json.Unmarshal([]byte(g.Raw), &have) == nil && reflect.DeepEqual(have, want) {
-			exact = true
+	}
+	if found != len(args) {
+		return false
+	}
+	for _, arg := range args {
+		var want any
+		_ = json.Unmarshal(groupJSON(arg), &want) // our own JSON
+		exact := 0
+		for _, g := range list.Array() {
+			// Compared as values: whoever rewrote the file may have
+			// reordered keys or changed the layout.
+			var have any
+			if json.Unmarshal([]byte(g.Raw), &have) == nil && reflect.DeepEqual(have, want) {
+				exact++
+			}
+		}
+		if exact != 1 {
+			return false
 		}
 	}
-	return found == 1 && exact
+	return true
 }
 
 // removeOurs deletes flowstate's handlers from one event's groups, and

@@ -14,35 +14,33 @@ import (
 	"github.com/flowstate-dev/flowstate/lib/hook"
 )
 
-// ours is flowstate's handler command for each event, as addHooks writes it.
-var ours = func() map[string]string {
-	m := map[string]string{}
-	for _, r := range hookEvents {
-		m[r.Event] = HookCommand(r.Arg)
+// ours are flowstate's handler commands for each event, as addHooks
+// writes them, in order.
+var ours = func() map[string][]string {
+	m := map[string][]string{}
+	for _, r := range hookEvents() {
+		m[r.Event] = append(m[r.Event], HookCommand(r.Arg))
 	}
 	return m
 }()
 
 // eventNames are flowstate's hook events in the order install adds them.
-func eventNames() []string {
-	var names []string
-	for _, r := range hookEvents {
-		names = append(names, r.Event)
-	}
-	return names
-}
+func eventNames() []string { return events() }
 
 // allOurs is the members of a "hooks" object holding exactly flowstate's
-// group for every event, with extra groups (raw JSON, by event) before
+// groups for every event, with extra groups (raw JSON, by event) before
 // ours, as addHooks leaves them.
 func allOurs(before map[string]string) string {
 	var parts []string
-	for _, r := range hookEvents {
-		groups := string(groupJSON(r.Arg))
-		if b, ok := before[r.Event]; ok {
-			groups = b + "," + groups
+	for _, event := range events() {
+		var groups []string
+		if b, ok := before[event]; ok {
+			groups = append(groups, b)
 		}
-		parts = append(parts, `"`+r.Event+`":[`+groups+`]`)
+		for _, arg := range argsOf(event) {
+			groups = append(groups, string(groupJSON(arg)))
+		}
+		parts = append(parts, `"`+event+`":[`+strings.Join(groups, ",")+`]`)
 	}
 	return strings.Join(parts, ",")
 }
@@ -242,8 +240,8 @@ func TestUserHooksKeptFirst(t *testing.T) {
 		if !sameJSON(groups[0].Raw, user) {
 			t.Errorf("%s: first group is %s, want the user's %s", ev, groups[0].Raw, user)
 		}
-		if cmd := groups[1].Get("hooks.0.command").String(); cmd != ours[ev] {
-			t.Errorf("%s: last group runs %q, want %q", ev, cmd, ours[ev])
+		if cmd := groups[1].Get("hooks.0.command").String(); cmd != ours[ev][0] {
+			t.Errorf("%s: last group runs %q, want %q", ev, cmd, ours[ev][0])
 		}
 	}
 }
@@ -263,11 +261,11 @@ func TestOlderHooksReplaced(t *testing.T) {
 		return true
 	})
 	want := map[string][]string{}
-	for ev, cmd := range ours {
-		want[ev] = []string{cmd}
+	for ev, cmds := range ours {
+		want[ev] = cmds
 	}
-	want["SessionEnd"] = []string{"date >> /tmp/ended", ours["SessionEnd"]}
-	want["PreToolUse"] = []string{"check-bash", ours["PreToolUse"]}
+	want["SessionEnd"] = append([]string{"date >> /tmp/ended"}, ours["SessionEnd"]...)
+	want["PreToolUse"] = append([]string{"check-bash"}, ours["PreToolUse"]...)
 	if !slices.Equal(events, eventNames()) || !reflect.DeepEqual(commands, want) {
 		t.Errorf("events %q with commands %q, want %q in\n%s", events, commands, want, added)
 	}
@@ -305,7 +303,7 @@ func TestMissingHooks(t *testing.T) {
 		{"all", `{"hooks":{` + allOurs(nil) + `}}`, nil},
 		{"after the user's", `{"hooks":{` + allOurs(map[string]string{"SessionStart": userStart, "SessionEnd": userEnd}) + `}}`, nil},
 		{"only start", `{"hooks":{"SessionStart":[` + start + `]}}`, both[1:]},
-		{"reordered keys and layout", `{"hooks":{"SessionEnd":[{"hooks":[{"command":` + jsonString(ours["SessionEnd"]) + `,
+		{"reordered keys and layout", `{"hooks":{"SessionEnd":[{"hooks":[{"command":` + jsonString(ours["SessionEnd"][0]) + `,
 			"type":"command"}]}],"SessionStart":[` + start + `]` + rest + `}}`, nil},
 		{"twice", `{"hooks":{"SessionStart":[` + start + `,` + start + `],"SessionEnd":[` + end + `]` + rest + `}}`, []string{"SessionStart"}},
 		{"other timeout", `{"hooks":{"SessionStart":[` + strings.Replace(start, `"timeout":30`, `"timeout":5`, 1) + `],"SessionEnd":[` + end + `]` + rest + `}}`, []string{"SessionStart"}},

@@ -36,6 +36,8 @@ func (l *linter) arguments(md string) {
 			l.add(line, "$ARGUMENTS outside a bash block: Claude Code pastes the user's text here, where the model reads it as part of the command; hand it to flowstate in a bash block, alone on a line of a quoted heredoc (<<'EOF')")
 		case l.doc.Steps[p.step].Task != nil:
 			l.add(line, "$ARGUMENTS in a task block: the agent would get the user's raw text; have a bash block hand it to flowstate and print what the agent needs as KEY=VALUE lines")
+		case l.doc.Steps[p.step].Launch != nil:
+			l.add(line, "$ARGUMENTS in a workflow block: the workflow's args are what flowstate prints (ids), never the user's raw text; have a bash block hand it to flowstate")
 		case l.scripts[p.step] == nil:
 			// The block does not parse: that finding comes first.
 		case !l.scripts[p.step].heredoc[p.rel]:

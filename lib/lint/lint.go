@@ -169,7 +169,7 @@ func (l *linter) bash() {
 	perrs := make([]*parseError, len(l.doc.Steps))
 	stored := map[string]bool{} // keys the file's blocks store, which state-load sets
 	for i, st := range l.doc.Steps {
-		if st.Task != nil {
+		if !st.Bash() {
 			continue
 		}
 		l.scripts[i], perrs[i] = readScript(st.Body)

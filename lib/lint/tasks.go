@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/protocol"
 )
 
@@ -49,50 +50,86 @@ func (l *linter) tasks() {
 	}
 	have := map[string]bool{}
 	for i, st := range l.doc.Steps {
-		if st.Task == nil {
+		switch {
+		case st.Bash():
 			printed(st, l.scripts[i], have)
-			continue
+		case st.Launch != nil:
+			l.launch(i, starts, have)
+		default:
+			l.task(i, starts, have)
 		}
-		t := st.Task
-		if !t.Foreground {
-			l.add(st.Line, "task block without run_in_background: false: Claude Code would run its agents in the background and the next block would find no results; add the line run_in_background: false")
+	}
+}
+
+// task checks the task block of step i, given the keys printed before
+// it (have) and the steps that start a section (starts).
+func (l *linter) task(i int, starts map[int]bool, have map[string]bool) {
+	st := l.doc.Steps[i]
+	t := st.Task
+	if !t.Foreground {
+		l.add(st.Line, "task block without run_in_background: false: Claude Code would run its agents in the background and the next block would find no results; add the line run_in_background: false")
+	}
+	uses := false
+	reported := map[string]bool{}
+	report := func(line int, ref, format string, a ...any) {
+		if !reported[ref] {
+			reported[ref] = true
+			l.add(line, format, a...)
 		}
-		uses := false
-		reported := map[string]bool{}
-		report := func(line int, ref, format string, a ...any) {
-			if !reported[ref] {
-				reported[ref] = true
-				l.add(line, format, a...)
+	}
+	for k, text := range strings.Split(st.Body, "\n") {
+		line := st.Line + 1 + k
+		if v, ok := strings.CutPrefix(strings.TrimSpace(text), "for_each:"); ok && !protocol.ForEachWritten(strings.TrimSpace(v)) {
+			l.add(line, "for_each: %s: write for_each: i in 1..${COUNT}, COUNT printed by the block before, or a number", strings.TrimSpace(v))
+		}
+		for _, key := range protocol.KeyRefs(text) {
+			uses = true
+			if !have[key] {
+				report(line, key, "${%s} is printed by no bash block before this task block: make the block before it print %s=<value> (echo \"%s=...\")", key, key, key)
 			}
 		}
-		for k, text := range strings.Split(st.Body, "\n") {
-			line := st.Line + 1 + k
-			if v, ok := strings.CutPrefix(strings.TrimSpace(text), "for_each:"); ok && !protocol.ForEachWritten(strings.TrimSpace(v)) {
-				l.add(line, "for_each: %s: write for_each: i in 1..${COUNT}, COUNT printed by the block before, or a number", strings.TrimSpace(v))
-			}
-			for _, key := range protocol.KeyRefs(text) {
-				uses = true
-				if !have[key] {
-					report(line, key, "${%s} is printed by no bash block before this task block: make the block before it print %s=<value> (echo \"%s=...\")", key, key, key)
-				}
-			}
-			for _, key := range protocol.LoopRefs(text) {
-				uses = true
-				ref := "${" + key + "_i}"
-				switch {
-				case t.ForEach == "":
-					report(line, ref, "%s outside a for_each: add for_each: i in 1..${COUNT}, or use a plain ${KEY}", ref)
-				case !have[key+"_i"]:
-					report(line, ref, "%s is printed by no bash block before this task block: make the block before it print %s_1=, %s_2=, ... (one per i)", ref, key, key)
-				}
-			}
-			if strings.Contains(text, "${i}") && t.ForEach == "" {
-				report(line, "${i}", "${i} outside a for_each: add for_each: i in 1..${COUNT}, or drop ${i}")
+		for _, key := range protocol.LoopRefs(text) {
+			uses = true
+			ref := "${" + key + "_i}"
+			switch {
+			case t.ForEach == "":
+				report(line, ref, "%s outside a for_each: add for_each: i in 1..${COUNT}, or use a plain ${KEY}", ref)
+			case !have[key+"_i"]:
+				report(line, ref, "%s is printed by no bash block before this task block: make the block before it print %s_1=, %s_2=, ... (one per i)", ref, key, key)
 			}
 		}
-		if uses && !l.fed(i, starts) {
-			l.add(st.Line, "a task block must come right after the bash block that prints its values (or after task blocks that do, in its section), or start a ## section a block jumps to: put a bash block before it")
+		if strings.Contains(text, "${i}") && t.ForEach == "" {
+			report(line, "${i}", "${i} outside a for_each: add for_each: i in 1..${COUNT}, or drop ${i}")
 		}
+	}
+	if uses && !l.fed(i, starts) {
+		l.add(st.Line, "a task block must come right after the bash block that prints its values (or after task blocks that do, in its section), or start a ## section a block jumps to: put a bash block before it")
+	}
+}
+
+// launch: a workflow block uses only values printed before it, comes
+// right after the bash block that prints them (or starts a section a
+// block jumps to), and its file has the section a model goes on at when
+// Claude Code refuses the Workflow call as unavailable.
+func (l *linter) launch(i int, starts map[int]bool, have map[string]bool) {
+	st := l.doc.Steps[i]
+	reported := map[string]bool{}
+	for k, text := range strings.Split(st.Body, "\n") {
+		for _, key := range protocol.KeyRefs(text) {
+			if !have[key] && !reported[key] {
+				reported[key] = true
+				l.add(st.Line+1+k, "${%s} is printed by no bash block before this workflow block: make the block before it print %s=<value>", key, key)
+			}
+		}
+	}
+	if len(reported) == 0 && len(protocol.KeyRefs(st.Body)) > 0 && i > 0 && !l.doc.Steps[i-1].Bash() && !starts[i] {
+		l.add(st.Line, "a workflow block must come right after the bash block that prints its values, or start a ## section a block jumps to: put a bash block before it")
+	}
+	if _, ok := l.doc.Sections[orchestrate.StepsSection]; !ok {
+		l.add(st.Line, "a workflow block, and the file has no section \"## %s\": where the Workflow tool is off Claude Code refuses the call and the model goes on there; add it with the block `flowstate phase-launched --steps`", orchestrate.StepsSection)
+	}
+	if i == len(l.doc.Steps)-1 || !l.doc.Steps[i+1].Bash() {
+		l.add(st.Line, "a workflow block must be followed by a bash block: the model runs it once Claude Code notifies it that the workflow ended (flowstate phase-launched)")
 	}
 }
 
@@ -102,8 +139,11 @@ func (l *linter) tasks() {
 // values of one bash block.
 func (l *linter) fed(i int, starts map[int]bool) bool {
 	for ; i > 0; i-- {
-		if starts[i] || l.doc.Steps[i-1].Task == nil {
+		switch prev := l.doc.Steps[i-1]; {
+		case starts[i] || prev.Bash():
 			return true
+		case prev.Task == nil:
+			return false // after a workflow block
 		}
 	}
 	return false
@@ -125,7 +165,7 @@ func (l *linter) jumps() {
 		return ok || section == "done"
 	}
 	for i, st := range l.doc.Steps {
-		if st.Task != nil {
+		if !st.Bash() {
 			continue
 		}
 		for k, text := range strings.Split(st.Body, "\n") {

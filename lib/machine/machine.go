@@ -60,7 +60,18 @@ type Machine struct {
 	// files, dirs, or a pattern each matches (checks.go); the start
 	// refuses others.
 	Arguments string `json:"arguments,omitempty"`
+	// Engine is how a command runs the definition in Claude Code:
+	// "steps" always through the model following its blocks, "" or
+	// "workflow" as a Claude Code workflow where the Workflow tool is on
+	// (lib/engine decides).
+	Engine string `json:"engine,omitempty"`
 }
+
+// The engines a definition may ask for.
+const (
+	EngineSteps    = "steps"
+	EngineWorkflow = "workflow"
+)
 
 // Gate holds a workflow before it enters a state until a person approves:
 // Message says what to approve. A rejection sends the workflow to
@@ -297,6 +308,9 @@ func (m *Machine) Validate() error {
 	}
 	if m.ApproveAfter != "" && !m.HasState(m.ApproveAfter) {
 		return fail.Invalidf("machine %q: approve_after: %q is not a state", m.Name, m.ApproveAfter)
+	}
+	if m.Engine != "" && m.Engine != EngineSteps && m.Engine != EngineWorkflow {
+		return fail.Invalidf("machine %q: engine %q: give %q (the model follows the command's blocks) or %q (a Claude Code workflow where the Workflow tool is on, the default)", m.Name, m.Engine, EngineSteps, EngineWorkflow)
 	}
 	if err := m.validateWork(); err != nil {
 		return err

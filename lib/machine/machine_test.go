@@ -220,6 +220,9 @@ func TestParse(t *testing.T) {
 		{"gate rejecting to an unknown state", gated(`{"done":{"message":"x","reject_to":"nowhere"}}`), false},
 		{"gate with an unknown field", gated(`{"done":{"message":"x","to":"start"}}`), false},
 		{"gate that is a number", gated(`{"done":1}`), false},
+		{"engine steps", `{"name":"x","initial":"a","transitions":{"a":[]},"scopes":{"s":{"terminal":"a","route":["a"]}},"engine":"steps"}`, true},
+		{"engine workflow", `{"name":"x","initial":"a","transitions":{"a":[]},"scopes":{"s":{"terminal":"a","route":["a"]}},"engine":"workflow"}`, true},
+		{"an unknown engine", `{"name":"x","initial":"a","transitions":{"a":[]},"scopes":{"s":{"terminal":"a","route":["a"]}},"engine":"fast"}`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -43,11 +43,11 @@ var genericAgents = []string{"", "general-purpose", "claude"}
 // IsGeneric reports whether an agent of subagentType takes its
 // instructions from its prompt alone.
 func IsGeneric(subagentType string) bool {
-	return slices.Contains(genericAgents, bareName(subagentType))
+	return slices.Contains(genericAgents, BareName(subagentType))
 }
 
-// bareName is an agent's name without its plugin prefix.
-func bareName(subagentType string) string {
+// BareName is an agent's name without its plugin prefix.
+func BareName(subagentType string) string {
 	if i := strings.LastIndexByte(subagentType, ':'); i >= 0 {
 		return subagentType[i+1:]
 	}
@@ -154,7 +154,7 @@ func classifier(p *store.Project, session, subagentType string, prompt func() st
 	if _, exists := p.Summary(run.Workflow); exists {
 		return Known{}, false
 	}
-	name := bareName(subagentType)
+	name := BareName(subagentType)
 	switch {
 	case name == run.Classifier:
 	case !slices.Contains(genericAgents, name):
@@ -194,7 +194,7 @@ func RecognizeAgent(p *store.Project, session, subagentType, agentID string, pro
 	}
 	// Only a generic agent can have been known at its start and not
 	// now: one of a type is known by its type at both.
-	if k, ok := recognizeIn(w, subagentType, prompt(), cwd); ok || agentID == "" || !slices.Contains(genericAgents, bareName(subagentType)) {
+	if k, ok := recognizeIn(w, subagentType, prompt(), cwd); ok || agentID == "" || !slices.Contains(genericAgents, BareName(subagentType)) {
 		return k, ok
 	}
 	data, err := w.ReadEvents()
@@ -224,7 +224,7 @@ func AgentOf(w *store.Workflow, subagentType, prompt string) (Known, bool) {
 
 // recognizeIn is Recognize for the agents of w.
 func recognizeIn(w *store.Workflow, subagentType, prompt, cwd string) (Known, bool) {
-	name := bareName(subagentType)
+	name := BareName(subagentType)
 	generic := slices.Contains(genericAgents, name)
 	p := w.P
 	v, err := load(w)
@@ -319,7 +319,7 @@ func under(dir, path string) bool {
 // payload carries its type but no prompt: a general-purpose agent is
 // known by the launch it answers (agentrun.Runs.GenericStart).
 func RecognizeStart(p *store.Project, session, subagentType string) (Known, bool) {
-	if !slices.Contains(genericAgents, bareName(subagentType)) {
+	if !slices.Contains(genericAgents, BareName(subagentType)) {
 		return Recognize(p, session, subagentType, "", "")
 	}
 	if p == nil || session == "" || store.ValidID(session) != nil {
@@ -329,7 +329,7 @@ func RecognizeStart(p *store.Project, session, subagentType string) (Known, bool
 	if w == nil {
 		return Known{}, false
 	}
-	runs, err := agentRuns(w, session)
+	runs, err := agentRuns(w, session, Options{})
 	if err != nil {
 		return Known{}, false
 	}

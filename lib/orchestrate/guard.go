@@ -51,7 +51,7 @@ func planned(p *store.Project, id string) []AgentFile {
 	if err != nil {
 		return nil
 	}
-	v, runs, err := look(w)
+	v, runs, err := look(w, Options{})
 	if err != nil {
 		return nil
 	}
@@ -91,7 +91,7 @@ func HandedOut(p *store.Project, session, agent string, match func(path string) 
 	if w == nil {
 		return false
 	}
-	runs, err := agentRuns(w, session)
+	runs, err := agentRuns(w, session, Options{})
 	if err != nil {
 		return false
 	}

@@ -1,11 +1,13 @@
 package orchestrate
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -257,4 +259,31 @@ func rewound(w *store.Workflow, o Options) (out Output, ok bool, err error) {
 	out, err = Plan(w, o)
 	out.Warnings = append([]Warning{{Text: why}}, out.Warnings...)
 	return out, true, err
+}
+
+// StartedAfterCancel reports whether the agent with agentID, one of w's,
+// started after a person cancelled w (or no start of it is on record):
+// such an agent is ended before it does anything, while one at work at
+// the cancel finishes and is recorded.
+func StartedAfterCancel(w *store.Workflow, agentID string) bool {
+	if s, ok := w.P.Summary(w.ID); !ok || s.Status != checkpoint.Cancelled {
+		return false
+	}
+	data, err := w.ReadEvents()
+	if err != nil {
+		return false
+	}
+	var cancelled time.Time
+	for line := range bytes.Lines(data) {
+		if bytes.Contains(line, []byte(`"event":"cancel"`)) {
+			var ev struct {
+				TS time.Time `json:"ts"`
+			}
+			if json.Unmarshal(line, &ev) == nil {
+				cancelled = ev.TS
+			}
+		}
+	}
+	start, ok := agentrun.StartOf(agentrun.Parse(data), agentID)
+	return !ok || !start.TS.Before(cancelled)
 }

@@ -32,6 +32,18 @@ type Output struct {
 	Pairs    kv.Pairs
 	Signal   string // SUPERVISOR_COMPLETE: ... or SUPERVISOR_FAILED: ..., printed alone
 	Warnings []Warning
+	// handed is the batch a plan handed out for the workflow engine,
+	// which runs the workers itself; not printed.
+	handed *handedOut
+}
+
+// handedOut is a batch a plan handed out: its state, its agent, its
+// workers, in the order of the TOPIC_i and OUTPUT_i lines, and whether
+// each runs in a worktree of its own.
+type handedOut struct {
+	state, agent string
+	workers      []Worker
+	isolated     bool
 }
 
 func (o *Output) add(key string, value any) { o.Pairs.Add(key, value) }

@@ -26,6 +26,9 @@ type Place struct {
 	// else phase (phase-plan records what was delivered and hands out what
 	// is left). A command on the low-level API names its sections after
 	// the workflow's states: the current one, start in the initial state.
+	// A command whose workflow runs as a Claude Code workflow continues at
+	// the block after its launch (launched), which prints the launch
+	// again, or how it ended.
 	Section string
 	// Held is what the user is told while a person holds the workflow
 	// (approval, pause) or once it was cancelled; "" otherwise.
@@ -40,8 +43,14 @@ func Where(p *store.Project, session string) (pl Place, ok bool) {
 		return pl, false
 	}
 	pl = Place{Run: run, Section: "start"}
+	if run.Engine == EngineWorkflow {
+		pl.Section = LaunchedSection
+	}
 	if s, ok := p.Summary(run.Workflow); ok {
-		pl.Exists, pl.Status, pl.State, pl.Section = true, s.Status, s.CurrentState, "phase"
+		pl.Exists, pl.Status, pl.State = true, s.Status, s.CurrentState
+		if run.Engine != EngineWorkflow {
+			pl.Section = "phase"
+		}
 		w, err := p.Workflow(run.Workflow)
 		if err != nil {
 			return pl, true
@@ -54,6 +63,7 @@ func Where(p *store.Project, session string) (pl Place, ok bool) {
 			if doc, err := w.ReadCheckpoint(); err == nil {
 				pl.Held = HeldMessage(w, doc)
 			}
+		case run.Engine == EngineWorkflow:
 		case !run.ByState && launched(w):
 			pl.Section = "verify"
 		}
@@ -75,7 +85,7 @@ func byStateSection(w *store.Workflow, state string) string {
 // handed out are all launched (the sub-supervisor that has them, when it
 // has them) and not all recorded yet.
 func launched(w *store.Workflow) bool {
-	v, runs, err := look(w)
+	v, runs, err := look(w, Options{})
 	if err != nil || !v.hasRole {
 		return false
 	}

@@ -74,14 +74,14 @@ func planStep(w *store.Workflow, o Options) (Output, error) {
 	case !v.hasRole:
 		return Output{}, fail.Usagef("workflow %s is in state %s, which has no agents to run", w.ID, v.state)
 	}
-	runs, err := agentRuns(w, v.session)
+	runs, err := agentRuns(w, v.session, o)
 	if err != nil {
 		return Output{}, err
 	}
 	pending, remaining := Pending(v.workers, v.done, v.sequential)
 	batch, atWork := v.idle(pending, runs, o)
 	var out Output
-	if Supervise(v.role, v.workers, v.sequential) && !o.Supervisor && remaining > 0 {
+	if Supervise(v.role, v.workers, v.sequential) && !o.Supervisor && !o.Workflow && remaining > 0 {
 		out, err = v.delegate(atWork || runs.AnyRunning(w.P.Now(), o.Waiting.stuckAfter(), v.role.SupervisorAgent()))
 	} else {
 		out, err = v.handOut(batch, o)
@@ -173,6 +173,11 @@ func (v *view) handOut(batch []Worker, o Options) (Output, error) {
 			return Output{}, err
 		}
 	}
+	coordination := "flat"
+	if o.Workflow {
+		coordination = scripted
+		out.handed = &handedOut{state: v.state, agent: v.role.Agent, workers: batch, isolated: isolated}
+	}
 	out.add("AGENT", v.role.Agent)
 	if isolated {
 		out.add("SPEC_DIR", fromSpec(v))
@@ -196,10 +201,10 @@ func (v *view) handOut(batch []Worker, o Options) (Output, error) {
 	}
 	if len(batch) == 0 {
 		out.add("NEXT", "verify")
-		return out, recordPlan(v, "flat", plan{Workers: ids}, o.Supervisor)
+		return out, recordPlan(v, coordination, plan{Workers: ids}, o.Supervisor)
 	}
 	out.add("NEXT", "work")
-	if err := recordPlan(v, "flat", plan{Workers: ids, Isolated: isolated}, o.Supervisor); err != nil {
+	if err := recordPlan(v, coordination, plan{Workers: ids, Isolated: isolated}, o.Supervisor); err != nil {
 		return out, err
 	}
 	// The spec directories and the brief come after the plan's record: a
@@ -212,6 +217,11 @@ func (v *view) handOut(batch []Worker, o Options) (Output, error) {
 	}
 	return out, writeBrief(v)
 }
+
+// scripted is the coordination of a state whose waves a Claude Code
+// workflow script runs (the workflow engine): flat or not, no
+// sub-supervisor is launched.
+const scripted = "workflow"
 
 // writeBrief writes the brief the state's workers read first.
 func writeBrief(v *view) error {
@@ -288,7 +298,7 @@ func recordSupervisor(tx *store.Tx, v *view, coordination string) error {
 // must count rather than be done again. A missing or invalid artifact is
 // left to be planned again; nothing fails here.
 func reconcile(w *store.Workflow, o Options) error {
-	v, runs, err := look(w)
+	v, runs, err := look(w, o)
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,9 @@ type ResumeRequest struct {
 	// /workflow-resume only those of the built-in definition (a user's
 	// command names its agents as its own install does).
 	Command string
+	// Flow is the saved workflow the workflow engine launches; "" runs
+	// the steps engine.
+	Flow string
 }
 
 // by is the slash command a resume runs as.
@@ -112,8 +115,13 @@ func Resume(p *store.Project, r ResumeRequest, sel store.Selector, o Options) (O
 	}
 	// The session's run and pointer are the project's, written under its
 	// lock, apart from the workflow's: first, so that the hooks send the
-	// model back to this command. The session now runs this resume.
-	if err := writeRun(p, sel.Session, Run{Command: r.by(), Workflow: w.ID, User: r.Command != "" && !BuiltIn(w)}); err != nil {
+	// model back to this command. The session now runs this resume; a
+	// resume run again keeps the launch it printed.
+	run := Run{Command: r.by(), Workflow: w.ID, User: r.Command != "" && !BuiltIn(w)}
+	if prev, ok := ReadRun(p, sel.Session); ok && prev.Command == run.Command && prev.Workflow == w.ID && prev.Halted == "" {
+		run.Engine, run.Launch = prev.Engine, prev.Launch
+	}
+	if err := writeRun(p, sel.Session, run); err != nil {
 		return Output{}, err
 	}
 	if sel.Session != "" {
@@ -127,7 +135,27 @@ func Resume(p *store.Project, r ResumeRequest, sel store.Selector, o Options) (O
 	if err := r.resumeIn(w, sel.Session, retry, asked || !known); err != nil {
 		return Output{}, err
 	}
+	if r.Flow != "" {
+		return resumeLaunch(w, sel.Session, r.Flow, o)
+	}
 	return Plan(w, o) // a workflow still held answers NEXT=stopped
+}
+
+// resumeLaunch is a resume's answer on the workflow engine: the launch
+// that runs the rest, unless a person holds the workflow (NEXT=stopped)
+// or it is finished (NEXT=done), which no launch would change.
+func resumeLaunch(w *store.Workflow, session, flow string, o Options) (Output, error) {
+	if out, ok, err := held(w, o, false); ok || err != nil {
+		return out, err
+	}
+	v, err := load(w)
+	if err != nil {
+		return Output{}, err
+	}
+	if v.finished() {
+		return Plan(w, o)
+	}
+	return launch(w.P, session, w.ID, flow)
 }
 
 // pick finds the workflow r resumes: the one it or --workflow names, the

@@ -53,6 +53,15 @@ type Run struct {
 	Classifier         string    `json:"classifier,omitempty"`
 	ClassifierLaunched time.Time `json:"classifier_launched,omitzero"`
 	ClassifierStopped  time.Time `json:"classifier_stopped,omitzero"`
+
+	// Engine is how the command runs its workflow: EngineWorkflow as a
+	// Claude Code workflow, whose launch is Launch; "" or EngineSteps
+	// through the model following its blocks. Relaunched counts the
+	// launches made again in a row after one ended without its last step.
+	Engine     string  `json:"engine,omitempty"`
+	Launch     *Launch `json:"launch,omitempty"`
+	Relaunched int     `json:"relaunched,omitempty"`
+	Early      []Early `json:"early,omitempty"`
 }
 
 // noSession names the run record of a step run outside Claude Code.

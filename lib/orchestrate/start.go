@@ -47,6 +47,9 @@ type Request struct {
 	Machine     *machine.Machine
 	MachineJSON []byte
 	Definition  string
+	// Flow is the saved workflow the workflow engine launches (as the
+	// Workflow tool names it); "" runs the steps engine.
+	Flow string
 }
 
 // definition is the request's workflow definition.
@@ -96,17 +99,58 @@ func Start(p *store.Project, r Request) (Output, error) {
 	}
 	run, exists := r.runOf(p)
 	if exists {
-		return started(p, run.Workflow, r.Options)
+		return r.begin(p, run.Workflow)
 	}
 	m := r.definition()
 	if err := checkArguments(p, r, m); err != nil {
 		return Output{}, err
+	}
+	if deferred, err := r.classifiedInScript(p, m, &run); deferred || err != nil {
+		if err != nil {
+			return Output{}, err
+		}
+		return r.begin(p, run.Workflow)
 	}
 	cls, classPath, ended, err := r.classification(p, m, &run)
 	if ended != nil || err != nil {
 		return *orEmpty(ended), err
 	}
 	return create(p, r, m, run, cls, classPath)
+}
+
+// classifiedInScript records, for the workflow engine, a request its
+// definition's classifier agent classifies: the script's first step asks
+// it, as the steps engine's start block would, and creates the workflow
+// from its answer. The run record keeps the workflow's id meanwhile.
+// deferred is false when the request needs no agent (a scope given, a
+// definition of one scope, offline classification) or runs on the steps
+// engine.
+func (r Request) classifiedInScript(p *store.Project, m *machine.Machine, run *Run) (deferred bool, err error) {
+	if r.Flow == "" || r.Mode == "offline" {
+		return false, nil
+	}
+	if scope, err := r.scope(m); err != nil || scope != "" {
+		return false, err
+	}
+	if r.Mode != "" && r.Mode != "agent" {
+		return false, fail.Usagef("FLOWSTATE_CLASSIFICATION=%q: use agent (the default) or offline", r.Mode)
+	}
+	if run.Workflow == "" {
+		run.Workflow = store.NewID(r.Command, p.Now())
+	}
+	run.Classifier = m.Classifier
+	return true, writeRun(p, r.Session, *run)
+}
+
+// begin is what a start prints once the workflow exists, or, for the
+// workflow engine, once its run is recorded: the steps engine plans the
+// first phase, so that no turn of the model is spent on a block that
+// only says where to go; the workflow engine prints the launch.
+func (r Request) begin(p *store.Project, id string) (Output, error) {
+	if r.Flow != "" {
+		return launch(p, r.Session, id, r.Flow)
+	}
+	return started(p, id, r.Options)
 }
 
 // runOf is the run record of the request: the session's earlier one when
@@ -257,7 +301,7 @@ func create(p *store.Project, r Request, m *machine.Machine, run Run, cls classi
 	if err != nil {
 		return out, err
 	}
-	st, err := started(p, w.ID, r.Options)
+	st, err := r.begin(p, w.ID)
 	st.Warnings = append(out.Warnings, st.Warnings...)
 	return st, err
 }
@@ -279,23 +323,34 @@ func Unstarted(p *store.Project, session, mode string, o Options) (Output, bool,
 	if _, exists := p.Summary(run.Workflow); exists {
 		return Output{}, false, nil
 	}
-	r := Request{Command: run.Command, Scope: run.Scope, Description: run.Description, Sequential: run.Sequential,
-		ApprovePlan: run.ApprovePlan, Budget: run.Budget, Session: session, Mode: mode, Options: o, Definition: run.Definition,
-		// The classifier at work since it was asked: wait for its answer.
-		Classified: run.Classifier != "" && !run.ClassifierLaunched.IsZero() && !run.ClassifierLaunched.Before(run.Asked)}
-	if run.Definition != "" {
-		b, err := fsx.ReadNamed(run.Definition, limit.Max)
-		if err != nil {
-			return Output{}, true, fmt.Errorf("the definition of /%s: %w", run.Command, err)
-		}
-		if r.Machine, err = machine.Parse(b); err != nil {
-			return Output{}, true, fmt.Errorf("%s: %w", run.Definition, err)
-		}
-		r.MachineJSON = b
+	r, err := requestOf(run, session, mode, o)
+	if err != nil {
+		return Output{}, true, err
 	}
 	out, err := Start(p, r)
 	out.Warnings = append([]Warning{{Text: fmt.Sprintf("/%s had not created its workflow yet (a block of its start was not run): flowstate did that now", run.Command)}}, out.Warnings...)
 	return out, true, err
+}
+
+// requestOf is the start request run records, to finish a start whose
+// workflow does not exist yet: with its definition read again, and the
+// classifier's answer awaited once it was launched since it was asked.
+func requestOf(run Run, session, mode string, o Options) (Request, error) {
+	r := Request{Command: run.Command, Scope: run.Scope, Description: run.Description, Sequential: run.Sequential,
+		ApprovePlan: run.ApprovePlan, Budget: run.Budget, Session: session, Mode: mode, Options: o, Definition: run.Definition,
+		Classified: run.Classifier != "" && !run.ClassifierLaunched.IsZero() && !run.ClassifierLaunched.Before(run.Asked)}
+	if run.Definition == "" {
+		return r, nil
+	}
+	b, err := fsx.ReadNamed(run.Definition, limit.Max)
+	if err != nil {
+		return r, fmt.Errorf("the definition of /%s: %w", run.Command, err)
+	}
+	if r.Machine, err = machine.Parse(b); err != nil {
+		return r, fmt.Errorf("%s: %w", run.Definition, err)
+	}
+	r.MachineJSON = b
+	return r, nil
 }
 
 // NoStart answers a phase step that found no workflow for sel, run inside

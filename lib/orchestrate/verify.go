@@ -39,6 +39,12 @@ type Options struct {
 	// Limits are the project's spend limit and prices: a step holds a
 	// workflow whose recorded spend reached its limit (sm.CheckBudget).
 	Limits sm.Limits
+	// Workflow: the step runs for a Claude Code workflow script (the
+	// workflow engine), which asks for it only between waves, once every
+	// agent it started has ended, and runs every wave itself: no agent
+	// of the session is at work (agentrun.Runs.Settle), nothing is
+	// waited for, and no state goes to a sub-supervisor.
+	Workflow bool
 }
 
 // AgentEnv names the environment variable through which the PreToolUse
@@ -171,7 +177,7 @@ type checked struct {
 // work, or o.Waiting is over.
 func watch(w *store.Workflow, o Options) (c checked, err error) {
 	c.busy = o.Waiting.wait(func() bool {
-		if c.v, c.runs, err = look(w); err != nil || !c.v.hasRole {
+		if c.v, c.runs, err = look(w, o); err != nil || !c.v.hasRole {
 			return false
 		}
 		if c.handout = c.v.handout(c.runs, o); c.handout != begun {
@@ -198,23 +204,28 @@ func (c checked) stillAtWork(o Options) Output {
 }
 
 // look reads the workflow and what the hooks recorded of its agents.
-func look(w *store.Workflow) (*view, agentrun.Runs, error) {
+func look(w *store.Workflow, o Options) (*view, agentrun.Runs, error) {
 	v, err := load(w)
 	if err != nil {
 		return nil, agentrun.Runs{}, err
 	}
-	runs, err := agentRuns(w, v.session)
+	runs, err := agentRuns(w, v.session, o)
 	return v, runs, err
 }
 
 // agentRuns folds what the hooks recorded of the session's agents in the
-// workflow's current state.
-func agentRuns(w *store.Workflow, session string) (agentrun.Runs, error) {
+// workflow's current state; for a workflow engine's step, none of them
+// is at work.
+func agentRuns(w *store.Workflow, session string, o Options) (agentrun.Runs, error) {
 	data, err := w.ReadEvents()
 	if err != nil {
 		return agentrun.Runs{}, fmt.Errorf("workflow %s: read events: %w", w.ID, err)
 	}
-	return agentrun.Fold(agentrun.Parse(data), session), nil
+	runs := agentrun.Fold(agentrun.Parse(data), session)
+	if o.Workflow {
+		runs = runs.Settle()
+	}
+	return runs, nil
 }
 
 // targets are the workers a verify checks: those the last plan handed out

@@ -15,18 +15,22 @@ type Prints struct {
 // which the section is never named; Without are flags of the call with
 // which it never is; Mode are flags that set a mode the workflow keeps
 // from the call that started it (--sequential), so that given to any
-// flowstate call of the same file, they rule the section out too.
+// flowstate call of the same file, they rule the section out too;
+// InFile, when set, is a flag without which no flowstate call of the
+// file can lead there (--launch: the command runs on the workflow
+// engine only when its start says so).
 type Jump struct {
 	Section string
 	With    string
 	Without []string
 	Mode    []string
+	InFile  string
 }
 
 // Possible reports whether a call given the flags call, in a file whose
 // flowstate calls are given the flags file, can name j.Section.
 func (j Jump) Possible(call, file map[string]bool) bool {
-	if j.With != "" && !call[j.With] {
+	if j.With != "" && !call[j.With] || j.InFile != "" && !file[j.InFile] {
 		return false
 	}
 	for _, f := range j.Without {

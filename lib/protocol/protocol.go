@@ -135,12 +135,16 @@ func Blocks(md string) ([]Block, error) {
 	return out, nil
 }
 
-// Step is a ```bash block or a ```task block (protocol section 1). For
-// a bash block, Body is what runs, verbatim.
+// Step is a ```bash block, a ```task block or a ```workflow block
+// (protocol section 1). For a bash block, Body is what runs, verbatim.
 type Step struct {
 	Block
-	Task *Task // the parsed task block; nil for a bash block
+	Task   *Task   // the parsed task block; nil for any other
+	Launch *Launch // the parsed workflow block; nil for any other
 }
+
+// Bash reports whether the step is a bash block.
+func (s Step) Bash() bool { return s.Task == nil && s.Launch == nil }
 
 // Doc is a command or agent file (or any text in the format, such as an
 // agent's prompt), parsed.
@@ -154,10 +158,10 @@ type Doc struct {
 }
 
 // Parse reads md per docs/command-protocol.md. Steps are the blocks whose
-// info string is exactly "bash" or "task"; other blocks (output, json,
-// "bash legacy", examples in ```` fences) are not steps. A task block
-// that does not parse, a fence that never closes and two sections of one
-// name are errors.
+// info string is exactly "bash", "task" or "workflow"; other blocks
+// (output, json, "bash legacy", examples in ```` fences) are not steps. A
+// task or workflow block that does not parse, a fence that never closes
+// and two sections of one name are errors.
 func Parse(md string) (Doc, error) {
 	d := Doc{Sections: map[string]int{}, Lines: strings.Count(md, "\n")}
 	first := 1
@@ -177,17 +181,25 @@ func Parse(md string) (Doc, error) {
 	d.Body = body
 	var err error
 	scanErr := scan(body, first, func(b Block) {
-		if err != nil || (b.Info != "bash" && b.Info != "task") {
+		if err != nil || (b.Info != "bash" && b.Info != "task" && b.Info != "workflow") {
 			return
 		}
 		s := Step{Block: b}
-		if b.Info == "task" {
+		switch b.Info {
+		case "task":
 			t, terr := parseTask(b.Body)
 			if terr != nil {
 				err = syntaxErrorf(b.Line+terr.Line, "task block: %s", terr.Msg)
 				return
 			}
 			s.Task = &t
+		case "workflow":
+			l, lerr := parseLaunch(b.Body)
+			if lerr != nil {
+				err = syntaxErrorf(b.Line+lerr.Line, "workflow block: %s", lerr.Msg)
+				return
+			}
+			s.Launch = &l
 		}
 		d.Steps = append(d.Steps, s)
 	}, func(text string, line int) {
@@ -265,24 +277,7 @@ func ParseTask(body string) (Task, error) {
 
 func parseTask(body string) (Task, *SyntaxError) {
 	var t Task
-	lines := strings.Split(body, "\n")
-	if len(lines) < 2 || strings.TrimSpace(lines[0]) != "Task {" || strings.TrimSpace(lines[len(lines)-1]) != "}" {
-		return t, syntaxErrorf(1, "want Task { ... } with the braces on their own lines")
-	}
-	seen := map[string]bool{}
-	for i := 1; i < len(lines)-1; i++ {
-		if strings.TrimSpace(lines[i]) == "" {
-			continue
-		}
-		m := patterns().taskField.FindStringSubmatch(lines[i])
-		if m == nil {
-			return t, syntaxErrorf(i+1, "cannot read %q: want key: value", strings.TrimSpace(lines[i]))
-		}
-		key, value := m[2], m[3]
-		if seen[key] {
-			return t, syntaxErrorf(i+1, "%s given twice: keep one", key)
-		}
-		seen[key] = true
+	err := braced(body, "Task", func(lines []string, i, indent int, key, value string) (int, *SyntaxError) {
 		switch key {
 		case "subagent_type":
 			t.SubagentType = value
@@ -292,28 +287,32 @@ func parseTask(body string) (Task, *SyntaxError) {
 			t.ForEach = value
 		case "run_in_background":
 			if value != "false" {
-				return t, syntaxErrorf(i+1, "run_in_background: %s: agents of a command run in the foreground; write run_in_background: false", value)
+				return i, syntaxErrorf(i+1, "run_in_background: %s: agents of a command run in the foreground; write run_in_background: false", value)
 			}
 			t.Foreground = true
 		case "isolation":
 			if value != "worktree" {
-				return t, syntaxErrorf(i+1, "isolation: %s: a command's agents run in the project or, isolation: worktree, each in a git worktree of its own", value)
+				return i, syntaxErrorf(i+1, "isolation: %s: a command's agents run in the project or, isolation: worktree, each in a git worktree of its own", value)
 			}
 			t.Isolation = value
 		case "prompt":
 			if value != "|" {
 				t.Prompt = value
-				continue
+				return i, nil
 			}
-			p, bad, err := blockScalar(lines[i+1:len(lines)-1], len(m[1]))
+			p, bad, err := blockScalar(lines[i+1:len(lines)-1], indent)
 			if err != nil {
-				return t, syntaxErrorf(i+2+bad, "%v", err)
+				return i, syntaxErrorf(i+2+bad, "%v", err)
 			}
 			t.Prompt, t.PromptBlock = p, true
-			i = len(lines) - 1
+			return len(lines) - 1, nil
 		default:
-			return t, syntaxErrorf(i+1, "unknown field %q: a task block has subagent_type, description, for_each, run_in_background, isolation and prompt", key)
+			return i, syntaxErrorf(i+1, "unknown field %q: a task block has subagent_type, description, for_each, run_in_background, isolation and prompt", key)
 		}
+		return i, nil
+	})
+	if err != nil {
+		return t, err
 	}
 	for _, f := range []struct{ name, value string }{{"subagent_type", t.SubagentType}, {"description", t.Description}, {"prompt", t.Prompt}} {
 		if f.value == "" {
@@ -321,6 +320,38 @@ func parseTask(body string) (Task, *SyntaxError) {
 		}
 	}
 	return t, nil
+}
+
+// braced reads the body of a block "<head> {", key: value lines, "}":
+// field is given each key and value once, with the lines and the index
+// of its line (and the key's indentation), and returns the index of the
+// last line it took.
+func braced(body, head string, field func(lines []string, i, indent int, key, value string) (int, *SyntaxError)) *SyntaxError {
+	lines := strings.Split(body, "\n")
+	if len(lines) < 2 || strings.TrimSpace(lines[0]) != head+" {" || strings.TrimSpace(lines[len(lines)-1]) != "}" {
+		return syntaxErrorf(1, "want %s { ... } with the braces on their own lines", head)
+	}
+	seen := map[string]bool{}
+	for i := 1; i < len(lines)-1; i++ {
+		if strings.TrimSpace(lines[i]) == "" {
+			continue
+		}
+		m := patterns().taskField.FindStringSubmatch(lines[i])
+		if m == nil {
+			return syntaxErrorf(i+1, "cannot read %q: want key: value", strings.TrimSpace(lines[i]))
+		}
+		key, value := m[2], m[3]
+		if seen[key] {
+			return syntaxErrorf(i+1, "%s given twice: keep one", key)
+		}
+		seen[key] = true
+		last, err := field(lines, i, len(m[1]), key, value)
+		if err != nil {
+			return err
+		}
+		i = last
+	}
+	return nil
 }
 
 // blockScalar is the text of a "key: |" value: lines, each blank or

@@ -4,9 +4,38 @@ import (
 	"fmt"
 	"path"
 
+	"github.com/flowstate-dev/flowstate/lib/engine"
 	"github.com/flowstate-dev/flowstate/lib/machine"
+	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 	"github.com/flowstate-dev/flowstate/lib/protocol"
 )
+
+// NewWorkflow is what runs command name on the workflow engine: its
+// saved Claude Code workflow and the step agent it asks (shared by every
+// command of the install), for a project's .claude, or with plugin the
+// plugin it goes into. source names what wrote it.
+func NewWorkflow(name, plugin, source string) ([]File, error) {
+	if err := protocol.CheckCommandName(name); err != nil {
+		return nil, fmt.Errorf("new workflow: %w", err)
+	}
+	dir, prefix := ".claude/", ""
+	if plugin != "" {
+		dir, prefix = "", plugin+":"
+	}
+	flow, err := RenderWorkflow(Workflow{Name: engine.FlowName(name), Description: "The workflow of /" + name + ", run by flowstate",
+		StepAgent: prefix + orchestrate.StepAgent, Source: source})
+	if err != nil {
+		return nil, err
+	}
+	step, err := RenderStepAgent()
+	if err != nil {
+		return nil, err
+	}
+	return []File{
+		{Path: dir + "workflows/" + engine.FlowName(name) + ".js", Data: flow},
+		{Path: dir + "agents/" + orchestrate.StepAgent + ".md", Data: step, Shared: true},
+	}, nil
+}
 
 // File is one file `flowstate new command` writes, its path relative to
 // the project (a project's .claude layout) or to the plugin's root.
@@ -52,7 +81,7 @@ func NewCommand(name, plugin string) ([]File, error) {
 		Intro: "Review what the arguments name through each lens of `" + path.Base(def) + "` in parallel, then\n" +
 			"summarise the reviews, keeping all state in `flowstate`.",
 		Prefix: prefix,
-		Start:  `phase-start --command ` + name + ` --machine "` + def + `"`,
+		Start:  `phase-start --command ` + name + ` --machine "` + def + `" --launch`,
 		Resume: "/" + prefix + name + " --resume",
 	})
 	if err != nil {
@@ -62,11 +91,14 @@ func NewCommand(name, plugin string) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	files := []File{
+	flow, err := NewWorkflow(name, plugin, "flowstate new command "+name)
+	if err != nil {
+		return nil, err
+	}
+	files := append([]File{
 		{Path: dir + "flows/" + name + ".json", Data: definition},
 		{Path: dir + "commands/" + name + ".md", Data: command},
-		{Path: dir + "agents/sub-supervisor.md", Data: supervisor, Shared: true},
-	}
+	}, flow[0], File{Path: dir + "agents/sub-supervisor.md", Data: supervisor, Shared: true}, flow[1])
 	for _, a := range []struct{ name, description, task string }{
 		{name + "-reviewer", "Reviews what a workflow's request names through one lens, its topic, and writes the review in the format its brief gives",
 			"You review what the workflow's request names through one lens, the `Topic:` (correctness,\nsecurity, readability): read the code it names and say what holds up, what does not, and\nwhat to change."},

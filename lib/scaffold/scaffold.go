@@ -1,9 +1,11 @@
 // Package scaffold owns the markdown of the commands that run flowstate's
 // phase loop and of the sub-supervisor agent that fans a large phase out,
-// and what `flowstate new command` writes: a workflow definition, its
-// command and its agents. The plugin's own orchestrators are rendered
-// from the same templates as a user's command (docs/gen keeps
-// commands/*.md in step), so a fix to the loop reaches every command.
+// the saved Claude Code workflow that runs a command on the workflow
+// engine and its step agent, and what `flowstate new command` writes: a
+// workflow definition, its command, its saved workflow and its agents.
+// The plugin's own orchestrators are rendered from the same templates as
+// a user's command (docs/gen keeps commands/*.md and workflows/*.js in
+// step), so a fix to the loop reaches every command.
 //
 // It is pure: it returns files and their contents; lib/app writes them.
 package scaffold
@@ -11,6 +13,7 @@ package scaffold
 import (
 	"bytes"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"text/template"
@@ -20,7 +23,13 @@ import (
 var templates embed.FS
 
 // parsed are the templates, parsed on first use.
-var parsed = sync.OnceValue(func() *template.Template { return template.Must(template.New("").ParseFS(templates, "*.tmpl")) })
+var parsed = sync.OnceValue(func() *template.Template {
+	funcs := template.FuncMap{"json": func(s string) (string, error) {
+		b, err := json.Marshal(s)
+		return string(b), err
+	}}
+	return template.Must(template.New("").Funcs(funcs).ParseFS(templates, "*.tmpl"))
+})
 
 // Command is one command that runs the phase loop.
 type Command struct {
@@ -55,6 +64,29 @@ func RenderCommand(c Command) ([]byte, error) {
 	}
 	return render("command.md.tmpl", c)
 }
+
+// Workflow is a command's saved Claude Code workflow: the same loop for
+// every definition, which asks flowstate for each step.
+type Workflow struct {
+	Name        string // its meta.name (engine.FlowName of the command)
+	Description string // what Claude Code shows of it
+	// StepAgent is the step agent as the install names it:
+	// flowstate:flowstate-step in the plugin, flowstate-step in a
+	// project's .claude.
+	StepAgent string
+	Source    string // what wrote it, for the reader of the file
+}
+
+// RenderWorkflow writes w's script.
+func RenderWorkflow(w Workflow) ([]byte, error) {
+	if w.Name == "" || w.StepAgent == "" || w.Source == "" {
+		return nil, fmt.Errorf("scaffold: workflow %q needs a name, a step agent and a source", w.Name)
+	}
+	return render("workflow.js.tmpl", w)
+}
+
+// RenderStepAgent writes the workflow engine's step agent.
+func RenderStepAgent() ([]byte, error) { return render("step.md.tmpl", nil) }
 
 // RenderSubSupervisor writes the sub-supervisor agent of an install whose
 // agents are named with prefix.

@@ -25,6 +25,11 @@ func TestNewCommandFollowsTheProtocol(t *testing.T) {
 				if _, err := machine.Parse(f.Data); err != nil {
 					t.Errorf("%s: %v", f.Path, err)
 				}
+			case strings.HasSuffix(f.Path, ".js"):
+				prefix := map[string]string{"": "", "review": "review:"}[plugin]
+				if js := string(f.Data); !strings.HasPrefix(js, "export const meta = {\n  name: \"audit-flow\",") || !strings.Contains(js, `const STEP_AGENT = "`+prefix+`flowstate-step";`) {
+					t.Errorf("%s: not the saved workflow of /audit, asking %sflowstate-step:\n%s", f.Path, prefix, js)
+				}
 			default:
 				for _, finding := range lint.Check(f.Path, string(f.Data)) {
 					t.Errorf("%s", finding)
@@ -34,7 +39,7 @@ func TestNewCommandFollowsTheProtocol(t *testing.T) {
 				t.Errorf("%s: the workers' task block does not name them as the install does", f.Path)
 			}
 		}
-		want := ".claude/flows/audit.json .claude/commands/audit.md .claude/agents/sub-supervisor.md .claude/agents/audit-reviewer.md .claude/agents/audit-writer.md"
+		want := ".claude/flows/audit.json .claude/commands/audit.md .claude/workflows/audit-flow.js .claude/agents/sub-supervisor.md .claude/agents/flowstate-step.md .claude/agents/audit-reviewer.md .claude/agents/audit-writer.md"
 		if plugin != "" {
 			want = strings.ReplaceAll(want, ".claude/", "")
 		}

@@ -27,6 +27,24 @@ type Limits struct {
 	Prices  *usage.Prices
 }
 
+// LimitsOf reads a project's limits from its settings file's contents
+// (usage.SettingsFile). A file that cannot be used is exit 2: a limit is
+// never silently dropped.
+func LimitsOf(settings []byte) (Limits, error) {
+	var l Limits
+	var err error
+	if l.Prices, err = usage.ParseSettings(settings); err == nil {
+		l.Project, err = usage.ParseBudgetSetting(settings)
+	}
+	if err == nil && l.Project != nil {
+		err = l.Project.Check(l.Prices)
+	}
+	if err != nil {
+		return Limits{}, fail.Usagef("%v", err)
+	}
+	return l, nil
+}
+
 // budgetOf is the limit that holds for the workflow whose checkpoint is
 // doc: its own, else the project's; zero for none.
 func (l Limits) budgetOf(doc []byte) usage.Budget {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/flowstate-dev/flowstate/lib/protocol"
 )
 
 // Claude Code 2.1.328 writes a transcript as JSON lines. An assistant line
@@ -182,15 +184,23 @@ const MaxPromptHead = 256 << 10
 // Prompt is the prompt an agent was started with: the first line of its
 // transcript, as Claude Code 2.1.328 writes it
 // ({"type":"user","message":{"content":...}}, the content a string or
-// text blocks); ok is false when head holds none.
+// text blocks); ok is false when head holds none. A workflow script's
+// agent's prompt is the task the script computed, out of the frame
+// Claude Code puts it in (protocol.ComputedTask).
 func Prompt(head []byte) (prompt string, ok bool) {
 	line, _, _ := bytes.Cut(head, []byte("\n"))
 	content := gjson.GetBytes(line, "message.content")
 	if content.Type == gjson.String {
+		if task, ok := protocol.ComputedTask(content.String()); ok {
+			return task, true
+		}
 		return content.String(), true
 	}
 	text := ""
 	for _, b := range content.Array() {
+		if task, ok := protocol.ComputedTask(b.Get("text").String()); ok {
+			return task, true
+		}
 		text += b.Get("text").String() + "\n"
 	}
 	return text, text != ""

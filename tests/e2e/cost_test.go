@@ -20,12 +20,22 @@ import (
 // history and the HTML report show the tokens and time of every agent and
 // of the main thread, as the hooks recorded them from Claude Code's own
 // transcripts, and they are what the stand-in reported, answer by answer.
-func TestWhatItCost(t *testing.T) {
-	s := flowstateScenario(t, standin.Drift{}, standin.Knobs{Classification: classification("research-only", "Auth patterns", "Session storage")})
+// On the workflow engine the orchestration's spend is the main thread's
+// and its script's step agents'.
+func TestWhatItCost(t *testing.T) { underEachEngine(t, testWhatItCost) }
+
+func testWhatItCost(t *testing.T, m mode) {
+	s := flowstateScenario(t, m, standin.Knobs{Classification: classification("research-only", "Auth patterns", "Session storage")})
 	s.run("/flowstate:coordinate research how logins and sessions work")
 	w := s.onlyWorkflow()
 	w.expect(map[string]any{"status": "complete"})
 	main, agents := s.Model.Spent()
+	for k, u := range agents {
+		if k[0] == stepAgent {
+			main = main.Add(u)
+			delete(agents, k)
+		}
+	}
 
 	var hist struct {
 		Agents []struct {

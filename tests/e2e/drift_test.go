@@ -23,7 +23,7 @@ import (
 // agents take longer than FLOWSTATE_WAIT, and the workflow completes with
 // every worker run once.
 func TestBackgroundAgentsWithoutTheForegroundHook(t *testing.T) {
-	s := flowstateScenario(t, standin.Drift{Background: true}, standin.Knobs{
+	s := flowstateScenario(t, steps(standin.Drift{Background: true}), standin.Knobs{
 		Classification: classification("full-implementation", "Auth patterns", "Session storage"),
 		SlowAgent:      "research-specialist", SlowDelay: 3 * time.Second,
 	})
@@ -35,7 +35,7 @@ func TestBackgroundAgentsWithoutTheForegroundHook(t *testing.T) {
 	w.expect(map[string]any{"status": "complete", "state_machine.current_state": "complete", "error_state.last_error": nil})
 	w.expectWorkers("research_supervisor", map[string]string{"research_1": "completed", "research_2": "completed"})
 	w.expectWorkers("implementation_supervisor", map[string]string{"phase_1": "completed", "phase_2": "completed", "phase_3": "completed", "phase_4": "completed"})
-	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "research-specialist": 2, "plan-architect": 1,
+	s.expectAgents(map[string]int{"workflow-classifier": 1, "research-specialist": 2, "plan-architect": 1,
 		"sub-supervisor": 2, "implementation-executor": 4, "test-specialist": 2, "doc-writer": 1})
 	if n := s.Model.BackgroundAgents(); n < 5 {
 		t.Errorf("Claude Code ran %d agents in the background, want every one the main thread launched: the race was not tested", n)
@@ -60,7 +60,7 @@ func TestBackgroundAgentsWithoutTheForegroundHook(t *testing.T) {
 // assertions, under the drift).
 func TestSelfWrittenArtifact(t *testing.T) {
 	for _, d := range []standin.Drift{{SelfWrite: true}, {SelfWrite: true, Twice: true}} {
-		t.Run(d.String(), func(t *testing.T) { testTooFewWorkersDeliver(t, d) })
+		t.Run(d.String(), func(t *testing.T) { testTooFewWorkersDeliver(t, steps(d)) })
 	}
 }
 

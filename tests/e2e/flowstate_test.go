@@ -24,33 +24,78 @@ import (
 	"github.com/flowstate-dev/flowstate/tests/internal/playback"
 )
 
-// drifts are the protocol followed to the letter and each way real
-// models deviate from it: every flowstate scenario runs under each.
-var drifts = []standin.Drift{{}, {Background: true}, {Twice: true}, {StopEvery: 3}, {CompactAfter: 4},
-	// A skipped bash block (the first after agents returned: in /coordinate
-	// the classified start), and agents launched as general-purpose told to
-	// follow their agent file, with and without run_in_background.
-	{SkipBlock: standin.Skip{AfterAgents: true}}, {GeneralPurpose: true}, {GeneralPurpose: true, Background: true}}
+// The engines a command runs on: the steps engine, the model following
+// the command's blocks (here with the Workflow tool off, as a setting,
+// an org policy or a plan without it leaves it); the workflow engine, a
+// Claude Code workflow whose script asks flowstate for every step.
+const (
+	stepsEngine    = "steps"
+	workflowEngine = "workflow"
+)
 
-// underEachDrift runs a scenario once per drift, as subtests named after
-// it.
-func underEachDrift(t *testing.T, scenario func(t *testing.T, d standin.Drift)) {
-	for _, d := range drifts {
-		t.Run(d.String(), func(t *testing.T) { scenario(t, d) })
+// drifts are the protocol followed to the letter and each way real
+// models deviate from it, by engine: every flowstate scenario runs under
+// each. On the steps engine the model runs every phase; on the workflow
+// engine it runs the start, one Workflow call and the block after it, so
+// the drifts that apply are those of these three calls: a block run
+// twice, a stop every second call, a compaction once the workflow was
+// launched, and a launch whose args were garbled.
+var drifts = map[string][]standin.Drift{
+	stepsEngine: {{}, {Background: true}, {Twice: true}, {StopEvery: 3}, {CompactAfter: 4},
+		// A skipped bash block (the first after agents returned: in
+		// /coordinate the classified start), and agents launched as
+		// general-purpose told to follow their agent file, with and
+		// without run_in_background.
+		{SkipBlock: standin.Skip{AfterAgents: true}}, {GeneralPurpose: true}, {GeneralPurpose: true, Background: true}},
+	workflowEngine: {{}, {Twice: true}, {StopEvery: 2}, {CompactAfter: 2}, {ParaphraseArgs: true}},
+}
+
+// mode is how a scenario runs: its engine and the model's drift.
+type mode struct {
+	Engine string
+	Drift  standin.Drift
+}
+
+// steps is a mode of the steps engine.
+func steps(d standin.Drift) mode { return mode{Engine: stepsEngine, Drift: d} }
+
+// underEachMode runs a scenario on each engine under each of its drifts,
+// as subtests named after them (TestX/workflow/protocol).
+func underEachMode(t *testing.T, scenario func(t *testing.T, m mode)) {
+	for _, engine := range []string{stepsEngine, workflowEngine} {
+		t.Run(engine, func(t *testing.T) { underEachDriftOf(t, engine, scenario) })
+	}
+}
+
+// underEachDrift runs a scenario of the steps engine alone once per
+// drift: what has no counterpart on the workflow engine (a command on
+// the low-level API, the model's own Agent calls).
+func underEachDrift(t *testing.T, scenario func(t *testing.T, m mode)) {
+	underEachDriftOf(t, stepsEngine, scenario)
+}
+
+func underEachDriftOf(t *testing.T, engine string, scenario func(t *testing.T, m mode)) {
+	for _, d := range drifts[engine] {
+		t.Run(d.String(), func(t *testing.T) { scenario(t, mode{Engine: engine, Drift: d}) })
 	}
 }
 
 // flowstateScenario is a scenario with the repository's plugin (commands,
-// agents, hooks) and the freshly built flowstate in its bin/, whose
-// stand-in drifts as d says (also after restartModel). When the test ends
-// it checks that the drift happened and was handled, and logs the
-// scenario's wall time and how many flowstate invocations the stand-in
-// ran in Bash blocks.
-func flowstateScenario(t *testing.T, d standin.Drift, knobs standin.Knobs) *scenario {
+// agents, saved workflows, hooks) and the freshly built flowstate in its
+// bin/, on m's engine, whose stand-in drifts as m says (also after
+// restartModel). When the test ends it checks that the drift happened
+// and was handled, and logs the scenario's wall time and how many
+// flowstate invocations the stand-in ran in Bash blocks.
+func flowstateScenario(t *testing.T, m mode, knobs standin.Knobs) *scenario {
 	t.Helper()
 	start := time.Now()
+	d := m.Drift
 	knobs.Drift = d
 	s := newScenario(t, repoRoot, map[string]string{"flowstate": flowstateBin(t)}, knobs)
+	s.mode = m
+	if m.Engine == stepsEngine {
+		s.Env = append(s.Env, "CLAUDE_CODE_DISABLE_WORKFLOWS=1")
+	}
 	if d.SelfWrite {
 		s.payloads = s.logPayloads("Write")
 	}
@@ -61,10 +106,16 @@ func flowstateScenario(t *testing.T, d standin.Drift, knobs standin.Knobs) *scen
 		}
 		t.Logf("scenario %s: wall %s, %d flowstate calls", t.Name(), time.Since(start).Round(time.Millisecond), s.bashCalls("flowstate"))
 		suiteDenials.add(t.Name(), s.permissionFigures())
-		if d == (standin.Drift{}) {
+		if !t.Failed() {
+			s.expectEngine()
+		}
+		if m.Drift == (standin.Drift{}) {
 			c := s.context()
 			t.Logf("context: %s", c)
 			suiteContext.add(t.Name(), c)
+			f := s.figures()
+			t.Logf("cost: %s", f)
+			suiteEngines.add(t.Name(), f)
 		}
 	})
 	return s
@@ -126,20 +177,6 @@ func (x *contextSummary) print(w io.Writer) {
 	fmt.Fprintf(w, "\ncontext of the main thread per scenario (protocol followed):\n%s\n  %-40s %s\n", strings.Join(x.rows, "\n"), "suite", x.total)
 }
 
-// expectCalls checks, when the model follows the protocol, how many tool
-// calls its main thread has made so far: one bash block and one task
-// block per phase is the budget (the task block's calls are one per
-// worker it starts).
-func (s *scenario) expectCalls(d standin.Drift, want int) {
-	s.t.Helper()
-	if d != (standin.Drift{}) {
-		return
-	}
-	if got := s.Model.Context().Calls; got != want {
-		s.t.Errorf("the main thread made %d tool calls, want %d", got, want)
-	}
-}
-
 // expectDriftHandled checks that the drift took place and what handled
 // it: agents launched without run_in_background ran in the foreground all
 // the same (the PreToolUse hook), a model that ended its turn early was
@@ -190,6 +227,9 @@ func (s *scenario) expectDriftHandled(d standin.Drift) {
 	}
 	if d.GeneralPurpose {
 		s.expectGeneralPurpose(models)
+	}
+	if d.ParaphraseArgs {
+		s.expectArgsRefused(models)
 	}
 	// A model that skipped a block may end its turn before its command is
 	// done, and be sent back.

@@ -38,22 +38,25 @@ const routes = "alpha: todo\nbeta: todo\ngamma: todo\n"
 // (a failed worker, a kill). The main thread's own isolated batch,
 // where a model that drops the block's isolation matters (background:
 // the hook puts it back), runs under every drift (TestIsolatedYourOwnCommand).
+// On the workflow engine the script runs every wave itself, isolated
+// by the step's answer, and a scenario runs as the protocol says.
 var (
-	waveDrifts   = []standin.Drift{{}, {Twice: true}, {GeneralPurpose: true}}
-	resumeDrifts = []standin.Drift{{}, {Twice: true}, {GeneralPurpose: true}, {Background: true}, {StopEvery: 3}, {SkipBlock: standin.Skip{AfterAgents: true}}}
+	waveModes   = []mode{steps(standin.Drift{}), steps(standin.Drift{Twice: true}), steps(standin.Drift{GeneralPurpose: true}), {Engine: workflowEngine}}
+	resumeModes = []mode{steps(standin.Drift{}), steps(standin.Drift{Twice: true}), steps(standin.Drift{GeneralPurpose: true}), steps(standin.Drift{Background: true}),
+		steps(standin.Drift{StopEvery: 3}), steps(standin.Drift{SkipBlock: standin.Skip{AfterAgents: true}}), {Engine: workflowEngine}}
 )
 
-func underDrifts(t *testing.T, drifts []standin.Drift, scenario func(t *testing.T, d standin.Drift)) {
-	for _, d := range drifts {
-		t.Run(d.String(), func(t *testing.T) { scenario(t, d) })
+func underModes(t *testing.T, modes []mode, scenario func(t *testing.T, m mode)) {
+	for _, m := range modes {
+		t.Run(m.Engine+"/"+m.Drift.String(), func(t *testing.T) { scenario(t, m) })
 	}
 }
 
 // isolatedScenario is a flowstate scenario whose project holds routes.txt
 // committed, whose runs accept edits.
-func isolatedScenario(t *testing.T, d standin.Drift, knobs standin.Knobs) *scenario {
+func isolatedScenario(t *testing.T, m mode, knobs standin.Knobs) *scenario {
 	t.Helper()
-	s := flowstateScenario(t, d, knobs)
+	s := flowstateScenario(t, m, knobs)
 	if err := os.WriteFile(s.path("routes.txt"), []byte(routes), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -191,10 +194,10 @@ func (w *workflow) expectIsolatedAgents(project string) {
 // two phases of the middle wave edit one file in different places: both
 // edits land. Every phase's edits end in the working branch, each
 // branch merged once in plan order, and no worktree or branch is left.
-func TestIsolatedDiamond(t *testing.T) { underDrifts(t, waveDrifts, testIsolatedDiamond) }
+func TestIsolatedDiamond(t *testing.T) { underModes(t, waveModes, testIsolatedDiamond) }
 
-func testIsolatedDiamond(t *testing.T, d standin.Drift) {
-	s := isolatedScenario(t, d, standin.Knobs{Edits: edits(diamond)})
+func testIsolatedDiamond(t *testing.T, m mode) {
+	s := isolatedScenario(t, m, standin.Knobs{Edits: edits(diamond)})
 	r := s.run(orchestrateFull)
 	s.expectNoDenials()
 	expectOutput(t, r, "FINAL_STATE=complete")
@@ -211,11 +214,11 @@ func testIsolatedDiamond(t *testing.T, d standin.Drift) {
 		t.Errorf("merge commits, newest first, want phase 2 merged before phase 3:\n%s", log)
 	}
 	w.expectIsolatedAgents(s.Project)
-	if got, want := batches(s.Model, "implementation-executor"), raced(t, s.Model, "[1 2 1]", "[1 1 1 1]"); fmt.Sprint(got) != want {
+	if got, want := s.batches("implementation-executor"), raced(t, s.Model, "[1 2 1]", "[1 1 1 1]"); fmt.Sprint(got) != want {
 		t.Errorf("implementation-executor waves %v, want the plan's diamond %s", got, want)
 	}
 	status := s.shell("status")
-	if n := strings.Count(status, "; branch worktree-agent-"); n != 4 {
+	if n := strings.Count(status, "; branch worktree-"); n != 4 {
 		t.Errorf("status shows %d workers' branches, want 4:\n%s", n, status)
 	}
 	s.expectNothingLeft()
@@ -228,14 +231,14 @@ func testIsolatedDiamond(t *testing.T, d standin.Drift) {
 // built-in implement state runs its implementer again, alone, on the
 // merged tree, its brief naming the conflict and both summaries: it
 // keeps phase 2's change, and the workflow completes.
-func TestIsolatedConflict(t *testing.T) { underDrifts(t, waveDrifts, testIsolatedConflict) }
+func TestIsolatedConflict(t *testing.T) { underModes(t, waveModes, testIsolatedConflict) }
 
-func testIsolatedConflict(t *testing.T, d standin.Drift) {
+func testIsolatedConflict(t *testing.T, m mode) {
 	same := map[string][]string{
 		"Phase 2": {"alpha: todo", "alpha: phase 2"},
 		"Phase 3": {"alpha: todo", "alpha: phase 3", "alpha: phase 2", "alpha: phase 2 and 3"},
 	}
-	s := isolatedScenario(t, d, standin.Knobs{Edits: edits(same)})
+	s := isolatedScenario(t, m, standin.Knobs{Edits: edits(same)})
 	r := s.run(orchestrateFull)
 	s.expectNoDenials()
 	expectOutput(t, r, "FINAL_STATE=complete")
@@ -254,7 +257,7 @@ func testIsolatedConflict(t *testing.T, d standin.Drift) {
 		t.Errorf("phase 3's first summary is not kept")
 	}
 	runs := 0
-	for _, c := range agentCalls(s.Model) {
+	for _, c := range s.calls() {
 		if c.Persona == "implementation-executor" && strings.Contains(c.Prompt, "Topic: Phase 3:") {
 			runs++
 		}
@@ -264,7 +267,7 @@ func testIsolatedConflict(t *testing.T, d standin.Drift) {
 	}
 	// What its brief said is tests/plugin's TestIsolatedConflictRedone:
 	// the brief a wave after it reads is the state's next.
-	if history := s.shell("history"); !strings.Contains(history, "implement worker phase_3: branch worktree-agent-") || !strings.Contains(history, "conflicts with phase_2 in routes.txt, merge aborted") {
+	if history := s.shell("history"); !strings.Contains(history, "implement worker phase_3: branch worktree-") || !strings.Contains(history, "conflicts with phase_2 in routes.txt, merge aborted") {
 		t.Errorf("history does not report the conflict:\n%s", history)
 	}
 	if status := s.shell("status"); !strings.Contains(status, "phase_3 conflict: "+patch) {
@@ -278,10 +281,10 @@ func testIsolatedConflict(t *testing.T, d standin.Drift) {
 // half work is kept as a patch, its worktree and branch removed; the
 // command stops on the missing summary. The resume runs phase 3 alone, in
 // a fresh worktree from the merged tree, and completes.
-func TestIsolatedWorkerFails(t *testing.T) { underDrifts(t, resumeDrifts, testIsolatedWorkerFails) }
+func TestIsolatedWorkerFails(t *testing.T) { underModes(t, resumeModes, testIsolatedWorkerFails) }
 
-func testIsolatedWorkerFails(t *testing.T, d standin.Drift) {
-	s := isolatedScenario(t, d, standin.Knobs{Edits: edits(diamond), MissingWorker: "Topic: Phase 3:"})
+func testIsolatedWorkerFails(t *testing.T, m mode) {
+	s := isolatedScenario(t, m, standin.Knobs{Edits: edits(diamond), MissingWorker: "Topic: Phase 3:"})
 	w := s.stoppedOn("wrote no implementation summary")
 	if got := w.merges(); got["phase_2 merged"] != 1 || got["phase_3 discarded"] != 1 {
 		t.Errorf("merges %v, want phase 2 merged and phase 3's attempt discarded", got)
@@ -297,7 +300,7 @@ func testIsolatedWorkerFails(t *testing.T, d standin.Drift) {
 		t.Errorf("the failed attempt's worktree is left:\n%s", trees)
 	}
 	s.resumeCompletes(standin.Knobs{Edits: edits(diamond)})
-	if got := batches(s.Model, "implementation-executor"); fmt.Sprint(got) != "[1 1]" {
+	if got := s.batches("implementation-executor"); fmt.Sprint(got) != "[1 1]" {
 		t.Errorf("the resume's implementation waves %v, want phase 3 alone, then phase 4", got)
 	}
 }
@@ -308,11 +311,11 @@ func testIsolatedWorkerFails(t *testing.T, d standin.Drift) {
 // it again, merges the other branch, and completes: each branch merged
 // exactly once.
 func TestIsolatedKilledBetweenMerges(t *testing.T) {
-	underDrifts(t, resumeDrifts, testIsolatedKilledBetweenMerges)
+	underModes(t, resumeModes, testIsolatedKilledBetweenMerges)
 }
 
-func testIsolatedKilledBetweenMerges(t *testing.T, d standin.Drift) {
-	s := isolatedScenario(t, d, standin.Knobs{Edits: edits(diamond)})
+func testIsolatedKilledBetweenMerges(t *testing.T, m mode) {
+	s := isolatedScenario(t, m, standin.Knobs{Edits: edits(diamond)})
 	real, err := exec.LookPath("git")
 	if err != nil {
 		t.Fatal(err)
@@ -353,7 +356,7 @@ func testIsolatedKilledBetweenMerges(t *testing.T, d standin.Drift) {
 			t.Errorf("%s merged %d times, want once:\n%s", phase, n, log)
 		}
 	}
-	if got := batches(s.Model, "implementation-executor"); fmt.Sprint(got) != want {
+	if got := s.batches("implementation-executor"); fmt.Sprint(got) != want {
 		t.Errorf("the resume's implementation waves %v, want %s: phase 4 alone (and a middle-wave worker whose worktree Claude Code failed to make): the middle wave is not run again", got, want)
 	}
 }
@@ -365,10 +368,16 @@ func testIsolatedKilledBetweenMerges(t *testing.T, d standin.Drift) {
 // worktree of its own, from the main thread (no sub-supervisor for
 // three). Two of them change routes.txt in different places; both land,
 // and nothing is left, under every drift of the main thread.
-func TestIsolatedYourOwnCommand(t *testing.T) { underEachDrift(t, testIsolatedYourOwnCommand) }
+func TestIsolatedYourOwnCommand(t *testing.T) {
+	modes := []mode{{Engine: workflowEngine}}
+	for _, d := range drifts[stepsEngine] {
+		modes = append(modes, steps(d))
+	}
+	underModes(t, modes, testIsolatedYourOwnCommand)
+}
 
-func testIsolatedYourOwnCommand(t *testing.T, d standin.Drift) {
-	s := isolatedScenario(t, d, standin.Knobs{Edits: []standin.Edit{
+func testIsolatedYourOwnCommand(t *testing.T, m mode) {
+	s := isolatedScenario(t, m, standin.Knobs{Edits: []standin.Edit{
 		{Topic: "correctness", Path: "routes.txt", Pairs: []string{"alpha: todo", "alpha: correct"}},
 		{Topic: "security", Path: "routes.txt", Pairs: []string{"gamma: todo", "gamma: secure"}},
 	}})
@@ -401,7 +410,7 @@ func testIsolatedYourOwnCommand(t *testing.T, d standin.Drift) {
 	if n != 2 {
 		t.Errorf("%d branches merged, want the two reviewers' that changed something", n)
 	}
-	if got := batches(s.Model, "audit-reviewer"); len(got) != 1 || got[0] != 3 {
+	if got := s.batches("audit-reviewer"); len(got) != 1 || got[0] != 3 {
 		t.Errorf("the reviewers were launched in messages of %v, want all three in one", got)
 	}
 	for _, e := range w.eventsOf("agent_start") {
@@ -419,7 +428,7 @@ func testIsolatedYourOwnCommand(t *testing.T, d standin.Drift) {
 // did not, waits. Once the person takes the file away, the resume merges
 // phase 3, runs phase 2 again alone, and completes.
 func TestIsolatedStrayWrite(t *testing.T) {
-	s := isolatedScenario(t, standin.Drift{}, standin.Knobs{})
+	s := isolatedScenario(t, steps(standin.Drift{}), standin.Knobs{})
 	// The stray write's path is the scratch project's.
 	stray := s.path("stray.txt")
 	s.restartModel(standin.Knobs{Edits: edits(diamond), Stray: standin.Stray{Topic: "Phase 2:", Path: stray}}, "stray")
@@ -442,7 +451,7 @@ func TestIsolatedStrayWrite(t *testing.T) {
 // the agent ends, ignored files and all: the SubagentStop hook, which
 // runs before that, has brought the summary into the project.
 func TestIsolatedIgnoredArtifacts(t *testing.T) {
-	s := isolatedScenario(t, standin.Drift{}, standin.Knobs{Edits: edits(map[string][]string{"Phase 2": diamond["Phase 2"], "Phase 3": diamond["Phase 3"]})})
+	s := isolatedScenario(t, steps(standin.Drift{}), standin.Knobs{Edits: edits(map[string][]string{"Phase 2": diamond["Phase 2"], "Phase 3": diamond["Phase 3"]})})
 	if err := os.WriteFile(s.path(".gitignore"), []byte(".flowstate/\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +478,7 @@ func TestIsolatedIgnoredArtifacts(t *testing.T) {
 // started, not failed, and the next plan launches it again: the workflow
 // completes in the one run.
 func TestIsolatedWorktreeNotMade(t *testing.T) {
-	s := isolatedScenario(t, standin.Drift{}, standin.Knobs{Edits: edits(diamond)})
+	s := isolatedScenario(t, steps(standin.Drift{}), standin.Knobs{Edits: edits(diamond)})
 	real, err := exec.LookPath("git")
 	if err != nil {
 		t.Fatal(err)
@@ -489,7 +498,7 @@ func TestIsolatedWorktreeNotMade(t *testing.T) {
 	expectOutput(t, r, "FINAL_STATE=complete")
 	// The middle wave's second call launched nobody: each wave's agents
 	// that ran, the one launched again alone.
-	if got := batches(s.Model, "implementation-executor"); fmt.Sprint(got) != "[1 1 1 1]" {
+	if got := s.batches("implementation-executor"); fmt.Sprint(got) != "[1 1 1 1]" {
 		t.Errorf("implementation-executor waves %v, want phase 1, phase 2 (phase 3's call failed), phase 3 again, phase 4: [1 1 1 1]", got)
 	}
 	var said bool

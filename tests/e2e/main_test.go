@@ -46,6 +46,7 @@ func setup(m *testing.M) (int, error) {
 	}
 	code := m.Run()
 	suiteContext.print(os.Stdout)
+	suiteEngines.print(os.Stdout)
 	suiteDenials.print(os.Stdout)
 	return code, nil
 }

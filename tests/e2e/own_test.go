@@ -24,17 +24,17 @@ import (
 // .claude), fans out three reviewers in one message, then its writer
 // reads their reviews; every worker is recorded and the workflow
 // completes, under every drift the hooks hold the model through.
-func TestYourOwnCommand(t *testing.T) { underEachDrift(t, testYourOwnCommand) }
+func TestYourOwnCommand(t *testing.T) { underEachMode(t, testYourOwnCommand) }
 
-func testYourOwnCommand(t *testing.T, d standin.Drift) {
-	s := flowstateScenario(t, d, standin.Knobs{})
+func testYourOwnCommand(t *testing.T, m mode) {
+	s := flowstateScenario(t, m, standin.Knobs{})
 	s.shell("new", "command", "audit")
 	s.Permissions = asPeopleRun
 	r := s.run("/audit the login handler")
 	s.expectNoDenials()
 	// start (which plans the reviewers), the three reviewers, the verify
 	// that plans the writer, the writer, the verify that finishes.
-	s.expectCalls(d, 7)
+	s.expectCalls(7, 3)
 
 	w := s.onlyWorkflow()
 	w.expect(map[string]any{"status": "complete", "command": "audit", "state_machine.current_state": "complete",
@@ -42,8 +42,8 @@ func testYourOwnCommand(t *testing.T, d standin.Drift) {
 	w.expectWorkers("review_workers", map[string]string{"review_1": "completed", "review_2": "completed", "review_3": "completed"})
 	w.expectWorkers("summarize_workers", map[string]string{"summarize_1": "completed"})
 	w.expectEvents("initialize review summarize complete", map[string]int{"worker": 4, "agent_launch": 4, "error": 0})
-	expectAgents(t, s.Model, map[string]int{"audit-reviewer": 3, "audit-writer": 1})
-	if got := batches(s.Model, "audit-reviewer"); len(got) != 1 || got[0] != 3 {
+	s.expectAgents(map[string]int{"audit-reviewer": 3, "audit-writer": 1})
+	if got := s.batches("audit-reviewer"); len(got) != 1 || got[0] != 3 {
 		t.Errorf("the reviewers were launched in messages of %v, want all three in one", got)
 	}
 	expectOutput(t, r, "FINAL_STATE=complete", "ARTIFACT_COUNT=4")
@@ -57,10 +57,10 @@ func testYourOwnCommand(t *testing.T, d standin.Drift) {
 // know nothing of those formats: each worker writes what its brief says,
 // and the workflow completes under every drift, in Claude Code's default
 // permission mode, asking the person nothing.
-func TestYourCommandFromTheDocs(t *testing.T) { underEachDrift(t, testYourCommandFromTheDocs) }
+func TestYourCommandFromTheDocs(t *testing.T) { underEachMode(t, testYourCommandFromTheDocs) }
 
-func testYourCommandFromTheDocs(t *testing.T, d standin.Drift) {
-	s := flowstateScenario(t, d, standin.Knobs{})
+func testYourCommandFromTheDocs(t *testing.T, m mode) {
+	s := flowstateScenario(t, m, standin.Knobs{})
 	s.docBlock("docs/writing-an-orchestrator.md", "cat > .claude/flows/triage.json")
 	agents := map[string]string{}
 	for _, name := range []string{"triage-reviewer", "triage-writer"} {
@@ -71,7 +71,7 @@ func testYourCommandFromTheDocs(t *testing.T, d standin.Drift) {
 	s.expectNoDenials() // the workers' reads of their brief and writes of their file ask nobody
 	// start (which plans the reviewers), the two reviewers, the verify
 	// that plans the writer, the writer, the verify that finishes.
-	s.expectCalls(d, 6)
+	s.expectCalls(6, 3)
 
 	w := s.onlyWorkflow()
 	w.expect(map[string]any{"status": "complete", "command": "triage", "state_machine.current_state": "complete",
@@ -81,7 +81,7 @@ func testYourCommandFromTheDocs(t *testing.T, d standin.Drift) {
 		"supervisor_state.summarize_workers.workers.0.metadata.sections|@keys|#": 2})
 	w.expectWorkers("analyse_workers", map[string]string{"analyse_1": "completed", "analyse_2": "completed"})
 	w.expectWorkers("summarize_workers", map[string]string{"summarize_1": "completed"})
-	expectAgents(t, s.Model, map[string]int{"triage-reviewer": 2, "triage-writer": 1})
+	s.expectAgents(map[string]int{"triage-reviewer": 2, "triage-writer": 1})
 	for name, was := range agents {
 		if s.read(".claude/agents/"+name+".md") != was {
 			t.Errorf("agents/%s.md changed during the run", name)
@@ -128,20 +128,20 @@ func (s *scenario) docBlock(doc, text string) {
 // is sent back to the section of the workflow's state.
 func TestYourLowLevelCommand(t *testing.T) { underEachDrift(t, testYourLowLevelCommand) }
 
-func testYourLowLevelCommand(t *testing.T, d standin.Drift) {
-	s := flowstateScenario(t, d, standin.Knobs{})
+func testYourLowLevelCommand(t *testing.T, m mode) {
+	s := flowstateScenario(t, m, standin.Knobs{})
 	if err := os.CopyFS(filepath.Join(s.Project, ".claude"), os.DirFS(filepath.Join(repoRoot, "examples", "three-reviewers", ".claude"))); err != nil {
 		t.Fatal(err)
 	}
 	r := s.run("/three-reviewers the login handler")
-	s.expectCalls(d, 6)
+	s.expectCalls(6, 6)
 
 	w := s.onlyWorkflow()
 	w.expect(map[string]any{"status": "complete", "command": "three-reviewers", "state_machine.current_state": "complete",
 		"state_machine.agents|@ugly": `["file-reviewer"]`, "phase_data.review.summary.topics_researched": 3})
 	w.expectWorkers("reviews", map[string]string{"correctness": "completed", "security": "completed", "readability": "completed"})
 	w.expectEvents("initialize review complete", map[string]int{"agent_launch": 3, "agent_stop": 3})
-	expectAgents(t, s.Model, map[string]int{"file-reviewer": 3})
+	s.expectAgents(map[string]int{"file-reviewer": 3})
 	expectOutput(t, r, "NEXT=done")
 }
 
@@ -156,13 +156,13 @@ func testYourLowLevelCommand(t *testing.T, d standin.Drift) {
 // again on all three reviews.
 func TestYourCommandsSelfWritten(t *testing.T) {
 	for _, d := range []standin.Drift{{SelfWrite: true}, {SelfWrite: true, Twice: true}} {
-		t.Run("audit/"+d.String(), func(t *testing.T) { testYourCommandSelfWritten(t, d) })
-		t.Run("three-reviewers/"+d.String(), func(t *testing.T) { testYourLowLevelCommandSelfWritten(t, d) })
+		t.Run("audit/"+d.String(), func(t *testing.T) { testYourCommandSelfWritten(t, steps(d)) })
+		t.Run("three-reviewers/"+d.String(), func(t *testing.T) { testYourLowLevelCommandSelfWritten(t, steps(d)) })
 	}
 }
 
-func testYourCommandSelfWritten(t *testing.T, d standin.Drift) {
-	s := flowstateScenario(t, d, standin.Knobs{MissingWorker: "Topic: security"})
+func testYourCommandSelfWritten(t *testing.T, m mode) {
+	s := flowstateScenario(t, m, standin.Knobs{MissingWorker: "Topic: security"})
 	s.shell("new", "command", "audit")
 	s.run("/audit the login handler")
 
@@ -178,7 +178,7 @@ func testYourCommandSelfWritten(t *testing.T, d standin.Drift) {
 	s.restartModel(standin.Knobs{}, "retry")
 	s.run("/audit --resume --retry-failed")
 	var reviewers []agentCall
-	for _, c := range agentCalls(s.Model) {
+	for _, c := range s.calls() {
 		if c.Persona == "audit-reviewer" {
 			reviewers = append(reviewers, c)
 		}
@@ -186,7 +186,7 @@ func testYourCommandSelfWritten(t *testing.T, d standin.Drift) {
 	if len(reviewers) != 1 || !strings.HasPrefix(reviewers[0].Prompt, "Topic: security\n") {
 		t.Errorf("the retry ran the reviewers %+v, want the security reviewer alone", reviewers)
 	}
-	expectAgents(t, s.Model, map[string]int{"audit-reviewer": 1, "audit-writer": 1})
+	s.expectAgents(map[string]int{"audit-reviewer": 1, "audit-writer": 1})
 	w = s.onlyWorkflow()
 	w.expect(map[string]any{"status": "complete", "state_machine.current_state": "complete", "rewinds.0.kind": "retry",
 		"supervisor_state.review_workers.aggregated_metadata.topics_researched": 3})
@@ -194,8 +194,8 @@ func testYourCommandSelfWritten(t *testing.T, d standin.Drift) {
 	w.expectWorkers("summarize_workers", map[string]string{"summarize_1": "completed"})
 }
 
-func testYourLowLevelCommandSelfWritten(t *testing.T, d standin.Drift) {
-	s := flowstateScenario(t, d, standin.Knobs{MissingWorker: "Lens: security"})
+func testYourLowLevelCommandSelfWritten(t *testing.T, m mode) {
+	s := flowstateScenario(t, m, standin.Knobs{MissingWorker: "Lens: security"})
 	if err := os.CopyFS(filepath.Join(s.Project, ".claude"), os.DirFS(filepath.Join(repoRoot, "examples", "three-reviewers", ".claude"))); err != nil {
 		t.Fatal(err)
 	}

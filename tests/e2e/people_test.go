@@ -53,10 +53,10 @@ func expectEnded(t *testing.T, r result, d standin.Drift, want ...string) {
 // review and how to approve. The person approves from a terminal (a
 // separate process); /workflow-resume, in a new session, runs the rest to
 // completion without running research or the plan again.
-func TestPlanGateApprovedFromAShell(t *testing.T) { underEachDrift(t, testPlanGateApprovedFromAShell) }
+func TestPlanGateApprovedFromAShell(t *testing.T) { underEachMode(t, testPlanGateApprovedFromAShell) }
 
-func testPlanGateApprovedFromAShell(t *testing.T, d standin.Drift) {
-	s := flowstateScenario(t, d, standin.Knobs{Classification: classification("full-implementation", "Audit events")})
+func testPlanGateApprovedFromAShell(t *testing.T, m mode) {
+	s := flowstateScenario(t, m, standin.Knobs{Classification: classification("full-implementation", "Audit events")})
 	s.Permissions = acceptEdits // it implements once approved: the person accepts the implementers' edits
 	r := s.run("/flowstate:coordinate --approve-plan add an audit log to the admin API")
 	s.expectNoDenials()
@@ -74,8 +74,8 @@ func testPlanGateApprovedFromAShell(t *testing.T, d standin.Drift) {
 	w.expectWorkers("plan_architect", map[string]string{"plan_1": "completed"})
 	plan := w.expectArtifacts(s.Project, "plan", "plans", 1)
 	w.expectEvents("initialize research plan", map[string]int{"gate": 1, "approve": 0})
-	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "research-specialist": 1, "plan-architect": 1})
-	expectEnded(t, r, d, "waits for your approval to enter implement", "Review "+testenv.FromProject(t, s.Project, plan[0]), "/flowstate:workflow-approve", "flowstate approve --workflow "+w.ID)
+	s.expectAgents(map[string]int{"workflow-classifier": 1, "research-specialist": 1, "plan-architect": 1})
+	expectEnded(t, r, m.Drift, "waits for your approval to enter implement", "Review "+testenv.FromProject(t, s.Project, plan[0]), "/flowstate:workflow-approve", "flowstate approve --workflow "+w.ID)
 	s.expectPointer(r, w, true)
 
 	// A model that approves on its own, in a Bash block of a prompt that
@@ -109,14 +109,17 @@ func testPlanGateApprovedFromAShell(t *testing.T, d standin.Drift) {
 	s.restartModel(standin.Knobs{}, "resume")
 	resumed := s.run("/flowstate:workflow-resume")
 	s.expectNoDenials()
-	expectAgents(t, s.Model, map[string]int{"sub-supervisor": 2, "implementation-executor": 4,
+	s.expectAgents(map[string]int{"sub-supervisor": 2, "implementation-executor": 4,
 		"test-specialist": 2, "doc-writer": 1})
 	w = s.onlyWorkflow()
 	w.expect(map[string]any{"status": "complete", "state_machine.current_state": "complete", "hold": nil,
 		"phase_data.implement.approval.by": "ann", "phase_data.implement.approval.via": "shell", "phase_data.implement.approval.note": "plan reviewed"})
 	w.expectEvents("initialize research plan implement test document complete", map[string]int{"gate": 1, "approve": 1})
-	for _, c := range agentCalls(s.Model) {
-		if c.Persona == "implementation-executor" && !strings.Contains(s.brief(c), "- "+testenv.FromProject(t, s.Project, plan[0])+"\n") {
+	// The implementers work in worktrees of their own (the project is a
+	// git repository), which hold none of the spec directory: their brief
+	// names the plan where it is in the project.
+	for _, c := range s.calls() {
+		if c.Persona == "implementation-executor" && !strings.Contains(s.brief(c), "- "+plan[0]+"\n") {
 			t.Errorf("an executor was not given the approved plan:\n%s", s.brief(c))
 		}
 	}
@@ -132,7 +135,7 @@ func testPlanGateApprovedFromAShell(t *testing.T, d standin.Drift) {
 // and not yet recorded. Without the rule, /workflow-resume finishes it,
 // asking nothing.
 func TestAStepThePersonRefuses(t *testing.T) {
-	s := flowstateScenario(t, standin.Drift{}, standin.Knobs{Classification: classification("research-only", "Auth patterns", "Session storage")})
+	s := flowstateScenario(t, steps(standin.Drift{}), standin.Knobs{Classification: classification("research-only", "Auth patterns", "Session storage")})
 	s.Permissions = asPeopleRun
 	s.denyInProject("Bash(flowstate phase-verify:*)")
 	r := s.run("/flowstate:coordinate research how logins and sessions work")
@@ -153,7 +156,7 @@ func TestAStepThePersonRefuses(t *testing.T) {
 	if len(resumed.Denials) != 0 {
 		t.Errorf("the resume was refused %v", resumed.Denials)
 	}
-	expectAgents(t, s.Model, map[string]int{})
+	s.expectAgents(map[string]int{})
 	expectOutput(t, resumed, "FINAL_STATE=research")
 }
 
@@ -163,11 +166,11 @@ func TestAStepThePersonRefuses(t *testing.T) {
 // plan, kept beside the new one) and stops at the gate again;
 // /workflow-approve lets it go on.
 func TestPlanGateRejectedInClaudeCode(t *testing.T) {
-	underEachDrift(t, testPlanGateRejectedInClaudeCode)
+	underEachMode(t, testPlanGateRejectedInClaudeCode)
 }
 
-func testPlanGateRejectedInClaudeCode(t *testing.T, d standin.Drift) {
-	s := flowstateScenario(t, d, standin.Knobs{})
+func testPlanGateRejectedInClaudeCode(t *testing.T, m mode) {
+	s := flowstateScenario(t, m, standin.Knobs{})
 	s.run("/flowstate:orchestrate --scope debug-only --approve-plan fix the flaky session expiry")
 	// Claude Code keeps the decisions from the model: they are not among
 	// the skills it may invoke (disable-model-invocation).
@@ -188,8 +191,8 @@ func testPlanGateRejectedInClaudeCode(t *testing.T, d standin.Drift) {
 	expectOutput(t, reject, "STATUS=in_progress", "CURRENT_STATE=plan")
 	s.restartModel(standin.Knobs{}, "replan")
 	s.run("/flowstate:workflow-resume")
-	expectAgents(t, s.Model, map[string]int{"plan-architect": 1})
-	if c := agentCalls(s.Model); len(c) == 1 && (!strings.Contains(s.brief(c[0]), "rejected "+testenv.FromProject(t, s.Project, rejected[0])) || !strings.Contains(s.brief(c[0]), "the plan must cover clock skew")) {
+	s.expectAgents(map[string]int{"plan-architect": 1})
+	if c := s.calls(); len(c) == 1 && (!strings.Contains(s.brief(c[0]), "rejected "+testenv.FromProject(t, s.Project, rejected[0])) || !strings.Contains(s.brief(c[0]), "the plan must cover clock skew")) {
 		t.Errorf("the planner was not told what was rejected and why:\n%s", s.brief(c[0]))
 	}
 	w = s.onlyWorkflow()
@@ -206,7 +209,7 @@ func testPlanGateRejectedInClaudeCode(t *testing.T, d standin.Drift) {
 	}
 	s.restartModel(standin.Knobs{}, "resume")
 	done := s.run("/flowstate:workflow-resume")
-	expectAgents(t, s.Model, map[string]int{"debug-analyst": 1})
+	s.expectAgents(map[string]int{"debug-analyst": 1})
 	w = s.onlyWorkflow()
 	w.expect(map[string]any{"status": "complete", "state_machine.current_state": "debug", "phase_data.debug.approval.via": "claude-code",
 		"phase_data.debug.approval.note": "covers it now"})
@@ -221,22 +224,22 @@ func testPlanGateRejectedInClaudeCode(t *testing.T, d standin.Drift) {
 // pushes the model on. /workflow-resume continues: the plan delivered
 // while paused counts, and only the debug analyst runs.
 func TestPauseFromAShellWhileAnAgentWorks(t *testing.T) {
-	underEachDrift(t, testPauseFromAShellWhileAnAgentWorks)
+	underEachMode(t, testPauseFromAShellWhileAnAgentWorks)
 }
 
-func testPauseFromAShellWhileAnAgentWorks(t *testing.T, d standin.Drift) {
-	s, r := whileThePlannerWorks(t, d, "pause", "--reason", "waiting for the budget")
+func testPauseFromAShellWhileAnAgentWorks(t *testing.T, m mode) {
+	s, r := whileThePlannerWorks(t, m, "pause", "--reason", "waiting for the budget")
 	w := s.onlyWorkflow()
 	w.expect(map[string]any{"status": "paused", "state_machine.current_state": "plan", "hold.reason": "waiting for the budget", "hold.by": "ann"})
-	expectEnded(t, r, d, "is paused by ann: waiting for the budget", "/flowstate:workflow-resume")
+	expectEnded(t, r, m.Drift, "is paused by ann: waiting for the budget", "/flowstate:workflow-resume")
 	if len(w.eventsOf("agent_stop")) < 2 {
 		t.Errorf("the planner that finished while paused was not recorded: %d agent stops", len(w.eventsOf("agent_stop")))
 	}
-	expectAgents(t, s.Model, map[string]int{"research-specialist": 1, "plan-architect": 1})
+	s.expectAgents(map[string]int{"research-specialist": 1, "plan-architect": 1})
 
 	s.restartModel(standin.Knobs{}, "resume")
 	resumed := s.run("/flowstate:workflow-resume")
-	expectAgents(t, s.Model, map[string]int{"debug-analyst": 1})
+	s.expectAgents(map[string]int{"debug-analyst": 1})
 	w = s.onlyWorkflow()
 	w.expect(map[string]any{"status": "complete", "state_machine.current_state": "debug"})
 	w.expectWorkers("plan_architect", map[string]string{"plan_1": "completed"})
@@ -252,33 +255,33 @@ func testPauseFromAShellWhileAnAgentWorks(t *testing.T, d standin.Drift) {
 // finished as cancelled, the planner's end still recorded (its plan not:
 // nothing changes a cancelled workflow), and a resume refuses it.
 func TestCancelFromAShellWhileAnAgentWorks(t *testing.T) {
-	underEachDrift(t, testCancelFromAShellWhileAnAgentWorks)
+	underEachMode(t, testCancelFromAShellWhileAnAgentWorks)
 }
 
-func testCancelFromAShellWhileAnAgentWorks(t *testing.T, d standin.Drift) {
-	s, r := whileThePlannerWorks(t, d, "cancel", "--reason", "superseded by the SSO work")
+func testCancelFromAShellWhileAnAgentWorks(t *testing.T, m mode) {
+	s, r := whileThePlannerWorks(t, m, "cancel", "--reason", "superseded by the SSO work")
 	w := s.onlyWorkflow()
 	w.expect(map[string]any{"status": "cancelled", "state_machine.current_state": "plan", "hold.reason": "superseded by the SSO work",
 		"supervisor_state.plan_architect.workers": nil})
-	expectEnded(t, r, d, "was cancelled by ann: superseded by the SSO work")
+	expectEnded(t, r, m.Drift, "was cancelled by ann: superseded by the SSO work")
 	if len(w.eventsOf("agent_stop")) < 2 {
 		t.Errorf("the planner that finished after the cancel was not recorded: %d agent stops", len(w.eventsOf("agent_stop")))
 	}
-	expectAgents(t, s.Model, map[string]int{"research-specialist": 1, "plan-architect": 1})
+	s.expectAgents(map[string]int{"research-specialist": 1, "plan-architect": 1})
 	s.expectPointer(r, w, false)
 
 	s.restartModel(standin.Knobs{}, "resume")
 	resumed := s.run("/flowstate:workflow-resume " + w.ID)
-	expectAgents(t, s.Model, map[string]int{})
+	s.expectAgents(map[string]int{})
 	expectOutput(t, resumed, "was cancelled by ann: superseded by the SSO work")
 }
 
 // whileThePlannerWorks runs /orchestrate --scope debug-only until its
 // (slow) planner is at work, runs flowstate args from the person's
 // terminal, and lets the run end.
-func whileThePlannerWorks(t *testing.T, d standin.Drift, args ...string) (*scenario, result) {
+func whileThePlannerWorks(t *testing.T, m mode, args ...string) (*scenario, result) {
 	t.Helper()
-	s := flowstateScenario(t, d, standin.Knobs{SlowAgent: "plan-architect", SlowDelay: 2 * time.Second})
+	s := flowstateScenario(t, m, standin.Knobs{SlowAgent: "plan-architect", SlowDelay: 2 * time.Second})
 	p := s.start("/flowstate:orchestrate --scope debug-only fix the flaky session expiry")
 	s.waitUntil("the planner is at work", time.Minute, func() bool { return s.Model.Served("plan-architect") > 0 }, p)
 	s.shell(args...)

@@ -43,6 +43,9 @@ type scenario struct {
 	removed []string
 	// payloads is where logPayloads keeps the hook payloads it logs.
 	payloads string
+	// mode is the engine the scenario's commands run on and the model's
+	// drift (flowstateScenario).
+	mode mode
 
 	mu      sync.Mutex
 	runs    []result // every finished CLI run, printed when the test fails
@@ -52,7 +55,7 @@ type scenario struct {
 
 // pluginParts are the plugin's own files; everything else in the source
 // directory (Go code, tests, docs) is not part of the plugin.
-var pluginParts = []string{".claude-plugin", "commands", "agents", "hooks", "skills", "scripts"}
+var pluginParts = []string{".claude-plugin", "commands", "agents", "workflows", "hooks", "skills", "scripts"}
 
 // newScenario makes a scratch copy of the plugin at pluginSrc with bins
 // (name → built binary) in its bin/, a scratch HOME and git project, and

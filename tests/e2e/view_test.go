@@ -28,13 +28,15 @@ import (
 // artifacts from outside the project; a spend limit holds a run until a
 // person allows more.
 
-// delayAgentStart adds a PreToolUse hook to the scratch plugin that holds
-// every Agent call whose input contains text for d before Claude Code
-// starts the agent. Claude Code runs an event's hooks side by side, so
-// flowstate's own hook records the launch at once: the agent is launched
-// with the others and starts after them, as agents launched in one
-// message do in any order.
-func (s *scenario) delayAgentStart(text string, d time.Duration) {
+// delayCall adds a PreToolUse hook to the scratch plugin that holds
+// every call of the tools matcher matches whose input contains text for
+// d. On an Agent call it holds the agent's start: Claude Code runs an
+// event's hooks side by side, so flowstate's own hook records the launch
+// at once, and the agent is launched with the others and starts after
+// them, as agents launched in one message do in any order. A workflow's
+// agents are started by its script, where no hook sees the call: holding
+// one's write makes it end after the others instead.
+func (s *scenario) delayCall(matcher, text string, d time.Duration) {
 	s.t.Helper()
 	path := filepath.Join(s.Plugin, "hooks", "hooks.json")
 	b, err := os.ReadFile(path)
@@ -42,7 +44,7 @@ func (s *scenario) delayAgentStart(text string, d time.Duration) {
 		s.t.Fatal(err)
 	}
 	cmd := fmt.Sprintf("if grep -qF %q; then sleep %.1f; fi; true", text, d.Seconds())
-	hook := map[string]any{"matcher": "Agent|Task", "hooks": []map[string]any{{"type": "command", "command": cmd, "timeout": 30}}}
+	hook := map[string]any{"matcher": matcher, "hooks": []map[string]any{{"type": "command", "command": cmd, "timeout": 30}}}
 	if b, err = sjson.SetBytes(b, "hooks.PreToolUse.-1", hook); err != nil {
 		s.t.Fatal(err)
 	}
@@ -60,12 +62,18 @@ func (s *scenario) delayAgentStart(text string, d time.Duration) {
 // transcript was prompted with that worker's artifact and wrote it (or,
 // Beta's, did not). The finished run keeps its duration, and the page,
 // written outside the project, links the artifacts.
-func TestEachAgentItsOwnWorker(t *testing.T) { underEachDrift(t, testEachAgentItsOwnWorker) }
+func TestEachAgentItsOwnWorker(t *testing.T) { underEachMode(t, testEachAgentItsOwnWorker) }
 
-func testEachAgentItsOwnWorker(t *testing.T, d standin.Drift) {
-	s := flowstateScenario(t, d, standin.Knobs{Classification: classification("full-implementation", "Alpha", "Beta", "Gamma", "Delta"),
+func testEachAgentItsOwnWorker(t *testing.T, m mode) {
+	s := flowstateScenario(t, m, standin.Knobs{Classification: classification("full-implementation", "Alpha", "Beta", "Gamma", "Delta"),
 		MissingWorker: "Topic: Beta"})
-	s.delayAgentStart("Topic: Alpha", 4*time.Second)
+	last := "agent_start"
+	if s.onWorkflow() {
+		s.delayCall("Write", "001_alpha.md", 4*time.Second)
+		last = "agent_stop"
+	} else {
+		s.delayCall("Agent|Task", "Topic: Alpha", 4*time.Second)
+	}
 	r := s.run("/flowstate:coordinate build the login flow with server-side sessions")
 	w := s.onlyWorkflow()
 	w.expect(map[string]any{"status": "complete", "state_machine.current_state": "complete", "phase_data.research.partial_failures|@ugly": `["research_2"]`})
@@ -73,8 +81,8 @@ func testEachAgentItsOwnWorker(t *testing.T, d standin.Drift) {
 	expectOutput(t, r, "FINAL_STATE=complete")
 
 	wrote := s.agentsWrote(w)
-	if last := lastStarted(w, "research-specialist"); wrote[last].prompt == "" || !strings.Contains(wrote[last].prompt, "Topic: Alpha") {
-		t.Errorf("the research agent that started last (%s) is not Alpha's, launched first: the scenario does not start one out of order", last)
+	if id := lastOf(w, last, "research-specialist"); wrote[id].prompt == "" || !strings.Contains(wrote[id].prompt, "Topic: Alpha") {
+		t.Errorf("the research agent of the last %s (%s) is not Alpha's, launched first: the scenario does not hold one back", last, id)
 	}
 	views := map[string][]shownAgent{"history --json": shownIn(t, s.shell("history", "--json")), "status --json": shownIn(t, s.shell("status", "--json"))}
 	page := filepath.Join(t.TempDir(), "pages", "run.html")
@@ -90,7 +98,7 @@ func testEachAgentItsOwnWorker(t *testing.T, d standin.Drift) {
 	// Its duration does not grow: it ended at its transition into
 	// complete.
 	before := durationOf(t, s.shell("status", "--json"))
-	if d == (standin.Drift{}) {
+	if m.Drift == (standin.Drift{}) {
 		time.Sleep(61 * time.Second)
 	} else {
 		time.Sleep(2 * time.Second)
@@ -145,11 +153,12 @@ func (s *scenario) agentsWrote(w *workflow) map[string]written {
 	return out
 }
 
-// lastStarted is the id of the agent of kind that started last.
-func lastStarted(w *workflow, kind string) string {
+// lastOf is the id of the agent of kind whose event (agent_start,
+// agent_stop) came last.
+func lastOf(w *workflow, event, kind string) string {
 	last := ""
 	for _, e := range w.events {
-		if e.Get("event").String() == "agent_start" && e.Get("agent_type").String() == kind {
+		if e.Get("event").String() == event && e.Get("agent_type").String() == kind {
 			last = e.Get("agent_id").String()
 		}
 	}
@@ -291,10 +300,10 @@ func durationOf(t *testing.T, doc string) int64 {
 // there. From a terminal the person allows more (approve --budget);
 // /workflow-resume does the rest, no work twice; history records the hold
 // and the approval.
-func TestSpendLimit(t *testing.T) { underEachDrift(t, testSpendLimit) }
+func TestSpendLimit(t *testing.T) { underEachMode(t, testSpendLimit) }
 
-func testSpendLimit(t *testing.T, d standin.Drift) {
-	s := flowstateScenario(t, d, standin.Knobs{Classification: classification("research-and-plan", "Auth patterns", "Session storage")})
+func testSpendLimit(t *testing.T, m mode) {
+	s := flowstateScenario(t, m, standin.Knobs{Classification: classification("research-and-plan", "Auth patterns", "Session storage")})
 	if err := os.MkdirAll(filepath.Join(s.Project, ".claude"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -307,10 +316,10 @@ func testSpendLimit(t *testing.T, d standin.Drift) {
 	if msg := w.get("hold.message").String(); !strings.HasPrefix(msg, "spent ") || !strings.HasSuffix(msg, " of 4.0k tokens") {
 		t.Errorf("hold.message %q does not say what was spent of the limit", msg)
 	}
-	expectEnded(t, r, d, "is held at its spend limit", "flowstate approve --budget AMOUNT --workflow "+w.ID)
+	expectEnded(t, r, m.Drift, "is held at its spend limit", "flowstate approve --budget AMOUNT --workflow "+w.ID)
 	w.expectEvents(w.transitions(), map[string]int{"budget": 1, "approve": 0})
 	first := map[string]int{}
-	for _, c := range agentCalls(s.Model) {
+	for _, c := range s.calls() {
 		first[c.Persona]++
 	}
 	if status := s.shell("status"); !strings.Contains(status, "⏸ held at its spend limit: spent ") {
@@ -322,7 +331,7 @@ func testSpendLimit(t *testing.T, d standin.Drift) {
 	s.restartModel(standin.Knobs{}, "resume")
 	resumed := s.run("/flowstate:workflow-resume")
 	all := map[string]int{}
-	for _, c := range agentCalls(s.Model) {
+	for _, c := range s.calls() {
 		all[c.Persona]++
 	}
 	for p, n := range first {

@@ -30,17 +30,17 @@ func classification(scope string, topics ...string) *standin.Classification {
 // workers in one message) and ends in research with the aggregate recorded.
 // The hooks run for real: SessionStart's exports reach the bash blocks,
 // SessionEnd drops the finished workflow's session pointer.
-func TestCoordinateResearchOnly(t *testing.T) { underEachDrift(t, testCoordinateResearchOnly) }
+func TestCoordinateResearchOnly(t *testing.T) { underEachMode(t, testCoordinateResearchOnly) }
 
-func testCoordinateResearchOnly(t *testing.T, d standin.Drift) {
-	s := flowstateScenario(t, d, standin.Knobs{Classification: classification("research-only", "Auth patterns", "Session storage")})
+func testCoordinateResearchOnly(t *testing.T, m mode) {
+	s := flowstateScenario(t, m, standin.Knobs{Classification: classification("research-only", "Auth patterns", "Session storage")})
 	s.Permissions = asPeopleRun
 	const desc = "research how logins and sessions work"
 	r := s.run("/flowstate:coordinate " + desc)
 	s.expectNoDenials()
 	// start, the classifier, the classified start (which plans research),
 	// the two workers, the verify that finds the workflow done.
-	s.expectCalls(d, 6)
+	s.expectCalls(6, 3)
 
 	w := s.onlyWorkflow()
 	w.expect(map[string]any{
@@ -53,7 +53,7 @@ func testCoordinateResearchOnly(t *testing.T, d standin.Drift) {
 		"state_machine.workflow_config.terminal_state":                               "research",
 		"state_machine.classification.workflow_type":                                 "research-only",
 		"state_machine.classification.research_topics|@ugly":                         `["Auth patterns","Session storage"]`,
-		"phase_data.research.coordination":                                           "flat",
+		"phase_data.research.coordination":                                           s.coordination("flat"),
 		"supervisor_state.research_supervisor.aggregated_metadata.topics_researched": 2,
 		"supervisor_state.research_supervisor.aggregated_metadata.reports_created.#": 2,
 		"error_state.last_error":                                                     nil,
@@ -64,8 +64,8 @@ func testCoordinateResearchOnly(t *testing.T, d standin.Drift) {
 	reports := w.expectArtifacts(s.Project, "research", "reports", 2)
 	w.expectWorkerSignals(s.Model, "research-specialist", "research_supervisor")
 	w.expectEvents("initialize research", map[string]int{"init": 1, "worker": 2, "finish": 1, "error": 0})
-	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "research-specialist": 2})
-	if got := batches(s.Model, "research-specialist"); fmt.Sprint(got) != "[2]" {
+	s.expectAgents(map[string]int{"workflow-classifier": 1, "research-specialist": 2})
+	if got := s.batches("research-specialist"); fmt.Sprint(got) != "[2]" {
 		t.Errorf("research-specialist invoked in batches %v, want both in one message [2]", got)
 	}
 	if !s.exists(filepath.Join(".flowstate/specs", w.ID, "classification.json")) {
@@ -91,11 +91,11 @@ func testCoordinateResearchOnly(t *testing.T, d standin.Drift) {
 // project's .claude, no plugin), in Claude Code's default permission
 // mode: nobody is asked about any of flowstate's steps or artifacts.
 func TestCoordinateResearchOnlyInstalled(t *testing.T) {
-	underEachDrift(t, testCoordinateResearchOnlyInstalled)
+	underEachMode(t, testCoordinateResearchOnlyInstalled)
 }
 
-func testCoordinateResearchOnlyInstalled(t *testing.T, d standin.Drift) {
-	s := flowstateScenario(t, d, standin.Knobs{Classification: classification("research-only", "Auth patterns", "Session storage")})
+func testCoordinateResearchOnlyInstalled(t *testing.T, m mode) {
+	s := flowstateScenario(t, m, standin.Knobs{Classification: classification("research-only", "Auth patterns", "Session storage")})
 	s.shell("install", s.Project)
 	s.Plugin = ""
 	s.Permissions = asPeopleRun
@@ -105,7 +105,7 @@ func testCoordinateResearchOnlyInstalled(t *testing.T, d standin.Drift) {
 	w.expect(map[string]any{"status": "complete", "command": "coordinate", "state_machine.current_state": "research"})
 	w.expectWorkers("research_supervisor", map[string]string{"research_1": "completed", "research_2": "completed"})
 	w.expectArtifacts(s.Project, "research", "reports", 2)
-	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "research-specialist": 2})
+	s.expectAgents(map[string]int{"workflow-classifier": 1, "research-specialist": 2})
 	expectOutput(t, r, "FINAL_STATE=research", "ARTIFACT_COUNT=2")
 	s.expectPointer(r, w, false)
 }
@@ -114,17 +114,17 @@ func testCoordinateResearchOnlyInstalled(t *testing.T, d standin.Drift) {
 // (a scope that does not exist, confidence as a word), as a model that
 // paraphrases its instructions writes; the command asks once more, with
 // what was wrong, and the workflow runs on the second answer.
-func TestClassifierAskedAgain(t *testing.T) { underEachDrift(t, testClassifierAskedAgain) }
+func TestClassifierAskedAgain(t *testing.T) { underEachMode(t, testClassifierAskedAgain) }
 
-func testClassifierAskedAgain(t *testing.T, d standin.Drift) {
-	s := flowstateScenario(t, d, standin.Knobs{Classification: classification("research-only", "Auth patterns", "Session storage"),
+func testClassifierAskedAgain(t *testing.T, m mode) {
+	s := flowstateScenario(t, m, standin.Knobs{Classification: classification("research-only", "Auth patterns", "Session storage"),
 		FirstClassification: `{"workflow_type": "research", "confidence": "high", "research_complexity": 2, "research_topics": ["Auth patterns", "Session storage"]}`})
 	r := s.run("/flowstate:coordinate research how logins and sessions work")
 	w := s.onlyWorkflow()
 	w.expect(map[string]any{"status": "complete", "state_machine.classification.workflow_type": "research-only"})
-	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 2, "research-specialist": 2})
+	s.expectAgents(map[string]int{"workflow-classifier": 2, "research-specialist": 2})
 	var asks []string
-	for _, c := range agentCalls(s.Model) {
+	for _, c := range s.calls() {
 		if c.Persona == "workflow-classifier" {
 			asks = append(asks, c.Prompt)
 		}
@@ -139,16 +139,18 @@ func testClassifierAskedAgain(t *testing.T, d standin.Drift) {
 // design's form, CLASSIFICATION_COMPLETE: and topics as objects; it is
 // taken as it is, and the topics' descriptions reach the researchers'
 // brief.
-func TestClassifierOriginalForm(t *testing.T) {
-	s := flowstateScenario(t, standin.Drift{}, standin.Knobs{Classification: classification("research-only", "unused"),
+func TestClassifierOriginalForm(t *testing.T) { underEachEngine(t, testClassifierOriginalForm) }
+
+func testClassifierOriginalForm(t *testing.T, m mode) {
+	s := flowstateScenario(t, m, standin.Knobs{Classification: classification("research-only", "unused"),
 		FirstClassification: `CLASSIFICATION_COMPLETE: {"workflow_type": "research-only", "confidence": 0.9, "research_complexity": 2, "research_topics": [` +
 			`{"short_name": "Auth patterns", "detailed_description": "How logins are checked today"}, ` +
 			`{"short_name": "Session storage", "detailed_description": "Where sessions live and expire"}]}`})
 	r := s.run("/flowstate:coordinate research how logins and sessions work")
 	w := s.onlyWorkflow()
 	w.expect(map[string]any{"status": "complete", "state_machine.classification.research_topics|@ugly": `["Auth patterns","Session storage"]`})
-	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "research-specialist": 2})
-	for _, c := range agentCalls(s.Model) {
+	s.expectAgents(map[string]int{"workflow-classifier": 1, "research-specialist": 2})
+	for _, c := range s.calls() {
 		if c.Persona == "research-specialist" && !strings.Contains(s.brief(c), "Where sessions live and expire") {
 			t.Errorf("the researchers' brief lacks the topic's description:\n%s", s.brief(c))
 		}
@@ -171,15 +173,15 @@ func expectOutput(t *testing.T, r result, want ...string) {
 // /coordinate hands the phase to the sub-supervisor, which starts the
 // four research-specialists in one message; then plan-architect writes the
 // plan and the workflow ends in plan.
-func TestCoordinateResearchAndPlan(t *testing.T) { underEachDrift(t, testCoordinateResearchAndPlan) }
+func TestCoordinateResearchAndPlan(t *testing.T) { underEachMode(t, testCoordinateResearchAndPlan) }
 
-func testCoordinateResearchAndPlan(t *testing.T, d standin.Drift) {
+func testCoordinateResearchAndPlan(t *testing.T, m mode) {
 	topics := []string{"Auth patterns", "Session storage", "Token rotation", "Audit logging"}
-	s := flowstateScenario(t, d, standin.Knobs{Classification: classification("research-and-plan", topics...)})
+	s := flowstateScenario(t, m, standin.Knobs{Classification: classification("research-and-plan", topics...)})
 	r := s.run("/flowstate:coordinate study auth, sessions, tokens and auditing, then plan the login rework")
 	// start, classifier, classified start; the sub-supervisor and its
 	// verify; plan-architect and its verify.
-	s.expectCalls(d, 7)
+	s.expectCalls(7, 3)
 
 	w := s.onlyWorkflow()
 	w.expect(map[string]any{
@@ -187,8 +189,8 @@ func testCoordinateResearchAndPlan(t *testing.T, d standin.Drift) {
 		"state_machine.current_state":                "plan",
 		"state_machine.completed_states|@ugly":       `["initialize","research","plan"]`,
 		"state_machine.classification.workflow_type": "research-and-plan",
-		"phase_data.research.coordination":           "hierarchical",
-		"phase_data.plan.coordination":               "flat",
+		"phase_data.research.coordination":           s.coordination("hierarchical"),
+		"phase_data.plan.coordination":               s.coordination("flat"),
 		"supervisor_state.research_supervisor.aggregated_metadata.topics_researched": 4,
 		"error_state.last_error": nil,
 	})
@@ -200,22 +202,25 @@ func testCoordinateResearchAndPlan(t *testing.T, d standin.Drift) {
 		t.Errorf("the plan %s is not the plan-architect's:\n%s", plan[0], s.read(plan[0]))
 	}
 	w.expectWorkerSignals(s.Model, "research-specialist", "research_supervisor")
-	w.expectSupervisorSignal(s.Model, "research", "research_supervisor", 1)
+	if !s.onWorkflow() {
+		w.expectSupervisorSignal(s.Model, "research", "research_supervisor", 1)
+	}
 	w.expectEvents("initialize research plan", map[string]int{"worker": 5, "finish": 1, "error": 0})
-	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "sub-supervisor": 1, "research-specialist": 4, "plan-architect": 1})
+	s.expectAgents(map[string]int{"workflow-classifier": 1, "sub-supervisor": 1, "research-specialist": 4, "plan-architect": 1})
 
 	// The four workers: started by the sub-supervisor, in one assistant
 	// message, and Claude Code ran them as one batch (their four results
 	// came back in one user message).
-	if got := batches(s.Model, "research-specialist"); fmt.Sprint(got) != "[4]" {
+	if got := s.batches("research-specialist"); fmt.Sprint(got) != "[4]" {
 		t.Errorf("research-specialist invoked in batches %v, want all four in one message [4]", got)
 	}
-	for _, c := range agentCalls(s.Model) {
-		if c.Persona == "research-specialist" && c.Caller != "sub-supervisor" {
-			t.Errorf("a research-specialist was started by %q, want sub-supervisor", c.Caller)
+	want := map[bool]string{false: "sub-supervisor", true: "workflow"}[s.onWorkflow()]
+	for _, c := range s.calls() {
+		if c.Persona == "research-specialist" && c.Caller != want {
+			t.Errorf("a research-specialist was started by %q, want %s", c.Caller, want)
 		}
 	}
-	if n := s.mostToolResults("sub-sub-supervisor"); n != 4 {
+	if n := s.mostToolResults("sub-sub-supervisor"); n != 4 && !s.onWorkflow() {
 		t.Errorf("sub-supervisor got at most %d tool results in one message, want the 4 workers' together", n)
 	}
 	expectOutput(t, r, "FINAL_STATE=plan", "ARTIFACT_COUNT=5")
@@ -228,11 +233,11 @@ func testCoordinateResearchAndPlan(t *testing.T, d standin.Drift) {
 // retry, sends the failure to debug-analyst and tests again; the second run
 // passes and doc-writer finishes the workflow.
 func TestCoordinateFullImplementationRetry(t *testing.T) {
-	underEachDrift(t, testCoordinateFullImplementationRetry)
+	underEachMode(t, testCoordinateFullImplementationRetry)
 }
 
-func testCoordinateFullImplementationRetry(t *testing.T, d standin.Drift) {
-	s := flowstateScenario(t, d, standin.Knobs{Classification: classification("full-implementation", "Auth patterns", "Session storage"),
+func testCoordinateFullImplementationRetry(t *testing.T, m mode) {
+	s := flowstateScenario(t, m, standin.Knobs{Classification: classification("full-implementation", "Auth patterns", "Session storage"),
 		FailTestRuns: 1, EditSource: true})
 	// The implementers edit the person's source: that follows the
 	// person's mode, here accepting edits; flowstate's own steps and
@@ -244,16 +249,16 @@ func testCoordinateFullImplementationRetry(t *testing.T, d standin.Drift) {
 	// 3 to start, then a task block and a verify per phase: research (2
 	// workers), plan, implement and test (their sub-supervisors), debug,
 	// test again, document.
-	s.expectCalls(d, 18)
+	s.expectCalls(18, 3)
 
 	w := s.onlyWorkflow()
 	w.expect(map[string]any{
 		"status":                      "complete",
 		"state_machine.current_state": "complete",
 		"state_machine.classification.workflow_type": "full-implementation",
-		"phase_data.research.coordination":           "flat",
-		"phase_data.implement.coordination":          "hierarchical",
-		"phase_data.test.coordination":               "hierarchical",
+		"phase_data.research.coordination":           s.coordination("flat"),
+		"phase_data.implement.coordination":          s.coordination("hierarchical"),
+		"phase_data.test.coordination":               s.coordination("hierarchical"),
 		"error_state.retries.test":                   1,
 		// Leaving test forward (to document) ends the error; the retry stays counted.
 		"error_state.last_error":   nil,
@@ -292,19 +297,23 @@ func testCoordinateFullImplementationRetry(t *testing.T, d standin.Drift) {
 			}
 		}
 	}
-	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "research-specialist": 2, "plan-architect": 1,
+	s.expectAgents(map[string]int{"workflow-classifier": 1, "research-specialist": 2, "plan-architect": 1,
 		"sub-supervisor": 3, "implementation-executor": 4, "test-specialist": 4,
 		"debug-analyst": 1, "doc-writer": 1})
-	if got := batches(s.Model, "implementation-executor"); fmt.Sprint(got) != "[1 2 1]" {
+	if got := s.batches("implementation-executor"); fmt.Sprint(got) != "[1 2 1]" {
 		t.Errorf("implementation-executor waves %v, want the plan's diamond [1 2 1]", got)
 	}
-	for _, c := range agentCalls(s.Model) {
+	for _, c := range s.calls() {
 		if c.Persona == "debug-analyst" && !strings.Contains(c.Prompt, "TestStandInFailure") {
 			t.Errorf("debug-analyst was not told the failing test:\n%s", c.Prompt)
 		}
 	}
-	w.expectSupervisorSignal(s.Model, "implement", "implementation_supervisor", 1)
-	w.expectSupervisorSignal(s.Model, "test", "testing_supervisor", 2)
+	if !s.onWorkflow() {
+		w.expectSupervisorSignal(s.Model, "implement", "implementation_supervisor", 1)
+		w.expectSupervisorSignal(s.Model, "test", "testing_supervisor", 2)
+	} else {
+		w.expectStepUsage()
+	}
 	w.expectWorkerSignals(s.Model, "implementation-executor", "implementation_supervisor")
 	expectOutput(t, r, "FINAL_STATE=complete")
 	s.expectHookExports(r)
@@ -316,10 +325,10 @@ func testCoordinateFullImplementationRetry(t *testing.T, d standin.Drift) {
 // was finished and the session pointer stays (no SessionEnd ran); a new
 // session's /workflow-resume finishes the workflow, running the unfinished
 // implementation worker again and nothing of research or plan.
-func TestResumeAfterKill(t *testing.T) { underEachDrift(t, testResumeAfterKill) }
+func TestResumeAfterKill(t *testing.T) { underEachMode(t, testResumeAfterKill) }
 
-func testResumeAfterKill(t *testing.T, d standin.Drift) {
-	s := flowstateScenario(t, d, standin.Knobs{SlowAgent: "implementation-executor", SlowDelay: 10 * time.Minute})
+func testResumeAfterKill(t *testing.T, m mode) {
+	s := flowstateScenario(t, m, standin.Knobs{SlowAgent: "implementation-executor", SlowDelay: 10 * time.Minute})
 	s.Permissions = acceptEdits // it implements: the person accepts the implementers' edits
 	p := s.start("/flowstate:orchestrate --scope full-implementation add an audit log to the admin API")
 	s.waitUntil("an implementation-executor is at work", time.Minute, func() bool { return s.Model.Served("implementation-executor") > 0 }, p)
@@ -329,8 +338,8 @@ func testResumeAfterKill(t *testing.T, d standin.Drift) {
 	if killed.ExitCode == 0 {
 		t.Errorf("the killed CLI exited 0")
 	}
-	expectAgents(t, s.Model, map[string]int{"research-specialist": 1, "plan-architect": 1, "sub-supervisor": 1, "implementation-executor": 1})
-	if c := agentCalls(s.Model); !strings.HasPrefix(c[len(c)-1].Prompt, "Topic: Phase 1: Foundation\n") {
+	s.expectAgents(map[string]int{"research-specialist": 1, "plan-architect": 1, "sub-supervisor": 1, "implementation-executor": 1})
+	if c := s.calls(); !strings.HasPrefix(c[len(c)-1].Prompt, "Topic: Phase 1: Foundation\n") {
 		t.Errorf("the interrupted worker was %q, want the plan's phase 1", c[len(c)-1].Prompt)
 	}
 
@@ -340,7 +349,7 @@ func testResumeAfterKill(t *testing.T, d standin.Drift) {
 		"session_id":                           killed.Session,
 		"state_machine.current_state":          "implement",
 		"state_machine.completed_states|@ugly": `["initialize","research","plan"]`,
-		"phase_data.implement.coordination":    "hierarchical",
+		"phase_data.implement.coordination":    s.coordination("hierarchical"),
 	})
 	w.expectWorkers("research_supervisor", map[string]string{"research_1": "completed"})
 	w.expectWorkers("plan_architect", map[string]string{"plan_1": "completed"})
@@ -357,9 +366,9 @@ func testResumeAfterKill(t *testing.T, d standin.Drift) {
 			t.Errorf("the resume sent %d %s requests, want none: its work was recorded", n, persona)
 		}
 	}
-	expectAgents(t, s.Model, map[string]int{"sub-supervisor": 2, "implementation-executor": 4,
+	s.expectAgents(map[string]int{"sub-supervisor": 2, "implementation-executor": 4,
 		"test-specialist": 2, "doc-writer": 1})
-	if c := agentCalls(s.Model); len(c) < 2 || c[1].Persona != "implementation-executor" || !strings.HasPrefix(c[1].Prompt, "Topic: Phase 1: Foundation\n") {
+	if c := workersOf(s.calls()); len(c) == 0 || c[0].Persona != "implementation-executor" || !strings.HasPrefix(c[0].Prompt, "Topic: Phase 1: Foundation\n") {
 		t.Errorf("the resume's first worker is not phase 1's implementation-executor: %+v", c)
 	}
 
@@ -386,11 +395,11 @@ func testResumeAfterKill(t *testing.T, d standin.Drift) {
 // own workflow. Each session's pointer names its own workflow while both
 // are at work; each checkpoint, event log and spec directory holds only
 // its own workflow's records.
-func TestTwoSessionsOneProject(t *testing.T) { underEachDrift(t, testTwoSessionsOneProject) }
+func TestTwoSessionsOneProject(t *testing.T) { underEachMode(t, testTwoSessionsOneProject) }
 
-func testTwoSessionsOneProject(t *testing.T, d standin.Drift) {
+func testTwoSessionsOneProject(t *testing.T, m mode) {
 	// Slow research keeps both sessions mid-workflow long enough to look.
-	s := flowstateScenario(t, d, standin.Knobs{SlowAgent: "research-specialist", SlowDelay: 2 * time.Second})
+	s := flowstateScenario(t, m, standin.Knobs{SlowAgent: "research-specialist", SlowDelay: 2 * time.Second})
 	type session struct {
 		scope, desc, final string
 		p                  *process
@@ -498,7 +507,7 @@ func testTwoSessionsOneProject(t *testing.T, d standin.Drift) {
 			t.Errorf("workflow %s's spec directory holds %v, want %v", x.w.ID, files, want)
 		}
 	}
-	expectAgents(t, s.Model, map[string]int{"research-specialist": 2, "plan-architect": 1})
+	s.expectAgents(map[string]int{"research-specialist": 2, "plan-architect": 1})
 }
 
 // slug is how flowstate names a worker's file after its topic.
@@ -509,10 +518,10 @@ func slug(s string) string { return strings.ReplaceAll(s, " ", "_") }
 // design has it) the workflow goes on and completes with the other three,
 // the failure recorded in the aggregate and in phase_data, and a warning
 // the user sees. /workflow-resume --retry-failed then runs Beta alone.
-func TestMissingWorker(t *testing.T) { underEachDrift(t, testMissingWorker) }
+func TestMissingWorker(t *testing.T) { underEachMode(t, testMissingWorker) }
 
-func testMissingWorker(t *testing.T, d standin.Drift) {
-	s := flowstateScenario(t, d, standin.Knobs{
+func testMissingWorker(t *testing.T, m mode) {
+	s := flowstateScenario(t, m, standin.Knobs{
 		Classification: classification("research-only", "Alpha", "Beta", "Gamma", "Delta"),
 		MissingWorker:  "Topic: Beta",
 	})
@@ -528,28 +537,30 @@ func testMissingWorker(t *testing.T, d standin.Drift) {
 		"status":                      "complete",
 		"state_machine.current_state": "research",
 		"state_machine.classification.research_topics|@ugly":                                    `["Alpha","Beta","Gamma","Delta"]`,
-		"phase_data.research.coordination":                                                      "hierarchical",
+		"phase_data.research.coordination":                                                      s.coordination("hierarchical"),
 		"phase_data.research.partial_failures|@ugly":                                            `["research_2"]`,
 		"error_state.last_error":                                                                nil,
 		"supervisor_state.research_supervisor.aggregated_metadata.topics_researched":            3,
 		"supervisor_state.research_supervisor.aggregated_metadata.partial_failures.#":           1,
 		"supervisor_state.research_supervisor.aggregated_metadata.partial_failures.0.worker_id": "research_2",
-		"supervisor_state.research_supervisor.supervisor_name":                                  "sub-supervisor",
+		"supervisor_state.research_supervisor.supervisor_name":                                  map[bool]string{false: "sub-supervisor", true: "coordinate"}[s.onWorkflow()],
 		"supervisor_state.research_supervisor.worker_count":                                     4,
 	})
 	w.expectWorkers("research_supervisor", map[string]string{"research_1": "completed", "research_2": "failed", "research_3": "completed", "research_4": "completed"})
 	w.expectArtifacts(s.Project, "research", "reports", 3)
 	w.expectEvents("initialize research", map[string]int{"worker": 4, "error": 0, "finish": 1})
-	w.expectSupervisorSignal(s.Model, "research", "research_supervisor", 1)
-	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "sub-supervisor": 1, "research-specialist": 4})
+	if !s.onWorkflow() {
+		w.expectSupervisorSignal(s.Model, "research", "research_supervisor", 1)
+	}
+	s.expectAgents(map[string]int{"workflow-classifier": 1, "sub-supervisor": 1, "research-specialist": 4})
 	s.expectHookExports(r)
 	s.expectPointer(r, w, false)
 
 	// The user wants Beta after all: a resume runs Beta's worker only.
 	s.restartModel(standin.Knobs{}, "resume")
 	resumed := s.run("/flowstate:workflow-resume --retry-failed")
-	expectAgents(t, s.Model, map[string]int{"sub-supervisor": 1, "research-specialist": 1})
-	if c := agentCalls(s.Model); len(c) != 2 || !strings.HasPrefix(c[1].Prompt, "Topic: Beta\n") {
+	s.expectAgents(map[string]int{"sub-supervisor": 1, "research-specialist": 1})
+	if c := workersOf(s.calls()); len(c) != 1 || !strings.HasPrefix(c[0].Prompt, "Topic: Beta\n") {
 		t.Errorf("the resume ran %+v, want Beta's worker only", c)
 	}
 	w = s.onlyWorkflow()
@@ -565,10 +576,10 @@ func testMissingWorker(t *testing.T, d standin.Drift) {
 // file, keeps everything recorded (the other worker, the classification,
 // the error), SessionEnd keeps the session pointer, and /workflow-resume
 // re-runs only the worker that did not deliver.
-func TestTooFewWorkersDeliver(t *testing.T) { underEachDrift(t, testTooFewWorkersDeliver) }
+func TestTooFewWorkersDeliver(t *testing.T) { underEachMode(t, testTooFewWorkersDeliver) }
 
-func testTooFewWorkersDeliver(t *testing.T, d standin.Drift) {
-	s := flowstateScenario(t, d, standin.Knobs{
+func testTooFewWorkersDeliver(t *testing.T, m mode) {
+	s := flowstateScenario(t, m, standin.Knobs{
 		Classification: classification("research-only", "Alpha", "Beta"),
 		MissingWorker:  "Topic: Beta",
 	})
@@ -581,7 +592,7 @@ func testTooFewWorkersDeliver(t *testing.T, d standin.Drift) {
 	w.expect(map[string]any{
 		"status":                           "in_progress",
 		"state_machine.current_state":      "research",
-		"phase_data.research.coordination": "flat",
+		"phase_data.research.coordination": s.coordination("flat"),
 		"error_state.failed_state":         "research",
 		"error_state.retry_count":          0,
 	})
@@ -590,13 +601,13 @@ func testTooFewWorkersDeliver(t *testing.T, d standin.Drift) {
 	}
 	w.expectWorkers("research_supervisor", map[string]string{"research_1": "completed", "research_2": "failed"})
 	w.expectEvents("initialize research", map[string]int{"worker": 2, "error": 1, "finish": 0})
-	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "research-specialist": 2})
+	s.expectAgents(map[string]int{"workflow-classifier": 1, "research-specialist": 2})
 	s.expectHookExports(r)
 	s.expectPointer(r, w, true)
 
 	s.restartModel(standin.Knobs{}, "resume")
 	resumed := s.run("/flowstate:workflow-resume")
-	if c := agentCalls(s.Model); len(c) != 1 || !strings.HasPrefix(c[0].Prompt, "Topic: Beta\n") {
+	if c := s.calls(); len(c) != 1 || !strings.HasPrefix(c[0].Prompt, "Topic: Beta\n") {
 		t.Errorf("the resume ran %+v, want Beta's worker only", c)
 	}
 	w = s.onlyWorkflow()
@@ -608,25 +619,25 @@ func testTooFewWorkersDeliver(t *testing.T, d standin.Drift) {
 
 // TestSuperviseSequential: /supervise runs one worker per step and never
 // a sub-supervisor; /workflow-status then shows the finished workflow.
-func TestSuperviseSequential(t *testing.T) { underEachDrift(t, testSuperviseSequential) }
+func TestSuperviseSequential(t *testing.T) { underEachMode(t, testSuperviseSequential) }
 
-func testSuperviseSequential(t *testing.T, d standin.Drift) {
-	s := flowstateScenario(t, d, standin.Knobs{Classification: classification("research-and-plan", "Auth patterns", "Session storage", "Token rotation", "Audit logging")})
+func testSuperviseSequential(t *testing.T, m mode) {
+	s := flowstateScenario(t, m, standin.Knobs{Classification: classification("research-and-plan", "Auth patterns", "Session storage", "Token rotation", "Audit logging")})
 	r := s.run("/flowstate:supervise study auth, sessions, tokens and auditing, then plan the login rework")
 	// 3 to start, then one worker and its verify at a time: 4 research, 1 plan.
-	s.expectCalls(d, 13)
+	s.expectCalls(13, 3)
 
 	w := s.onlyWorkflow()
 	w.expect(map[string]any{
 		"status":                             "complete",
 		"state_machine.current_state":        "plan",
 		"phase_data.initialize.coordination": "sequential",
-		"phase_data.research.coordination":   "flat",
+		"phase_data.research.coordination":   s.coordination("flat"),
 		"error_state.last_error":             nil,
 	})
 	w.expectWorkers("research_supervisor", map[string]string{"research_1": "completed", "research_2": "completed", "research_3": "completed", "research_4": "completed"})
-	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "research-specialist": 4, "plan-architect": 1})
-	if got := batches(s.Model, "research-specialist"); fmt.Sprint(got) != "[1 1 1 1]" {
+	s.expectAgents(map[string]int{"workflow-classifier": 1, "research-specialist": 4, "plan-architect": 1})
+	if got := s.batches("research-specialist"); fmt.Sprint(got) != "[1 1 1 1]" {
 		t.Errorf("research-specialist invoked in batches %v, want one at a time", got)
 	}
 	expectOutput(t, r, "FINAL_STATE=plan", "ARTIFACT_COUNT=5")
@@ -641,11 +652,11 @@ func testSuperviseSequential(t *testing.T, d standin.Drift) {
 // orchestrating model (14 tool calls; 20 before verify planned the next
 // phase).
 func TestCoordinateFullImplementation(t *testing.T) {
-	underEachDrift(t, testCoordinateFullImplementation)
+	underEachMode(t, testCoordinateFullImplementation)
 }
 
-func testCoordinateFullImplementation(t *testing.T, d standin.Drift) {
-	s := flowstateScenario(t, d, standin.Knobs{Classification: classification("full-implementation", "Auth patterns", "Session storage"), EditSource: true})
+func testCoordinateFullImplementation(t *testing.T, m mode) {
+	s := flowstateScenario(t, m, standin.Knobs{Classification: classification("full-implementation", "Auth patterns", "Session storage"), EditSource: true})
 	// Claude Code's default mode, no rule given: flowstate's steps and
 	// artifacts are granted; the implementers' edits of the person's
 	// source are the person's to allow, and refused (each implementer
@@ -654,7 +665,7 @@ func testCoordinateFullImplementation(t *testing.T, d standin.Drift) {
 	// its source is the worktree's src/.
 	s.Permissions = asPeopleRun
 	r := s.run("/flowstate:coordinate build the login flow with server-side sessions")
-	s.expectCalls(d, 14)
+	s.expectCalls(14, 3)
 	denied := s.denials()
 	source := regexp.MustCompile(`"file_path":"` + regexp.QuoteMeta(s.Project) + `(/\.claude/worktrees/agent-[a-z0-9]+)?/src/`)
 	for _, dn := range denied {
@@ -662,7 +673,10 @@ func testCoordinateFullImplementation(t *testing.T, d standin.Drift) {
 			t.Errorf("a refusal other than an implementer's edit of the person's source: %v", dn)
 		}
 	}
-	if len(denied) == 0 {
+	if len(denied) == 0 && !s.onWorkflow() {
+		// A workflow's agents' refusals are not in the result's
+		// permission_denials (Claude Code 2.1.328): the sources not
+		// written below show them.
 		t.Errorf("no implementer's edit of the person's source was refused in the default mode")
 	}
 	s.expectSources(0)
@@ -670,7 +684,7 @@ func testCoordinateFullImplementation(t *testing.T, d standin.Drift) {
 	w := s.onlyWorkflow()
 	w.expect(map[string]any{"status": "complete", "state_machine.current_state": "complete", "error_state.last_error": nil, "error_state.retry_count": 0})
 	w.expectEvents("initialize research plan implement test document complete", map[string]int{"error": 0, "retry": 0})
-	expectAgents(t, s.Model, map[string]int{"workflow-classifier": 1, "research-specialist": 2, "plan-architect": 1,
+	s.expectAgents(map[string]int{"workflow-classifier": 1, "research-specialist": 2, "plan-architect": 1,
 		"sub-supervisor": 2, "implementation-executor": 4, "test-specialist": 2, "doc-writer": 1})
 	expectOutput(t, r, "FINAL_STATE=complete", "ARTIFACT_COUNT=10")
 	s.expectPointer(r, w, false)
@@ -692,7 +706,11 @@ func TestUnattendedRecipe(t *testing.T) {
 	if !strings.Contains(strings.Join(strings.Fields(string(readme)), " "), recipeFlags) {
 		t.Fatalf("the README's recipe for CI no longer gives %s", recipeFlags)
 	}
-	s := flowstateScenario(t, standin.Drift{}, standin.Knobs{Classification: classification("full-implementation", "Auth patterns", "Session storage"), EditSource: true})
+	underEachEngine(t, func(t *testing.T, m mode) { testUnattendedRecipe(t, m) })
+}
+
+func testUnattendedRecipe(t *testing.T, m mode) {
+	s := flowstateScenario(t, m, standin.Knobs{Classification: classification("full-implementation", "Auth patterns", "Session storage"), EditSource: true})
 	s.Permissions, s.AllowedTools = "dontAsk", []string{"Edit(src/**)", "Bash(go test *)"}
 	r := s.run("/flowstate:coordinate build the login flow")
 	s.expectNoDenials()

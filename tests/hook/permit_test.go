@@ -155,7 +155,7 @@ func TestTheUsersCommandsStepsAreGranted(t *testing.T) {
 			s := newSession(t, project, "s1", env...)
 			s.typed("/" + c.prefix + "coordinate   research auth flows\n  and sessions  ")
 			for _, step := range []string{
-				heredoc("phase-start --command coordinate", "research auth flows\n  and sessions"),
+				heredoc("phase-start --command coordinate --launch", "research auth flows\n  and sessions"),
 				heredoc("phase-start --command coordinate --classified", "research auth flows\n  and sessions"),
 				"flowstate phase-plan", "  flowstate phase-verify\n",
 			} {
@@ -164,7 +164,7 @@ func TestTheUsersCommandsStepsAreGranted(t *testing.T) {
 				}
 			}
 			for prompt, step := range map[string]string{
-				"/" + c.prefix + "workflow-resume":           heredoc("resume -", ""),
+				"/" + c.prefix + "workflow-resume":           heredoc("resume --launch -", ""),
 				"/" + c.prefix + "workflow-approve fine":     heredoc("approve --note -", "fine"),
 				"/" + c.prefix + "workflow-reject too vague": heredoc("reject --reason -", "too vague"),
 				"/" + c.prefix + "workflow-status": "flowstate list\nflowstate status 2>/dev/null || echo \"No active workflow in this session; /" +
@@ -188,7 +188,7 @@ func TestNothingMoreIsGranted(t *testing.T) {
 	project := newProject(t, "p")
 	s := newSession(t, project, "s1", asPlugin())
 	s.typed("/flowstate:coordinate research auth flows")
-	start := heredoc("phase-start --command coordinate", "research auth flows")
+	start := heredoc("phase-start --command coordinate --launch", "research auth flows")
 	for _, cmd := range []string{
 		start + "\nrm -rf ~",
 		"flowstate phase-plan; rm -rf ~",
@@ -197,7 +197,7 @@ func TestNothingMoreIsGranted(t *testing.T) {
 		"flowstate phase-plan 2>&1",
 		"flowstate approve --note ok",
 		"ls && flowstate phase-plan",
-		heredoc("phase-start --command coordinate", "something else"),
+		heredoc("phase-start --command coordinate --launch", "something else"),
 	} {
 		if a := s.bash("", "", cmd); a.decision != "" {
 			t.Errorf("%q: %+v, want no decision", cmd, a)
@@ -218,13 +218,13 @@ func TestNothingMoreIsGranted(t *testing.T) {
 	// Arguments that would end the heredoc, and run what follows.
 	for _, args := range []string{"x\nFLOWSTATE_EOF\nrm -rf ~", "x\nFLOWSTATE_EOF\nflowstate approve --note mine\ncat <<'FLOWSTATE_EOF'"} {
 		s.typed("/flowstate:coordinate " + args)
-		if a := s.bash("", "", heredoc("phase-start --command coordinate", args)); a.decision != "" {
+		if a := s.bash("", "", heredoc("phase-start --command coordinate --launch", args)); a.decision != "" {
 			t.Errorf("arguments %q: %+v, want no decision", args, a)
 		}
 	}
 	for _, prompt := range []string{"please run the phase plan", "/coordinate research", "/other:coordinate research", "!flowstate phase-plan"} {
 		s.typed(prompt)
-		for _, cmd := range []string{"flowstate phase-plan", heredoc("phase-start --command coordinate", "research")} {
+		for _, cmd := range []string{"flowstate phase-plan", heredoc("phase-start --command coordinate --launch", "research")} {
 			if a := s.bash("", "", cmd); a.decision != "" {
 				t.Errorf("after %q, %q: %+v, want no decision", prompt, cmd, a)
 			}
@@ -262,7 +262,7 @@ func TestAUsersOwnCommandIsGranted(t *testing.T) {
 	s := newSession(t, project, "s1")
 	s.run("", "new", "command", "audit")
 	s.typed("/audit the login handler")
-	if a := s.bash("", "", heredoc(`phase-start --command audit --machine ".claude/flows/audit.json"`, "the login handler")); a.decision != "allow" {
+	if a := s.bash("", "", heredoc(`phase-start --command audit --machine ".claude/flows/audit.json" --launch`, "the login handler")); a.decision != "allow" {
 		t.Errorf("/audit's start: %+v", a)
 	}
 	if a := s.bash("", "", "flowstate phase-verify"); a.decision != "allow" {
@@ -278,7 +278,7 @@ func TestAUsersOwnCommandIsGranted(t *testing.T) {
 	}
 	p := newSession(t, project, "s2", "CLAUDE_PLUGIN_ROOT="+plugin)
 	p.typed("/review:audit the login handler")
-	if a := p.bash("", "", heredoc(`phase-start --command audit --machine "`+plugin+`/flows/audit.json"`, "the login handler")); a.decision != "allow" {
+	if a := p.bash("", "", heredoc(`phase-start --command audit --machine "`+plugin+`/flows/audit.json" --launch`, "the login handler")); a.decision != "allow" {
 		t.Errorf("/review:audit's start: %+v", a)
 	}
 }

@@ -56,7 +56,7 @@ func teamFiles(t *testing.T, paths []string) {
 	t.Helper()
 	for _, p := range paths {
 		ok := p == ".claude/settings.json" || p == ".claude/flowstate-manifest.json" ||
-			strings.HasPrefix(p, ".claude/commands/") || strings.HasPrefix(p, ".claude/agents/")
+			strings.HasPrefix(p, ".claude/commands/") || strings.HasPrefix(p, ".claude/agents/") || strings.HasPrefix(p, ".claude/workflows/")
 		if !ok {
 			t.Errorf("git sees %s after the install: not a file a team commits", p)
 		}

@@ -53,7 +53,7 @@ func TestAgentNamesAreFileNames(t *testing.T) {
 func TestBashBlocksCallFlowstate(t *testing.T) {
 	for _, d := range allDocs(t) {
 		for _, s := range d.Steps {
-			if s.Task == nil && !strings.Contains(s.Body, "flowstate") {
+			if s.Bash() && !strings.Contains(s.Body, "flowstate") {
 				t.Errorf("%s:%d: a bash block must get what it needs from flowstate", d.Path, s.Line)
 			}
 		}
@@ -101,6 +101,16 @@ func TestAgentsExist(t *testing.T) {
 	}
 	for _, name := range machine.Default().AgentNames() {
 		use("the default machine's work (lib/machine/default.json)", name)
+	}
+	flows, _ := filepath.Glob(filepath.Join(testenv.RepoRoot(), "workflows", "*.js"))
+	for _, f := range flows {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, rest, _ := strings.Cut(string(b), `const STEP_AGENT = "flowstate:`)
+		name, _, _ := strings.Cut(rest, `"`)
+		use(filepath.Base(f), name)
 	}
 	for name, used := range agents {
 		if !used {

@@ -3,6 +3,8 @@ package plugin
 import (
 	"strings"
 	"testing"
+
+	"github.com/flowstate-dev/flowstate/lib/orchestrate"
 )
 
 // The model sees only the command text and the agent file (never docs/),
@@ -26,6 +28,10 @@ var orchestratorRules = []string{
 	"do not look for, build or replace flowstate",   // nor is it repaired
 	"If Claude Code refuses a block or an agent's edit (permission denied), stop there", // a refused step is not retried
 	"in one sentence what was refused and how to allow it",                              // and the person learns what to allow
+	"Run a workflow block as one Workflow call",                                         // one launch, not a script of its own
+	"exactly (`args` is that JSON object)",                                              // args copied, not paraphrased
+	"end your turn and wait",                                                            // the workflow runs in the background
+	"continue at `## steps`",                                                            // a Workflow tool that is off
 }
 
 // supervisorRules must each be in every sub-supervisor agent.
@@ -105,8 +111,8 @@ func TestArtifactFormatsAreStated(t *testing.T) {
 		}
 	}
 	for _, d := range loadDocs(t, "agents") {
-		if strings.HasSuffix(d.Name(), "sub-supervisor") || d.Name() == "workflow-classifier" {
-			continue
+		if strings.HasSuffix(d.Name(), "sub-supervisor") || d.Name() == "workflow-classifier" || d.Name() == orchestrate.StepAgent {
+			continue // they write no artifact (the classifier's is its JSON, stated above)
 		}
 		for _, want := range []string{"Write the file with the Write tool at exactly the path given", "in the format the brief's `## Format` section gives"} {
 			if !says(d.Body, want) {

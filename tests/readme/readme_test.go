@@ -229,7 +229,7 @@ func TestReadme(t *testing.T) {
 	clone := filepath.Join(n.home, "flowstate")
 	// "What a team commits": git sees nothing else of the install.
 	for _, line := range strings.Split(strings.TrimRight(n.run(project, "git", "status", "--porcelain", "--untracked-files=all"), "\n"), "\n") {
-		if p := line[3:]; !regexp.MustCompile(`^\.claude/(commands/[^/]+\.md|agents/[^/]+\.md|settings\.json|flowstate-manifest\.json)$`).MatchString(p) {
+		if p := line[3:]; !regexp.MustCompile(`^\.claude/(commands/[^/]+\.md|agents/[^/]+\.md|workflows/[^/]+\.js|settings\.json|flowstate-manifest\.json)$`).MatchString(p) {
 			t.Errorf("after ./install.sh git sees %s, which the README does not list among what a team commits", p)
 		}
 	}

@@ -109,6 +109,10 @@ type Drift struct {
 	// the subagent reads that file with the Read tool and acts as the
 	// agent it describes.
 	GeneralPurpose bool
+	// ParaphraseArgs: the first Workflow call (once per server) sends
+	// its args with the launch id cut short, as a model that copies the
+	// printed JSON carelessly; refused, it goes where the refusal says.
+	ParaphraseArgs bool
 }
 
 // Skip aims Drift.SkipBlock at a bash block: the first one that meets
@@ -167,6 +171,9 @@ func (d Drift) String() string {
 	}
 	if d.GeneralPurpose {
 		parts = append(parts, "general-purpose")
+	}
+	if d.ParaphraseArgs {
+		parts = append(parts, "paraphrased-args")
 	}
 	if len(parts) == 0 {
 		return "protocol"

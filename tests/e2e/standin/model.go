@@ -1,9 +1,11 @@
 package standin
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/flowstate-dev/flowstate/lib/protocol"
@@ -62,11 +64,23 @@ type thread struct {
 	// skipped in this conversation: once per server, so the first
 	// conversation that gets there is the one (nil: always).
 	Skip func(session, block string) bool
+	// Paraphrase reports, once per server, that this Workflow call is
+	// the one whose args the model garbles (Drift.ParaphraseArgs).
+	Paraphrase func() bool
 	// StrayOnce reports, once per server, that this implementer's
 	// conversation (its first call's id) is the one to write outside its
 	// worktree (Knobs.Stray).
 	StrayOnce func(conversation string) bool
 }
+
+// waiting is what a main thread that launched a workflow says as it ends
+// its turn to wait for Claude Code's notification.
+const waiting = "The workflow runs in the background; I will go on when Claude Code notifies me that it has ended."
+
+// unavailable are what Claude Code answers a Workflow call when the tool
+// or the saved workflow is not there (2.1.328): the command goes on at
+// its ## steps section.
+var unavailable = []string{"No such tool available", "is disabled", "not found", "not available"}
 
 // compactingTokens is a usage that makes Claude Code 2.1.328 compact the
 // conversation before its next request (199,000 does not).
@@ -272,7 +286,9 @@ steps:
 				h++
 				since++
 			}
-			afterAgents = len(calls) > 0
+			// A task block that launched nobody (## work's other block,
+			// its count 0) leaves the last step run as it was.
+			afterAgents = afterAgents || len(calls) > 0
 			pc++
 			if !drift.SelfWrite {
 				continue
@@ -291,6 +307,34 @@ steps:
 				h++
 				since++
 			}
+		case stepLaunch:
+			if sentBack() {
+				continue
+			}
+			if h == len(c.Calls) {
+				return issue(turn{Tools: []toolUse{{"Workflow", th.launch(st.Launch, env)}}}, true)
+			}
+			call := c.Calls[h]
+			h++
+			since++
+			switch {
+			case call.Name != "Workflow" || !call.HasResult:
+				return turn{Text: fmt.Sprintf("stand-in lost its place: expected a Workflow result, the conversation has %s", call.Name)}
+			case call.IsError:
+				target, ok := jumpTarget(prog, call.Result)
+				if !ok && slices.ContainsFunc(unavailable, func(s string) bool { return strings.Contains(call.Result, s) }) {
+					target, ok = prog.Sections["steps"]
+				}
+				if !ok {
+					return turn{Text: stopped(call)}
+				}
+				pc = target
+				continue
+			case !c.notifiedSince(h):
+				// Launched in the background: wait for its notification.
+				return issue(turn{Text: waiting}, false)
+			}
+			pc++
 		case stepEdit:
 			// A missing worker's edits are made all the same: half
 			// work, left without its report.
@@ -346,7 +390,47 @@ steps:
 			pc++
 		}
 	}
+	if c.Subagent && c.offers("StructuredOutput") {
+		return structured(c, h)
+	}
 	return turn{Text: th.final(prog, env, lastOutput, signal)}
+}
+
+// structured ends a subagent offered StructuredOutput (a workflow
+// script's agent with a schema): with that call, whose input is the
+// first line of its task, as flowstate's step agent is told; again after
+// a refusal, at most three times in all.
+func structured(c conversation, h int) turn {
+	tries := c.Calls[h:]
+	switch {
+	case len(tries) > 0 && !tries[len(tries)-1].IsError:
+		return turn{Text: "Done."}
+	case len(tries) >= 3:
+		return turn{Text: "Stopped: the StructuredOutput call was refused three times."}
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(c.Prompt), "\n")
+	return turn{Tools: []toolUse{{"StructuredOutput", map[string]string{"step": line}}}}
+}
+
+// launch is a workflow block's Workflow call with env's values: args a
+// JSON object where the value is one, garbled once per server under
+// Drift.ParaphraseArgs (the launch id cut short, as a model that copies
+// it carelessly does).
+func (th thread) launch(l protocol.Launch, env map[string]string) map[string]any {
+	in := map[string]any{"name": substitute(l.Name, env)}
+	raw := substitute(l.Args, env)
+	var args map[string]any
+	if json.Unmarshal([]byte(raw), &args) != nil {
+		in["args"] = raw
+		return in
+	}
+	if th.Knobs.Drift.ParaphraseArgs && th.Paraphrase != nil && th.Paraphrase() {
+		if id, ok := args["launch"].(string); ok {
+			args["launch"] = id[:len(id)/2]
+		}
+	}
+	in["args"] = args
+	return in
 }
 
 // unnamed reports whether a call's agent type still holds a ${KEY}

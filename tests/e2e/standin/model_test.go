@@ -453,6 +453,92 @@ func TestDriftString(t *testing.T) {
 	}
 }
 
+// launchCommand is a command with a workflow block between its start and
+// the block after it, and the section a refused launch goes to.
+const launchCommand = "## start\n\n```bash\nflowstate phase-start --launch\n```\n\n## launch\n\n```workflow\nWorkflow {\n  name: ${WORKFLOW_NAME}\n  args: ${WORKFLOW_ARGS}\n}\n```\n\n" +
+	"## launched\n\n```bash\nflowstate phase-launched\n```\n\n## steps\n\n```bash\nflowstate phase-launched --steps\n```\n"
+
+func workflowCall(result string, isError bool) toolCall {
+	return toolCall{Name: "Workflow", Result: result, IsError: isError, HasResult: true}
+}
+
+// TestDecideLaunch: a workflow block is one Workflow call with the
+// printed name and args (an object); the model waits for the
+// notification, then runs the next block; a refusal that names a section
+// goes there, one that says the tool is not available goes to ## steps.
+func TestDecideLaunch(t *testing.T) {
+	printed := bash("WORKFLOW_NAME=flowstate:coordinate-flow\nWORKFLOW_ARGS={\"workflow\":\"w1\",\"launch\":\"0a1b2c3d\"}\nNEXT=launch", false)
+	launched := workflowCall("Workflow launched in background. Task ID: w1", false)
+	th := func(notified []int, calls ...toolCall) thread {
+		return thread{Conv: conversation{Program: launchCommand, Cwd: "/p", Calls: calls, Notified: notified}}
+	}
+	got := decide(th(nil, printed))
+	if len(got.Tools) != 1 || got.Tools[0].Name != "Workflow" {
+		t.Fatalf("after the launch was printed: %+v", got)
+	}
+	in, _ := json.Marshal(got.Tools[0].Input)
+	if string(in) != `{"args":{"launch":"0a1b2c3d","workflow":"w1"},"name":"flowstate:coordinate-flow"}` {
+		t.Errorf("the Workflow call = %s", in)
+	}
+	if got := decide(th(nil, printed, launched)); len(got.Tools) != 0 || got.Text != waiting {
+		t.Errorf("launched, no notification yet: %+v, want it to wait", got)
+	}
+	for _, at := range []int{2, 3} {
+		if got := decide(th([]int{at}, printed, launched)); len(got.Tools) != 1 || got.Tools[0].Input.(bashInput).Command != "flowstate phase-launched" {
+			t.Errorf("notified after %d calls: %+v, want the block after the launch", at, got)
+		}
+	}
+	refused := workflowCall(`PreToolUse:Workflow hook error: flowstate: the args are not the ones printed; run the "## launched" block again`, true)
+	if got := decide(th(nil, printed, refused)); len(got.Tools) != 1 || got.Tools[0].Input.(bashInput).Command != "flowstate phase-launched" {
+		t.Errorf("a launch refused naming ## launched: %+v", got)
+	}
+	off := workflowCall("<tool_use_error>Error: No such tool available: Workflow. Workflow is disabled for this session</tool_use_error>", true)
+	if got := decide(th(nil, printed, off)); len(got.Tools) != 1 || got.Tools[0].Input.(bashInput).Command != "flowstate phase-launched --steps" {
+		t.Errorf("the Workflow tool off: %+v, want ## steps", got)
+	}
+	other := workflowCall("Review dynamic workflow before running", true)
+	if got := decide(th(nil, printed, other)); len(got.Tools) != 0 || !strings.Contains(got.Text, "Stopped:") {
+		t.Errorf("a launch the person refused: %+v, want the command to stop", got)
+	}
+	garbled := thread{Conv: conversation{Program: launchCommand, Calls: []toolCall{printed}}, Knobs: Knobs{Drift: Drift{ParaphraseArgs: true}},
+		Paraphrase: func() bool { return true }}
+	in, _ = json.Marshal(decide(garbled).Tools[0].Input)
+	if string(in) != `{"args":{"launch":"0a1b","workflow":"w1"},"name":"flowstate:coordinate-flow"}` {
+		t.Errorf("the paraphrased Workflow call = %s", in)
+	}
+}
+
+// TestWorkflowAgent: a subagent a workflow script started is known by
+// Claude Code's frame around its task, which it follows unframed; its
+// body is what comes before Claude Code's workflow note; offered
+// StructuredOutput, it ends with that call.
+func TestWorkflowAgent(t *testing.T) {
+	body := "You are one step. Call StructuredOutput at once."
+	req := request{
+		System: json.RawMessage(`[{"type":"text","text":"x-anthropic-billing-header: cc_is_subagent=true;"},{"type":"text","text":"You are a Claude agent."},` +
+			`{"type":"text","text":` + jsonString(body+"\n\n---\n\nNOTE: You are running inside a workflow script. Your final text response is returned verbatim.\n\nMessages from the agent that launched you — ...") + `}]`),
+		Messages: []message{{Role: "user", Content: json.RawMessage(`[{"type":"text","text":"<system-reminder>git</system-reminder>"},{"type":"text","text":` +
+			jsonString("[Workflow harness — computed task] The task text below was computed at runtime by a workflow script. The computed task text follows:\n  FLOWSTATE_STEP kind=plan workflow=w1 launch=0a\n  second line") + `}]`)}},
+	}
+	req.Tools = append(req.Tools, struct {
+		Name string `json:"name"`
+	}{"StructuredOutput"})
+	c := parseConversation(req)
+	if !c.Workflow || c.Program != body || c.Prompt != "FLOWSTATE_STEP kind=plan workflow=w1 launch=0a\nsecond line" {
+		t.Fatalf("parsed %+v", c)
+	}
+	got := decide(thread{Conv: c, Agent: "flowstate-step"})
+	in, _ := json.Marshal(got.Tools)
+	if len(got.Tools) != 1 || string(in) != `[{"Name":"StructuredOutput","Input":{"step":"FLOWSTATE_STEP kind=plan workflow=w1 launch=0a"}}]` {
+		t.Errorf("the step agent answered %s %q", in, got.Text)
+	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
 // TestImplementerEdits: an implementer with Knobs.Edits writes its
 // report, reads the file to edit, and changes the first of its old texts
 // the Read result holds, in its working directory (a worktree's).

@@ -8,8 +8,9 @@ const (
 	stepBash stepKind = iota
 	stepTask
 	stepWrite
-	stepRead // a subagent reads the file its prompt says to read first (its brief)
-	stepEdit // read a file, then edit it (Knobs.Edits): two turns
+	stepRead   // a subagent reads the file its prompt says to read first (its brief)
+	stepLaunch // a ```workflow block: one Workflow call
+	stepEdit   // read a file, then edit it (Knobs.Edits): two turns
 )
 
 // step is one thing the model does in one turn (an edit: two).
@@ -17,9 +18,10 @@ type step struct {
 	Kind stepKind
 	// Text is the bash block verbatim, or the path to write, read or
 	// edit (with ${KEY}s).
-	Text string
-	Task task
-	Edit Edit
+	Text   string
+	Task   task
+	Launch protocol.Launch
+	Edit   Edit
 }
 
 // program is a parsed command or agent: its steps in order, where each
@@ -68,9 +70,12 @@ func parseProgram(md string) (program, error) {
 		if i == len(d.Steps) {
 			break
 		}
-		if s := d.Steps[i]; s.Task != nil {
+		switch s := d.Steps[i]; {
+		case s.Task != nil:
 			p.Steps = append(p.Steps, step{Kind: stepTask, Task: task{*s.Task}})
-		} else {
+		case s.Launch != nil:
+			p.Steps = append(p.Steps, step{Kind: stepLaunch, Launch: *s.Launch})
+		default:
 			p.Steps = append(p.Steps, step{Kind: stepBash, Text: s.Body})
 		}
 	}

@@ -3,9 +3,12 @@ package standin
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/flowstate-dev/flowstate/lib/protocol"
 )
 
 // request is the part of a Messages API request body the stand-in reads.
@@ -13,6 +16,9 @@ type request struct {
 	System   json.RawMessage `json:"system"`
 	Messages []message       `json:"messages"`
 	Stream   bool            `json:"stream"`
+	Tools    []struct {
+		Name string `json:"name"`
+	} `json:"tools"`
 	Metadata struct {
 		// UserID is JSON that Claude Code 2.1.328 fills with, among
 		// others, the session_id.
@@ -101,6 +107,25 @@ type conversation struct {
 	// call has read it. AgentName is the name the file gives.
 	AgentFile string
 	AgentName string
+	// Workflow: a subagent a workflow script started (Claude Code frames
+	// its task, which Prompt holds unframed, and gives its body before a
+	// note of its own).
+	Workflow bool
+	// Offered are the tools the request offers.
+	Offered []string
+	// Notified are the numbers of calls made before each of Claude Code's
+	// task notifications (a background workflow ended) in the
+	// conversation.
+	Notified []int
+}
+
+// offers reports whether the request offers the tool.
+func (c conversation) offers(tool string) bool { return slices.Contains(c.Offered, tool) }
+
+// notifiedSince reports whether a task notification came after the
+// first n calls.
+func (c conversation) notifiedSince(n int) bool {
+	return slices.ContainsFunc(c.Notified, func(at int) bool { return at >= n })
 }
 
 // feedback is a Stop hook's reason, given after the first AfterCalls calls.
@@ -114,8 +139,17 @@ type feedback struct {
 const subagentMarker = "cc_is_subagent=true"
 
 // harnessNotes starts the text Claude Code appends to an agent body in a
-// subagent's system prompt; the body is what comes before it.
-const harnessNotes = "\n\nMessages from the agent that launched you"
+// subagent's system prompt; the body is what comes before it. A
+// workflow script's agent gets workflowNote first.
+const (
+	harnessNotes = "\n\nMessages from the agent that launched you"
+	workflowNote = "\n\n---\n\nNOTE: You are running inside a workflow script"
+)
+
+// taskNotification marks Claude Code's notice that a background task
+// (a workflow) ended: in a user message's <system-reminder>, or in a
+// message of role system.
+const taskNotification = "<task-notification>"
 
 // What Claude Code 2.1.328 says around a Stop hook's block and a
 // compaction (docs/architecture.md, "Hooks").
@@ -143,6 +177,16 @@ func parseConversation(req request) conversation {
 			body = append(body, b.Text)
 		}
 		c.Program, _, _ = strings.Cut(strings.Join(body, "\n"), harnessNotes)
+		for _, b := range system[1:] {
+			// A workflow script's agent: its body opens the block the
+			// note ends.
+			if before, _, ok := strings.Cut(b.Text, workflowNote); ok {
+				c.Program = before
+			}
+		}
+	}
+	for _, t := range req.Tools {
+		c.Offered = append(c.Offered, t.Name)
 	}
 	results := map[string]block{}
 	firstUser := true
@@ -158,6 +202,9 @@ func parseConversation(req request) conversation {
 				switch {
 				case c.Subagent:
 					c.Prompt = task
+					if unframed, ok := protocol.ComputedTask(task); ok {
+						c.Prompt, c.Workflow = unframed, true
+					}
 				case strings.Contains(text, continued):
 					c.Compacted = true
 				default:
@@ -169,6 +216,9 @@ func parseConversation(req request) conversation {
 			}
 			if _, after, ok := strings.Cut(text, stopFeedback); ok && !c.Subagent {
 				c.Feedback = append(c.Feedback, feedback{AfterCalls: len(c.Calls), Text: strings.TrimSpace(after)})
+			}
+			if i > 0 && strings.Contains(text, taskNotification) {
+				c.Notified = append(c.Notified, len(c.Calls))
 			}
 			for _, b := range bs {
 				if b.Type == "tool_result" {
@@ -183,6 +233,9 @@ func parseConversation(req request) conversation {
 			}
 		case "system":
 			text := texts(m.Content)
+			if strings.Contains(text, taskNotification) {
+				c.Notified = append(c.Notified, len(c.Calls))
+			}
 			if m := cwdLine.FindStringSubmatch(text); m != nil && c.Cwd == "" {
 				c.Cwd = strings.TrimSpace(m[1])
 			}

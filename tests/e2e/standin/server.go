@@ -30,22 +30,26 @@ type Server struct {
 	// agentTypes maps the prompt of every Agent call the stand-in made to its
 	// subagent_type: a subagent's requests carry its prompt and body but not
 	// its name, and the persona is chosen by name.
-	agentTypes map[string]string
-	testRuns   int
-	classified int
-	served     map[string]int // Messages requests received per persona ("" = main thread)
-	exchanges  []Exchange
-	compacted  bool                // Drift.CompactAfter has triggered its compaction
-	skipper    *string             // the session whose main thread skips a block (Drift.SkipBlock)
-	skipped    []string            // the bash blocks it skipped
-	strayer    *string             // the conversation whose implementer writes outside its worktree (Knobs.Stray)
-	async      map[string]bool     // tool ids of Agent calls Claude Code ran in the background
-	unstarted  map[string]bool     // tool ids of Agent calls that failed before their agent ran
-	bash       map[string]string   // tool id -> result of every Bash call with a result
-	main       map[string]toolCall // tool id -> every main-thread call with a result
-	written    int                 // bytes subagents wrote with Write
-	feedback   []string            // every Stop hook reason the main thread was sent back with
-	contexts   []string            // every hooks' context a compacted main thread got
+	agentTypes  map[string]string
+	testRuns    int
+	classified  int
+	served      map[string]int // Messages requests received per persona ("" = main thread)
+	exchanges   []Exchange
+	compacted   bool                // Drift.CompactAfter has triggered its compaction
+	paraphrased bool                // Drift.ParaphraseArgs has garbled its Workflow call
+	bodies      map[string]string   // an agent file's body -> its name, for a workflow script's agents
+	scripted    []WorkflowAgent     // the agents workflow scripts started, as their first request came
+	mainBytes   int                 // the size of every main-thread request body, summed
+	skipper     *string             // the session whose main thread skips a block (Drift.SkipBlock)
+	skipped     []string            // the bash blocks it skipped
+	strayer     *string             // the conversation whose implementer writes outside its worktree (Knobs.Stray)
+	async       map[string]bool     // tool ids of Agent calls Claude Code ran in the background
+	unstarted   map[string]bool     // tool ids of Agent calls that failed before their agent ran
+	bash        map[string]string   // tool id -> result of every Bash call with a result
+	main        map[string]toolCall // tool id -> every main-thread call with a result
+	written     int                 // bytes subagents wrote with Write
+	feedback    []string            // every Stop hook reason the main thread was sent back with
+	contexts    []string            // every hooks' context a compacted main thread got
 }
 
 // toolIDs numbers tool_use ids across every server of the process, so
@@ -56,6 +60,7 @@ var toolIDs atomic.Int64
 type Exchange struct {
 	Seq      int64
 	Subagent bool
+	Workflow bool   // a subagent a workflow script started
 	Agent    string // persona of the subagent ("" in the main thread)
 	Text     string // final text; empty when the turn made tool calls
 	Tools    []ToolUse
@@ -76,7 +81,8 @@ func Start(knobs Knobs, logDir string) (*Server, error) {
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return nil, err
 	}
-	s := &Server{knobs: knobs, logDir: logDir, agentTypes: map[string]string{}, served: map[string]int{}, async: map[string]bool{}, unstarted: map[string]bool{}, bash: map[string]string{}, main: map[string]toolCall{}}
+	s := &Server{knobs: knobs, logDir: logDir, agentTypes: map[string]string{}, served: map[string]int{}, async: map[string]bool{}, unstarted: map[string]bool{}, bash: map[string]string{}, main: map[string]toolCall{},
+		bodies: map[string]string{}}
 	s.http = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.http.URL
 	return s, nil
@@ -147,11 +153,19 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case conv.AgentFile != "":
 		agent = conv.followedPersona()
+	case conv.Workflow:
+		agent = s.personaOfBody(conv.Program, conv.Cwd)
 	case conv.Subagent:
 		agent = personaOf(s.agentTypes[strings.TrimSpace(conv.Prompt)])
 	}
 	s.served[agent]++
+	if !conv.Subagent {
+		s.mainBytes += len(body)
+	}
 	s.observe(conv)
+	if conv.Workflow {
+		s.started(conv, agent, r.Header.Get("x-claude-code-agent-id"), seq)
+	}
 	s.mu.Unlock()
 	name := fmt.Sprintf("%04d-main", seq)
 	if conv.Subagent {
@@ -168,7 +182,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 
 	t := decide(thread{Conv: conv, Agent: agent, Knobs: s.knobs, TestRun: s.nextTestRun, Classification: s.nextClassification,
-		Compact: s.compactOnce, Skip: s.skipOnce, StrayOnce: s.strayOnce})
+		Compact: s.compactOnce, Skip: s.skipOnce, Paraphrase: s.paraphraseOnce, StrayOnce: s.strayOnce})
 	u := usageOf(seq, t)
 	msg := t.message(fmt.Sprintf("msg_standin_%04d", seq), func() string {
 		return fmt.Sprintf("toolu_standin_%d", toolIDs.Add(1))
@@ -253,12 +267,16 @@ func (s *Server) BashResults() []string {
 
 // MainWrites returns the main thread's Write calls that have a result,
 // by tool id: the result, and whether it is an error (a hook's refusal).
-func (s *Server) MainWrites() map[string]ToolResult {
+func (s *Server) MainWrites() map[string]ToolResult { return s.MainResults("Write") }
+
+// MainResults returns the main thread's calls of tool that have a
+// result, by tool id.
+func (s *Server) MainResults(tool string) map[string]ToolResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := map[string]ToolResult{}
 	for id, call := range s.main {
-		if call.Name == "Write" {
+		if call.Name == tool {
 			out[id] = ToolResult{Text: call.Result, IsError: call.IsError}
 		}
 	}
@@ -317,6 +335,77 @@ func (s *Server) Skipped() []string {
 	return slices.Clone(s.skipped)
 }
 
+// paraphraseOnce is true the first time it is called.
+func (s *Server) paraphraseOnce() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	first := !s.paraphrased
+	s.paraphrased = true
+	return first
+}
+
+// personaOfBody is the persona of a workflow script's agent: the name of
+// the agent file whose body its system prompt begins with (the plugin's,
+// then the project's .claude/agents), "" for none (an agent of no
+// type). Claude Code names no agent type in the request; it gives the
+// body, which the files are read for, once each. Callers hold s.mu.
+func (s *Server) personaOfBody(body, cwd string) string {
+	body = strings.TrimSpace(body)
+	if body == "" {
+		return ""
+	}
+	if name, ok := s.bodies[body]; ok {
+		return name
+	}
+	for _, dir := range []string{filepath.Join(s.knobs.PluginDir, "agents"), filepath.Join(cwd, ".claude", "agents")} {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.md"))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			name, text := frontmatter(string(b))
+			if name == "" {
+				name = strings.TrimSuffix(filepath.Base(f), ".md")
+			}
+			if _, seen := s.bodies[strings.TrimSpace(text)]; !seen {
+				s.bodies[strings.TrimSpace(text)] = name
+			}
+		}
+	}
+	return s.bodies[body]
+}
+
+// WorkflowAgent is one agent a workflow script started, as the stand-in
+// played it.
+type WorkflowAgent struct {
+	ID      string // Claude Code's id
+	Persona string
+	Prompt  string // its task, unframed
+	Seq     int64  // its first answer
+}
+
+// started notes a workflow script's agent at its first request (one
+// still waiting for its answer, under SlowAgent, included). Callers hold
+// s.mu.
+func (s *Server) started(c conversation, persona, id string, seq int64) {
+	prompt := strings.TrimSpace(c.Prompt)
+	for _, a := range s.scripted {
+		if id != "" && a.ID == id || id == "" && a.Persona == persona && a.Prompt == prompt {
+			return
+		}
+	}
+	s.scripted = append(s.scripted, WorkflowAgent{ID: id, Persona: persona, Prompt: prompt, Seq: seq})
+}
+
+// WorkflowAgents lists the agents workflow scripts started, in the order
+// they first asked.
+func (s *Server) WorkflowAgents() []WorkflowAgent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.scripted)
+}
+
 // compactOnce is true the first time it is called.
 func (s *Server) compactOnce() bool {
 	s.mu.Lock()
@@ -343,7 +432,7 @@ func (s *Server) nextTestRun() int {
 func (s *Server) record(seq int64, conv conversation, agent string, t turn, u Usage, msg map[string]any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := Exchange{Seq: seq, Subagent: conv.Subagent, Agent: agent, Usage: u}
+	e := Exchange{Seq: seq, Subagent: conv.Subagent, Workflow: conv.Workflow, Agent: agent, Usage: u}
 	if conv.Subagent {
 		e.Prompt = strings.TrimSpace(conv.Prompt)
 	}
@@ -382,6 +471,15 @@ type Context struct {
 
 // Received is every byte of tool results the main thread got.
 func (c Context) Received() int { return c.Bash + c.Answers + c.Frames }
+
+// MainInput is the size of every request the main thread sent, in bytes:
+// what it read, turn after turn (its conversation grows with each), the
+// measure of the input it is billed for.
+func (s *Server) MainInput() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mainBytes
+}
 
 // Context measures the main thread so far.
 func (s *Server) Context() Context {
