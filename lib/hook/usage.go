@@ -314,22 +314,33 @@ func (h handler) interrupted(events []byte, past usage.Past) []map[string]any {
 			left++
 			continue
 		}
-		sc := h.scanAgent(h.transcriptOf(st), min(budget, usage.MaxTranscript))
-		budget -= sc.read
-		if !sc.ok {
-			continue
+		if f, ok := h.measureStarted(st, h.transcriptOf(st), st.WorkerID, "interrupted", &budget); ok {
+			out = append(out, f)
 		}
-		end := h.env.Now
-		if !sc.Ended.IsZero() {
-			end = sc.Ended
-		}
-		res := usage.AgentResult{ID: st.AgentID, Status: "interrupted", At: end, DurationMs: max(end.Sub(st.TS), 0).Milliseconds()}
-		out = append(out, h.measure(st.WorkerID, st.AgentType, res, sc))
 	}
 	if left > 0 {
 		h.l.printf("session %s: %d interrupted agents not measured: past %d agents or %d MiB of transcripts", h.session, left, maxInterrupted, interruptedBudget>>20)
 	}
 	return out
+}
+
+// measureStarted is what the agent of start st spent, read from its
+// transcript at path within *budget bytes (what it read is taken off),
+// ended with the last answer the transcript holds (else now), as a
+// usage record of worker with status; ok is false when the transcript
+// cannot be read.
+func (h handler) measureStarted(st agentrun.Event, path, worker, status string, budget *int64) (map[string]any, bool) {
+	sc := h.scanAgent(path, min(*budget, usage.MaxTranscript))
+	*budget -= sc.read
+	if !sc.ok {
+		return nil, false
+	}
+	end := h.env.Now
+	if !sc.Ended.IsZero() {
+		end = sc.Ended
+	}
+	res := usage.AgentResult{ID: st.AgentID, Status: status, At: end, DurationMs: max(end.Sub(st.TS), 0).Milliseconds()}
+	return h.measure(worker, st.AgentType, res, sc), true
 }
 
 // scanMain reads the session transcript from where the last record left

@@ -355,17 +355,9 @@ func (h handler) measureScripted(w *store.Workflow) {
 		if past.Measured[st.AgentID] || !workflowAgent(path) || len(fields) == maxInterrupted || budget <= 0 {
 			continue
 		}
-		sc := h.scanAgent(path, min(budget, usage.MaxTranscript))
-		budget -= sc.read
-		if !sc.ok {
-			continue
+		if f, ok := h.measureStarted(st, path, workers[st.AgentID], "completed", &budget); ok {
+			fields = append(fields, f)
 		}
-		end := h.env.Now
-		if !sc.Ended.IsZero() {
-			end = sc.Ended
-		}
-		res := usage.AgentResult{ID: st.AgentID, Status: "completed", At: end, DurationMs: max(end.Sub(st.TS), 0).Milliseconds()}
-		fields = append(fields, h.measure(workers[st.AgentID], st.AgentType, res, sc))
 	}
 	if len(fields) == 0 {
 		return
