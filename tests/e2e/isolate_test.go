@@ -145,6 +145,21 @@ func (s *scenario) resumeCompletes(knobs standin.Knobs) {
 	s.expectNothingLeft()
 }
 
+// wrappedGit is env with a git first in its PATH whose script runs the
+// real git (its path given to script) and misbehaves as the script says.
+func wrappedGit(t *testing.T, env []string, script func(real string) string) []string {
+	t.Helper()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script(real)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return append(slices.Clone(env), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
 // raced is want, or, when Claude Code failed to make the worktree of one
 // of the stand-in's Agent calls, whenRaced: git (2.39) can fail one of
 // a batch's worktrees made at once, as TestIsolatedWorktreeNotMade
@@ -316,22 +331,16 @@ func TestIsolatedKilledBetweenMerges(t *testing.T) {
 
 func testIsolatedKilledBetweenMerges(t *testing.T, m mode) {
 	s := isolatedScenario(t, m, standin.Knobs{Edits: edits(diamond)})
-	real, err := exec.LookPath("git")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A git that, after the second merge flowstate makes (phase 1's, then
 	// the first of phases 2 and 3), says so and waits to be killed.
-	bin, marks := t.TempDir(), t.TempDir()
+	marks := t.TempDir()
 	paused := filepath.Join(marks, "paused")
-	script := "#!/bin/sh\n" + real + " \"$@\"\nrc=$?\ncase \" $* \" in *\" merge --no-ff \"*)\n" +
-		"  echo >> " + filepath.Join(marks, "merges") + "\n" +
-		"  [ \"$(wc -l < " + filepath.Join(marks, "merges") + ")\" -eq 2 ] && { touch " + paused + "; sleep 600; } ;;\nesac\nexit $rc\n"
-	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	plain := s.Env
-	s.Env = append(slices.Clone(plain), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	s.Env = wrappedGit(t, plain, func(real string) string {
+		return "#!/bin/sh\n" + real + " \"$@\"\nrc=$?\ncase \" $* \" in *\" merge --no-ff \"*)\n" +
+			"  echo >> " + filepath.Join(marks, "merges") + "\n" +
+			"  [ \"$(wc -l < " + filepath.Join(marks, "merges") + ")\" -eq 2 ] && { touch " + paused + "; sleep 600; } ;;\nesac\nexit $rc\n"
+	})
 	p := s.start(orchestrateFull)
 	s.waitUntil("flowstate made the middle wave's first merge", 2*time.Minute, func() bool { return s.exists(paused) }, p)
 	p.kill()
@@ -479,20 +488,13 @@ func TestIsolatedIgnoredArtifacts(t *testing.T) {
 // completes in the one run.
 func TestIsolatedWorktreeNotMade(t *testing.T) {
 	s := isolatedScenario(t, steps(standin.Drift{}), standin.Knobs{Edits: edits(diamond)})
-	real, err := exec.LookPath("git")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A git whose second worktree add fails, as git 2.39 does when it
 	// reads another worktree's half-written entry.
-	bin, marks := t.TempDir(), t.TempDir()
-	count := filepath.Join(marks, "adds")
-	script := "#!/bin/sh\ncase \" $* \" in *\" worktree add \"*)\n  echo >> " + count + "\n" +
-		"  [ \"$(wc -l < " + count + ")\" -eq 2 ] && { echo 'fatal: failed to read commondir: Success' >&2; exit 128; } ;;\nesac\nexec " + real + " \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	s.Env = append(slices.Clone(s.Env), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	count := filepath.Join(t.TempDir(), "adds")
+	s.Env = wrappedGit(t, s.Env, func(real string) string {
+		return "#!/bin/sh\ncase \" $* \" in *\" worktree add \"*)\n  echo >> " + count + "\n" +
+			"  [ \"$(wc -l < " + count + ")\" -eq 2 ] && { echo 'fatal: failed to read commondir: Success' >&2; exit 128; } ;;\nesac\nexec " + real + " \"$@\"\n"
+	})
 	r := s.run(orchestrateFull)
 	s.expectNoDenials()
 	expectOutput(t, r, "FINAL_STATE=complete")
