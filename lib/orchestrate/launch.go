@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flowstate-dev/flowstate/lib/checkpoint"
 	"github.com/flowstate-dev/flowstate/lib/fail"
 	"github.com/flowstate-dev/flowstate/lib/kv"
 	"github.com/flowstate-dev/flowstate/lib/store"
@@ -367,15 +366,4 @@ func (l *Launch) record(out Output, err error, final bool, now time.Time) {
 	if err != nil {
 		l.End = &LaunchEnd{Error: kv.OneLine(err.Error()), Code: fail.Code(err)}
 	}
-}
-
-// heldNow reports whether a person holds w (approval, pause, budget) or
-// cancelled it.
-func heldNow(w *store.Workflow) bool {
-	doc, err := w.ReadCheckpoint()
-	if err != nil {
-		return false
-	}
-	s := checkpoint.ViewOf(doc).Status
-	return s == checkpoint.Cancelled || checkpoint.Held(s)
 }

@@ -541,19 +541,6 @@ func (s *scenario) brief(c agentCall) string {
 	return b
 }
 
-// expectAgents checks how often each persona was invoked (exactly the
-// personas in want, no others).
-func expectAgents(t *testing.T, m *standin.Server, want map[string]int) {
-	t.Helper()
-	got := map[string]int{}
-	for _, c := range agentCalls(m) {
-		got[c.Persona]++
-	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("agents invoked %v, want %v", got, want)
-	}
-}
-
 // batches are the sizes of the messages in which persona was invoked, in
 // order: [4] is four parallel calls in one assistant message.
 func batches(m *standin.Server, persona string) []int {

@@ -489,11 +489,16 @@ func TestIsolatedIgnoredArtifacts(t *testing.T) {
 func TestIsolatedWorktreeNotMade(t *testing.T) {
 	s := isolatedScenario(t, steps(standin.Drift{}), standin.Knobs{Edits: edits(diamond)})
 	// A git whose second worktree add fails, as git 2.39 does when it
-	// reads another worktree's half-written entry.
-	count := filepath.Join(t.TempDir(), "adds")
+	// reads another worktree's half-written entry. The middle wave's two
+	// adds run at once: each takes its number under a lock (a directory
+	// made atomically), so that exactly one of them is the second.
+	marks := t.TempDir()
+	count, lock := filepath.Join(marks, "adds"), filepath.Join(marks, "lock")
 	s.Env = wrappedGit(t, s.Env, func(real string) string {
-		return "#!/bin/sh\ncase \" $* \" in *\" worktree add \"*)\n  echo >> " + count + "\n" +
-			"  [ \"$(wc -l < " + count + ")\" -eq 2 ] && { echo 'fatal: failed to read commondir: Success' >&2; exit 128; } ;;\nesac\nexec " + real + " \"$@\"\n"
+		return "#!/bin/sh\ncase \" $* \" in *\" worktree add \"*)\n" +
+			"  until mkdir " + lock + " 2>/dev/null; do sleep 0.01; done\n" +
+			"  echo >> " + count + "; n=$(wc -l < " + count + "); rmdir " + lock + "\n" +
+			"  [ \"$n\" -eq 2 ] && { echo 'fatal: failed to read commondir: Success' >&2; exit 128; } ;;\nesac\nexec " + real + " \"$@\"\n"
 	})
 	r := s.run(orchestrateFull)
 	s.expectNoDenials()
