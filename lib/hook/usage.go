@@ -168,6 +168,9 @@ func (h handler) measure(worker, agent string, res usage.AgentResult, sc scanned
 	if worker != "" {
 		f["worker_id"] = worker
 	}
+	if a.Shell {
+		f["shell"] = true // a worker in a worktree may have written outside it
+	}
 	return f
 }
 

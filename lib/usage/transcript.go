@@ -43,6 +43,9 @@ type Agent struct {
 	// Ended is the time of the latest answer the transcript holds; zero
 	// when none carries one.
 	Ended time.Time
+	// Shell: the agent ran shell commands (a Bash call), which can write
+	// outside a worktree it was given.
+	Shell bool
 }
 
 // WithFinal adds last, the usage of the agent's last request as
@@ -72,6 +75,7 @@ func ScanAgent(r io.Reader) (Agent, error) {
 		for _, id := range m.tools {
 			tools[id] = true
 		}
+		a.Shell = a.Shell || m.shell
 	})
 	for _, m := range msgs.list {
 		a.Usage = a.Usage.Add(m.usage)
@@ -95,6 +99,7 @@ type message struct {
 	ts              time.Time
 	usage           Usage
 	tools           []string // ids of its tool calls
+	shell           bool     // one of them is Bash
 }
 
 func parseMessage(line []byte) message {
@@ -109,6 +114,7 @@ func parseMessage(line []byte) message {
 	for _, b := range m.Get("content").Array() {
 		if b.Get("type").String() == "tool_use" {
 			out.tools = append(out.tools, b.Get("id").String())
+			out.shell = out.shell || b.Get("name").String() == "Bash"
 		}
 	}
 	return out

@@ -38,8 +38,9 @@ func TestScanAgent(t *testing.T) {
 	}
 	// Three answers, the first in two lines (two Agent calls): counted once.
 	// Ended: the time of its last answer.
+	// Shell: one of its calls is Bash.
 	want := Agent{Usage: k(1 + 2 + 3), Model: "stand-in", Requests: 3, ToolUses: 3, Complete: true,
-		Ended: time.Date(2026, 11, 27, 7, 32, 57, 359e6, time.UTC)}
+		Ended: time.Date(2026, 11, 27, 7, 32, 57, 359e6, time.UTC), Shell: true}
 	if a != want {
 		t.Errorf("ScanAgent = %+v, want %+v", a, want)
 	}
@@ -56,7 +57,7 @@ func TestScanAgentUnfinished(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Complete || a.Requests != 1 || a.Usage != k(1) || !a.Ended.Equal(time.Date(2026, 11, 27, 7, 32, 55, 333e6, time.UTC)) {
+	if a.Complete || a.Requests != 1 || a.Usage != k(1) || a.Shell || !a.Ended.Equal(time.Date(2026, 11, 27, 7, 32, 55, 333e6, time.UTC)) {
 		t.Fatalf("ScanAgent = %+v, want one request, not complete", a)
 	}
 	last := Usage{Input: 5, Output: 7}

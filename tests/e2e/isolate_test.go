@@ -435,9 +435,12 @@ func testIsolatedYourOwnCommand(t *testing.T, m mode) {
 // stops before any merge goes over it, naming the file; phase 2, which
 // ran shell commands, counts as failed, its attempt kept; phase 3, which
 // did not, waits. Once the person takes the file away, the resume merges
-// phase 3, runs phase 2 again alone, and completes.
-func TestIsolatedStrayWrite(t *testing.T) {
-	s := isolatedScenario(t, steps(standin.Drift{}), standin.Knobs{})
+// phase 3, runs phase 2 again alone, and completes. On the workflow
+// engine, what shell commands a worker ran is read from its transcript.
+func TestIsolatedStrayWrite(t *testing.T) { underEachEngine(t, testIsolatedStrayWrite) }
+
+func testIsolatedStrayWrite(t *testing.T, m mode) {
+	s := isolatedScenario(t, m, standin.Knobs{})
 	// The stray write's path is the scratch project's.
 	stray := s.path("stray.txt")
 	s.restartModel(standin.Knobs{Edits: edits(diamond), Stray: standin.Stray{Topic: "Phase 2:", Path: stray}}, "stray")
