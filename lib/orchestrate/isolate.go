@@ -233,17 +233,34 @@ func holding(trees []worktree.Tree, rel string) string {
 	return ""
 }
 
+// plainFile is root/rel when it is a regular file reached through no
+// link: a worktree is the agent's to shape, and a link there (the file,
+// or a directory on the way) would have a rename move a file from
+// anywhere it points.
+func plainFile(root, rel string) (string, bool) {
+	path := root
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		path = filepath.Join(path, part)
+		if fi, err := os.Lstat(path); err != nil || fi.Mode()&os.ModeSymlink != 0 {
+			return "", false
+		}
+	}
+	fi, err := os.Lstat(path)
+	return path, err == nil && fi.Mode().IsRegular()
+}
+
 // Bring moves the file an isolated agent wrote in worktree wt in place
 // of artifact (the project's path) to the project: a worktree's files are
 // its branch's, and an artifact is the workflow's. A file already at
-// artifact stays, and so does the worktree's then.
+// artifact stays, and so does the worktree's then, as does one that is
+// not a plain file (plainFile).
 func Bring(p *store.Project, wt, artifact string) error {
 	rel, err := filepath.Rel(p.Dir, artifact)
 	if err != nil || !filepath.IsLocal(rel) {
 		return nil
 	}
-	src := filepath.Join(wt, rel)
-	if _, err := os.Lstat(src); err != nil {
+	src, ok := plainFile(wt, rel)
+	if !ok {
 		return nil
 	}
 	if _, err := os.Lstat(artifact); err == nil {
