@@ -147,6 +147,7 @@ func CheckCommand(path, md string, starts []Start, defs []Definition) []Finding 
 				s.Machine, where, PluginRoot)
 		}
 		if !s.LowLevel {
+			l.isolatedBlock(md, s, def.Machine)
 			continue
 		}
 		lowLevel, given = true, given || s.AgentsGiven
@@ -164,6 +165,32 @@ func CheckCommand(path, md string, starts []Start, defs []Definition) []Finding 
 		l.undeclared(md, starts, declared)
 	}
 	return l.findings
+}
+
+// isolatedBlock: a phase-loop command whose definition runs a state's
+// workers in worktrees needs the task block that launches them so
+// (isolation: worktree); without it such a batch would be handed to a
+// block that launches nobody, and the command would stop on workers
+// never started.
+func (l *linter) isolatedBlock(md string, s Start, m *machine.Machine) {
+	if m == nil {
+		return
+	}
+	var isolated []string
+	for state, w := range m.Work {
+		if w.Isolated() {
+			isolated = append(isolated, state)
+		}
+	}
+	if len(isolated) == 0 {
+		return
+	}
+	if d, err := protocol.Parse(md); err != nil || slices.ContainsFunc(d.Steps, func(st protocol.Step) bool { return st.Task != nil && st.Task.Isolation != "" }) {
+		return
+	}
+	slices.Sort(isolated)
+	l.add(s.Line, "its definition runs the workers of %s each in a git worktree (\"isolation\": \"worktree\"), and no task block here launches them so; add to ## work the second task block flowstate new command writes (for_each: i in 1..${ISOLATED_COUNT}, isolation: worktree)",
+		strings.Join(isolated, ", "))
 }
 
 // ownCommand reports whether path is a command of a project's or a

@@ -1,11 +1,14 @@
 package lint
 
 import (
+	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/flowstate-dev/flowstate/lib/machine"
+	"github.com/flowstate-dev/flowstate/lib/scaffold"
 )
 
 func TestKeyLines(t *testing.T) {
@@ -173,5 +176,42 @@ func TestCheckDefinition(t *testing.T) {
 		case tc.want != "" && (len(got) != 1 || !strings.HasPrefix(got[0].String(), tc.want)):
 			t.Errorf("%s: %v, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestCheckCommandIsolated: a phase-loop command whose definition runs a
+// state's workers in worktrees has the task block that launches them so;
+// one written before there was one (only the shared tree's block) is
+// named at its start.
+func TestCheckCommandIsolated(t *testing.T) {
+	files, err := scaffold.NewCommand("audit", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md string
+	var def []byte
+	for _, f := range files {
+		switch f.Path {
+		case ".claude/commands/audit.md":
+			md = string(f.Data)
+		case ".claude/flows/audit.json":
+			def = bytes.Replace(f.Data, []byte(`"min_delivered": 2`), []byte(`"min_delivered": 2, "isolation": "worktree"`), 1)
+		}
+	}
+	m, err := machine.Parse(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs := []Definition{{Found: true, Machine: m}}
+	if got := CheckCommand("p/.claude/commands/audit.md", md, Starts(md), defs); len(got) != 0 {
+		t.Errorf("the command as new command writes it: %v", got)
+	}
+	old := regexp.MustCompile("(?s)```task\n[^`]*isolation: worktree[^`]*```\n").ReplaceAllString(md, "")
+	if old == md {
+		t.Fatal("no isolated task block to take out")
+	}
+	got := CheckCommand("p/.claude/commands/audit.md", old, Starts(old), defs)
+	if len(got) != 1 || got[0].Line != Starts(old)[0].Line || !strings.Contains(got[0].Message, "runs the workers of review each in a git worktree") {
+		t.Errorf("a command without the isolated block: %v", got)
 	}
 }
