@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -240,6 +243,23 @@ func (h handler) workflowTranscript(id string) string {
 	return ""
 }
 
+// maxJournals bounds the runs' journals a starting agent is looked for
+// in: its run's is among the latest written, and a session may hold many.
+const maxJournals = 4
+
+// newest is at most n of paths, the latest modified first.
+func newest(paths []string, n int) []string {
+	mod := make(map[string]time.Time, len(paths))
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil {
+			mod[p] = fi.ModTime()
+		}
+	}
+	paths = slices.Clone(paths)
+	slices.SortStableFunc(paths, func(a, b string) int { return mod[b].Compare(mod[a]) })
+	return paths[:min(n, len(paths))]
+}
+
 // startedTranscript is where the transcript of an agent that is starting
 // will be: a workflow agent's is named only in its run's journal, which
 // Claude Code has written by SubagentStart; any other's is
@@ -251,7 +271,7 @@ func (h handler) startedTranscript(id string) string {
 	}
 	journals, _ := filepath.Glob(filepath.Join(base, "subagents", "workflows", "*", "journal.jsonl"))
 	needle := []byte(`"agentId":"` + id + `"`)
-	for _, j := range journals {
+	for _, j := range newest(journals, maxJournals) {
 		if b, err := fsx.ReadPrefix(j, 4<<20); err == nil && bytes.Contains(b, needle) {
 			return filepath.Join(filepath.Dir(j), "agent-"+id+".jsonl")
 		}
